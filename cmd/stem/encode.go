@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/stem-kgqa/stem/kgvec"
+	"github.com/stem-kgqa/stem/models"
+	"github.com/urfave/cli/v2"
+)
+
+func encodeCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "encode",
+		Usage:     "encode texts and print their pairwise cosine similarities (to compare encoders)",
+		ArgsUsage: "TEXT TEXT...",
+		Description: "Example: stem encode 'directed by' 'film director' 'place of birth'\n" +
+			"         stem encode --encoder onnx --model-dir ./minilm 'who directed inception'",
+		Flags: append([]cli.Flag{
+			&cli.BoolFlag{Name: "vectors-out", Usage: "also print each vector"},
+		}, encoderFlags()...),
+		Action: func(c *cli.Context) error {
+			texts := c.Args().Slice()
+			if len(texts) == 0 {
+				return fmt.Errorf("encode: give at least one TEXT")
+			}
+			enc, closeEnc, err := openEncoder(c, c.App.ErrWriter)
+			if err != nil {
+				return err
+			}
+			defer closeEnc()
+			start := time.Now()
+			vecs, err := models.EncodeAll(c.Context, enc, texts)
+			if err != nil {
+				return err
+			}
+			d := enc.Dim()
+			w := c.App.Writer
+			fmt.Fprintf(w, "encoder %s, %d dims, %d texts in %s\n", enc.Name(), d, len(texts), time.Since(start).Round(time.Microsecond))
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprint(tw, "\t")
+			for j := range texts {
+				fmt.Fprintf(tw, "[%d]\t", j)
+			}
+			fmt.Fprintln(tw)
+			for i, t := range texts {
+				fmt.Fprintf(tw, "[%d] %s\t", i, t)
+				for j := range texts {
+					fmt.Fprintf(tw, "%.3f\t", models.Cosine(vecs[i*d:(i+1)*d], vecs[j*d:(j+1)*d]))
+				}
+				fmt.Fprintln(tw)
+			}
+			tw.Flush()
+			if c.Bool("vectors-out") {
+				for i := range texts {
+					parts := make([]string, d)
+					for k, x := range vecs[i*d : (i+1)*d] {
+						parts[k] = fmt.Sprintf("%.5g", x)
+					}
+					fmt.Fprintf(w, "[%d] %s\n", i, strings.Join(parts, " "))
+				}
+			}
+			return nil
+		},
+	}
+}
+
+func searchCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "search",
+		Usage:     "find the KG entities nearest to each query by the encoder (exact cosine search)",
+		ArgsUsage: "QUERY...",
+		Description: "Encodes every entity of the KG once and keeps the index beside the KG file\n" +
+			"(FILE.<hash>.vx, named after the encoder and the KG file's size and time), so\n" +
+			"later searches start at once.\n\n" +
+			"Example: stem search --kg metaqa.kg 'tom hanks' 'the dark knight'",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "kg", Required: true, Usage: "KG file (any format `stem kg` reads)"},
+			formatFlag,
+			&cli.IntFlag{Name: "k", Value: 10, Usage: "how many entities to list per query"},
+		}, encoderFlags()...),
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return fmt.Errorf("search: give at least one QUERY")
+			}
+			g, err := loadKG(c, c.String("kg"))
+			if err != nil {
+				return err
+			}
+			enc, closeEnc, err := openEncoder(c, c.App.ErrWriter)
+			if err != nil {
+				return err
+			}
+			defer closeEnc()
+			ents, err := kgvec.LoadOrBuild(c.Context, g, c.String("kg"), enc, c.App.ErrWriter)
+			if err != nil {
+				return err
+			}
+			w := c.App.Writer
+			for _, q := range c.Args().Slice() {
+				start := time.Now()
+				hits, err := ents.Nearest(c.Context, q, c.Int("k"))
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(w, "%s  (%s)\n", q, time.Since(start).Round(time.Microsecond))
+				for _, h := range hits {
+					fmt.Fprintf(w, "  %.3f  %s\n", h.Score, h.Name)
+				}
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,163 @@
+package kg
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+)
+
+// MaxLineBytes bounds one input line. RoG rows hold a whole subgraph on one
+// line, so the bound is generous; it exists so that a binary file fed to a
+// text loader fails cleanly instead of exhausting memory.
+const MaxLineBytes = 1 << 30
+
+// ctxCheckEvery is how many lines a loader reads between context checks.
+const ctxCheckEvery = 1 << 14
+
+// lineReader yields lines without their "\n" or "\r\n", counting them. The
+// returned slice is valid until the next call.
+type lineReader struct {
+	r    *bufio.Reader
+	long []byte // accumulates lines longer than the bufio buffer
+	line int
+	name string
+}
+
+func newLineReader(r io.Reader, name string) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 256<<10), name: name}
+}
+
+// next returns the next line, or io.EOF after the last one.
+func (lr *lineReader) next() ([]byte, error) {
+	lr.long = lr.long[:0]
+	for {
+		s, err := lr.r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			if len(lr.long)+len(s) > MaxLineBytes {
+				return nil, parseErr(lr.name, lr.line+1, ErrLineTooLong, "line longer than %d bytes", MaxLineBytes)
+			}
+			lr.long = append(lr.long, s...)
+			continue
+		}
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("%s:%d: read: %w", lr.name, lr.line+1, err)
+		}
+		if len(lr.long) > 0 {
+			lr.long = append(lr.long, s...)
+			s = lr.long
+		}
+		if err == io.EOF && len(s) == 0 {
+			return nil, io.EOF
+		}
+		lr.line++
+		if lr.line == 1 {
+			s = bytes.TrimPrefix(s, []byte("\xef\xbb\xbf")) // UTF-8 byte-order mark
+		}
+		s = bytes.TrimSuffix(s, []byte{'\n'})
+		s = bytes.TrimSuffix(s, []byte{'\r'})
+		return s, nil
+	}
+}
+
+// isBlank reports whether a line holds only spaces and tabs.
+func isBlank(s []byte) bool {
+	for _, c := range s {
+		if c != ' ' && c != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+// ReadTSV reads head<TAB>relation<TAB>tail lines (the PathQuestion KB
+// format). name labels error messages, usually the file name.
+func ReadTSV(r io.Reader, name string) (*Graph, error) {
+	return readDelimited(context.Background(), r, name, '\t')
+}
+
+// ReadPipe reads head|relation|tail lines (the MetaQA kb.txt format).
+func ReadPipe(r io.Reader, name string) (*Graph, error) {
+	return readDelimited(context.Background(), r, name, '|')
+}
+
+// readDelimited reads three sep-separated columns per line. Fields are kept
+// byte for byte (no trimming: names may legitimately hold spaces); lines that
+// are empty or only spaces and tabs are skipped.
+func readDelimited(ctx context.Context, r io.Reader, name string, sep byte) (*Graph, error) {
+	lr := newLineReader(r, name)
+	b := NewBuilder()
+	for {
+		line, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if lr.line%ctxCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", name, lr.line, err)
+			}
+		}
+		if len(line) == 0 || (sep != '\t' && isBlank(line)) || (sep == '\t' && isBlankSpaces(line)) {
+			continue
+		}
+		i := bytes.IndexByte(line, sep)
+		j := -1
+		if i >= 0 {
+			j = bytes.IndexByte(line[i+1:], sep)
+		}
+		if i < 0 || j < 0 || bytes.IndexByte(line[i+1+j+1:], sep) >= 0 {
+			return nil, parseErr(name, lr.line, ErrColumns, "wrong number of columns (got %d columns, want 3, separated by %s)",
+				bytes.Count(line, []byte{sep})+1, sepName(sep))
+		}
+		j += i + 1
+		head, rel, tail := line[:i], line[i+1:j], line[j+1:]
+		if err := checkFields(name, lr.line, head, rel, tail); err != nil {
+			return nil, err
+		}
+		b.addBytes(head, rel, tail)
+	}
+	g, err := b.Build()
+	if err != nil {
+		return nil, wrapBuildErr(name, err)
+	}
+	return g, nil
+}
+
+// isBlankSpaces reports whether a line holds only spaces; in TSV a tab is a
+// separator, so "\t\t" is three empty fields, not a blank line.
+func isBlankSpaces(s []byte) bool {
+	for _, c := range s {
+		if c != ' ' {
+			return false
+		}
+	}
+	return true
+}
+
+func sepName(sep byte) string {
+	if sep == '\t' {
+		return "tabs"
+	}
+	return fmt.Sprintf("'%c'", sep)
+}
+
+func checkFields(name string, line int, head, rel, tail []byte) error {
+	switch {
+	case len(head) == 0:
+		return parseErr(name, line, ErrEmptyField, "empty head")
+	case len(rel) == 0:
+		return parseErr(name, line, ErrEmptyField, "empty relation")
+	case len(tail) == 0:
+		return parseErr(name, line, ErrEmptyField, "empty tail")
+	}
+	return nil
+}
+
+// wrapBuildErr names the input in a Build failure.
+func wrapBuildErr(name string, err error) error {
+	return fmt.Errorf("%s: %w", name, err)
+}

@@ -1,0 +1,60 @@
+// Package kg is stem's in-memory knowledge-graph store: every later stage
+// (entity anchoring, schema tracing, evidence mining, the Triple-GNN and the
+// faithfulness audit) reads the graph through it.
+//
+// A Graph interns entity and relation names to int32 ids in first-seen
+// order, so loading the same file twice gives the same ids. Triples live in
+// three int32 columns, and adjacency is kept in compressed sparse row form
+// in both directions, each row sorted by (relation, neighbour), so Out, In
+// and OutRel are slices into shared arrays and HasTriple is a binary search.
+// Parallel edges (same two entities, different relations) are kept; exact
+// duplicate triples are dropped and counted (Graph.Duplicates). A Graph is
+// immutable once built and safe for concurrent readers.
+//
+// # Input formats
+//
+//   - tsv: one triple per line, head<TAB>relation<TAB>tail. This is the
+//     PathQuestion knowledge-base format (2H-kb.txt, 3H-kb.txt,
+//     PQL2-KB.txt), where names use '_' for spaces, e.g.
+//     "ludwig_ii_of_bavaria<TAB>parents<TAB>maximilian_ii_of_bavaria".
+//   - pipe: head|relation|tail, the MetaQA kb.txt format, e.g.
+//     "Kismet|directed_by|William Dieterle". Names are kept byte for byte
+//     and may contain spaces.
+//   - nt: N-Triples (W3C RDF 1.1). Subjects and predicates are IRIs (or
+//     blank nodes for subjects); objects may also be literals. IRIs become
+//     names without their angle brackets, blank nodes keep "_:label", and
+//     literals become their unescaped lexical form, with the language tag
+//     and datatype dropped, because answers are matched by text.
+//   - rog: JSON Lines as released with RoG (rmanluo/RoG-webqsp, RoG-cwq):
+//     one question per line with "id", "question", "answer", "q_entity",
+//     "a_entity" and "graph", a list of [head, relation, tail] names forming
+//     that question's own subgraph. ReadRoG streams the rows, building one
+//     Graph per row.
+//   - snapshot: stem's binary format, written by WriteSnapshot (stem kg
+//     build). Little-endian: the magic "STEMKG", a format version, the
+//     counts, both name tables (lengths plus one byte blob each), the three
+//     triple columns, the two adjacency orders and a CRC-32C of everything
+//     before it. Loading is one file read and linear checks (ids in range,
+//     names unique, adjacency rows consistent with the columns); a
+//     truncated, corrupt or newer-version file is refused with an error
+//     saying which, never a panic.
+//
+// In the text formats, empty lines are skipped, a trailing '\r' and a
+// leading UTF-8 byte-order mark are tolerated, and a bad line is reported
+// as "file:LINE: what is wrong", for example
+// "kb.txt:12: wrong number of columns (got 2 columns, want 3, separated by '|')".
+// Errors wrap sentinels (ErrColumns, ErrEmptyField, ErrSyntax, ErrEmpty,
+// ErrCorrupt, ErrNewerVersion, ErrUnknownFormat) for errors.Is. Load with
+// FormatAuto picks the format from a snapshot's magic bytes, a .nt
+// extension, or the first data line (a tab means tsv, a '|' means pipe).
+//
+// # Names as text
+//
+// Encoders see words, not identifiers. EntityText turns "Barack_Obama" into
+// "barack obama" and keeps Freebase machine ids such as "m.0abc12" as they
+// are; RelationText turns "location.location.nearby_airports" into
+// "location location nearby airports", "__people__person__gender" into
+// "people person gender" and "http://dbpedia.org/ontology/birthPlace" into
+// "birth place". Normalize folds case and punctuation for name lookup
+// (Graph.EntitiesByNorm).
+package kg

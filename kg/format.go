@@ -1,0 +1,149 @@
+package kg
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Format names a KG file format.
+type Format string
+
+// The formats Load understands.
+const (
+	FormatAuto     Format = "auto"     // detect from content and extension
+	FormatTSV      Format = "tsv"      // head<TAB>relation<TAB>tail
+	FormatPipe     Format = "pipe"     // head|relation|tail
+	FormatNTriples Format = "nt"       // N-Triples
+	FormatRoG      Format = "rog"      // RoG JSONL, one KG per row: read with ReadRoG
+	FormatSnapshot Format = "snapshot" // binary snapshot written by WriteSnapshot
+)
+
+var formats = []Format{FormatAuto, FormatTSV, FormatPipe, FormatNTriples, FormatRoG, FormatSnapshot}
+
+// ParseFormat turns a flag value into a Format. Case is ignored and "" means
+// FormatAuto.
+func ParseFormat(s string) (Format, error) {
+	t := Format(strings.ToLower(strings.TrimSpace(s)))
+	if t == "" {
+		return FormatAuto, nil
+	}
+	for _, f := range formats {
+		if t == f {
+			return f, nil
+		}
+	}
+	return "", unknownFormat(s)
+}
+
+func unknownFormat(s string) error {
+	names := make([]string, len(formats))
+	for i, f := range formats {
+		names[i] = string(f)
+	}
+	return fmt.Errorf("%w %q (valid: %s)", ErrUnknownFormat, s, strings.Join(names, ", "))
+}
+
+// Load reads the KG at path. With FormatAuto it detects the format: a
+// snapshot by its magic bytes, N-Triples by a .nt extension or a first line
+// that starts with '<' or "_:" and ends with '.', and otherwise TSV or pipe
+// by whether the first data line holds a tab or a '|'. RoG files (.jsonl)
+// hold one KG per row and are refused: use ReadRoG. ctx is checked while
+// text is parsed.
+func Load(ctx context.Context, path string, f Format) (*Graph, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	if f == FormatSnapshot {
+		return ReadSnapshot(path)
+	}
+	if f == FormatRoG {
+		return nil, fmt.Errorf("load %s: a RoG file holds one KG per row: read it with kg.ReadRoG", path)
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("load KG: %w", err)
+	}
+	defer file.Close()
+	br := bufio.NewReaderSize(file, 256<<10)
+	if f == FormatAuto {
+		if f, err = detect(br, path); err != nil {
+			return nil, err
+		}
+		if f == FormatSnapshot {
+			file.Close()
+			return ReadSnapshot(path)
+		}
+	}
+	switch f {
+	case FormatTSV:
+		return readDelimited(ctx, br, path, '\t')
+	case FormatPipe:
+		return readDelimited(ctx, br, path, '|')
+	case FormatNTriples:
+		return readNTriples(ctx, br, path)
+	}
+	return nil, fmt.Errorf("load %s: %w", path, unknownFormat(string(f)))
+}
+
+// detect peeks at the start of a file to choose its format.
+func detect(br *bufio.Reader, path string) (Format, error) {
+	head, err := br.Peek(64 << 10)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return "", fmt.Errorf("load %s: %w", path, err)
+	}
+	if bytes.HasPrefix(head, []byte(snapshotMagic)) {
+		return FormatSnapshot, nil
+	}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".nt", ".ntriples":
+		return FormatNTriples, nil
+	case ".jsonl":
+		return "", fmt.Errorf("load %s: looks like RoG JSONL, which holds one KG per row: read it with kg.ReadRoG", path)
+	}
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	for len(head) > 0 {
+		line := head
+		if i := bytes.IndexByte(head, '\n'); i >= 0 {
+			line, head = head[:i], head[i+1:]
+		} else {
+			head = nil
+		}
+		line = bytes.TrimRight(line, "\r")
+		trimmed := bytes.TrimSpace(line)
+		switch {
+		case len(trimmed) == 0:
+			continue
+		case bytes.IndexByte(line, '\t') >= 0 && !looksNTriples(trimmed):
+			return FormatTSV, nil
+		case looksNTriples(trimmed):
+			return FormatNTriples, nil
+		case trimmed[0] == '#' && bytes.IndexByte(line, '|') < 0:
+			continue // an N-Triples style comment
+		case bytes.IndexByte(line, '|') >= 0:
+			return FormatPipe, nil
+		case trimmed[0] == '{':
+			return "", fmt.Errorf("load %s: looks like JSON (RoG rows?): read RoG files with kg.ReadRoG", path)
+		}
+		return "", fmt.Errorf("load %s: %w: cannot detect the format from the first line %q (no tab or '|'); pass the format explicitly", path, ErrUnknownFormat, clip(line, 80))
+	}
+	return "", fmt.Errorf("%s: %w", path, ErrEmpty)
+}
+
+// looksNTriples reports whether a trimmed line has the shape of a triple:
+// it starts with an IRI or blank node and ends with '.'.
+func looksNTriples(line []byte) bool {
+	return (line[0] == '<' || bytes.HasPrefix(line, []byte("_:"))) && line[len(line)-1] == '.'
+}
+
+func clip(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "..."
+	}
+	return string(b)
+}
