@@ -54,6 +54,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			kgCommand(),
 			encodeCommand(),
 			searchCommand(),
+			evalCommand(),
 		},
 	}
 }

@@ -1,0 +1,90 @@
+package eval
+
+import (
+	"context"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/stem-kgqa/stem/internal/shareddata"
+)
+
+func TestNormalize(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"The Beatles", "beatles"},
+		{"  A  Tale of Two   Cities!", "tale of two cities"},
+		{"united_kingdom", "unitedkingdom"},
+		{"Anne-Marie", "annemarie"},
+		{"theatre and an ant", "theatre and ant"},
+		{"Jamaican English\nJamaican Creole", "jamaican english jamaican creole"},
+		{"the’s café", "’s café"}, // Unicode word boundary: ’ is not a word char
+		{"Ça Ira, the end.", "ça ira end"},
+		{"", ""},
+		{"a an the", ""},
+	} {
+		if got := Normalize(c.in); got != c.want {
+			t.Errorf("Normalize(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestScoreAnswers(t *testing.T) {
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+	for _, c := range []struct {
+		name             string
+		pred, gold       []string
+		hit, hits1       float64
+		matched          int
+		prec, recall, f1 float64
+	}{
+		// The worked check of NOTES.md.
+		{"notes", []string{"Playwright", "Poet", "Actor"}, []string{"playwright", "poet"}, 1, 1, 2, 2.0 / 3, 1, 0.8},
+		{"none", nil, []string{"x"}, 0, 0, 0, 0, 0, 0},
+		{"empty line is a prediction", SplitLines(""), []string{"x"}, 0, 0, 0, 0, 0, 0},
+		{"second only", []string{"Paris", "Lyon"}, []string{"lyon"}, 1, 0, 1, 0.5, 1, 2.0 / 3},
+		{"substring", []string{"The city of Paris, France"}, []string{"Paris", "Berlin"}, 1, 1, 1, 1, 0.5, 2.0 / 3},
+		// Joined matching spans lines: "new" + "york" joined is "new york".
+		{"across lines", []string{"new", "york"}, []string{"New York"}, 1, 0, 1, 0.5, 1, 2.0 / 3},
+	} {
+		s := ScoreAnswers(c.pred, c.gold)
+		if s.Hit != c.hit || s.Hits1 != c.hits1 || s.Matched != c.matched || !near(s.Precision, c.prec) || !near(s.Recall, c.recall) || !near(s.F1, c.f1) {
+			t.Errorf("%s: got %+v, want hit %v hits1 %v matched %d P %v R %v F1 %v", c.name, s, c.hit, c.hits1, c.matched, c.prec, c.recall, c.f1)
+		}
+	}
+	if got := len(SplitLines("a\nb\n")); got != 3 {
+		t.Errorf("SplitLines keeps Python's trailing empty line: got %d parts, want 3", got)
+	}
+}
+
+// TestGoldenGNNRAG scores GNN-RAG's released predictions and must
+// reproduce its eval_result.txt.
+func TestGoldenGNNRAG(t *testing.T) {
+	path := shareddata.Path(t, "webqsp/gnnrag_lmsr_test.jsonl")
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var scores []Score
+	err = ReadGNNRAG(context.Background(), f, "gnnrag_lmsr_test.jsonl", func(r GNNRAGRow) error {
+		scores = append(scores, ScoreAnswers(SplitLines(r.Prediction), r.GroundTruth))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := AverageScores(scores)
+	want := Scores{N: 1628, Hit: 85.01, Hits1: 80.28, F1: 71.54, Precision: 78.35, Recall: 72.63}
+	if got.N != want.N {
+		t.Fatalf("n = %d, want %d", got.N, want.N)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"hit", got.Hit, want.Hit}, {"hits1", got.Hits1, want.Hits1}, {"f1", got.F1, want.F1}, {"precision", got.Precision, want.Precision}, {"recall", got.Recall, want.Recall}} {
+		if math.Abs(c.got-c.want) > 0.005 {
+			t.Errorf("%s = %.4f, want %.2f", c.name, c.got, c.want)
+		}
+	}
+	t.Logf("golden: %+v", got)
+}

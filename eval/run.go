@@ -1,0 +1,313 @@
+package eval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/progress"
+)
+
+// Prediction is a retriever's answer to one question.
+type Prediction struct {
+	// Answers are the predicted answer names, best first; they are the
+	// "lines" the metrics score.
+	Answers []string
+	// EvidenceTriples are the (head, relation, tail) triples the answers
+	// rest on, scored against the gold path for coverage.
+	EvidenceTriples [][3]string
+	// Unbacked counts answers (or claims) that no evidence triple supports.
+	Unbacked int
+}
+
+// Retriever answers a question given a plan. Run times each call.
+type Retriever interface {
+	Answer(ctx context.Context, q Question, plan Plan) (Prediction, error)
+}
+
+// Options tune Run.
+type Options struct {
+	// Graph is the shared KG for questions whose Graph is nil (PathQuestion,
+	// MetaQA); it grounds their gold paths for coverage.
+	Graph *kg.Graph
+	// KeepGoing scores a question whose retriever call fails as having no
+	// prediction and counts it in Report.Errors, instead of stopping.
+	KeepGoing bool
+	// PerQuestion keeps every question's result in Report.Questions.
+	PerQuestion bool
+	// Progress, when not nil, receives a progress bar.
+	Progress io.Writer
+}
+
+// Scores are averaged answer metrics, in percent, over N questions.
+// Coverage is averaged over the CoverageN questions where it is defined.
+type Scores struct {
+	N         int     `json:"n"`
+	Hits1     float64 `json:"hits1"`
+	Hit       float64 `json:"hit"`
+	F1        float64 `json:"f1"`
+	Precision float64 `json:"precision"`
+	Recall    float64 `json:"recall"`
+	Coverage  float64 `json:"coverage"`
+	CoverageN int     `json:"coverage_n"`
+}
+
+// Bucket is the scores of one slice of the questions.
+type Bucket struct {
+	Label string `json:"label"`
+	Scores
+}
+
+// Latency summarises per-question retriever time in milliseconds.
+type Latency struct {
+	P50  float64 `json:"p50"`
+	P95  float64 `json:"p95"`
+	Mean float64 `json:"mean"`
+	Max  float64 `json:"max"`
+}
+
+// Result is one question's outcome.
+type Result struct {
+	ID string `json:"id"`
+	Score
+	Answers []string `json:"answers"`
+	// Coverage is -1 when undefined (no gold triples).
+	Coverage  float64 `json:"coverage"`
+	Unbacked  int     `json:"unbacked"`
+	LatencyMS float64 `json:"latency_ms"`
+	Hops      int     `json:"hops"`
+	Err       string  `json:"error,omitempty"`
+}
+
+// Report is a run's scores.
+type Report struct {
+	Scores
+	// Unbacked sums Prediction.Unbacked over the questions.
+	Unbacked int `json:"unbacked"`
+	// Errors counts retriever failures scored as empty (Options.KeepGoing).
+	Errors int `json:"errors"`
+	// NoGold counts questions left out because they have no gold answer
+	// (the peers' metric divides by the gold count).
+	NoGold int `json:"no_gold"`
+	// Dropped is for the caller to record questions filtered out before
+	// the run, such as those Answerable drops; Run leaves it 0.
+	Dropped int `json:"dropped"`
+	// PathExact is the percentage of questions (of PathExactN whose gold
+	// path can be followed in the KG) where following the gold relation
+	// path reaches gold answers only: an upper bound on what relation-level
+	// retrieval can reach on Hits@1 and precision without luck in ties.
+	PathExact  float64  `json:"gold_path_exact"`
+	PathExactN int      `json:"gold_path_exact_n"`
+	Latency    Latency  `json:"latency_ms"`
+	ByAnswers  []Bucket `json:"by_answers"`
+	ByHops     []Bucket `json:"by_hops"`
+	Questions  []Result `json:"questions,omitempty"`
+}
+
+// answerBuckets are the paper's Table 2 groups by gold answer count.
+var answerBuckets = []struct {
+	label    string
+	min, max int
+}{{"1", 1, 1}, {"2-4", 2, 4}, {"5-9", 5, 9}, {">=10", 10, math.MaxInt}}
+
+// Run plans, retrieves and scores every question in order. Latency is the
+// wall time of the retriever's Answer call alone. Questions without gold
+// answers are skipped and counted in Report.NoGold.
+func Run(ctx context.Context, questions []Question, planner Planner, retriever Retriever, opts Options) (*Report, error) {
+	if planner == nil || retriever == nil {
+		return nil, errors.New("eval.Run: planner and retriever are required")
+	}
+	rep := &Report{}
+	var all acc
+	byAns := make([]acc, len(answerBuckets))
+	byHops := map[int]*acc{}
+	var lat []float64
+	var bar *progress.Bar // nil draws nothing
+	if opts.Progress != nil {
+		bar = progress.New(opts.Progress, "eval", int64(len(questions)))
+	}
+	for _, q := range questions {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		bar.Add(1)
+		if len(q.Answers) == 0 {
+			rep.NoGold++
+			continue
+		}
+		plan, err := planner.Plan(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("eval: plan question %s: %w", q.ID, err)
+		}
+		start := time.Now()
+		pred, err := retriever.Answer(ctx, q, plan)
+		ms := float64(time.Since(start).Nanoseconds()) / 1e6
+		res := Result{ID: q.ID, Hops: q.Hops, LatencyMS: ms, Coverage: -1}
+		if err != nil {
+			if ctx.Err() != nil || !opts.KeepGoing {
+				return nil, fmt.Errorf("eval: answer question %s: %w", q.ID, err)
+			}
+			rep.Errors++
+			res.Err = err.Error()
+			pred = Prediction{}
+		}
+		lat = append(lat, ms)
+		res.Score = ScoreAnswers(pred.Answers, q.Answers)
+		res.Answers = pred.Answers
+		res.Unbacked = pred.Unbacked
+		rep.Unbacked += pred.Unbacked
+		g := q.Graph
+		if g == nil {
+			g = opts.Graph
+		}
+		if c, ok := Coverage(GoldTriples(g, q), pred.EvidenceTriples); ok {
+			res.Coverage = c
+		}
+		if exact, ok := PathExact(g, q); ok {
+			rep.PathExactN++
+			if exact {
+				rep.PathExact++
+			}
+		}
+		all.add(res)
+		for i, b := range answerBuckets {
+			if n := len(q.Answers); n >= b.min && n <= b.max {
+				byAns[i].add(res)
+			}
+		}
+		h := byHops[q.Hops]
+		if h == nil {
+			h = &acc{}
+			byHops[q.Hops] = h
+		}
+		h.add(res)
+		if opts.PerQuestion {
+			rep.Questions = append(rep.Questions, res)
+		}
+	}
+	bar.Finish()
+	rep.Scores = all.scores()
+	for i, b := range answerBuckets {
+		rep.ByAnswers = append(rep.ByAnswers, Bucket{Label: b.label, Scores: byAns[i].scores()})
+	}
+	hops := make([]int, 0, len(byHops))
+	for h := range byHops {
+		hops = append(hops, h)
+	}
+	slices.Sort(hops)
+	for _, h := range hops {
+		label := strconv.Itoa(h)
+		if h == 0 {
+			label = "unknown"
+		}
+		rep.ByHops = append(rep.ByHops, Bucket{Label: label, Scores: byHops[h].scores()})
+	}
+	rep.Latency = summarise(lat)
+	if rep.PathExactN > 0 {
+		rep.PathExact = 100 * rep.PathExact / float64(rep.PathExactN)
+	}
+	return rep, nil
+}
+
+// acc sums per-question figures.
+type acc struct {
+	n, covN                             int
+	hits1, hit, f1, prec, rec, coverage float64
+}
+
+func (a *acc) add(r Result) {
+	a.n++
+	a.hits1 += r.Hits1
+	a.hit += r.Hit
+	a.f1 += r.F1
+	a.prec += r.Precision
+	a.rec += r.Recall
+	if r.Coverage >= 0 {
+		a.covN++
+		a.coverage += r.Coverage
+	}
+}
+
+func (a *acc) scores() Scores {
+	s := Scores{N: a.n, CoverageN: a.covN}
+	if a.n > 0 {
+		n := float64(a.n)
+		s.Hits1, s.Hit, s.F1 = 100*a.hits1/n, 100*a.hit/n, 100*a.f1/n
+		s.Precision, s.Recall = 100*a.prec/n, 100*a.rec/n
+	}
+	if a.covN > 0 {
+		s.Coverage = 100 * a.coverage / float64(a.covN)
+	}
+	return s
+}
+
+// AverageScores averages per-question scores the way Run does (x100), for
+// scoring predictions that did not come from a Retriever, such as a peer's
+// released outputs.
+func AverageScores(scores []Score) Scores {
+	var a acc
+	for _, s := range scores {
+		a.add(Result{Score: s, Coverage: -1})
+	}
+	return a.scores()
+}
+
+// summarise returns nearest-rank percentiles of ms.
+func summarise(ms []float64) Latency {
+	if len(ms) == 0 {
+		return Latency{}
+	}
+	s := slices.Clone(ms)
+	slices.Sort(s)
+	rank := func(p float64) float64 {
+		i := int(math.Ceil(p*float64(len(s)))) - 1
+		return s[max(i, 0)]
+	}
+	var sum float64
+	for _, v := range s {
+		sum += v
+	}
+	return Latency{P50: rank(0.50), P95: rank(0.95), Mean: sum / float64(len(s)), Max: s[len(s)-1]}
+}
+
+// WriteTable renders the report as an aligned table: one row for all
+// questions, then one per answer-count bucket and per hop count, then the
+// unbacked, error and latency figures.
+func (r *Report) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "slice\tn\thits@1\thit\tf1\tprecision\trecall\tcoverage\tcov n\t")
+	row := func(label string, s Scores) {
+		cov := "-"
+		if s.CoverageN > 0 {
+			cov = fmt.Sprintf("%.2f", s.Coverage)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%d\t\n",
+			label, s.N, s.Hits1, s.Hit, s.F1, s.Precision, s.Recall, cov, s.CoverageN)
+	}
+	row("all", r.Scores)
+	for _, b := range r.ByAnswers {
+		if b.N > 0 {
+			row("answers "+b.Label, b.Scores)
+		}
+	}
+	for _, b := range r.ByHops {
+		row("hops "+b.Label, b.Scores)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "unbacked %d  errors %d  no-gold %d  dropped %d  latency ms p50 %.2f p95 %.2f mean %.2f max %.2f\n",
+		r.Unbacked, r.Errors, r.NoGold, r.Dropped, r.Latency.P50, r.Latency.P95, r.Latency.Mean, r.Latency.Max)
+	if err != nil || r.PathExactN == 0 {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "gold path reaches gold answers only in %.2f%% of %d questions (the Hits@1 a relation-level method is sure of)\n", r.PathExact, r.PathExactN)
+	return err
+}

@@ -1,0 +1,297 @@
+package eval
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/stem-kgqa/stem/demo"
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/schema"
+)
+
+// goldRetriever answers the gold answers with the gold triples as evidence.
+type goldRetriever struct{ g *kg.Graph }
+
+func (r goldRetriever) Answer(ctx context.Context, q Question, p Plan) (Prediction, error) {
+	g := q.Graph
+	if g == nil {
+		g = r.g
+	}
+	return Prediction{Answers: q.Answers, EvidenceTriples: GoldTriples(g, q)}, nil
+}
+
+// emptyRetriever answers nothing.
+type emptyRetriever struct{}
+
+func (emptyRetriever) Answer(context.Context, Question, Plan) (Prediction, error) {
+	return Prediction{Unbacked: 1}, nil
+}
+
+// failRetriever fails on every question.
+type failRetriever struct{}
+
+var errFail = errors.New("retriever down")
+
+func (failRetriever) Answer(context.Context, Question, Plan) (Prediction, error) {
+	return Prediction{}, errFail
+}
+
+func demoSet(t *testing.T) ([]Question, *kg.Graph) {
+	t.Helper()
+	qs, err := ReadPathQuestion(context.Background(), bytes.NewReader(demo.Questions()), demo.QuestionsName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := kg.ReadTSV(demo.KG(), demo.KGName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return qs, g
+}
+
+func TestRunGoldAndEmpty(t *testing.T) {
+	qs, g := demoSet(t)
+	ctx := context.Background()
+	rep, err := Run(ctx, qs, Oracle{}, goldRetriever{g}, Options{Graph: g, PerQuestion: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Scores
+	if s.N != len(qs) || s.Hits1 != 100 || s.Hit != 100 || s.F1 != 100 || s.Precision != 100 || s.Recall != 100 || s.Coverage != 100 || s.CoverageN != len(qs) {
+		t.Errorf("gold retriever: %+v", s)
+	}
+	if len(rep.Questions) != len(qs) || rep.Unbacked != 0 {
+		t.Errorf("gold retriever: %d results, unbacked %d", len(rep.Questions), rep.Unbacked)
+	}
+	n := 0
+	for _, b := range rep.ByAnswers {
+		n += b.N
+	}
+	if n != len(qs) {
+		t.Errorf("answer buckets hold %d questions, want %d", n, len(qs))
+	}
+
+	rep, err = Run(ctx, qs, Oracle{}, emptyRetriever{}, Options{Graph: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = rep.Scores
+	if s.N != len(qs) || s.Hits1 != 0 || s.Hit != 0 || s.F1 != 0 || s.Precision != 0 || s.Recall != 0 || s.Coverage != 0 || s.CoverageN != len(qs) {
+		t.Errorf("empty retriever: %+v", s)
+	}
+	if rep.Unbacked != len(qs) {
+		t.Errorf("unbacked = %d, want %d", rep.Unbacked, len(qs))
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	qs, g := demoSet(t)
+	_, err := Run(context.Background(), qs, Oracle{}, failRetriever{}, Options{Graph: g})
+	if !errors.Is(err, errFail) || !strings.Contains(err.Error(), "demo/questions.tsv:1") {
+		t.Errorf("error = %v, want the retriever's error naming the question", err)
+	}
+	rep, err := Run(context.Background(), qs, Oracle{}, failRetriever{}, Options{Graph: g, KeepGoing: true})
+	if err != nil || rep.Errors != len(qs) || rep.N != len(qs) || rep.Hit != 0 {
+		t.Errorf("KeepGoing: %+v, %v", rep, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, qs, Oracle{}, goldRetriever{g}, Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+}
+
+func TestReportJSONAndTable(t *testing.T) {
+	qs, g := demoSet(t)
+	rep, err := Run(context.Background(), qs, Oracle{}, goldRetriever{g}, Options{Graph: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"n", "hits1", "hit", "f1", "precision", "recall", "coverage", "unbacked", "latency_ms", "by_answers", "by_hops"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("report JSON lacks %q: %s", k, b)
+		}
+	}
+	lat, _ := m["latency_ms"].(map[string]any)
+	if _, ok := lat["p95"]; !ok {
+		t.Errorf("latency_ms lacks p95: %v", lat)
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
+	foot := len(lines) - 2 // the summary line, then the gold-path bound
+	if len(lines) < 4 || !strings.Contains(lines[1], "all") || !strings.Contains(lines[1], "100.00") ||
+		!strings.HasPrefix(lines[foot], "unbacked 0") ||
+		lines[foot+1] != "gold path reaches gold answers only in 100.00% of 37 questions (the Hits@1 a relation-level method is sure of)" {
+		t.Errorf("table:\n%s", buf.String())
+	}
+	// Aligned: every table row has the same width.
+	for _, l := range lines[1:foot] {
+		if len(l) != len(lines[0]) {
+			t.Errorf("row %q is not aligned with header %q", l, lines[0])
+		}
+	}
+}
+
+func TestSummarise(t *testing.T) {
+	ms := []float64{5, 1, 4, 2, 3, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}
+	got := summarise(ms)
+	if got.P50 != 10 || got.P95 != 19 || got.Max != 20 || got.Mean != 10.5 {
+		t.Errorf("summarise = %+v", got)
+	}
+	if (summarise(nil) != Latency{}) {
+		t.Error("summarise(nil) not zero")
+	}
+}
+
+func TestOracle(t *testing.T) {
+	ctx := context.Background()
+	q := Question{
+		Answers:  []string{"a", "b"},
+		Entities: []string{"Tom Hanks"},
+		Gold:     []GoldPath{{Start: "Tom Hanks", Steps: []Step{{"starred_actors", Inverse}, {"directed_by", Forward}}}},
+	}
+	p, err := Oracle{}.Plan(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := schema.Graph{Triples: []schema.Triple{
+		{Head: "[ENT1]", Rel: "starred_actors", Tail: "Tom Hanks"},
+		{Head: "[ENT1]", Rel: "directed_by", Tail: "[ENT2]"},
+	}, Answer: "[ENT2]"}
+	if p.Strategy != schema.Breadth || len(p.Graphs) != 1 || !reflect.DeepEqual(p.Graphs[0], want) {
+		t.Errorf("plan = %+v", p)
+	}
+	if err := p.Graphs[0].Validate(); err != nil {
+		t.Error(err)
+	}
+	// A forward path equals schema.Path.
+	if g := SchemaGraph("Inception", []Step{{"directed_by", Forward}}); !reflect.DeepEqual(g.Triples, schema.Path("Inception", "directed_by").Triples) {
+		t.Errorf("forward graph %v differs from schema.Path", g)
+	}
+	// WebQSP-style: paths without a start fan out over topic entities,
+	// duplicates collapse, and the beam caps the plan.
+	q = Question{Answers: []string{"x"}, Entities: []string{"E1", "E2"}, Gold: []GoldPath{
+		{Steps: []Step{{"r1", Either}}}, {Steps: []Step{{"r1", Either}}}, {Steps: []Step{{"r2", Either}, {"r3", Either}}},
+	}}
+	p, _ = Oracle{}.Plan(ctx, q)
+	if p.Strategy != schema.Precision || len(p.Graphs) != 4 || p.Graphs[1].Triples[0].Head != "E2" || len(p.Graphs[2].Triples) != 2 {
+		t.Errorf("webqsp plan = %+v", p)
+	}
+	p, _ = Oracle{Beam: 1, Strategy: AlwaysBreadth}.Plan(ctx, q)
+	if p.Strategy != schema.Breadth || len(p.Graphs) != 1 {
+		t.Errorf("beam 1 plan = %+v", p)
+	}
+}
+
+func TestGoldTriplesAndCoverage(t *testing.T) {
+	b := kg.NewBuilder()
+	for _, tr := range [][3]string{
+		{"M1", "starred_actors", "Tom"}, {"M2", "starred_actors", "Tom"}, {"M3", "starred_actors", "Ann"},
+		{"M1", "directed_by", "D1"}, {"M2", "directed_by", "D2"}, {"M3", "directed_by", "D1"},
+	} {
+		b.Add(tr[0], tr[1], tr[2])
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := Question{Answers: []string{"D1"}, Entities: []string{"Tom"},
+		Gold: []GoldPath{{Start: "Tom", Steps: []Step{{"starred_actors", Inverse}, {"directed_by", Forward}}}}}
+	got := GoldTriples(g, q)
+	want := map[[3]string]bool{{"M1", "directed_by", "D1"}: true, {"M1", "starred_actors", "Tom"}: true}
+	if len(got) != 2 || !want[got[0]] || !want[got[1]] {
+		t.Errorf("GoldTriples = %v", got)
+	}
+	// Either direction grounds the same walk.
+	q.Gold[0].Steps = []Step{{"starred_actors", Either}, {"directed_by", Either}}
+	if got := GoldTriples(g, q); len(got) != 2 {
+		t.Errorf("GoldTriples(either) = %v", got)
+	}
+	// Forward cannot walk starred_actors from Tom.
+	q.Gold[0].Steps = []Step{{"starred_actors", Forward}, {"directed_by", Forward}}
+	if got := GoldTriples(g, q); len(got) != 0 {
+		t.Errorf("GoldTriples(forward) = %v", got)
+	}
+	for _, c := range []struct {
+		gold, ev [][3]string
+		want     float64
+		ok       bool
+	}{
+		{[][3]string{{"a", "r", "b"}, {"b", "s", "c"}}, [][3]string{{"b", "r", "a"}}, 0.5, true},
+		{[][3]string{{"a", "r", "b"}}, [][3]string{{"a", "s", "b"}}, 0, true},
+		{nil, [][3]string{{"a", "r", "b"}}, 0, false},
+	} {
+		cov, ok := Coverage(c.gold, c.ev)
+		if ok != c.ok || math.Abs(cov-c.want) > 1e-12 {
+			t.Errorf("Coverage(%v, %v) = %v, %v", c.gold, c.ev, cov, ok)
+		}
+	}
+}
+
+func TestAnswerable(t *testing.T) {
+	b := kg.NewBuilder()
+	for _, tr := range [][3]string{{"A", "r", "B"}, {"B", "r", "C"}, {"C", "r", "D"}, {"X", "r", "Y"}} {
+		b.Add(tr[0], tr[1], tr[2])
+	}
+	g, _ := b.Build()
+	qs := []Question{
+		{ID: "1", Entities: []string{"B"}, Answers: []string{"A"}, Hops: 1},      // in-edge counts
+		{ID: "2", Entities: []string{"A"}, Answers: []string{"C"}, Hops: 1},      // too far
+		{ID: "3", Entities: []string{"A"}, Answers: []string{"B", "C"}, Hops: 2}, // all within 2
+		{ID: "4", Entities: []string{"A"}, Answers: []string{"C", "Y"}, Hops: 2}, // Y unreachable
+		{ID: "5", Entities: []string{"A"}, Answers: []string{"Zed"}, Hops: 2},    // not in KG
+		{ID: "6", Entities: []string{"D"}, Answers: []string{"A"}, Hops: 3},
+	}
+	kept, dropped, err := Answerable(context.Background(), g, qs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, q := range kept {
+		ids = append(ids, q.ID)
+	}
+	if dropped != 3 || !reflect.DeepEqual(ids, []string{"1", "3", "6"}) {
+		t.Errorf("kept %v, dropped %d", ids, dropped)
+	}
+}
+
+func TestReadRoGFixture(t *testing.T) {
+	gp := map[string][][]string{"T-1": {{"film.film.directed_by", "people.person.spouse"}}}
+	qs, err := LoadRoG(context.Background(), "testdata/rog_mini.jsonl", gp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(qs) != 3 || qs[1].Answers[0] != "Emma Thomas" || qs[1].Hops != 2 || qs[1].Graph.NumTriples() != 3 || qs[2].Graph.NumTriples() != 0 {
+		t.Fatalf("LoadRoG = %+v", qs)
+	}
+	if got := GoldTriples(qs[1].Graph, qs[1]); len(got) != 2 {
+		t.Errorf("GoldTriples(T-1) = %v", got)
+	}
+	rep, err := Run(context.Background(), qs, Oracle{}, goldRetriever{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.N != 2 || rep.NoGold != 1 || rep.Hit != 100 || rep.CoverageN != 1 || rep.Coverage != 100 {
+		t.Errorf("RoG run: %+v", rep)
+	}
+	if len(rep.ByHops) != 2 || rep.ByHops[0].Label != "unknown" || rep.ByHops[1].Label != "2" {
+		t.Errorf("by hops: %+v", rep.ByHops)
+	}
+}

@@ -1,0 +1,620 @@
+// Package llm is stem's client for chat-completion servers that speak
+// OpenAI's POST /v1/chat/completions protocol: vLLM, llama.cpp's server,
+// Ollama and OpenAI itself. The planners (SGDA/SAGB prompts) and the answer
+// generator depend only on the Chatter interface, so tests can substitute a
+// fake; package llmtest provides a scripted fake server for the client itself.
+//
+// The client is built on github.com/openai/openai-go/v3 for the wire format,
+// but with the SDK's own retries switched off: its backoff is fixed at 0.5 s
+// doubling, which can be tuned neither for a local server nor for tests, and
+// its errors cannot say which setting to fix. Retries, per-attempt timeouts,
+// the concurrency limit, token accounting and an on-disk response cache (which
+// makes evaluations repeatable and cheap to re-run) are done here.
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// Message is one turn of a chat. Role is "system", "user" or "assistant".
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// System returns a system message.
+func System(content string) Message { return Message{Role: "system", Content: content} }
+
+// User returns a user message.
+func User(content string) Message { return Message{Role: "user", Content: content} }
+
+// Assistant returns an assistant message (for few-shot examples).
+func Assistant(content string) Message { return Message{Role: "assistant", Content: content} }
+
+// Request is one chat completion call. Zero values mean "server default",
+// except Temperature, which is always sent because 0 (greedy decoding) is the
+// value planners most often want.
+type Request struct {
+	Messages []Message
+	// Temperature is the sampling temperature; 0 is greedy.
+	Temperature float64
+	// TopP is nucleus sampling mass in (0, 1]; 0 leaves it to the server.
+	TopP float64
+	// MaxTokens bounds each choice's length; 0 leaves it to the server.
+	MaxTokens int
+	// N is the number of choices (samples) wanted; 0 means 1.
+	N int
+	// Seed asks the server for reproducible sampling where supported.
+	Seed *int64
+	// Stop lists strings at which generation stops.
+	Stop []string
+}
+
+// Reply is the result of a Chat call.
+type Reply struct {
+	// Choices holds exactly N completions, in the server's index order.
+	Choices []string
+	// FinishReasons is parallel to Choices ("stop", "length", ...); "length"
+	// means the choice was cut off by MaxTokens.
+	FinishReasons []string
+	// Usage is what this call cost; zero when Cached.
+	Usage Usage
+	// Cached reports that the reply came from the on-disk cache.
+	Cached bool
+}
+
+// Usage counts tokens and successful server requests.
+type Usage struct {
+	PromptTokens, CompletionTokens, Requests int64
+}
+
+// Plus returns the sum of u and v.
+func (u Usage) Plus(v Usage) Usage {
+	return Usage{u.PromptTokens + v.PromptTokens, u.CompletionTokens + v.CompletionTokens, u.Requests + v.Requests}
+}
+
+// Chatter is what code that needs a language model depends on. *Client
+// implements it; tests implement it with fakes.
+type Chatter interface {
+	Chat(ctx context.Context, req Request) (Reply, error)
+}
+
+// Config describes the server and how to talk to it. Zero values take the
+// documented defaults. The API key itself never appears here: only the name of
+// the environment variable that holds it, so configs can be logged and shared.
+type Config struct {
+	// BaseURL is the API root, for example "http://localhost:8000/v1";
+	// requests go to BaseURL + "/chat/completions".
+	BaseURL string
+	// Model is sent as the request's "model" field.
+	Model string
+	// APIKeyEnv names the environment variable holding the bearer token
+	// (default "OPENAI_API_KEY"). When it is unset no Authorization header is
+	// sent, which local servers accept. No other OPENAI_* variable is read.
+	APIKeyEnv string
+	// Timeout bounds each HTTP attempt (default 60 s). A slow generation that
+	// exceeds it is retried, so set it above the longest expected reply.
+	Timeout time.Duration
+	// MaxRetries is how many times a request is repeated after a transient
+	// failure: 408, 409, 429, 5xx, a timeout or a connection error (default
+	// 4; negative means never retry).
+	MaxRetries int
+	// BackoffBase is the delay before the first retry; it doubles on each
+	// further retry, with random jitter, up to BackoffMax. Defaults 500 ms and
+	// 30 s. A Retry-After header from the server takes precedence (up to
+	// MaxRetryAfter).
+	BackoffBase, BackoffMax time.Duration
+	// Concurrency is the most requests in flight at once from this client,
+	// across all Chat calls (default 4).
+	Concurrency int
+	// CacheDir holds the response cache; "" disables it. See Client.
+	CacheDir string
+	// SplitN asks for N choices as N requests of one choice each, for servers
+	// that reject n > 1 (llama.cpp's server). When Seed is set, request i
+	// uses Seed+i so the samples differ.
+	SplitN bool
+	// MaxCompletionTokens sends MaxTokens as "max_completion_tokens" instead
+	// of "max_tokens" (OpenAI's reasoning models accept only the former;
+	// local servers commonly only the latter).
+	MaxCompletionTokens bool
+	// HTTPClient sends the requests (default: a client with its own
+	// connection pool, released by Close).
+	HTTPClient *http.Client
+}
+
+// MaxRetryAfter caps how long a server's Retry-After can make a retry wait.
+const MaxRetryAfter = 2 * time.Minute
+
+// Client is a Chatter backed by a chat-completions server. It is safe for
+// concurrent use.
+//
+// With Config.CacheDir set, each distinct request (model, messages and every
+// sampling parameter) is answered by the server once; the reply is stored as
+// a small JSON file named by the SHA-256 of the request and later calls get it
+// back with Cached set. Sampled replies (Temperature > 0) are cached too: an
+// evaluation re-run then sees the same samples, which is the point. Change
+// the Seed, or use a different CacheDir, to draw new ones.
+type Client struct {
+	cfg      Config
+	svc      openai.ChatCompletionService
+	endpoint string // for messages only
+	keySet   bool
+	sem      chan struct{}
+	cache    *cache
+	ownHTTP  *http.Client // closed by Close when we made it
+	closed   atomic.Bool
+
+	mu    sync.Mutex
+	usage Usage
+}
+
+var _ Chatter = (*Client)(nil)
+
+// New checks cfg and fills in defaults. It sends no request, so it works
+// before the server is up; the first Chat reports an unreachable server.
+func New(cfg Config) (*Client, error) {
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("llm: base URL %q: want http(s)://host[:port]/path", cfg.BaseURL)
+	}
+	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	if cfg.Model == "" {
+		return nil, errors.New("llm: no model given")
+	}
+	if cfg.APIKeyEnv == "" {
+		cfg.APIKeyEnv = "OPENAI_API_KEY"
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 60 * time.Second
+	}
+	if cfg.MaxRetries == 0 {
+		cfg.MaxRetries = 4
+	} else if cfg.MaxRetries < 0 {
+		cfg.MaxRetries = 0
+	}
+	if cfg.BackoffBase <= 0 {
+		cfg.BackoffBase = 500 * time.Millisecond
+	}
+	if cfg.BackoffMax <= 0 {
+		cfg.BackoffMax = 30 * time.Second
+	}
+	if cfg.BackoffMax < cfg.BackoffBase {
+		cfg.BackoffMax = cfg.BackoffBase
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 4
+	}
+	c := &Client{
+		cfg:      cfg,
+		endpoint: cfg.BaseURL + "/chat/completions",
+		sem:      make(chan struct{}, cfg.Concurrency),
+	}
+	if cfg.CacheDir != "" {
+		if c.cache, err = openCache(cfg.CacheDir); err != nil {
+			return nil, fmt.Errorf("llm: %w", err)
+		}
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		c.ownHTTP = hc
+	}
+	key := os.Getenv(cfg.APIKeyEnv)
+	c.keySet = key != ""
+	// The service is built directly rather than through openai.NewClient,
+	// which would also pick up OPENAI_BASE_URL, OPENAI_ORG_ID and friends from
+	// the environment behind the config's back.
+	c.svc = openai.NewChatCompletionService(
+		option.WithBaseURL(cfg.BaseURL+"/"),
+		option.WithAPIKey(key),
+		option.WithHTTPClient(hc),
+		option.WithMaxRetries(0),
+	)
+	return c, nil
+}
+
+// Model returns the configured model name.
+func (c *Client) Model() string { return c.cfg.Model }
+
+// Usage returns the tokens and requests used so far by this client (cache
+// hits excluded).
+func (c *Client) Usage() Usage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.usage
+}
+
+// Close releases idle connections. It reports the first failure to write a
+// cache file, if any: such failures do not fail Chat (the reply is good), but
+// they mean a re-run will not be free.
+func (c *Client) Close() error {
+	c.closed.Store(true)
+	if c.ownHTTP != nil {
+		c.ownHTTP.CloseIdleConnections()
+	}
+	if c.cache != nil {
+		if err := c.cache.writeErr(); err != nil {
+			return fmt.Errorf("llm: response cache: %w", err)
+		}
+	}
+	return nil
+}
+
+// Chat sends req, retrying transient failures, and returns exactly
+// max(req.N, 1) choices. Servers that return fewer choices than asked for
+// (Ollama ignores n) are asked again for the rest.
+func (c *Client) Chat(ctx context.Context, req Request) (Reply, error) {
+	if c.closed.Load() {
+		return Reply{}, errors.New("llm: Chat on a closed client")
+	}
+	if err := check(req); err != nil {
+		return Reply{}, fmt.Errorf("llm: %w", err)
+	}
+	n := max(req.N, 1)
+	var key string
+	if c.cache != nil {
+		var err error
+		if key, err = cacheKey(c.cfg.Model, req); err != nil {
+			return Reply{}, fmt.Errorf("llm: %w", err)
+		}
+		if r, ok := c.cache.get(key, n); ok {
+			return r, nil
+		}
+	}
+	var (
+		r   Reply
+		err error
+	)
+	if c.cfg.SplitN && n > 1 {
+		r, err = c.split(ctx, req, n)
+	} else {
+		r, err = c.fill(ctx, req, n)
+	}
+	if err != nil {
+		return Reply{}, fmt.Errorf("llm: %w", err)
+	}
+	if c.cache != nil {
+		c.cache.put(key, c.cfg.Model, r)
+	}
+	return r, nil
+}
+
+// check rejects requests no server would accept, before spending a call.
+func check(req Request) error {
+	if len(req.Messages) == 0 {
+		return errors.New("request has no messages")
+	}
+	for i, m := range req.Messages {
+		switch m.Role {
+		case "system", "user", "assistant":
+		default:
+			return fmt.Errorf("message %d: role %q, want system, user or assistant", i, m.Role)
+		}
+	}
+	switch {
+	case math.IsNaN(req.Temperature) || math.IsNaN(req.TopP):
+		return errors.New("temperature or top_p is NaN")
+	case req.N < 0:
+		return fmt.Errorf("n = %d, want >= 0", req.N)
+	case req.MaxTokens < 0:
+		return fmt.Errorf("max tokens = %d, want >= 0", req.MaxTokens)
+	case req.Temperature < 0 || req.Temperature > 2:
+		return fmt.Errorf("temperature = %g, want 0..2", req.Temperature)
+	case req.TopP < 0 || req.TopP > 1:
+		return fmt.Errorf("top_p = %g, want 0..1", req.TopP)
+	}
+	return nil
+}
+
+// fill asks for n choices, then asks again for any the server left out.
+func (c *Client) fill(ctx context.Context, req Request, n int) (Reply, error) {
+	var r Reply
+	for len(r.Choices) < n {
+		part, err := c.call(ctx, req, n-len(r.Choices), int64(len(r.Choices)))
+		if err != nil {
+			return Reply{}, err
+		}
+		// Never keep more than asked for: a server that pads is as wrong as
+		// one that ignores n, and callers rely on len(Choices) == N.
+		take := min(len(part.Choices), n-len(r.Choices))
+		r.Choices = append(r.Choices, part.Choices[:take]...)
+		r.FinishReasons = append(r.FinishReasons, part.FinishReasons[:take]...)
+		r.Usage = r.Usage.Plus(part.Usage)
+	}
+	return r, nil
+}
+
+// split asks for n choices as n concurrent one-choice requests.
+func (c *Client) split(ctx context.Context, req Request, n int) (Reply, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	parts := make([]Reply, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			parts[i], errs[i] = c.call(ctx, req, 1, int64(i))
+			if errs[i] != nil {
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	// Report the root failure, not the cancellations it caused.
+	var first error
+	for _, err := range errs {
+		if err != nil && (first == nil || errors.Is(first, context.Canceled)) {
+			first = err
+		}
+	}
+	if first != nil {
+		return Reply{}, first
+	}
+	var r Reply
+	for _, p := range parts {
+		r.Choices = append(r.Choices, p.Choices[0])
+		r.FinishReasons = append(r.FinishReasons, p.FinishReasons[0])
+		r.Usage = r.Usage.Plus(p.Usage)
+	}
+	return r, nil
+}
+
+// params converts req to the SDK's request, asking for n choices and
+// shifting the seed by seedShift so repeated requests draw new samples.
+func (c *Client) params(req Request, n int, seedShift int64) openai.ChatCompletionNewParams {
+	p := openai.ChatCompletionNewParams{
+		Model:       c.cfg.Model,
+		Temperature: openai.Float(req.Temperature),
+	}
+	p.Messages = make([]openai.ChatCompletionMessageParamUnion, len(req.Messages))
+	for i, m := range req.Messages {
+		switch m.Role {
+		case "system":
+			p.Messages[i] = openai.SystemMessage(m.Content)
+		case "user":
+			p.Messages[i] = openai.UserMessage(m.Content)
+		default:
+			p.Messages[i] = openai.AssistantMessage(m.Content)
+		}
+	}
+	if n > 1 {
+		// n is left out when 1: some servers reject the field outright.
+		p.N = openai.Int(int64(n))
+	}
+	if req.TopP > 0 {
+		p.TopP = openai.Float(req.TopP)
+	}
+	if req.MaxTokens > 0 {
+		if c.cfg.MaxCompletionTokens {
+			p.MaxCompletionTokens = openai.Int(int64(req.MaxTokens))
+		} else {
+			p.MaxTokens = openai.Int(int64(req.MaxTokens))
+		}
+	}
+	if req.Seed != nil {
+		p.Seed = openai.Int(*req.Seed + seedShift)
+	}
+	if len(req.Stop) > 0 {
+		p.Stop = openai.ChatCompletionNewParamsStopUnion{OfStringArray: req.Stop}
+	}
+	return p
+}
+
+// call makes one logical request for n choices, retrying transient failures.
+func (c *Client) call(ctx context.Context, req Request, n int, seedShift int64) (Reply, error) {
+	p := c.params(req, n, seedShift)
+	for attempt := 0; ; attempt++ {
+		r, retryAfter, err := c.attempt(ctx, p, n)
+		if err == nil {
+			c.mu.Lock()
+			c.usage = c.usage.Plus(r.Usage)
+			c.mu.Unlock()
+			return r, nil
+		}
+		var fatal *fatalError
+		if ctx.Err() != nil || errors.As(err, &fatal) {
+			return Reply{}, err
+		}
+		if attempt >= c.cfg.MaxRetries {
+			if attempt > 0 {
+				return Reply{}, fmt.Errorf("%w (gave up after %d attempts)", err, attempt+1)
+			}
+			return Reply{}, err
+		}
+		t := time.NewTimer(c.delay(attempt, retryAfter))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return Reply{}, fmt.Errorf("%w (while waiting to retry after: %v)", ctx.Err(), err)
+		case <-t.C:
+		}
+	}
+}
+
+// fatalError marks a failure that retrying cannot fix.
+type fatalError struct{ err error }
+
+func (e *fatalError) Error() string { return e.err.Error() }
+func (e *fatalError) Unwrap() error { return e.err }
+
+// attempt makes one HTTP request under the concurrency limit and the
+// per-attempt timeout. It returns the server's Retry-After delay (-1 when
+// absent) alongside a retryable error, and a *fatalError for failures that
+// must not be retried.
+func (c *Client) attempt(ctx context.Context, p openai.ChatCompletionNewParams, n int) (Reply, time.Duration, error) {
+	where := "chat server at " + c.cfg.BaseURL
+	select {
+	case c.sem <- struct{}{}:
+	case <-ctx.Done():
+		return Reply{}, -1, fmt.Errorf("%s: %w", where, ctx.Err())
+	}
+	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	var res *http.Response
+	comp, err := c.svc.New(actx, p, option.WithResponseInto(&res))
+	timedOut := actx.Err() != nil
+	cancel()
+	<-c.sem
+
+	if err == nil {
+		r, perr := parse(comp, n)
+		if perr != nil {
+			return Reply{}, -1, &fatalError{fmt.Errorf("%s: %w", where, perr)}
+		}
+		return r, -1, nil
+	}
+	if ctx.Err() != nil {
+		return Reply{}, -1, fmt.Errorf("%s: %w", where, ctx.Err())
+	}
+	if res != nil && res.StatusCode >= 400 {
+		return c.statusError(where, res, err, n)
+	}
+	if res != nil {
+		// A 2xx the SDK could not decode: not JSON, or not a completion.
+		return Reply{}, -1, &fatalError{fmt.Errorf("%s: malformed response (%d %s): %v", where, res.StatusCode, http.StatusText(res.StatusCode), err)}
+	}
+	if timedOut {
+		return Reply{}, -1, fmt.Errorf("%s: no answer within %v (Config.Timeout): %w", where, c.cfg.Timeout, context.DeadlineExceeded)
+	}
+	return Reply{}, -1, fmt.Errorf("%s unreachable: %w", where, err)
+}
+
+// statusError turns an HTTP error status into an error saying what to fix,
+// retryable or not.
+func (c *Client) statusError(where string, res *http.Response, err error, n int) (Reply, time.Duration, error) {
+	code := res.StatusCode
+	status := fmt.Sprintf("%d %s", code, http.StatusText(code))
+	msg := serverMessage(res, err)
+	switch {
+	case code == http.StatusRequestTimeout || code == http.StatusConflict || code == http.StatusTooManyRequests || code >= 500:
+		return Reply{}, retryAfter(res.Header), fmt.Errorf("%s: %s%s", where, status, msg)
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		hint := "check $" + c.cfg.APIKeyEnv
+		if !c.keySet {
+			hint += " (it is not set)"
+		}
+		return Reply{}, -1, &fatalError{fmt.Errorf("%s: %s: %s%s", where, status, hint, msg)}
+	case code == http.StatusNotFound:
+		return Reply{}, -1, &fatalError{fmt.Errorf("%s: %s: check the base URL (requests go to %s) and model %q%s", where, status, c.endpoint, c.cfg.Model, msg)}
+	case code == http.StatusBadRequest && n > 1:
+		return Reply{}, -1, &fatalError{fmt.Errorf("%s: %s%s (if the server rejects n > 1, set Config.SplitN)", where, status, msg)}
+	default:
+		return Reply{}, -1, &fatalError{fmt.Errorf("%s: %s%s", where, status, msg)}
+	}
+}
+
+// serverMessage extracts the error text of a failed response, formatted as
+// ": text", or "" when there is none. The SDK parses OpenAI's
+// {"error":{"message":...}}; other servers' bodies (vLLM's {"message":...},
+// a proxy's plain text) are quoted from the raw body.
+func serverMessage(res *http.Response, err error) string {
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) && apiErr.Message != "" {
+		return ": " + oneLine(apiErr.Message)
+	}
+	if res.Body == nil {
+		return ""
+	}
+	data, _ := io.ReadAll(io.LimitReader(res.Body, 4096))
+	res.Body.Close()
+	if s := oneLine(string(data)); s != "" {
+		return ": " + s
+	}
+	return ""
+}
+
+// oneLine trims s to a short single line for an error message.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}
+
+// parse checks a decoded completion and orders its choices by index.
+func parse(comp *openai.ChatCompletion, n int) (Reply, error) {
+	if comp == nil || len(comp.Choices) == 0 {
+		return Reply{}, errors.New("malformed response: no choices")
+	}
+	if len(comp.Choices) > n {
+		return Reply{}, fmt.Errorf("malformed response: %d choices for n = %d", len(comp.Choices), n)
+	}
+	choices := append([]openai.ChatCompletionChoice(nil), comp.Choices...)
+	sort.SliceStable(choices, func(i, j int) bool { return choices[i].Index < choices[j].Index })
+	r := Reply{
+		Choices:       make([]string, len(choices)),
+		FinishReasons: make([]string, len(choices)),
+		Usage: Usage{
+			PromptTokens:     comp.Usage.PromptTokens,
+			CompletionTokens: comp.Usage.CompletionTokens,
+			Requests:         1,
+		},
+	}
+	for i, ch := range choices {
+		if !ch.JSON.Message.Valid() {
+			return Reply{}, fmt.Errorf("malformed response: choice %d has no message", ch.Index)
+		}
+		r.Choices[i] = ch.Message.Content
+		r.FinishReasons[i] = ch.FinishReason
+	}
+	return r, nil
+}
+
+// delay is how long to wait before retry number attempt+1: the server's
+// Retry-After when it gave one, otherwise exponential backoff with jitter
+// (a uniform draw from the upper half of the step), so clients that failed
+// together do not retry together.
+func (c *Client) delay(attempt int, retryAfter time.Duration) time.Duration {
+	if retryAfter >= 0 {
+		return min(retryAfter, MaxRetryAfter)
+	}
+	d := c.cfg.BackoffBase
+	for range attempt {
+		if d >= c.cfg.BackoffMax/2 {
+			d = c.cfg.BackoffMax
+			break
+		}
+		d *= 2
+	}
+	d = min(d, c.cfg.BackoffMax)
+	return d/2 + rand.N(d/2+1)
+}
+
+// retryAfter reads the server's requested delay from retry-after-ms (sent by
+// OpenAI) or Retry-After (seconds or an HTTP date). It returns -1 when there
+// is none.
+func retryAfter(h http.Header) time.Duration {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := h.Get("Retry-After")
+	if v == "" {
+		return -1
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return -1
+}

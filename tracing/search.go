@@ -1,0 +1,409 @@
+package tracing
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/stem-kgqa/stem/schema"
+)
+
+// cand is one KG edge considered for a schema edge.
+type cand struct {
+	tid, far    int32
+	score, bias float32
+	aligned     bool // the KG edge points the way the schema edge does
+}
+
+// runOut is what one (schema graph, anchor) search found.
+type runOut struct {
+	matches []Match
+	answers map[int32]Answer // answer entity -> best (S, Reversed) that bound it
+	bound   []bool           // schema nodes bound at least once
+}
+
+// run is the state of one search: the bindings and used edges of the
+// current branch, restored on backtracking, and per-depth buffers.
+type run struct {
+	t          *Tracer
+	s          *sGraph
+	guide      *Guidance
+	strat      schema.Strategy
+	bind       []int32 // schema node -> KG entity on this branch, -1 unbound
+	usedSchema []bool
+	usedKG     []int32 // KG triples matched on this branch (the Contradict set)
+	arrival    []int32 // schema node -> KG triple that bound it on this branch, -1 for the anchor
+	reversed   int     // edges on this branch matched against their schema direction
+	bufs       [][]cand
+	cache      map[string][]float32 // triple text -> unit vector (non-additive encoders)
+	out        runOut
+}
+
+func newRun(t *Tracer, s *sGraph, guide *Guidance, strat schema.Strategy) *run {
+	r := &run{
+		t: t, s: s, guide: guide, strat: strat,
+		bind:       make([]int32, len(s.nodes)),
+		arrival:    make([]int32, len(s.nodes)),
+		usedSchema: make([]bool, len(s.edges)),
+		bufs:       make([][]cand, len(s.edges)+1),
+		out:        runOut{answers: map[int32]Answer{}, bound: make([]bool, len(s.nodes))},
+	}
+	for i := range r.bind {
+		r.bind[i] = -1
+		r.arrival[i] = -1
+	}
+	if t.add == nil {
+		r.cache = map[string][]float32{}
+	}
+	return r
+}
+
+// trace runs Algorithm 1 from schema node node bound to KG entity anchor.
+func (r *run) trace(ctx context.Context, node int, anchor int32, s0 float32) error {
+	r.bind[node] = anchor
+	r.out.bound[node] = true
+	_, err := r.match(ctx, node, s0, 0)
+	return err
+}
+
+// match is Algorithm 1's MATCH: every schema edge at n not yet matched on
+// this branch is matched in turn from n. S is threaded through the edges,
+// so the value returned is the cumulative score of the best completion of
+// the subgraph below n (Algorithm 1 hands every edge the same S and never
+// uses S to choose; see NOTES.md fault 5).
+func (r *run) match(ctx context.Context, n int, S float32, depth int) (float32, error) {
+	for _, ei := range r.s.adj[n] {
+		if r.usedSchema[ei] {
+			continue
+		}
+		var err error
+		if S, err = r.step(ctx, n, ei, S, depth); err != nil {
+			return S, err
+		}
+	}
+	return S, nil
+}
+
+// reusable reports whether KG triple tid may match a schema edge leaving
+// node n under the configured EdgeReuse rule. A self-loop may always be
+// matched again: walking it does not retrace a step back to where the walk
+// came from, which is what the Contradict check exists to stop, and KGs that
+// merge namesakes have gold paths walking such a loop twice (PQL-2H:
+// "Indiana -recording-> Indiana -recording-> Indiana").
+func (r *run) reusable(n int, tid int32, selfLoop bool) bool {
+	if selfLoop {
+		return true
+	}
+	if r.t.cfg.Reuse == ReuseNever {
+		return !r.used(tid)
+	}
+	return r.arrival[n] != tid
+}
+
+func (r *run) used(tid int32) bool {
+	for _, u := range r.usedKG {
+		if u == tid {
+			return true
+		}
+	}
+	return false
+}
+
+// step is Algorithm 2: score every unused KG edge at n's entity against
+// schema edge ei, keep the selected ones and recurse from their far ends.
+// It returns the best completed S over the kept edges, S when none is kept.
+func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float32, error) {
+	if err := ctx.Err(); err != nil {
+		return S, err
+	}
+	g := r.t.g
+	e := &r.s.edges[ei]
+	m, inclNear, inclFar, sv := e.tail, e.inclHead, e.inclTail, e.vec
+	if e.head != n {
+		m, inclNear, inclFar, sv = e.head, e.revTail, e.revHead, e.rvec
+	}
+	x := r.bind[n]
+	fixed := r.bind[m]
+	cands := r.bufs[depth][:0]
+	for _, tid := range g.Out(x) {
+		tr := g.Triple(tid)
+		if (fixed >= 0 && tr.Tail != fixed) || !r.reusable(n, tid, tr.Head == tr.Tail) {
+			continue
+		}
+		cands = append(cands, cand{tid: tid, far: tr.Tail, aligned: e.head == n})
+	}
+	for _, tid := range g.In(x) {
+		tr := g.Triple(tid)
+		if tr.Head == tr.Tail { // a self-loop was seen in Out
+			continue
+		}
+		if (fixed >= 0 && tr.Head != fixed) || !r.reusable(n, tid, false) {
+			continue
+		}
+		cands = append(cands, cand{tid: tid, far: tr.Head, aligned: e.head != n})
+	}
+	r.bufs[depth] = cands
+	if len(cands) == 0 {
+		return S, nil
+	}
+	if r.t.add != nil {
+		r.scoreAdditive(sv, x, inclNear, inclFar, cands)
+	} else if err := r.scoreTexts(ctx, sv, x, inclNear, inclFar, cands); err != nil {
+		return S, err
+	}
+	if r.guide != nil && !r.t.cfg.NoTripleBias && len(r.guide.Triples) > 0 {
+		for i := range cands {
+			if r.guide.Triples[cands[i].tid] {
+				cands[i].bias = r.t.cfg.Tau
+				cands[i].score += r.t.cfg.Tau
+			}
+		}
+	}
+	sel := r.selectCands(cands)
+	best := float32(math.Inf(-1))
+	for _, c := range sel {
+		S2 := S + c.score
+		r.out.matches = append(r.out.matches, Match{SchemaTriple: ei, Triple: c.tid, TScore: c.score, Bias: c.bias, Cum: S2})
+		r.usedSchema[ei] = true
+		r.usedKG = append(r.usedKG, c.tid)
+		r.bind[m] = c.far
+		prevArrival := r.arrival[m]
+		r.arrival[m] = c.tid
+		r.out.bound[m] = true
+		if !c.aligned {
+			r.reversed++
+		}
+		rev := r.reversed
+		end, err := r.match(ctx, m, S2, depth+1)
+		if !c.aligned {
+			r.reversed--
+		}
+		r.arrival[m] = prevArrival
+		r.bind[m] = fixed
+		r.usedKG = r.usedKG[:len(r.usedKG)-1]
+		r.usedSchema[ei] = false
+		if err != nil {
+			return S, err
+		}
+		// An answer bound mid-graph is scored by its branch's completion,
+		// so constraint edges below it count.
+		if m == r.s.answer {
+			a := Answer{Entity: c.far, Score: end, Reversed: rev}
+			if old, ok := r.out.answers[c.far]; !ok || a.better(old) {
+				r.out.answers[c.far] = a
+			}
+		}
+		best = max(best, end)
+	}
+	if len(sel) == 0 {
+		return S, nil
+	}
+	return best, nil
+}
+
+// selectCands applies the strategy, compacting cands in place: Precision
+// keeps the edges tied at the best score, Breadth those reaching Theta (or,
+// when none does and StrictTheta is off, the best tied edges).
+func (r *run) selectCands(cands []cand) []cand {
+	best := cands[0].score
+	for _, c := range cands[1:] {
+		best = max(best, c.score)
+	}
+	k := 0
+	breadth := r.strat == schema.Breadth
+	if breadth {
+		for _, c := range cands {
+			if c.score >= r.t.cfg.Theta {
+				cands[k] = c
+				k++
+			}
+		}
+	}
+	if k == 0 && (!breadth || !r.t.cfg.StrictTheta) {
+		for _, c := range cands {
+			if c.score >= best-tieEps {
+				cands[k] = c
+				k++
+			}
+		}
+	}
+	sel := dropReversedTies(cands[:k])
+	if mb := r.t.cfg.MaxBranch; mb > 0 && len(sel) > mb {
+		sort.SliceStable(sel, func(a, b int) bool {
+			if sel[a].score != sel[b].score {
+				return sel[a].score > sel[b].score
+			}
+			return sel[a].tid < sel[b].tid
+		})
+		sel = sel[:mb]
+	}
+	return sel
+}
+
+// scoreAdditive sets each candidate's cosine from the precomputed parts.
+// When the far end is not part of the text the score depends on the
+// relation alone, and Out/In rows are sorted by relation, so a run of one
+// relation is scored once.
+func (r *run) scoreAdditive(sv []float32, x int32, inclNear, inclFar bool, cands []cand) {
+	t := r.t
+	d := t.dim
+	var near []float32
+	if inclNear {
+		near = t.entParts[int(x)*d : int(x+1)*d]
+	}
+	lastRel, last := int32(-1), float32(0)
+	for i := range cands {
+		rel := t.g.Triple(cands[i].tid).Rel
+		if !inclFar && rel == lastRel {
+			cands[i].score = last
+			continue
+		}
+		rv := t.relParts[int(rel)*d : int(rel+1)*d]
+		var c float32
+		switch {
+		case inclFar && near != nil:
+			f := cands[i].far
+			c = cos3(sv, rv, near, t.entParts[int(f)*d:int(f+1)*d])
+		case inclFar:
+			f := cands[i].far
+			c = cos2(sv, rv, t.entParts[int(f)*d:int(f+1)*d])
+		case near != nil:
+			c = cos2(sv, rv, near)
+		default:
+			c = cos1(sv, rv)
+		}
+		cands[i].score = c
+		lastRel, last = rel, c
+	}
+}
+
+// scoreTexts scores candidates with a non-additive encoder: the KG triple
+// texts missing from the run's cache are encoded in one batch.
+func (r *run) scoreTexts(ctx context.Context, sv []float32, x int32, inclNear, inclFar bool, cands []cand) error {
+	t := r.t
+	texts := make([]string, len(cands))
+	var missing []string
+	pending := map[string]bool{}
+	var sb strings.Builder
+	for i, c := range cands {
+		tr := t.g.Triple(c.tid)
+		inclH, inclT := inclNear, inclFar
+		if tr.Head != x {
+			inclH, inclT = inclFar, inclNear
+		}
+		sb.Reset()
+		if inclH {
+			sb.WriteString(t.g.EntityText(tr.Head))
+			sb.WriteByte(' ')
+		}
+		sb.WriteString(t.g.RelationText(tr.Rel))
+		if inclT {
+			sb.WriteByte(' ')
+			sb.WriteString(t.g.EntityText(tr.Tail))
+		}
+		texts[i] = sb.String()
+		if _, ok := r.cache[texts[i]]; !ok && !pending[texts[i]] {
+			pending[texts[i]] = true
+			missing = append(missing, texts[i])
+		}
+	}
+	if len(missing) > 0 {
+		vecs := make([]float32, len(missing)*t.dim)
+		if err := t.enc.Encode(ctx, missing, vecs); err != nil {
+			return fmt.Errorf("encode %d KG triples with %s: %w", len(missing), t.enc.Name(), err)
+		}
+		for i, s := range missing {
+			r.cache[s] = vecs[i*t.dim : (i+1)*t.dim]
+		}
+	}
+	for i := range cands {
+		cands[i].score = dot(sv, r.cache[texts[i]])
+	}
+	return nil
+}
+
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s float32
+	for i, v := range a {
+		s += v * b[i]
+	}
+	return s
+}
+
+// cos1..cos3 return the cosine of unit vector s with the sum of the parts,
+// in one pass and without allocating; 0 for a zero sum.
+func cos1(s, a []float32) float32 {
+	a = a[:len(s)]
+	var d, nn float32
+	for i, v := range s {
+		x := a[i]
+		d += v * x
+		nn += x * x
+	}
+	return finish(d, nn)
+}
+
+func cos2(s, a, b []float32) float32 {
+	a, b = a[:len(s)], b[:len(s)]
+	var d, nn float32
+	for i, v := range s {
+		x := a[i] + b[i]
+		d += v * x
+		nn += x * x
+	}
+	return finish(d, nn)
+}
+
+func cos3(s, a, b, c []float32) float32 {
+	a, b, c = a[:len(s)], b[:len(s)], c[:len(s)]
+	var d, nn float32
+	for i, v := range s {
+		x := a[i] + b[i] + c[i]
+		d += v * x
+		nn += x * x
+	}
+	return finish(d, nn)
+}
+
+func finish(d, nn float32) float32 {
+	if nn == 0 {
+		return 0
+	}
+	return d / float32(math.Sqrt(float64(nn)))
+}
+
+// dropReversedTies removes kept edges that point against the schema edge
+// when an aligned kept edge has the same score. Matching is undirected, so
+// under relation text "London located_in United_Kingdom" and
+// "University_College_London located_in London" tie exactly; direction is
+// the one thing the schema still says about them, so it breaks the tie.
+// Reversed edges without an aligned equal stay: a KG may store a fact the
+// other way round from the schema.
+func dropReversedTies(sel []cand) []cand {
+	var al []float32
+	for _, c := range sel {
+		if c.aligned {
+			al = append(al, c.score)
+		}
+	}
+	if len(al) == 0 || len(al) == len(sel) {
+		return sel
+	}
+	slices.Sort(al)
+	k := 0
+	for _, c := range sel {
+		if !c.aligned {
+			i, _ := slices.BinarySearch(al, c.score-tieEps)
+			if i < len(al) && al[i] <= c.score+tieEps {
+				continue
+			}
+		}
+		sel[k] = c
+		k++
+	}
+	return sel[:k]
+}

@@ -1,0 +1,453 @@
+package tracing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/kgvec"
+	"github.com/stem-kgqa/stem/models"
+	"github.com/stem-kgqa/stem/schema"
+)
+
+// TextMode is how schema and KG triples are turned into text for the T-Score
+// (see the package doc, "Triple text").
+type TextMode int
+
+const (
+	// TextFarMention compares relation text plus the far end when that end
+	// is a question mention (a constraint such as "[ENT1] genre Comedy").
+	// The near end is left out on both sides: it is the entity the walk
+	// stands on, the same on both sides by construction, and including it
+	// only inflates every cosine towards 1. The default.
+	TextFarMention TextMode = iota
+	// TextKnownEnds drops, on both sides, every end that is a placeholder
+	// in the schema triple and keeps the mentions, near or far.
+	TextKnownEnds
+	// TextFull encodes the KG triple whole and the schema triple without its
+	// placeholders (the paper's eq. 12 read literally).
+	TextFull
+	// TextRelation compares relation text only.
+	TextRelation
+)
+
+// String names the mode for logs and flags.
+func (m TextMode) String() string {
+	switch m {
+	case TextFarMention:
+		return "far-mention"
+	case TextKnownEnds:
+		return "known-ends"
+	case TextFull:
+		return "full"
+	case TextRelation:
+		return "relation"
+	}
+	return fmt.Sprintf("TextMode(%d)", int(m))
+}
+
+// Config holds the tracing parameters; DefaultConfig gives the paper's values.
+type Config struct {
+	TopN   int     // anchor candidates per question entity (paper: 50)
+	Lambda float32 // entity-level bias, multiplicative, for guidance entities (1.5)
+	Tau    float32 // triple-level bias, additive, for guidance triples (0.5)
+	Theta  float32 // Breadth threshold on the T-Score (0.6)
+
+	NoEntityBias, NoTripleBias bool // ablations: ignore the guidance graph's entities / triples
+	OnlyGreedy, OnlyThreshold  bool // force Precision / Breadth selection whatever the strategy
+
+	// Workers bounds concurrency over candidate graphs x anchors
+	// (0 = GOMAXPROCS).
+	Workers int
+
+	// Text is how triples are written for the encoder.
+	Text TextMode
+	// StringWeight is the weight of the edit-distance ratio against the
+	// embedding cosine in anchoring (0.5); an exact normalised name scores 1.
+	StringWeight float32
+	// StrictTheta disables Breadth's fallback to the best edges when no edge
+	// reaches Theta.
+	StrictTheta bool
+	// MaxBranch caps the KG edges kept per step, best first (0 = no cap).
+	MaxBranch int
+	// MaxChains caps Result.Chains (0 = no cap); Breadth over a hub can
+	// otherwise produce thousands of lines nobody can prompt with.
+	MaxChains int
+	// Reuse says which KG edges already matched on a branch may be matched
+	// again (ReuseNotBack by default; ReuseNever is the paper's Contradict
+	// check read literally).
+	Reuse EdgeReuse
+}
+
+// DefaultConfig returns the paper's parameters (NOTES.md table).
+func DefaultConfig() Config {
+	return Config{TopN: 50, Lambda: 1.5, Tau: 0.5, Theta: 0.6, StringWeight: 0.5, MaxChains: 500}
+}
+
+// EdgeReuse is the rule for matching a KG edge that an earlier schema edge
+// of the same branch already matched.
+type EdgeReuse int
+
+const (
+	// ReuseNotBack never matches the edge the walk arrived at a node by, so
+	// a match cannot step straight back; an edge matched further up the
+	// branch may be matched again. Gold paths of PQ-3H walk "spouse of the
+	// spouse of the spouse of X" (X -> Y -> X -> Y), which re-crosses the
+	// first edge: 14.4% of its test questions need this.
+	ReuseNotBack EdgeReuse = iota
+	// ReuseNever never matches a KG edge twice on one branch (Algorithm 2's
+	// Contradict over final_list, read literally).
+	ReuseNever
+)
+
+// Guidance is the Triple-GNN's global guidance subgraph: entity and triple
+// ids of the KG. A nil *Guidance means no guidance.
+type Guidance struct {
+	Entities map[int32]bool
+	Triples  map[int32]bool
+}
+
+// Request is one question to trace.
+type Request struct {
+	// Graphs are the candidate schema graphs; each is traced and the results
+	// are merged.
+	Graphs   []schema.Graph
+	Strategy schema.Strategy
+	// Mentions are the question's entity mentions. When both Mentions and
+	// Anchors are empty, the schema graphs' own mentions are used.
+	Mentions []string
+	// Anchors are explicit KG entity ids for the question entities, used
+	// instead of similarity anchoring. Anchors[i] pairs with Mentions[i] when
+	// the lengths agree; otherwise the entity's name stands for the mention.
+	Anchors  []int32
+	Guidance *Guidance
+}
+
+// Anchor is a question entity placed in the KG.
+type Anchor struct {
+	Mention string
+	Entity  int32
+	Name    string
+	Score   float32 // similarity after the entity-level bias; S0 of the search
+}
+
+// Match is one KG triple matched to one schema triple.
+type Match struct {
+	Graph        int     // index into Request.Graphs
+	SchemaTriple int     // index into that graph's Triples
+	Triple       int32   // KG triple id
+	TScore       float32 // cosine + Bias
+	Bias         float32 // triple-level bias added (0 or Tau)
+	Cum          float32 // cumulative S after this edge
+}
+
+// Answer is a KG entity bound to the answer placeholder.
+type Answer struct {
+	Entity int32
+	Name   string
+	Score  float32 // best cumulative S that bound it
+	Graph  int     // the schema graph of that best S
+	// Reversed counts the KG edges on that branch matched against the
+	// schema edge's direction. Between answers of equal S the one reached
+	// with fewer reversed edges ranks first, as dropReversedTies does for
+	// edges: direction is the one thing the schema still says about them.
+	Reversed int
+}
+
+// better orders answers: higher S first, then (within tieEps) fewer
+// reversed edges.
+func (a Answer) better(b Answer) bool {
+	if a.Score > b.Score+tieEps || a.Score < b.Score-tieEps {
+		return a.Score > b.Score
+	}
+	return a.Reversed < b.Reversed
+}
+
+// Result is the retrieved evidence for one Request.
+type Result struct {
+	Anchors  []Anchor
+	Evidence []Match  // each KG triple once, best Cum kept; by Cum desc, then triple id
+	Answers  []Answer // by Score desc, then fewer Reversed, then name
+	Chains   []string
+	// Unbacked counts evidence triples and answers the KG does not back.
+	// It must be 0; it exists so that a faithfulness audit is a number.
+	Unbacked int
+	Problems []string // non-fatal issues met while tracing
+}
+
+// Tracer traces schema graphs over one KG. It is safe for concurrent use.
+type Tracer struct {
+	g    *kg.Graph
+	enc  models.Encoder
+	add  models.Additive // nil when enc is not additive
+	ents *kgvec.Entities
+	cfg  Config
+	dim  int
+	// entParts and relParts are the un-normalised encoder parts of every
+	// entity and relation text (Additive encoders only), row-major.
+	entParts, relParts []float32
+	relByText          map[string]bool
+}
+
+const partBatch = 4096
+
+// New prepares a tracer: with an Additive encoder it encodes every entity
+// and relation text of g once. ents may be nil, in which case only exact
+// normalised names (or explicit anchors) anchor mentions.
+func New(g *kg.Graph, enc models.Encoder, ents *kgvec.Entities, cfg Config) (*Tracer, error) {
+	if g == nil || enc == nil {
+		return nil, errors.New("tracing: nil graph or encoder")
+	}
+	if cfg.Workers < 0 || cfg.TopN < 0 || cfg.MaxBranch < 0 || cfg.MaxChains < 0 {
+		return nil, fmt.Errorf("tracing: negative Workers, TopN, MaxBranch or MaxChains in %+v", cfg)
+	}
+	if cfg.Text < TextFarMention || cfg.Text > TextRelation {
+		return nil, fmt.Errorf("tracing: unknown text mode %d", int(cfg.Text))
+	}
+	t := &Tracer{g: g, enc: enc, ents: ents, cfg: cfg, dim: enc.Dim(), relByText: map[string]bool{}}
+	for r := 0; r < g.NumRelations(); r++ {
+		t.relByText[g.RelationText(int32(r))] = true
+	}
+	if a, ok := enc.(models.Additive); ok {
+		t.add = a
+		ctx := context.Background()
+		var err error
+		if t.entParts, err = t.parts(ctx, g.NumEntities(), g.EntityText); err != nil {
+			return nil, fmt.Errorf("tracing: encode entities: %w", err)
+		}
+		if t.relParts, err = t.parts(ctx, g.NumRelations(), g.RelationText); err != nil {
+			return nil, fmt.Errorf("tracing: encode relations: %w", err)
+		}
+	}
+	return t, nil
+}
+
+func (t *Tracer) parts(ctx context.Context, n int, text func(int32) string) ([]float32, error) {
+	out := make([]float32, n*t.dim)
+	texts := make([]string, 0, partBatch)
+	for lo := 0; lo < n; lo += partBatch {
+		hi := min(lo+partBatch, n)
+		texts = texts[:0]
+		for i := lo; i < hi; i++ {
+			texts = append(texts, text(int32(i)))
+		}
+		if err := t.add.EncodeParts(ctx, texts, out[lo*t.dim:hi*t.dim]); err != nil {
+			return nil, fmt.Errorf("%s rows %d-%d: %w", t.enc.Name(), lo, hi-1, err)
+		}
+	}
+	return out, nil
+}
+
+// job is one (schema graph, anchor) search.
+type job struct {
+	graph  int
+	anchor int // index into Result.Anchors
+	node   int // schema node the anchor binds
+}
+
+// Trace retrieves the evidence for req. Bad input (invalid schema graphs,
+// unanchorable mentions) is reported in Result.Problems; an error means the
+// encoder failed or ctx ended.
+func (t *Tracer) Trace(ctx context.Context, req Request) (*Result, error) {
+	res := &Result{}
+	strat := req.Strategy
+	if t.cfg.OnlyGreedy {
+		strat = schema.Precision
+	} else if t.cfg.OnlyThreshold {
+		strat = schema.Breadth
+	}
+	sgs := make([]*sGraph, len(req.Graphs))
+	for i, sg := range req.Graphs {
+		if err := sg.Validate(); err != nil {
+			res.Problems = append(res.Problems, fmt.Sprintf("graph %d: invalid: %v", i, err))
+			continue
+		}
+		s, probs, err := t.compile(ctx, sg)
+		if err != nil {
+			return nil, fmt.Errorf("tracing: graph %d %s: %w", i, sg, err)
+		}
+		for _, p := range probs {
+			res.Problems = append(res.Problems, fmt.Sprintf("graph %d: %s", i, p))
+		}
+		sgs[i] = s
+	}
+	if err := t.anchor(ctx, req, sgs, res); err != nil {
+		return nil, err
+	}
+	jobs := t.assign(sgs, res.Anchors)
+	for _, a := range res.Anchors {
+		if t.g.Degree(a.Entity) == 0 {
+			res.Problems = append(res.Problems, fmt.Sprintf("anchor %q (%s) has no neighbours", a.Mention, a.Name))
+		}
+	}
+	outs := make([]runOut, len(jobs))
+	if err := t.runJobs(ctx, req, strat, sgs, jobs, res.Anchors, outs); err != nil {
+		return nil, err
+	}
+	t.merge(req, strat, sgs, jobs, outs, res)
+	return res, nil
+}
+
+func (t *Tracer) runJobs(ctx context.Context, req Request, strat schema.Strategy, sgs []*sGraph, jobs []job, anchors []Anchor, outs []runOut) error {
+	workers := t.cfg.Workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, len(jobs))
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+		next     int
+	)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				stop := firstErr != nil
+				mu.Unlock()
+				if stop || i >= len(jobs) {
+					return
+				}
+				j := jobs[i]
+				r := newRun(t, sgs[j.graph], req.Guidance, strat)
+				err := r.trace(ctx, j.node, anchors[j.anchor].Entity, anchors[j.anchor].Score)
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+						cancel()
+					}
+					mu.Unlock()
+					return
+				}
+				outs[i] = r.out
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return fmt.Errorf("tracing: %w", firstErr)
+	}
+	return ctx.Err()
+}
+
+const tieEps = 1e-5
+
+// merge folds the per-job outputs, in job order, into res.
+func (t *Tracer) merge(req Request, strat schema.Strategy, sgs []*sGraph, jobs []job, outs []runOut, res *Result) {
+	best := map[int32]Match{}
+	answers := map[int32]Answer{}
+	for i, o := range outs {
+		j := jobs[i]
+		for _, m := range o.matches {
+			m.Graph = j.graph
+			if b, ok := best[m.Triple]; !ok || m.Cum > b.Cum {
+				best[m.Triple] = m
+			}
+		}
+		for e, a := range o.answers {
+			if old, ok := answers[e]; !ok || a.better(old) {
+				a.Name, a.Graph = t.g.EntityName(e), j.graph
+				answers[e] = a
+			}
+		}
+	}
+	for _, m := range best {
+		res.Evidence = append(res.Evidence, m)
+	}
+	sort.Slice(res.Evidence, func(a, b int) bool {
+		x, y := res.Evidence[a], res.Evidence[b]
+		if x.Cum != y.Cum {
+			return x.Cum > y.Cum
+		}
+		return x.Triple < y.Triple
+	})
+	for _, a := range answers {
+		res.Answers = append(res.Answers, a)
+	}
+	sort.Slice(res.Answers, func(a, b int) bool {
+		x, y := res.Answers[a], res.Answers[b]
+		if x.better(y) || y.better(x) {
+			return x.better(y)
+		}
+		if x.Name != y.Name {
+			return x.Name < y.Name
+		}
+		return x.Entity < y.Entity
+	})
+	if strat == schema.Precision && len(res.Answers) > 0 {
+		k := 1
+		for k < len(res.Answers) && !res.Answers[0].better(res.Answers[k]) {
+			k++
+		}
+		res.Answers = res.Answers[:k]
+	}
+	// Problems about the search itself.
+	for gi, s := range sgs {
+		if s == nil {
+			continue
+		}
+		bound := make([]bool, len(s.nodes))
+		traced := false
+		for i, o := range outs {
+			if jobs[i].graph != gi {
+				continue
+			}
+			traced = true
+			for n, b := range o.bound {
+				bound[n] = bound[n] || b
+			}
+		}
+		if !traced {
+			res.Problems = append(res.Problems, fmt.Sprintf("graph %d: no question entity anchors any of its mentions", gi))
+			continue
+		}
+		for n, name := range s.nodes {
+			if s.isPH[n] && !bound[n] {
+				res.Problems = append(res.Problems, fmt.Sprintf("graph %d: placeholder %s never bound", gi, name))
+			}
+		}
+	}
+	if len(res.Evidence) == 0 {
+		res.Problems = append(res.Problems, "empty evidence: no KG edge matched any schema edge")
+	}
+	res.Unbacked = t.audit(res)
+	res.Chains = t.chains(res)
+}
+
+// audit counts evidence triples not in the KG and answers that are not an
+// end of some evidence triple.
+func (t *Tracer) audit(res *Result) int {
+	bad := 0
+	ends := map[int32]bool{}
+	n := int32(t.g.NumTriples())
+	for _, m := range res.Evidence {
+		if m.Triple < 0 || m.Triple >= n {
+			bad++
+			continue
+		}
+		tr := t.g.Triple(m.Triple)
+		if !t.g.HasTriple(tr.Head, tr.Rel, tr.Tail) {
+			bad++
+			continue
+		}
+		ends[tr.Head], ends[tr.Tail] = true, true
+	}
+	for _, a := range res.Answers {
+		if !ends[a.Entity] {
+			bad++
+		}
+	}
+	return bad
+}
