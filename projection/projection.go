@@ -1,0 +1,67 @@
+// Package projection turns a question into candidate schema graphs and an
+// answer strategy: STEM's Semantic-to-Structural Projection (paper sections
+// 3.1-3.2). Planners implement one small interface; sub-packages hold the
+// planners themselves:
+//
+//   - pattern: learns question patterns -> relation paths + strategy from
+//     training questions (the embedded default, no LLM);
+//   - zeroshot: ranks the KG's relation paths from the anchored entity
+//     against the question, with no training data at all;
+//   - llmplan: SGDA and SAGB over an OpenAI-compatible chat server.
+package projection
+
+import (
+	"context"
+
+	"github.com/stem-kgqa/stem/schema"
+)
+
+// Input is what a planner gets for one question.
+type Input struct {
+	// Question is the question text as asked.
+	Question string
+	// Entities are the question's entities as KG entity names, when known
+	// (linked, marked by the dataset, or given with --entity). Planners that
+	// need them and get none report an error.
+	Entities []string
+	// Mentions are the spans of Question that name Entities, when known
+	// (Mentions[i] names Entities[i]); pattern planners mask them.
+	Mentions []string
+}
+
+// Candidate is one planned decomposition: a schema graph and the planner's
+// confidence in it.
+type Candidate struct {
+	Graph schema.Graph
+	// Assertions are the atomic assertions behind Graph, when the planner
+	// produces them (SGDA), e.g. "[ENT1] is the director of Inception".
+	Assertions []string
+	// Score is the planner's confidence, higher is better; comparable only
+	// within one Plan.
+	Score float32
+}
+
+// Plan is a planner's answer: up to B candidates, best first, and the
+// strategy for tracing.
+type Plan struct {
+	Candidates []Candidate
+	Strategy   schema.Strategy
+	// Notes say what the planner fell back on or could not do (a strategy
+	// defaulted to Precision, a reply that did not parse), for --explain.
+	Notes []string
+}
+
+// Graphs returns the candidates' schema graphs, best first.
+func (p Plan) Graphs() []schema.Graph {
+	out := make([]schema.Graph, len(p.Candidates))
+	for i, c := range p.Candidates {
+		out[i] = c.Graph
+	}
+	return out
+}
+
+// Planner produces candidate schema graphs and a strategy for a question.
+// Implementations must be safe for concurrent use.
+type Planner interface {
+	Plan(ctx context.Context, in Input) (Plan, error)
+}
