@@ -44,6 +44,7 @@ func evalCommand() *cli.Command {
 			&cli.BoolFlag{Name: "only-greedy", Usage: "ablation: greedy selection whatever the strategy"},
 			&cli.BoolFlag{Name: "only-threshold", Usage: "ablation: threshold selection whatever the strategy"},
 			&cli.StringFlag{Name: "reuse", Value: "not-back", Usage: "which matched KG edges a later schema edge may match again: not-back (all but the edge just walked) or never (the paper's Contradict read literally)"},
+			&cli.StringFlag{Name: "triple-text", Value: "far-mention", Usage: "how schema and KG triples are written for the encoder: far-mention, known-ends, full or relation (see package tracing)"},
 			&cli.IntFlag{Name: "max-branch", Usage: "cap on KG edges kept per tracing step (0 = none)"},
 			&cli.IntFlag{Name: "limit", Usage: "score only the first N questions (0 = all)"},
 			&cli.BoolFlag{Name: "keep-going", Usage: "score a question whose retrieval fails as unanswered instead of stopping"},
@@ -161,6 +162,11 @@ func runEval(c *cli.Context) error {
 	default:
 		return fmt.Errorf("--reuse %q: want not-back or never", c.String("reuse"))
 	}
+	mode, err := parseTextMode(c.String("triple-text"))
+	if err != nil {
+		return err
+	}
+	cfg.Text = mode
 	if cfg.OnlyGreedy && cfg.OnlyThreshold {
 		return fmt.Errorf("--only-greedy and --only-threshold exclude each other")
 	}
@@ -227,4 +233,14 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// parseTextMode reads a --triple-text value.
+func parseTextMode(s string) (tracing.TextMode, error) {
+	for _, m := range []tracing.TextMode{tracing.TextFarMention, tracing.TextKnownEnds, tracing.TextFull, tracing.TextRelation} {
+		if m.String() == s {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("--triple-text %q: want far-mention, known-ends, full or relation", s)
 }
