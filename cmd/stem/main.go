@@ -55,6 +55,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			encodeCommand(),
 			searchCommand(),
 			evalCommand(),
+			evalPlansCommand(),
+			trainCommand(),
 		},
 	}
 }

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/projection/linking"
+	"github.com/stem-kgqa/stem/projection/pattern"
+	"github.com/stem-kgqa/stem/projection/planeval"
+	"github.com/urfave/cli/v2"
+)
+
+// trainCommand groups the commands that learn models from benchmark data.
+func trainCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "train",
+		Usage: "learn models from training data",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "planner",
+				Usage: "learn the pattern planner (question pattern -> relation paths + strategy) from questions with gold paths",
+				Description: "Formats:\n" +
+					"  pq            PathQuestion: --questions splits/PQ-2H.train.txt[,...]\n" +
+					"  metaqa        MetaQA: --questions qa_dev_1hop.txt,qa_dev_2hop.txt --qtype qtype_dev_1hop.txt,qtype_dev_2hop.txt\n" +
+					"  webqsp-paths  RoG path files: --questions rog_paths_train.jsonl (ground_paths; no answer counts,\n" +
+					"                so the model has no strategy labels)\n\n" +
+					"Training encodes the questions with their entity mention masked: seconds.\n\n" +
+					"Example:\n  stem train planner --format metaqa --questions qa_dev_1hop.txt,qa_dev_2hop.txt \\\n" +
+					"        --qtype qtype_dev_1hop.txt,qtype_dev_2hop.txt --out metaqa.stempat",
+				Flags: append([]cli.Flag{
+					&cli.StringFlag{Name: "format", Required: true, Usage: "dataset format: pq, metaqa, webqsp-paths"},
+					&cli.StringFlag{Name: "questions", Required: true, Usage: "training question file(s), comma-separated"},
+					&cli.StringFlag{Name: "qtype", Usage: "metaqa: question-type file(s), one per --questions file"},
+					&cli.StringFlag{Name: "kg", Usage: "optional KG file: gold paths naming relations it lacks are reported"},
+					&cli.StringFlag{Name: "out", Required: true, Usage: "model file to write"},
+					&cli.IntFlag{Name: "k", Usage: "neighbours that vote (0 = default)"},
+					&cli.Float64Flag{Name: "temperature", Usage: "vote weight exp((sim-best)/T) (0 = default)"},
+					&cli.Float64Flag{Name: "tfidf", Usage: "weight of the TF-IDF similarity in the blend (0 = default, negative = off)"},
+				}, encoderFlags()...),
+				Action: runTrainPlanner,
+			},
+		},
+	}
+}
+
+func runTrainPlanner(c *cli.Context) error {
+	ctx := c.Context
+	qs, err := loadPlanQuestions(ctx, c.String("format"), c.String("questions"), c.String("qtype"))
+	if err != nil {
+		return err
+	}
+	if p := c.String("kg"); p != "" {
+		g, err := kg.Load(ctx, p, kg.FormatAuto)
+		if err != nil {
+			return err
+		}
+		missing := map[string]int{}
+		for _, q := range qs {
+			for _, path := range q.Gold {
+				for _, s := range path {
+					if _, ok := g.Relation(s.Rel); !ok {
+						missing[s.Rel]++
+					}
+				}
+			}
+		}
+		for r, n := range missing {
+			fmt.Fprintf(c.App.ErrWriter, "warning: relation %q (%d gold steps) is not in %s\n", r, n, p)
+		}
+	}
+	enc, closeEnc, err := openEncoder(c, c.App.ErrWriter)
+	if err != nil {
+		return err
+	}
+	defer closeEnc()
+	exs := make([]pattern.Example, len(qs))
+	for i, q := range qs {
+		exs[i] = pattern.Example{Question: q.Text, Mentions: q.Mentions, Paths: q.Gold, Answers: q.Answers}
+	}
+	m, err := pattern.Train(ctx, enc, exs, pattern.Options{K: c.Int("k"), Temperature: float32(c.Float64("temperature")), TFIDF: float32(c.Float64("tfidf"))})
+	if err != nil {
+		return err
+	}
+	if err := m.Save(c.String("out")); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.ErrWriter, "trained on %d questions (%d distinct masked texts, %d relation paths) with %s; wrote %s\n",
+		m.Questions(), m.Examples(), m.NumPaths(), m.Encoder(), c.String("out"))
+	return nil
+}
+
+// planQuestion is a question with what planning and plan scoring need.
+type planQuestion struct {
+	Text               string
+	Entities, Mentions []string
+	Gold               [][]eval.Step
+	// Answers is the gold answer count, -1 when unknown.
+	Answers int
+	// Reference are a peer's planned paths (webqsp-paths: RoG's
+	// "prediction").
+	Reference [][]eval.Step
+}
+
+// loadPlanQuestions reads questions with gold relation paths in one of the
+// formats train planner and eval-plans take.
+func loadPlanQuestions(ctx context.Context, format, questions, qtypes string) ([]planQuestion, error) {
+	files := splitList(questions)
+	if len(files) == 0 {
+		return nil, fmt.Errorf("--questions names no file")
+	}
+	var out []planQuestion
+	fromEval := func(q eval.Question) planQuestion {
+		pq := planQuestion{Text: q.Text, Entities: q.Entities, Answers: len(q.Answers)}
+		for _, e := range q.Entities {
+			if m, sp, ok := linking.Marked(q.Text); ok {
+				_ = m
+				pq.Mentions = append(pq.Mentions, q.Text[sp.Start:sp.End])
+			} else if sp, ok := linking.Find(q.Text, e); ok {
+				pq.Mentions = append(pq.Mentions, q.Text[sp.Start:sp.End])
+			}
+		}
+		for _, g := range q.Gold {
+			pq.Gold = append(pq.Gold, g.Steps)
+		}
+		return pq
+	}
+	switch format {
+	case "pq":
+		for _, f := range files {
+			qs, err := eval.LoadPathQuestion(ctx, f)
+			if err != nil {
+				return nil, err
+			}
+			for _, q := range qs {
+				out = append(out, fromEval(q))
+			}
+		}
+	case "metaqa":
+		types := splitList(qtypes)
+		if len(types) != len(files) {
+			return nil, fmt.Errorf("--format metaqa needs one --qtype file per --questions file (got %d and %d)", len(types), len(files))
+		}
+		for i, f := range files {
+			qs, err := eval.LoadMetaQA(ctx, f, types[i])
+			if err != nil {
+				return nil, err
+			}
+			for _, q := range qs {
+				out = append(out, fromEval(q))
+			}
+		}
+	case "webqsp-paths":
+		for _, f := range files {
+			rows, err := planeval.LoadRoGPaths(ctx, f)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range rows {
+				out = append(out, planQuestion{Text: r.Question, Gold: r.Gold, Answers: -1, Reference: r.Prediction})
+			}
+		}
+	default:
+		return nil, fmt.Errorf("--format %q: want pq, metaqa or webqsp-paths", format)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no questions in %s", questions)
+	}
+	return out, nil
+}

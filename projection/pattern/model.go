@@ -1,0 +1,430 @@
+// Package pattern is stem's embedded default planner: it learns, from
+// training questions with gold relation paths and answer counts, which
+// relation path and which answer strategy a question needs, the way SGDA
+// learns "patterns rather than specific knowledge" (paper section 3.1).
+//
+// # Method
+//
+// Training masks each question's entity mention (linking.Mask), merges
+// questions whose masked text is the same, and stores per merged example the
+// encoder vector of the masked text, the counts of its gold relation paths
+// (with directions) and the counts of its strategy labels (Breadth iff more
+// than one gold answer). Planning masks the question the same way and finds
+// its K nearest examples by a blend of the encoder's cosine similarity and a
+// TF-IDF cosine over the masked words (the second signal separates
+// templates that differ in one rare word, such as "writer" and "director",
+// which sums of word vectors blur). Each neighbour votes for its paths with
+// weight exp((sim-best)/T) split over its paths; the top-B paths become
+// schema graphs anchored on the question's entity (eval.SchemaGraph), and the
+// strategy is the neighbours' weighted label vote, or, when the planner has a
+// KG and the entity, the number of entities the best path reaches there.
+//
+// Training is encoding: seconds for tens of thousands of questions.
+package pattern
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/stem-kgqa/stem/atomicfile"
+	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/models"
+	"github.com/stem-kgqa/stem/projection/linking"
+)
+
+// Example is one training question.
+type Example struct {
+	Question string
+	// Mentions are the spans naming the question's entity, masked before
+	// encoding; a MetaQA "[...]" group is masked without being listed.
+	Mentions []string
+	// Paths are the gold relation paths.
+	Paths [][]eval.Step
+	// Answers is the number of gold answers; -1 when unknown, which
+	// leaves the example out of the strategy vote.
+	Answers int
+}
+
+// Options are the planning settings stored with a model; zero fields take
+// the defaults chosen on dev (see the package tests and the report).
+type Options struct {
+	// K is the number of neighbours that vote; 0 means DefaultK.
+	K int
+	// Temperature softens the neighbours' weights exp((sim-best)/T);
+	// 0 means DefaultTemperature.
+	Temperature float32
+	// TFIDF is the weight of the TF-IDF cosine in the blended similarity
+	// (1-TFIDF is the encoder's); 0 means DefaultTFIDF, negative means 0.
+	TFIDF float32
+	// Centroid is the weight of every path's prototype similarity (the
+	// cosine between the question and the mean vector of the training
+	// questions with that path), added to the vote share so that paths no
+	// neighbour voted for are ranked too; 0 means DefaultCentroid,
+	// negative means 0.
+	Centroid float32
+}
+
+// Defaults chosen by measurement on the dev splits.
+const (
+	DefaultK           = 32
+	DefaultTemperature = 0.1
+	DefaultTFIDF       = 0.3
+	DefaultCentroid    = 0.5
+)
+
+func (o Options) withDefaults() Options {
+	if o.K <= 0 {
+		o.K = DefaultK
+	}
+	if o.Temperature <= 0 {
+		o.Temperature = DefaultTemperature
+	}
+	if o.TFIDF == 0 {
+		o.TFIDF = DefaultTFIDF
+	} else if o.TFIDF < 0 {
+		o.TFIDF = 0
+	}
+	if o.Centroid == 0 {
+		o.Centroid = DefaultCentroid
+	} else if o.Centroid < 0 {
+		o.Centroid = 0
+	}
+	return o
+}
+
+// Path is a relation path with directions, as stored in a model.
+type Path []eval.Step
+
+// key identifies a path with its directions.
+func (p Path) key() string {
+	var b strings.Builder
+	for _, s := range p {
+		b.WriteString(s.Rel)
+		b.WriteByte(byte('0' + s.Dir))
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// Model is a trained pattern model. It is read-only after Train or Load and
+// safe for concurrent use.
+type Model struct {
+	f fileModel
+	// tf-idf index, rebuilt from the texts on load
+	idf   map[string]float32
+	post  map[string][]posting
+	norms []float32
+	rels  map[string]bool
+	// centroids are the paths' unit mean question vectors, len(Paths)*Dim.
+	centroids []float32
+}
+
+type posting struct {
+	ex int32
+	w  float32
+}
+
+// fileModel is what a model file holds after its header.
+type fileModel struct {
+	Encoder string
+	Dim     int
+	Options Options
+	// Texts are the merged examples' masked question texts.
+	Texts []string
+	// Vectors are their encoder vectors, len(Texts)*Dim.
+	Vectors []float32
+	// Paths is the table of distinct gold paths.
+	Paths []Path
+	// ExPaths and ExCounts list each example's path ids and counts.
+	ExPaths  [][]int32
+	ExCounts [][]float32
+	// Breadth and Precision count each example's strategy labels.
+	Breadth, Precision []float32
+	// Questions is the number of training questions before merging.
+	Questions int
+}
+
+// Train builds a model from examples under enc. Examples without a gold
+// path are skipped; none left is an error.
+func Train(ctx context.Context, enc models.Encoder, examples []Example, opts Options) (*Model, error) {
+	if enc == nil {
+		return nil, errors.New("pattern: train: nil encoder")
+	}
+	f := fileModel{Encoder: enc.Name(), Dim: enc.Dim(), Options: opts}
+	byText := map[string]int{}
+	pathID := map[string]int32{}
+	for _, ex := range examples {
+		if len(ex.Paths) == 0 {
+			continue
+		}
+		text := MaskedText(ex.Question, ex.Mentions)
+		i, ok := byText[text]
+		if !ok {
+			i = len(f.Texts)
+			byText[text] = i
+			f.Texts = append(f.Texts, text)
+			f.ExPaths = append(f.ExPaths, nil)
+			f.ExCounts = append(f.ExCounts, nil)
+			f.Breadth = append(f.Breadth, 0)
+			f.Precision = append(f.Precision, 0)
+		}
+		f.Questions++
+		seen := map[int32]bool{}
+		for _, p := range ex.Paths {
+			if len(p) == 0 {
+				continue
+			}
+			k := Path(p).key()
+			id, ok := pathID[k]
+			if !ok {
+				id = int32(len(f.Paths))
+				pathID[k] = id
+				f.Paths = append(f.Paths, append(Path(nil), p...))
+			}
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			found := false
+			for j, q := range f.ExPaths[i] {
+				if q == id {
+					f.ExCounts[i][j]++
+					found = true
+				}
+			}
+			if !found {
+				f.ExPaths[i] = append(f.ExPaths[i], id)
+				f.ExCounts[i] = append(f.ExCounts[i], 1)
+			}
+		}
+		switch {
+		case ex.Answers > 1:
+			f.Breadth[i]++
+		case ex.Answers >= 0:
+			f.Precision[i]++
+		}
+	}
+	if len(f.Texts) == 0 {
+		return nil, errors.New("pattern: train: no example has a gold path")
+	}
+	f.Vectors = make([]float32, len(f.Texts)*f.Dim)
+	const batch = 512
+	for i := 0; i < len(f.Texts); i += batch {
+		j := min(i+batch, len(f.Texts))
+		if err := enc.Encode(ctx, f.Texts[i:j], f.Vectors[i*f.Dim:j*f.Dim]); err != nil {
+			return nil, fmt.Errorf("pattern: train: encode questions: %w", err)
+		}
+	}
+	m := &Model{f: f}
+	m.index()
+	return m, nil
+}
+
+// MaskedText is the text the model encodes for a question: the question
+// with its mentions masked (linking.Mask), lower-cased.
+func MaskedText(question string, mentions []string) string {
+	return strings.ToLower(linking.MaskWith(question, mentions, MaskToken))
+}
+
+// MaskToken stands for the masked mention, so that word order around it
+// survives ("parent of ENT 's son" vs "son of ENT 's parent").
+const MaskToken = "ent"
+
+// words are the TF-IDF terms of a masked text: its normalised words and
+// word bigrams (bigrams keep some order, which bags of words lose).
+func words(text string) []string {
+	ws := strings.Fields(kg.Normalize(text))
+	out := ws
+	for i := 0; i+1 < len(ws); i++ {
+		out = append(out, ws[i]+" "+ws[i+1])
+	}
+	return out
+}
+
+// index builds the TF-IDF postings and the relation set.
+func (m *Model) index() {
+	n := len(m.f.Texts)
+	df := map[string]int{}
+	tfs := make([]map[string]float32, n)
+	for i, t := range m.f.Texts {
+		tf := map[string]float32{}
+		for _, w := range words(t) {
+			tf[w]++
+		}
+		tfs[i] = tf
+		for w := range tf {
+			df[w]++
+		}
+	}
+	m.idf = make(map[string]float32, len(df))
+	for w, d := range df {
+		m.idf[w] = float32(math.Log(float64(1+n) / float64(1+d)))
+	}
+	m.post = map[string][]posting{}
+	m.norms = make([]float32, n)
+	for i, tf := range tfs {
+		var s float32
+		for w, c := range tf {
+			x := c * m.idf[w]
+			s += x * x
+			m.post[w] = append(m.post[w], posting{int32(i), x})
+		}
+		m.norms[i] = float32(math.Sqrt(float64(s)))
+	}
+	d := m.f.Dim
+	m.centroids = make([]float32, len(m.f.Paths)*d)
+	for i, ps := range m.f.ExPaths {
+		v := m.f.Vectors[i*d : (i+1)*d]
+		for j, id := range ps {
+			c := m.centroids[int(id)*d : (int(id)+1)*d]
+			for k, x := range v {
+				c[k] += m.f.ExCounts[i][j] * x
+			}
+		}
+	}
+	for id := range m.f.Paths {
+		c := m.centroids[id*d : (id+1)*d]
+		var s float32
+		for _, x := range c {
+			s += x * x
+		}
+		if s > 0 {
+			inv := float32(1 / math.Sqrt(float64(s)))
+			for k := range c {
+				c[k] *= inv
+			}
+		}
+	}
+	m.rels = map[string]bool{}
+	for _, p := range m.f.Paths {
+		for _, s := range p {
+			m.rels[s.Rel] = true
+		}
+	}
+}
+
+// Examples is the number of merged examples; Questions the number of
+// training questions behind them.
+func (m *Model) Examples() int  { return len(m.f.Texts) }
+func (m *Model) Questions() int { return m.f.Questions }
+
+// NumPaths is the number of distinct relation paths the model can plan.
+func (m *Model) NumPaths() int { return len(m.f.Paths) }
+
+// Encoder is the name of the encoder the model was trained with.
+func (m *Model) Encoder() string { return m.f.Encoder }
+
+// Options are the model's stored planning settings.
+func (m *Model) Options() Options { return m.f.Options }
+
+// Model files: magic, version, payload length, CRC-32 of the payload, then
+// the gob-encoded fileModel.
+const (
+	magic = "STEMPAT\x00"
+	// Version is the model file format version this package writes.
+	Version    = 1
+	headerSize = len(magic) + 4 + 8 + 4
+)
+
+// Errors a model file can fail with; Load wraps them with the path.
+var (
+	ErrNotModel        = errors.New("not a stem pattern model file")
+	ErrNewerVersion    = errors.New("pattern model file written by a newer stem")
+	ErrCorrupt         = errors.New("corrupt or truncated pattern model file")
+	ErrEncoderMismatch = errors.New("pattern model was trained with another encoder")
+)
+
+// Save writes the model to path atomically.
+func (m *Model) Save(path string) error {
+	var payload bytes.Buffer
+	if err := gob.NewEncoder(&payload).Encode(&m.f); err != nil {
+		return fmt.Errorf("pattern: save %s: %w", path, err)
+	}
+	err := atomicfile.Write(path, 0o644, func(w io.Writer) error {
+		var h [headerSize]byte
+		copy(h[:], magic)
+		binary.LittleEndian.PutUint32(h[8:], Version)
+		binary.LittleEndian.PutUint64(h[12:], uint64(payload.Len()))
+		binary.LittleEndian.PutUint32(h[20:], crc32.ChecksumIEEE(payload.Bytes()))
+		if _, err := w.Write(h[:]); err != nil {
+			return err
+		}
+		_, err := w.Write(payload.Bytes())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("pattern: save %s: %w", path, err)
+	}
+	return nil
+}
+
+// Load reads a model file and checks it was trained with enc (same name
+// and dimension); enc nil skips the check.
+func Load(path string, enc models.Encoder) (*Model, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("pattern: load model: %w", err)
+	}
+	m, err := Decode(data, enc)
+	if err != nil {
+		return nil, fmt.Errorf("pattern: load %s: %w", path, err)
+	}
+	return m, nil
+}
+
+// Decode reads a model from the bytes of a model file; see Load.
+func Decode(data []byte, enc models.Encoder) (*Model, error) {
+	if len(data) < len(magic) || string(data[:len(magic)]) != magic {
+		return nil, ErrNotModel
+	}
+	if len(data) < headerSize {
+		return nil, fmt.Errorf("%w: header cut short (%d bytes)", ErrCorrupt, len(data))
+	}
+	if v := binary.LittleEndian.Uint32(data[8:]); v > Version {
+		return nil, fmt.Errorf("%w: file version %d, this build reads up to %d", ErrNewerVersion, v, Version)
+	} else if v == 0 {
+		return nil, fmt.Errorf("%w: version 0", ErrCorrupt)
+	}
+	n := binary.LittleEndian.Uint64(data[12:])
+	body := data[headerSize:]
+	if uint64(len(body)) != n {
+		return nil, fmt.Errorf("%w: payload is %d bytes, header says %d", ErrCorrupt, len(body), n)
+	}
+	if crc32.ChecksumIEEE(body) != binary.LittleEndian.Uint32(data[20:]) {
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
+	}
+	var f fileModel
+	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&f); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	k := len(f.Texts)
+	if f.Dim <= 0 || len(f.Vectors) != k*f.Dim || len(f.ExPaths) != k || len(f.ExCounts) != k || len(f.Breadth) != k || len(f.Precision) != k {
+		return nil, fmt.Errorf("%w: inconsistent sizes", ErrCorrupt)
+	}
+	for i, ps := range f.ExPaths {
+		if len(f.ExCounts[i]) != len(ps) {
+			return nil, fmt.Errorf("%w: inconsistent sizes", ErrCorrupt)
+		}
+		for _, p := range ps {
+			if p < 0 || int(p) >= len(f.Paths) {
+				return nil, fmt.Errorf("%w: path id %d out of range", ErrCorrupt, p)
+			}
+		}
+	}
+	if enc != nil && (enc.Name() != f.Encoder || enc.Dim() != f.Dim) {
+		return nil, fmt.Errorf("%w: model has %s (dim %d), given %s (dim %d)", ErrEncoderMismatch, f.Encoder, f.Dim, enc.Name(), enc.Dim())
+	}
+	m := &Model{f: f}
+	m.index()
+	return m, nil
+}

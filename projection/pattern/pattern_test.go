@@ -1,0 +1,265 @@
+package pattern
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stem-kgqa/stem/demo"
+	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/internal/shareddata"
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/models/wordvec"
+	"github.com/stem-kgqa/stem/projection"
+	"github.com/stem-kgqa/stem/projection/linking"
+	"github.com/stem-kgqa/stem/projection/planeval"
+	"github.com/stem-kgqa/stem/schema"
+)
+
+func examples(t testing.TB, qs []eval.Question) []Example {
+	t.Helper()
+	out := make([]Example, len(qs))
+	for i, q := range qs {
+		ex := Example{Question: q.Text, Answers: len(q.Answers)}
+		for _, e := range q.Entities {
+			if sp, ok := linking.Find(q.Text, e); ok {
+				ex.Mentions = append(ex.Mentions, q.Text[sp.Start:sp.End])
+			}
+		}
+		for _, g := range q.Gold {
+			ex.Paths = append(ex.Paths, g.Steps)
+		}
+		out[i] = ex
+	}
+	return out
+}
+
+func demoData(t testing.TB) (*kg.Graph, []eval.Question) {
+	t.Helper()
+	g, err := kg.ReadTSV(demo.KG(), demo.KGName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs, err := eval.ReadPathQuestion(context.Background(), bytes.NewReader(demo.Questions()), demo.QuestionsName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, qs
+}
+
+// TestDemoTrainEval trains on the demo questions and plans them back: with
+// the KG every planned path must be a gold one first (the demo's templates
+// repeat across entities) and the strategy must follow the answer count.
+func TestDemoTrainEval(t *testing.T) {
+	ctx := context.Background()
+	g, qs := demoData(t)
+	enc := wordvec.New(nil, wordvec.Options{})
+	m, err := Train(ctx, enc, examples(t, qs), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name           string
+		graph          *kg.Graph
+		minTop1, minSt float64
+	}{{"no kg", nil, 80, 60}, {"kg", g, 95, 95}} {
+		p, err := New(m, enc, Config{Graph: tc.graph})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var items []planeval.Item
+		for _, q := range qs {
+			pr, err := p.Predict(ctx, q.Text, q.Entities, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			it := planeval.Item{Answers: len(q.Answers), Strategy: pr.Strategy}
+			for _, gp := range q.Gold {
+				it.Gold = append(it.Gold, gp.Steps)
+			}
+			for _, c := range pr.Paths {
+				it.Paths = append(it.Paths, c.Steps)
+			}
+			items = append(items, it)
+		}
+		r := planeval.Score(items, 4)
+		if r.Top1 < tc.minTop1 || *r.StrategyAcc < tc.minSt {
+			t.Errorf("%s: %s; want top1 >= %v, strategy >= %v", tc.name, r, tc.minTop1, tc.minSt)
+		}
+	}
+}
+
+func TestPlanGraphsAndErrors(t *testing.T) {
+	ctx := context.Background()
+	g, qs := demoData(t)
+	enc := wordvec.New(nil, wordvec.Options{})
+	exs := examples(t, qs)
+	// A path over a relation the KG lacks must be dropped with a note.
+	exs = append(exs, Example{Question: "who directed Inception", Mentions: []string{"Inception"}, Paths: [][]eval.Step{{{Rel: "no_such_relation"}}}, Answers: 1})
+	m, err := Train(ctx, enc, exs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(m, enc, Config{Graph: g, Beam: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := p.Plan(ctx, projection.Input{Question: "who directed Inception ?", Entities: []string{"Inception"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Candidates) != 2 {
+		t.Fatalf("got %d candidates, want 2", len(plan.Candidates))
+	}
+	want := schema.Path("Inception", "directed_by").String()
+	if got := plan.Candidates[0].Graph.String(); got != want {
+		t.Errorf("top graph %s, want %s", got, want)
+	}
+	if plan.Strategy != schema.Precision {
+		t.Errorf("strategy %v, want precision", plan.Strategy)
+	}
+	if !strings.Contains(strings.Join(plan.Notes, "\n"), "no_such_relation") {
+		t.Errorf("notes %q do not mention the dropped relation", plan.Notes)
+	}
+	for _, c := range plan.Candidates {
+		if strings.Contains(c.Graph.String(), "no_such_relation") {
+			t.Errorf("plan kept a relation absent from the KG: %s", c.Graph)
+		}
+	}
+	if _, err := p.Plan(ctx, projection.Input{Question: "   ", Entities: []string{"Inception"}}); !errors.Is(err, ErrEmptyQuestion) {
+		t.Errorf("empty question: err = %v", err)
+	}
+	if _, err := p.Plan(ctx, projection.Input{Question: "who directed it"}); err == nil {
+		t.Error("question without entity: no error")
+	}
+	if _, err := Train(ctx, enc, []Example{{Question: "x"}}, Options{}); err == nil {
+		t.Error("Train without gold paths: no error")
+	}
+}
+
+func TestModelFile(t *testing.T) {
+	ctx := context.Background()
+	_, qs := demoData(t)
+	enc := wordvec.New(nil, wordvec.Options{})
+	m, err := Train(ctx, enc, examples(t, qs), Options{K: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.stempat")
+	if err := m.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	m2, err := Load(path, enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m2.Examples() != m.Examples() || m2.NumPaths() != m.NumPaths() || m2.Options().K != 7 || m2.Encoder() != enc.Name() {
+		t.Errorf("round trip: got %d examples %d paths K=%d, want %d %d 7", m2.Examples(), m2.NumPaths(), m2.Options().K, m.Examples(), m.NumPaths())
+	}
+	p1, _ := New(m, enc, Config{})
+	p2, _ := New(m2, enc, Config{})
+	a, _ := p1.Predict(ctx, "who directed inception ?", []string{"Inception"}, nil)
+	b, _ := p2.Predict(ctx, "who directed inception ?", []string{"Inception"}, nil)
+	if planeval.Format(a.Paths[0].Steps) != planeval.Format(b.Paths[0].Steps) || a.Paths[0].Score != b.Paths[0].Score {
+		t.Errorf("loaded model plans differently: %v vs %v", a.Paths[0], b.Paths[0])
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := bytes.Clone(data)
+	binary.LittleEndian.PutUint32(newer[8:], Version+1)
+	flipped := bytes.Clone(data)
+	flipped[len(flipped)-10] ^= 0xff
+	other := wordvec.New(nil, wordvec.Options{NGramDims: 64})
+	for _, tc := range []struct {
+		name string
+		data []byte
+		enc  interface {
+			Name() string
+			Dim() int
+		}
+		want error
+	}{
+		{"truncated", data[:len(data)/2], nil, ErrCorrupt},
+		{"header only", data[:10], nil, ErrCorrupt},
+		{"flipped byte", flipped, nil, ErrCorrupt},
+		{"newer version", newer, nil, ErrNewerVersion},
+		{"not a model", []byte("hello world, not a model"), nil, ErrNotModel},
+		{"empty", nil, nil, ErrNotModel},
+		{"other encoder", data, other, ErrEncoderMismatch},
+	} {
+		var err error
+		if tc.enc != nil {
+			_, err = Decode(tc.data, other)
+		} else {
+			_, err = Decode(tc.data, enc)
+		}
+		if !errors.Is(err, tc.want) {
+			t.Errorf("%s: err = %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	if _, err := New(m, other, Config{}); !errors.Is(err, ErrEncoderMismatch) {
+		t.Errorf("New with another encoder: err = %v", err)
+	}
+}
+
+// TestPathQuestionReal trains on PQ-2H train and checks test top-1 with the
+// KG (measured 93.7; the bound leaves room for encoder changes).
+func TestPathQuestionReal(t *testing.T) {
+	ctx := context.Background()
+	train, err := eval.LoadPathQuestion(ctx, shareddata.Path(t, "pathquestion/splits/PQ-2H.train.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	test, err := eval.LoadPathQuestion(ctx, shareddata.Path(t, "pathquestion/splits/PQ-2H.test.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := kg.Load(ctx, shareddata.Path(t, "pathquestion/2H-kb.txt"), kg.FormatAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := wordvec.New(nil, wordvec.Options{})
+	m, err := Train(ctx, enc, examples(t, train), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := New(m, enc, Config{Graph: g})
+	var items []planeval.Item
+	for _, q := range test {
+		pr, err := p.Predict(ctx, q.Text, q.Entities, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		it := planeval.Item{Answers: len(q.Answers), Strategy: pr.Strategy, Gold: [][]eval.Step{q.Gold[0].Steps}}
+		for _, c := range pr.Paths {
+			it.Paths = append(it.Paths, c.Steps)
+		}
+		items = append(items, it)
+	}
+	r := planeval.Score(items, 4)
+	t.Log(r)
+	if r.AnyHit < 95 || r.Top1 < 85 || *r.StrategyAcc < 95 {
+		t.Errorf("PQ-2H test: %s", r)
+	}
+}
+
+func BenchmarkPredictDemo(b *testing.B) {
+	ctx := context.Background()
+	g, qs := demoData(b)
+	enc := wordvec.New(nil, wordvec.Options{})
+	m, _ := Train(ctx, enc, examples(b, qs), Options{})
+	p, _ := New(m, enc, Config{Graph: g})
+	for b.Loop() {
+		if _, err := p.Predict(ctx, "in which country was the director of inception born ?", []string{"Inception"}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

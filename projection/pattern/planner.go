@@ -1,0 +1,378 @@
+package pattern
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/models"
+	"github.com/stem-kgqa/stem/projection"
+	"github.com/stem-kgqa/stem/projection/linking"
+	"github.com/stem-kgqa/stem/schema"
+)
+
+// Config tunes a Planner.
+type Config struct {
+	// Beam is the number of candidate paths (B); 0 means eval.DefaultBeam.
+	Beam int
+	// Graph, when not nil, is the KG plans are made for: paths naming a
+	// relation it lacks are dropped with a note, paths that lead nowhere
+	// from the question's entity are ranked after those that do, and the
+	// strategy comes from how many entities the best path reaches.
+	Graph *kg.Graph
+	// VoteStrategy keeps the neighbours' strategy vote even with a Graph.
+	VoteStrategy bool
+	// Options override the model's stored planning settings field by
+	// field (zero fields keep the model's).
+	Options Options
+}
+
+// Planner plans with a trained model. It implements projection.Planner and
+// is safe for concurrent use.
+type Planner struct {
+	m    *Model
+	enc  models.Encoder
+	cfg  Config
+	opts Options
+}
+
+var _ projection.Planner = (*Planner)(nil)
+
+// New returns a planner over m. enc must be the encoder m was trained with.
+func New(m *Model, enc models.Encoder, cfg Config) (*Planner, error) {
+	if m == nil || enc == nil {
+		return nil, errors.New("pattern: new planner: nil model or encoder")
+	}
+	if enc.Name() != m.f.Encoder || enc.Dim() != m.f.Dim {
+		return nil, fmt.Errorf("pattern: new planner: %w: model has %s (dim %d), given %s (dim %d)", ErrEncoderMismatch, m.f.Encoder, m.f.Dim, enc.Name(), enc.Dim())
+	}
+	if cfg.Beam <= 0 {
+		cfg.Beam = eval.DefaultBeam
+	}
+	o := m.f.Options
+	if cfg.Options.K > 0 {
+		o.K = cfg.Options.K
+	}
+	if cfg.Options.Temperature > 0 {
+		o.Temperature = cfg.Options.Temperature
+	}
+	if cfg.Options.TFIDF != 0 {
+		o.TFIDF = cfg.Options.TFIDF
+	}
+	if cfg.Options.Centroid != 0 {
+		o.Centroid = cfg.Options.Centroid
+	}
+	return &Planner{m: m, enc: enc, cfg: cfg, opts: o.withDefaults()}, nil
+}
+
+// ScoredPath is a planned relation path and its vote share.
+type ScoredPath struct {
+	Steps []eval.Step
+	Score float32
+	// Reach is the number of entities the path reaches from the question's
+	// entity in the planner's KG; -1 when not walked.
+	Reach int
+}
+
+// Prediction is the planner's answer before it becomes schema graphs.
+type Prediction struct {
+	Paths    []ScoredPath
+	Strategy schema.Strategy
+	Notes    []string
+}
+
+// ErrEmptyQuestion is returned for a question with no words.
+var ErrEmptyQuestion = errors.New("pattern: empty question")
+
+// Predict returns the top-B relation paths and the strategy for a question
+// whose entities are entities (KG names, may be empty when the planner has
+// no Graph) named by mentions (may be empty: the entities are then looked
+// up in the text with linking.Find).
+func (p *Planner) Predict(ctx context.Context, question string, entities, mentions []string) (Prediction, error) {
+	if len(linking.Words(question)) == 0 {
+		return Prediction{}, ErrEmptyQuestion
+	}
+	if err := ctx.Err(); err != nil {
+		return Prediction{}, err
+	}
+	if len(mentions) == 0 {
+		for _, e := range entities {
+			if sp, ok := linking.Find(question, e); ok {
+				mentions = append(mentions, question[sp.Start:sp.End])
+			}
+		}
+	}
+	text := MaskedText(question, mentions)
+	var pred Prediction
+	if len(linking.Words(text)) == 0 {
+		pred.Notes = append(pred.Notes, "question is only its entity mention; voting by the model's most common paths")
+	}
+	m := p.m
+	n, d := len(m.f.Texts), m.f.Dim
+	sims := make([]float32, n)
+	// Encoder part.
+	q := make([]float32, d)
+	if err := p.enc.Encode(ctx, []string{text}, q); err != nil {
+		return Prediction{}, fmt.Errorf("pattern: encode question: %w", err)
+	}
+	if a := 1 - p.opts.TFIDF; a > 0 {
+		for i := range n {
+			v := m.f.Vectors[i*d : (i+1)*d]
+			var s float32
+			for j, x := range q {
+				s += x * v[j]
+			}
+			sims[i] = a * s
+		}
+	}
+	// TF-IDF part.
+	if b := p.opts.TFIDF; b > 0 {
+		tf := map[string]float32{}
+		for _, w := range words(text) {
+			tf[w]++
+		}
+		var qn float32
+		for w, c := range tf {
+			x := c * m.idf[w]
+			qn += x * x
+		}
+		if qn > 0 {
+			qn = float32(math.Sqrt(float64(qn)))
+			for w, c := range tf {
+				x := c * m.idf[w] / qn
+				for _, po := range m.post[w] {
+					if m.norms[po.ex] > 0 {
+						sims[po.ex] += b * x * po.w / m.norms[po.ex]
+					}
+				}
+			}
+		}
+	}
+	nb := topK(sims, p.opts.K)
+	best := sims[nb[0]]
+	scores := map[int32]float32{}
+	var breadth, precision float32
+	for _, i := range nb {
+		w := float32(math.Exp(float64((sims[i] - best) / p.opts.Temperature)))
+		var tot float32
+		for _, c := range m.f.ExCounts[i] {
+			tot += c
+		}
+		for j, id := range m.f.ExPaths[i] {
+			scores[id] += w * m.f.ExCounts[i][j] / tot
+		}
+		if l := m.f.Breadth[i] + m.f.Precision[i]; l > 0 {
+			breadth += w * m.f.Breadth[i] / l
+			precision += w * m.f.Precision[i] / l
+		}
+	}
+	var total float32
+	for _, s := range scores {
+		total += s
+	}
+	cands := make([]ScoredPath, 0, len(m.f.Paths))
+	for id := range m.f.Paths {
+		s := scores[int32(id)] / total
+		if c := p.opts.Centroid; c > 0 {
+			var dot float32
+			for j, x := range m.centroids[id*d : (id+1)*d] {
+				dot += x * q[j]
+			}
+			s += c * dot
+		} else if s == 0 {
+			continue
+		}
+		cands = append(cands, ScoredPath{Steps: m.f.Paths[id], Score: s, Reach: -1})
+	}
+	slices.SortFunc(cands, func(a, b ScoredPath) int {
+		if a.Score != b.Score {
+			if a.Score > b.Score {
+				return -1
+			}
+			return 1
+		}
+		return compareSteps(a.Steps, b.Steps)
+	})
+	switch {
+	case breadth > precision:
+		pred.Strategy = schema.Breadth
+	case breadth == 0 && precision == 0:
+		pred.Notes = append(pred.Notes, "no neighbour has a strategy label; strategy defaults to precision")
+	}
+	if g := p.cfg.Graph; g != nil {
+		cands = p.checkKG(g, cands, entities, &pred)
+	}
+	if len(cands) > p.cfg.Beam {
+		cands = cands[:p.cfg.Beam]
+	}
+	pred.Paths = cands
+	if g := p.cfg.Graph; g != nil && !p.cfg.VoteStrategy && len(cands) > 0 && cands[0].Reach > 0 {
+		pred.Strategy = schema.Precision
+		if cands[0].Reach > 1 {
+			pred.Strategy = schema.Breadth
+		}
+	}
+	return pred, nil
+}
+
+// checkKG drops paths with relations the graph lacks and ranks paths that
+// reach something from the entity before those that do not.
+func (p *Planner) checkKG(g *kg.Graph, cands []ScoredPath, entities []string, pred *Prediction) []ScoredPath {
+	var starts []int32
+	for _, e := range entities {
+		if id, ok := g.Entity(e); ok {
+			starts = append(starts, id)
+		} else {
+			starts = append(starts, g.EntitiesByNorm(e)...)
+		}
+	}
+	kept := cands[:0]
+	var dead []ScoredPath
+	for _, c := range cands {
+		missing := ""
+		for _, s := range c.Steps {
+			if _, ok := g.Relation(s.Rel); !ok {
+				missing = s.Rel
+				break
+			}
+		}
+		if missing != "" {
+			pred.Notes = append(pred.Notes, fmt.Sprintf("dropped path %s: relation %q is not in the KG", formatSteps(c.Steps), missing))
+			continue
+		}
+		if len(starts) > 0 {
+			c.Reach = Reach(g, starts, c.Steps, reachCap)
+			if c.Reach == 0 {
+				dead = append(dead, c)
+				continue
+			}
+		}
+		kept = append(kept, c)
+	}
+	if len(kept) == 0 && len(dead) > 0 {
+		pred.Notes = append(pred.Notes, "no planned path leads anywhere from the question's entity in the KG")
+	}
+	return append(kept, dead...)
+}
+
+// reachCap bounds the frontier Reach walks, so that a hub cannot make
+// planning slow; reaching the cap means "many".
+const reachCap = 10000
+
+// Reach counts the distinct entities reached by following steps from the
+// start entities in g (Either steps both ways), stopping early at limit.
+func Reach(g *kg.Graph, starts []int32, steps []eval.Step, limit int) int {
+	front := slices.Clone(starts)
+	for _, s := range steps {
+		r, ok := g.Relation(s.Rel)
+		if !ok {
+			return 0
+		}
+		seen := map[int32]bool{}
+		var next []int32
+		for _, e := range front {
+			if s.Dir != eval.Inverse {
+				for _, t := range g.OutRel(e, r) {
+					if x := g.Triple(t).Tail; !seen[x] {
+						seen[x] = true
+						next = append(next, x)
+					}
+				}
+			}
+			if s.Dir != eval.Forward {
+				for _, t := range g.InRel(e, r) {
+					if x := g.Triple(t).Head; !seen[x] {
+						seen[x] = true
+						next = append(next, x)
+					}
+				}
+			}
+			if len(next) >= limit {
+				break
+			}
+		}
+		front = next
+		if len(front) == 0 {
+			return 0
+		}
+	}
+	return len(front)
+}
+
+// Plan implements projection.Planner: the top-B paths as schema graphs
+// anchored on in.Entities[0].
+func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Plan, error) {
+	if len(in.Entities) == 0 {
+		return projection.Plan{}, errors.New("pattern: plan: the question has no linked entity to anchor the paths on")
+	}
+	pred, err := p.Predict(ctx, in.Question, in.Entities, in.Mentions)
+	if err != nil {
+		return projection.Plan{}, err
+	}
+	out := projection.Plan{Strategy: pred.Strategy, Notes: pred.Notes}
+	for _, c := range pred.Paths {
+		out.Candidates = append(out.Candidates, projection.Candidate{Graph: eval.SchemaGraph(in.Entities[0], c.Steps), Score: c.Score})
+	}
+	return out, nil
+}
+
+// topK returns the indices of the k largest values, largest first.
+func topK(x []float32, k int) []int {
+	k = min(k, len(x))
+	out := make([]int, 0, k+1)
+	for i, v := range x {
+		if len(out) == k && v <= x[out[k-1]] {
+			continue
+		}
+		j := len(out)
+		if j < k {
+			out = append(out, i)
+		} else {
+			j = k - 1
+		}
+		for j > 0 && x[out[j-1]] < v {
+			out[j] = out[j-1]
+			j--
+		}
+		out[j] = i
+	}
+	return out
+}
+
+func compareSteps(a, b []eval.Step) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i].Rel != b[i].Rel {
+			if a[i].Rel < b[i].Rel {
+				return -1
+			}
+			return 1
+		}
+		if a[i].Dir != b[i].Dir {
+			return int(a[i].Dir) - int(b[i].Dir)
+		}
+	}
+	return len(a) - len(b)
+}
+
+func formatSteps(steps []eval.Step) string {
+	s := ""
+	for i, st := range steps {
+		if i > 0 {
+			s += " "
+		}
+		s += st.Rel
+		switch st.Dir {
+		case eval.Inverse:
+			s += "<"
+		case eval.Either:
+			s += "~"
+		default:
+			s += ">"
+		}
+	}
+	return s
+}
