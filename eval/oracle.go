@@ -17,6 +17,9 @@ const DefaultBeam = 4
 type Plan struct {
 	Graphs   []schema.Graph
 	Strategy schema.Strategy
+	// Ranked says Graphs are best first by a planner's confidence (the
+	// oracle's gold paths are all equally right, so it leaves this false).
+	Ranked bool
 }
 
 // Planner turns a question into a Plan.

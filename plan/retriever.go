@@ -76,7 +76,7 @@ func (r *Retriever) Trace(ctx context.Context, q eval.Question, p eval.Plan) (*t
 	if t == nil {
 		return nil, nil, fmt.Errorf("question %s has no KG: give a shared KG or a per-question graph", q.ID)
 	}
-	req := tracing.Request{Graphs: p.Graphs, Strategy: p.Strategy}
+	req := tracing.Request{Graphs: p.Graphs, Strategy: p.Strategy, Ranked: p.Ranked}
 	// Datasets that mark the topic entity name it exactly: anchor on it
 	// directly rather than by similarity.
 	for _, name := range q.Entities {

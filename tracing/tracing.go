@@ -125,6 +125,12 @@ type Request struct {
 	// the lengths agree; otherwise the entity's name stands for the mention.
 	Anchors  []int32
 	Guidance *Guidance
+	// Ranked says Graphs are in a planner's order of preference, best
+	// first, rather than equally likely (as the oracle's gold paths are).
+	// Answers then come from the first graph that binds any: a planner's
+	// later candidates are fallbacks, and their answers would otherwise
+	// compete on S with the preferred reading of the question.
+	Ranked bool
 }
 
 // Anchor is a question entity placed in the KG.
@@ -357,9 +363,30 @@ func (t *Tracer) merge(req Request, strat schema.Strategy, sgs []*sGraph, jobs [
 			}
 		}
 		for e, a := range o.answers {
-			if old, ok := answers[e]; !ok || a.better(old) {
-				a.Name, a.Graph = t.g.EntityName(e), j.graph
-				answers[e] = a
+			a.Name, a.Graph = t.g.EntityName(e), j.graph
+			old, ok := answers[e]
+			switch {
+			case !ok:
+			case req.Ranked && a.Graph != old.Graph:
+				if a.Graph > old.Graph {
+					continue
+				}
+			case !a.better(old):
+				continue
+			}
+			answers[e] = a
+		}
+	}
+	if req.Ranked {
+		first := -1
+		for _, a := range answers {
+			if first < 0 || a.Graph < first {
+				first = a.Graph
+			}
+		}
+		for e, a := range answers {
+			if a.Graph != first {
+				delete(answers, e)
 			}
 		}
 	}

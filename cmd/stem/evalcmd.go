@@ -9,7 +9,9 @@ import (
 	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kgvec"
+	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/plan"
+	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/tracing"
 	"github.com/urfave/cli/v2"
 )
@@ -36,8 +38,7 @@ func evalCommand() *cli.Command {
 			&cli.StringFlag{Name: "qtype", Usage: "metaqa: the question-type file, line by line with --questions"},
 			&cli.StringFlag{Name: "gold-paths", Usage: "webqsp-mini, rog: rog_paths_*.jsonl with each question's gold relation paths"},
 			&cli.BoolFlag{Name: "answerable-only", Usage: "metaqa: keep questions whose answers all lie within the question's hop count of the topic entity"},
-			&cli.StringFlag{Name: "planner", Value: "oracle", Usage: "where schema graphs come from: oracle (the gold path)"},
-			&cli.IntFlag{Name: "beam", Value: eval.DefaultBeam, Usage: "candidate schema graphs per question (B)"},
+			&cli.StringFlag{Name: "planner", Value: "oracle", Usage: "where schema graphs come from: oracle (the gold path), pattern, schema or llm"},
 			&cli.StringFlag{Name: "strategy", Value: "auto", Usage: "auto, precision or breadth"},
 			&cli.BoolFlag{Name: "no-entity-bias", Usage: "ablation: no guidance boost for anchor entities"},
 			&cli.BoolFlag{Name: "no-triple-bias", Usage: "ablation: no guidance boost for KG triples"},
@@ -50,7 +51,7 @@ func evalCommand() *cli.Command {
 			&cli.BoolFlag{Name: "keep-going", Usage: "score a question whose retrieval fails as unanswered instead of stopping"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object instead of a table"},
 			&cli.BoolFlag{Name: "per-question", Usage: "with --json: include every question's result"},
-		}, encoderFlags()...),
+		}, append(encoderFlags(), plannerFlags()...)...),
 		Action: runEval,
 	}
 }
@@ -144,10 +145,6 @@ func runEval(c *cli.Context) error {
 		return fmt.Errorf("no questions to evaluate in %s", c.String("questions"))
 	}
 
-	planner, err := evalPlanner(c)
-	if err != nil {
-		return err
-	}
 	cfg := tracing.DefaultConfig()
 	cfg.NoEntityBias = c.Bool("no-entity-bias")
 	cfg.NoTripleBias = c.Bool("no-triple-bias")
@@ -182,6 +179,11 @@ func runEval(c *cli.Context) error {
 			return err
 		}
 	}
+	planner, closePlanner, err := evalPlanner(c, g, ents, enc)
+	if err != nil {
+		return err
+	}
+	defer closePlanner()
 	ret, err := plan.NewRetriever(ctx, g, ents, enc, cfg)
 	if err != nil {
 		return err
@@ -204,24 +206,36 @@ func runEval(c *cli.Context) error {
 	return rep.WriteTable(c.App.Writer)
 }
 
-// evalPlanner returns the planner the flags name.
-func evalPlanner(c *cli.Context) (eval.Planner, error) {
+// evalPlanner returns the planner the flags name: the oracle, or a
+// projection planner run over the dataset's questions.
+func evalPlanner(c *cli.Context, g *kg.Graph, ents *kgvec.Entities, enc models.Encoder) (eval.Planner, func() error, error) {
+	none := func() error { return nil }
 	var mode eval.StrategyMode
+	var force *schema.Strategy
 	switch c.String("strategy") {
 	case "auto":
 		mode = eval.Auto
 	case "precision":
-		mode = eval.AlwaysPrecision
+		mode, force = eval.AlwaysPrecision, new(schema.Strategy)
+		*force = schema.Precision
 	case "breadth":
-		mode = eval.AlwaysBreadth
+		mode, force = eval.AlwaysBreadth, new(schema.Strategy)
+		*force = schema.Breadth
 	default:
-		return nil, fmt.Errorf("--strategy %q: want auto, precision or breadth", c.String("strategy"))
+		return nil, none, fmt.Errorf("--strategy %q: want auto, precision or breadth", c.String("strategy"))
 	}
-	switch c.String("planner") {
-	case "oracle":
-		return eval.Oracle{Beam: c.Int("beam"), Strategy: mode}, nil
+	if c.String("planner") == "oracle" {
+		return eval.Oracle{Beam: c.Int("beam"), Strategy: mode}, none, nil
 	}
-	return nil, fmt.Errorf("--planner %q: want oracle", c.String("planner"))
+	pl, closePl, err := openPlanner(c, c.String("planner"), g, enc)
+	if err != nil {
+		return nil, closePl, err
+	}
+	ep := plan.EvalPlanner{Planner: pl, Strategy: force}
+	if g != nil {
+		ep.Linker = newLinker(g, ents)
+	}
+	return ep, closePl, nil
 }
 
 // splitList splits a comma-separated flag value, dropping empty parts.
