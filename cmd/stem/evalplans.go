@@ -41,6 +41,7 @@ func evalPlansCommand() *cli.Command {
 			&cli.Float64Flag{Name: "temperature", Usage: "pattern: override the vote temperature"},
 			&cli.Float64Flag{Name: "tfidf", Usage: "pattern: override the TF-IDF weight (negative = off)"},
 			&cli.Float64Flag{Name: "centroid", Usage: "pattern: override the path-prototype weight (negative = off)"},
+			&cli.Float64Flag{Name: "classifier", Usage: "pattern: override the path classifier's weight (1 = classifier only, negative = vote only)"},
 			&cli.Float64Flag{Name: "length-penalty", Usage: "schema: score penalty per extra hop (0 = default, negative = none)"},
 			&cli.IntFlag{Name: "max-hops", Value: 3, Usage: "schema: longest path enumerated"},
 			&cli.IntFlag{Name: "limit", Usage: "score only the first N questions (0 = all)"},
@@ -95,7 +96,7 @@ func runEvalPlans(c *cli.Context) error {
 			return err
 		}
 		pl, err := pattern.New(m, enc, pattern.Config{Beam: beam, Graph: g, VoteStrategy: c.Bool("vote-strategy"),
-			Options: pattern.Options{K: c.Int("k"), Temperature: float32(c.Float64("temperature")), TFIDF: float32(c.Float64("tfidf")), Centroid: float32(c.Float64("centroid"))}})
+			Options: pattern.Options{K: c.Int("k"), Temperature: float32(c.Float64("temperature")), TFIDF: float32(c.Float64("tfidf")), Centroid: float32(c.Float64("centroid")), Classifier: float32(c.Float64("classifier"))}})
 		if err != nil {
 			return err
 		}

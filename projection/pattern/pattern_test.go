@@ -175,6 +175,8 @@ func TestModelFile(t *testing.T) {
 	}
 	newer := bytes.Clone(data)
 	binary.LittleEndian.PutUint32(newer[8:], Version+1)
+	older := bytes.Clone(data)
+	binary.LittleEndian.PutUint32(older[8:], 1)
 	flipped := bytes.Clone(data)
 	flipped[len(flipped)-10] ^= 0xff
 	other := wordvec.New(nil, wordvec.Options{NGramDims: 64})
@@ -191,6 +193,7 @@ func TestModelFile(t *testing.T) {
 		{"header only", data[:10], nil, ErrCorrupt},
 		{"flipped byte", flipped, nil, ErrCorrupt},
 		{"newer version", newer, nil, ErrNewerVersion},
+		{"version 1 (no classifier)", older, nil, ErrOldVersion},
 		{"not a model", []byte("hello world, not a model"), nil, ErrNotModel},
 		{"empty", nil, nil, ErrNotModel},
 		{"other encoder", data, other, ErrEncoderMismatch},
@@ -211,7 +214,9 @@ func TestModelFile(t *testing.T) {
 }
 
 // TestPathQuestionReal trains on PQ-2H train and checks test top-1 with the
-// KG (measured 93.7; the bound leaves room for encoder changes).
+// KG with the n-gram-only encoder (measured 93.7 with the neighbour vote
+// alone, 98.1 with the classifier at weight 0.7; the bound leaves room for
+// encoder changes).
 func TestPathQuestionReal(t *testing.T) {
 	ctx := context.Background()
 	train, err := eval.LoadPathQuestion(ctx, shareddata.Path(t, "pathquestion/splits/PQ-2H.train.txt"))
@@ -246,7 +251,7 @@ func TestPathQuestionReal(t *testing.T) {
 	}
 	r := planeval.Score(items, 4)
 	t.Log(r)
-	if r.AnyHit < 95 || r.Top1 < 85 || *r.StrategyAcc < 95 {
+	if r.AnyHit < 95 || r.Top1 < 95 || *r.StrategyAcc < 95 {
 		t.Errorf("PQ-2H test: %s", r)
 	}
 }
@@ -261,5 +266,107 @@ func BenchmarkPredictDemo(b *testing.B) {
 		if _, err := p.Predict(ctx, "in which country was the director of inception born ?", []string{"Inception"}, nil); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// orderExamples are questions whose two templates use the same words and
+// differ only in which relation is named before the entity: "the parent of
+// X 's son" asks for X's children's parents, "the son of X 's parent" for
+// X's parents' children.
+func orderExamples() (train []Example, test []Example) {
+	child := Path{{Rel: "children"}, {Rel: "parents"}}
+	parent := Path{{Rel: "parents"}, {Rel: "children"}}
+	names := []string{"anna", "boris", "carla", "dmitri", "elena", "fabio", "greta", "hugo", "ines", "jonas", "karl", "lena"}
+	for i, n := range names {
+		exs := []Example{
+			{Question: "the parent of " + n + " 's son ?", Mentions: []string{n}, Paths: [][]eval.Step{child}, Answers: 1},
+			{Question: "the son of " + n + " 's parent ?", Mentions: []string{n}, Paths: [][]eval.Step{parent}, Answers: 2},
+		}
+		if i < 8 {
+			train = append(train, exs...)
+		} else {
+			test = append(test, exs...)
+		}
+	}
+	return train, test
+}
+
+// TestClassifierWordOrder checks that the classifier tells apart templates
+// that differ only in word order around the entity, on entities it has not
+// seen, and that the position-tagged features are what does it.
+func TestClassifierWordOrder(t *testing.T) {
+	ctx := context.Background()
+	enc := wordvec.New(nil, wordvec.Options{})
+	train, test := orderExamples()
+	m, err := Train(ctx, enc, train, Options{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(m, enc, Config{Beam: 2, Options: Options{Classifier: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ex := range test {
+		pr, err := p.Predict(ctx, ex.Question, nil, ex.Mentions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := planeval.Format(ex.Paths[0])
+		if got := planeval.Format(pr.Paths[0].Steps); got != want {
+			t.Errorf("%q: top path %s, want %s", ex.Question, got, want)
+		}
+		if pr.Paths[0].Score <= pr.Paths[1].Score {
+			t.Errorf("%q: scores %v and %v do not separate the paths", ex.Question, pr.Paths[0].Score, pr.Paths[1].Score)
+		}
+	}
+	f := strings.Join(features("the parent of ent 's son"), "|")
+	for _, want := range []string{"pL:parent", "pR:son", "pL2:parent", "b:ent s"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("features %q lack %q", f, want)
+		}
+	}
+}
+
+// TestTrainDeterministic checks that a seed fixes the model file byte for
+// byte, and that another seed changes it.
+func TestTrainDeterministic(t *testing.T) {
+	ctx := context.Background()
+	enc := wordvec.New(nil, wordvec.Options{})
+	train, _ := orderExamples()
+	dir := t.TempDir()
+	read := func(name string, seed uint64) []byte {
+		m, err := Train(ctx, enc, train, Options{Seed: seed, Epochs: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name)
+		if err := m.Save(path); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	a, b, c := read("a", 1), read("b", 1), read("c", 2)
+	if !bytes.Equal(a, b) {
+		t.Error("two trainings with seed 1 wrote different model files")
+	}
+	if bytes.Equal(a, c) {
+		t.Error("seeds 1 and 2 wrote the same model file")
+	}
+	// Without a classifier the planner must still plan, by the vote alone.
+	m, err := Train(ctx, enc, train, Options{Epochs: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.f.Classifier != nil {
+		t.Fatal("Epochs -1 trained a classifier")
+	}
+	p, _ := New(m, enc, Config{})
+	pr, err := p.Predict(ctx, "the parent of anna 's son ?", nil, []string{"anna"})
+	if err != nil || len(pr.Paths) == 0 {
+		t.Fatalf("vote-only planner: %v, %d paths", err, len(pr.Paths))
 	}
 }

@@ -66,6 +66,9 @@ func New(m *Model, enc models.Encoder, cfg Config) (*Planner, error) {
 	if cfg.Options.Centroid != 0 {
 		o.Centroid = cfg.Options.Centroid
 	}
+	if cfg.Options.Classifier != 0 {
+		o.Classifier = cfg.Options.Classifier
+	}
 	return &Planner{m: m, enc: enc, cfg: cfg, opts: o.withDefaults()}, nil
 }
 
@@ -174,17 +177,21 @@ func (p *Planner) Predict(ctx context.Context, question string, entities, mentio
 	for _, s := range scores {
 		total += s
 	}
+	probs := p.classify(text, q)
+	wc := p.opts.Classifier
+	if probs == nil {
+		wc = 0
+	}
 	cands := make([]ScoredPath, 0, len(m.f.Paths))
 	for id := range m.f.Paths {
 		s := scores[int32(id)] / total
 		if c := p.opts.Centroid; c > 0 {
-			var dot float32
-			for j, x := range m.centroids[id*d : (id+1)*d] {
-				dot += x * q[j]
-			}
-			s += c * dot
-		} else if s == 0 {
+			s += c * dot(m.centroids[id*d:(id+1)*d], q)
+		} else if s == 0 && wc == 0 {
 			continue
+		}
+		if wc > 0 {
+			s = (1-wc)*s + wc*probs[id]
 		}
 		cands = append(cands, ScoredPath{Steps: m.f.Paths[id], Score: s, Reach: -1})
 	}
@@ -217,6 +224,31 @@ func (p *Planner) Predict(ctx context.Context, question string, entities, mentio
 		}
 	}
 	return pred, nil
+}
+
+// classify returns the classifier's probability of every path for a masked
+// text and its encoder vector q; nil when the model has no classifier.
+func (p *Planner) classify(text string, q []float32) []float32 {
+	m := p.m
+	c := m.f.Classifier
+	if c == nil {
+		return nil
+	}
+	var feats []int32
+	for _, s := range features(text) {
+		if id, ok := m.featID[s]; ok {
+			feats = append(feats, id)
+		}
+	}
+	hid := make([]float32, c.Hidden)
+	c.hidden(hid, feats, q)
+	out := make([]float32, len(m.f.Paths))
+	h := c.Hidden
+	for k := range out {
+		out[k] = dot(m.classVecs[k*h:(k+1)*h], hid) + c.Bias[k]
+	}
+	softmax(out)
+	return out
 }
 
 // checkKG drops paths with relations the graph lacks and ranks paths that
