@@ -49,6 +49,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		HideHelpCommand:      true,
 		EnableBashCompletion: true,
 		Commands: []*cli.Command{
+			askCommand(),
 			demoCommand(),
 			setupCommand(),
 			kgCommand(),

@@ -1,0 +1,198 @@
+package plan
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/models/llm"
+	"github.com/stem-kgqa/stem/projection/llmplan"
+	"github.com/stem-kgqa/stem/tracing"
+)
+
+// Answer is one answer to a question with the reasoning chains that
+// support it. Supported is false only for an LLM answer that no evidence
+// entity matches: it is returned flagged, never silently.
+type Answer struct {
+	Name      string   `json:"answer"`
+	Entity    string   `json:"entity,omitempty"` // the KG entity it names, when supported
+	Score     float32  `json:"score"`
+	Supported bool     `json:"supported"`
+	Chains    []string `json:"chains"`
+}
+
+// Generator turns the traced evidence into answers.
+type Generator interface {
+	Generate(ctx context.Context, question string, g *kg.Graph, res *tracing.Result) ([]Answer, error)
+}
+
+// Structural answers with the entities bound to the answer placeholder, in
+// tracing's order: no LLM, and every answer is a KG entity by construction.
+type Structural struct{}
+
+// Generate implements Generator.
+func (Structural) Generate(_ context.Context, _ string, _ *kg.Graph, res *tracing.Result) ([]Answer, error) {
+	out := make([]Answer, 0, len(res.Answers))
+	for _, a := range res.Answers {
+		out = append(out, Answer{Name: a.Name, Entity: a.Name, Score: a.Score, Supported: true, Chains: chainsWith(res.Chains, a.Name)})
+	}
+	return out, nil
+}
+
+// LLM answers with prompt P3 over the reasoning chains and links every
+// answer back to the evidence: an answer matches an evidence entity when one
+// contains the other after the peers' normalisation (eval.Normalize).
+type LLM struct {
+	Chat llm.Chatter
+	// MaxChains caps the chains put in the prompt (0 = 200).
+	MaxChains int
+}
+
+// Generate implements Generator.
+func (l LLM) Generate(ctx context.Context, question string, g *kg.Graph, res *tracing.Result) ([]Answer, error) {
+	chains := res.Chains
+	limit := l.MaxChains
+	if limit <= 0 {
+		limit = 200
+	}
+	if len(chains) > limit {
+		chains = chains[:limit]
+	}
+	prompt := llmplan.RenderGeneration(strings.Join(chains, "\n"), question)
+	reply, err := l.Chat.Chat(ctx, llm.Request{Messages: []llm.Message{llm.User(prompt)}, Temperature: 0})
+	if err != nil {
+		return nil, err
+	}
+	if len(reply.Choices) == 0 {
+		return nil, fmt.Errorf("the LLM returned no choice")
+	}
+	names := ParseAnswerList(reply.Choices[0])
+	// Evidence entities, with their normalised names, to back the answers.
+	type ent struct{ name, norm string }
+	var evidence []ent
+	seen := map[int32]bool{}
+	for _, m := range res.Evidence {
+		t := g.Triple(m.Triple)
+		for _, e := range [2]int32{t.Head, t.Tail} {
+			if !seen[e] {
+				seen[e] = true
+				evidence = append(evidence, ent{g.EntityName(e), kg.Normalize(g.EntityName(e))})
+			}
+		}
+	}
+	out := make([]Answer, 0, len(names))
+	for _, n := range names {
+		a := Answer{Name: n}
+		nn := kg.Normalize(n)
+		for _, e := range evidence {
+			if nn != "" && e.norm != "" && (strings.Contains(e.norm, nn) || strings.Contains(nn, e.norm)) {
+				a.Entity, a.Supported = e.name, true
+				a.Chains = chainsWith(res.Chains, e.name)
+				break
+			}
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+var listItem = regexp.MustCompile(`^\s*(?:[-*•]|\d+[.)])\s*`)
+
+// ParseAnswerList reads an LLM's answer list: a JSON array, a Python-style
+// list, one answer per line (bullets and numbers stripped) or a single
+// comma-separated line. Empty items and a leading "Answer:" are dropped.
+func ParseAnswerList(reply string) []string {
+	s := strings.TrimSpace(reply)
+	if i := strings.Index(strings.ToLower(s), "answer:"); i >= 0 && i < 20 {
+		s = strings.TrimSpace(s[i+len("answer:"):])
+	}
+	var arr []string
+	if strings.HasPrefix(s, "[") {
+		if json.Unmarshal([]byte(s), &arr) == nil {
+			return clean(arr)
+		}
+		inner := strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
+		for _, p := range strings.Split(inner, ",") {
+			arr = append(arr, strings.Trim(strings.TrimSpace(p), `"'`))
+		}
+		return clean(arr)
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) == 1 {
+		return clean(strings.Split(s, ","))
+	}
+	for _, l := range lines {
+		arr = append(arr, listItem.ReplaceAllString(l, ""))
+	}
+	return clean(arr)
+}
+
+func clean(xs []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, x := range xs {
+		x = strings.Trim(strings.TrimSpace(x), `"'.`)
+		if x == "" || seen[x] {
+			continue
+		}
+		seen[x] = true
+		out = append(out, x)
+	}
+	return out
+}
+
+// chainsWith returns the chains in which name is one of the entities, each
+// cut after name: the part of a reasoning chain that leads to the answer is
+// its support, what the walk found beyond it is not. Duplicates that the cut
+// creates are dropped.
+func chainsWith(chains []string, name string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range chains {
+		if cut, ok := chainUpTo(c, name); ok && !seen[cut] {
+			seen[cut] = true
+			out = append(out, cut)
+		}
+	}
+	return out
+}
+
+// chainUpTo returns chain cut after the first occurrence of entity name.
+func chainUpTo(chain, name string) (string, bool) {
+	for i, part := range chainParts(chain) {
+		if i%2 == 0 && part.text == name {
+			return chain[:part.end], true
+		}
+	}
+	return "", false
+}
+
+type chainPart struct {
+	text string
+	end  int // byte offset in the chain just after the part
+}
+
+// chainParts splits "A -> r -> B <- s <- C" into A, r, B, s, C with their
+// end offsets; entities sit at even positions.
+func chainParts(chain string) []chainPart {
+	var parts []chainPart
+	off := 0
+	rest := chain
+	for {
+		i := strings.Index(rest, " -> ")
+		j := strings.Index(rest, " <- ")
+		k := i
+		if k < 0 || (j >= 0 && j < k) {
+			k = j
+		}
+		if k < 0 {
+			return append(parts, chainPart{rest, off + len(rest)})
+		}
+		parts = append(parts, chainPart{rest[:k], off + k})
+		off += k + 4
+		rest = rest[k+4:]
+	}
+}

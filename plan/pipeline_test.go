@@ -1,0 +1,149 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stem-kgqa/stem/demo"
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/kgvec"
+	"github.com/stem-kgqa/stem/models/llm"
+	"github.com/stem-kgqa/stem/models/wordvec"
+	"github.com/stem-kgqa/stem/projection"
+	"github.com/stem-kgqa/stem/projection/linking"
+	"github.com/stem-kgqa/stem/schema"
+	"github.com/stem-kgqa/stem/tracing"
+)
+
+// fixedPlanner plans every question as the path it was given.
+type fixedPlanner struct{ rels []string }
+
+func (f fixedPlanner) Plan(_ context.Context, in projection.Input) (projection.Plan, error) {
+	return projection.Plan{Candidates: []projection.Candidate{{Graph: schema.Path(in.Entities[0], f.rels...), Score: 1}}, Strategy: schema.Breadth}, nil
+}
+
+// scriptedChat replies with a fixed text.
+type scriptedChat struct{ reply string }
+
+func (s scriptedChat) Chat(context.Context, llm.Request) (llm.Reply, error) {
+	return llm.Reply{Choices: []string{s.reply}}, nil
+}
+
+func demoPipeline(t *testing.T, rels ...string) *Pipeline {
+	t.Helper()
+	ctx := context.Background()
+	g, err := kg.ReadTSV(demo.KG(), demo.KGName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := wordvec.New(nil, wordvec.Options{})
+	ents, err := kgvec.Build(ctx, g, enc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := tracing.New(g, enc, ents, tracing.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Pipeline{Graph: g, Linker: linking.New(g, ents), Planner: fixedPlanner{rels}, Tracer: tr, Generator: Structural{}}
+}
+
+func TestAsk(t *testing.T) {
+	p := demoPipeline(t, "directed_by", "place_of_birth", "located_in")
+	tr, err := p.Ask(context.Background(), "in which country was the director of inception born ?", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Answers) != 1 || tr.Answers[0].Name != "United_Kingdom" || !tr.Answers[0].Supported {
+		t.Fatalf("answers = %+v", tr.Answers)
+	}
+	want := "Inception -> directed_by -> Christopher_Nolan -> place_of_birth -> London -> located_in -> United_Kingdom"
+	found := false
+	for _, c := range tr.Answers[0].Chains {
+		found = found || c == want
+		if !strings.HasSuffix(c, "United_Kingdom") {
+			t.Errorf("supporting chain %q does not end at the answer", c)
+		}
+	}
+	if !found {
+		t.Errorf("chains %q lack %q", tr.Answers[0].Chains, want)
+	}
+	for _, s := range []string{StageLink, StagePlan, StageTrace, StageGenerate} {
+		if _, ok := tr.Timings[s]; !ok {
+			t.Errorf("no timing for stage %s", s)
+		}
+	}
+	if tr.Result.Unbacked != 0 {
+		t.Errorf("unbacked = %d", tr.Result.Unbacked)
+	}
+}
+
+func TestAskEntitiesAndErrors(t *testing.T) {
+	p := demoPipeline(t, "directed_by")
+	ctx := context.Background()
+	tr, err := p.Ask(ctx, "who made it ?", []string{"inception"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Answers) != 1 || tr.Answers[0].Name != "Christopher_Nolan" {
+		t.Errorf("answers = %+v", tr.Answers)
+	}
+	if _, err := p.Ask(ctx, "who made it ?", []string{"No Such Film"}); err == nil || !strings.Contains(err.Error(), "No Such Film") {
+		t.Errorf("unknown --entity: err = %v", err)
+	}
+	if _, err := p.Ask(ctx, "zzqx wvvy ?", nil); !errors.Is(err, ErrNoEntity) {
+		t.Errorf("unlinkable question: err = %v, want ErrNoEntity", err)
+	}
+}
+
+func TestLLMGeneratorFlagsUnsupported(t *testing.T) {
+	p := demoPipeline(t, "directed_by")
+	p.Generator = LLM{Chat: scriptedChat{"Answer: [\"christopher nolan\", \"Steven Spielberg\"]"}}
+	tr, err := p.Ask(context.Background(), "who directed inception ?", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Answers) != 2 {
+		t.Fatalf("answers = %+v", tr.Answers)
+	}
+	a, b := tr.Answers[0], tr.Answers[1]
+	if !a.Supported || a.Entity != "Christopher_Nolan" || len(a.Chains) == 0 {
+		t.Errorf("supported answer = %+v", a)
+	}
+	if b.Supported || b.Entity != "" || len(b.Chains) != 0 {
+		t.Errorf("an answer no evidence names must be flagged: %+v", b)
+	}
+}
+
+func TestParseAnswerList(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`["a", "b"]`, "a|b"},
+		{"['a', 'b c']", "a|b c"},
+		{"Answer: a, b", "a|b"},
+		{"1. a\n2. b\n- c\n", "a|b|c"},
+		{"a", "a"},
+		{"", ""},
+		{"a\na\n", "a"},
+	}
+	for _, tc := range tests {
+		if got := strings.Join(ParseAnswerList(tc.in), "|"); got != tc.want {
+			t.Errorf("ParseAnswerList(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestChainsWith(t *testing.T) {
+	chains := []string{"A -> r -> B -> s -> C", "A -> r -> B <- t <- D", "X -> r -> Y"}
+	got := chainsWith(chains, "B")
+	if len(got) != 1 || got[0] != "A -> r -> B" {
+		t.Errorf("chainsWith(B) = %q", got)
+	}
+	if got := chainsWith(chains, "D"); len(got) != 1 || got[0] != "A -> r -> B <- t <- D" {
+		t.Errorf("chainsWith(D) = %q", got)
+	}
+	if got := chainsWith(chains, "r"); got != nil {
+		t.Errorf("a relation is not an entity: %q", got)
+	}
+}

@@ -1,0 +1,284 @@
+package tripgnn
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/gobackend"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+)
+
+// param is one weight tensor, row-major.
+type param struct {
+	name  string
+	dims  []int
+	data  []float32
+	decay bool // weight matrix: subject to weight decay
+}
+
+// maxCompiled bounds the programs kept per graph function: one per
+// (entities, edges, relations, graphs) bucket met. Above the count a long
+// training run over varied batches meets in practice.
+const maxCompiled = 256
+
+// Model is a Triple-GNN with its AdamW state. Its methods are safe for
+// concurrent use; they run one at a time.
+type Model struct {
+	cfg    Config
+	params []param
+
+	mu      sync.Mutex
+	m, v    [][]float32 // AdamW moments, allocated at the first TrainStep
+	step    int
+	backend compute.Backend
+	predict *graph.Exec
+	train   *graph.Exec
+	// cached holds the weights as tensors between updates so that
+	// Predict does not copy them every call.
+	cached []*tensors.Tensor
+}
+
+// New returns a model with weights initialised from cfg.Seed.
+func New(cfg Config) (*Model, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{cfg: cfg, params: layout(cfg)}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x7472697067_6e6e))
+	for i := range m.params {
+		p := &m.params[i]
+		switch {
+		case p.decay:
+			// PyTorch's nn.Linear default (what gfm-rag trains from):
+			// uniform in +-1/sqrt(fan_in).
+			a := 1 / math.Sqrt(float64(p.dims[0]))
+			for j := range p.data {
+				p.data[j] = float32((2*rng.Float64() - 1) * a)
+			}
+		case isGain(p.name):
+			for j := range p.data {
+				p.data[j] = 1
+			}
+		}
+	}
+	if err := m.init(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// layout lists the parameters in their fixed order (the checkpoint order).
+func layout(cfg Config) []param {
+	d, e := cfg.Width, cfg.EncoderDim
+	var ps []param
+	add := func(name string, decay bool, dims ...int) {
+		n := 1
+		for _, x := range dims {
+			n *= x
+		}
+		ps = append(ps, param{name: name, dims: dims, data: make([]float32, n), decay: decay})
+	}
+	add("triple/w", true, 3*e, d) // MLP_phi2
+	add("triple/b", false, d)
+	add("rel/w", true, e, d) // MLP_phi4
+	add("rel/b", false, d)
+	for l := range cfg.Layers {
+		pre := fmt.Sprintf("layer%d/", l)
+		add(pre+"rel1/w", true, d, d) // g^l, gfm-rag's relation projection
+		add(pre+"rel1/b", false, d)
+		add(pre+"rel2/w", true, d, d)
+		add(pre+"rel2/b", false, d)
+		add(pre+"upd/w", true, 2*d, d)
+		add(pre+"upd/b", false, d)
+		add(pre+"ln/gain", false, d)
+		add(pre+"ln/bias", false, d)
+	}
+	add("out/w", true, d, 1) // MLP_phi1
+	add("out/b", false, 1)
+	return ps
+}
+
+func isGain(name string) bool {
+	return len(name) >= 7 && name[len(name)-7:] == "ln/gain"
+}
+
+// init creates the backend and the two graph functions.
+func (m *Model) init() error {
+	// Ops run one after another, each one multi-threaded inside. GoMLX's
+	// default (ops in parallel when nothing else runs) deadlocks in this
+	// version of the Go backend: a large SIMD matrix product waits on the
+	// worker pool's condition variable while the op scheduler waits on it
+	// too, and one wake-up is lost (seen at 2,000 entities, width 256,
+	// GOEXPERIMENT=simd). One op at a time is also what a GNN needs: its
+	// ops depend on each other in a chain.
+	b, err := gobackend.New("ops_sequential")
+	if err != nil {
+		return fmt.Errorf("tripgnn: start GoMLX Go backend: %w", err)
+	}
+	m.backend = b
+	np := len(m.params)
+	m.predict, err = graph.NewExec(b, func(in []*graph.Node) []*graph.Node {
+		return []*graph.Node{m.forward(in[:numInputs], in[len(in)-np:], true)}
+	})
+	if err != nil {
+		return fmt.Errorf("tripgnn: %w", err)
+	}
+	m.predict.SetMaxCache(maxCompiled)
+	m.train, err = graph.NewExec(b, func(in []*graph.Node) []*graph.Node {
+		ws := in[len(in)-np:]
+		logits := m.forward(in[:numInputs], ws, false)
+		loss := m.loss(logits, in[:numInputs], in[numInputs:numInputs+numLossInputs])
+		return append([]*graph.Node{loss}, graph.Gradient(loss, ws...)...)
+	})
+	if err != nil {
+		return fmt.Errorf("tripgnn: %w", err)
+	}
+	m.train.SetMaxCache(maxCompiled)
+	return nil
+}
+
+// Config returns the model's configuration, defaults filled in.
+func (m *Model) Config() Config { return m.cfg }
+
+// NumParams returns the number of trainable weights.
+func (m *Model) NumParams() int {
+	n := 0
+	for _, p := range m.params {
+		n += len(p.data)
+	}
+	return n
+}
+
+// K is the guidance graph size for a question with numSchemaTriples schema
+// triples: KFactor x numSchemaTriples.
+func (m *Model) K(numSchemaTriples int) int { return m.cfg.KFactor * numSchemaTriples }
+
+// Inputs of the graph functions, in order (see packed).
+const (
+	inSchema = iota
+	inRelVec
+	inGidx
+	inQmask
+	inSrc
+	inRel
+	inDst
+	inInvdeg
+	numInputs
+)
+
+// Loss inputs, after the model inputs.
+const (
+	inLabels = iota
+	inBceW
+	inListW
+	inReal
+	numLossInputs
+)
+
+func (p *packed) inputs(dEnc int) []any {
+	f := tensors.FromFlatDataAndDimensions[float32]
+	i := tensors.FromFlatDataAndDimensions[int32]
+	return []any{
+		f(p.schema, p.nb, 3*dEnc),
+		f(p.relvec, p.rp, dEnc),
+		i(p.gidx, p.np, 1),
+		f(p.qmask, p.np, 1),
+		i(p.src, p.ep, 1),
+		i(p.rel, p.ep, 1),
+		i(p.dst, p.ep, 1),
+		f(p.invdeg, p.np, 1),
+	}
+}
+
+func (p *packed) lossInputs() []any {
+	f := tensors.FromFlatDataAndDimensions[float32]
+	return []any{f(p.labels, p.np, 1), f(p.bceW, p.np, 1), f(p.listW, p.np, 1), f(p.real, p.np, 1)}
+}
+
+// dense is x W + b.
+func dense(x, w, b *graph.Node) *graph.Node {
+	return graph.Add(graph.MatMul(x, w), graph.InsertAxes(b, 0))
+}
+
+func relu(x *graph.Node) *graph.Node { return graph.Max(x, graph.ZerosLike(x)) }
+
+// layerNorm normalises the last axis (eps as PyTorch's 1e-5).
+func layerNorm(x, gain, bias *graph.Node) *graph.Node {
+	mean := graph.ReduceAndKeep(x, graph.ReduceMean, -1)
+	c := graph.Sub(x, mean)
+	v := graph.ReduceAndKeep(graph.Square(c), graph.ReduceMean, -1)
+	return graph.Add(graph.Mul(graph.Div(c, graph.Sqrt(graph.AddScalar(v, 1e-5))), graph.InsertAxes(gain, 0)), graph.InsertAxes(bias, 0))
+}
+
+// forward builds the logits [np, 1].
+//
+// wide selects gatherRows' fast path, which has no gradient: Predict only.
+func (m *Model) forward(in, ws []*graph.Node, wide bool) *graph.Node {
+	w := func(i int) *graph.Node { return ws[i] }
+	d := m.cfg.Width
+	g := in[inSchema].Graph()
+	np := in[inGidx].Shape().Dimensions[0]
+
+	eq := dense(in[inSchema], w(0), w(1))                      // [nb, d]
+	h0 := graph.Mul(graph.Gather(eq, in[inGidx]), in[inQmask]) // [np, d]
+	z := dense(in[inRelVec], w(2), w(3))                       // [rp, d]
+	h := h0
+	for l := range m.cfg.Layers {
+		k := 4 + 8*l
+		r := dense(relu(dense(z, w(k), w(k+1))), w(k+2), w(k+3))
+		msg := graph.Mul(gatherRows(h, in[inSrc], wide), gatherRows(r, in[inRel], wide))
+		agg := graph.ScatterSum(graph.Zeros(g, shapes.Make(dtypes.Float32, np, d)), in[inDst], msg, true, false)
+		if !m.cfg.NoBoundary {
+			agg = graph.Add(agg, h0)
+		}
+		agg = graph.Mul(agg, in[inInvdeg])
+		u := dense(graph.Concatenate([]*graph.Node{h, agg}, -1), w(k+4), w(k+5))
+		h = graph.Add(h, relu(layerNorm(u, w(k+6), w(k+7))))
+	}
+	k := 4 + 8*m.cfg.Layers
+	return dense(h, w(k), w(k+1))
+}
+
+// gatherRows is Gather(x, idx) for a matrix x. The Go backend's Gather
+// copies one element at a time, and the message gathers are most of a
+// forward pass; with wide it moves 8-byte elements (2 floats viewed as an
+// int64). (complex128, 4 floats, fails in Bitcast in this backend.) Bitcast has no gradient, so
+// training graphs take the plain path.
+func gatherRows(x, idx *graph.Node, wide bool) *graph.Node {
+	n, d := x.Shape().Dimensions[0], x.Shape().Dimensions[1]
+	if !wide || d%2 != 0 {
+		return graph.Gather(x, idx)
+	}
+	xb := graph.Bitcast(graph.Reshape(x, n, d/2, 2), dtypes.Int64)
+	gb := graph.Gather(xb, idx)
+	return graph.Reshape(graph.Bitcast(gb, dtypes.Float32), idx.Shape().Dimensions[0], d)
+}
+
+// loss builds the scalar training loss from logits [np, 1]; in are the
+// model inputs and li the loss inputs.
+func (m *Model) loss(x *graph.Node, in, li []*graph.Node) *graph.Node {
+	y := li[inLabels]
+	// Stable BCE with logits: max(x, 0) - x y + log(1 + exp(-|x|)).
+	bce := graph.Add(graph.Sub(relu(x), graph.Mul(x, y)), graph.Log1p(graph.Exp(graph.Neg(graph.Abs(x)))))
+	loss := graph.ReduceAllSum(graph.Mul(bce, li[inBceW]))
+	mix := m.cfg.LossMix
+	if mix == 0 {
+		return loss
+	}
+	// gfm-rag's ListCE: -log(p / (sum of p over the graph + 1e-5) + 1e-5)
+	// on the positives, with p = sigmoid(x).
+	nb := in[inSchema].Shape().Dimensions[0]
+	p := graph.Mul(graph.Sigmoid(x), li[inReal])
+	sums := graph.ScatterSum(graph.Zeros(x.Graph(), shapes.Make(dtypes.Float32, nb, 1)), in[inGidx], p, true, false)
+	ratio := graph.Div(p, graph.AddScalar(graph.Gather(sums, in[inGidx]), 1e-5))
+	lce := graph.Neg(graph.Log(graph.AddScalar(ratio, 1e-5)))
+	list := graph.ReduceAllSum(graph.Mul(lce, li[inListW]))
+	return graph.Add(graph.MulScalar(loss, 1-mix), graph.MulScalar(list, mix))
+}

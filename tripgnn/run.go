@@ -1,0 +1,161 @@
+package tripgnn
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/gomlx/gomlx/core/tensors"
+)
+
+// Predict returns the probability of each of ex's entities being on the
+// reasoning chain (length ex.NumEntities). ex.Labels is ignored.
+func (m *Model) Predict(ctx context.Context, ex *Example) ([]float32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("tripgnn: predict: %w", err)
+	}
+	p, err := pack([]*Example{ex}, m.cfg.EncoderDim, !m.cfg.NoBoundary, false)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	args := append(p.inputs(m.cfg.EncoderDim), m.weights()...)
+	out, err := m.call("predict", m.predict.Call, args)
+	if err != nil {
+		return nil, err
+	}
+	logits, err := flat(out[0])
+	if err != nil {
+		return nil, err
+	}
+	probs := make([]float32, ex.NumEntities)
+	for i := range probs {
+		x := float64(logits[i])
+		if math.IsNaN(x) {
+			return nil, fmt.Errorf("tripgnn: predict: entity %d scored NaN (weights or inputs are corrupt)", i)
+		}
+		probs[i] = float32(1 / (1 + math.Exp(-x)))
+	}
+	return probs, nil
+}
+
+// TrainStep runs forward, backward and one AdamW update on a mini-batch of
+// graphs (each with Labels) and returns the loss before the update. A
+// non-finite loss or gradient is an error and leaves the weights as they
+// were, so a training loop stops at the first NaN.
+func (m *Model) TrainStep(ctx context.Context, batch []*Example) (float32, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("tripgnn: train step: %w", err)
+	}
+	p, err := pack(batch, m.cfg.EncoderDim, !m.cfg.NoBoundary, true)
+	if err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	args := append(p.inputs(m.cfg.EncoderDim), p.lossInputs()...)
+	args = append(args, m.weights()...)
+	out, err := m.call("train step", m.train.Call, args)
+	if err != nil {
+		return 0, err
+	}
+	lossv, err := flat(out[0])
+	if err != nil {
+		return 0, err
+	}
+	loss := lossv[0]
+	if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
+		return loss, fmt.Errorf("tripgnn: train step %d: loss is %v", m.step+1, loss)
+	}
+	grads := make([][]float32, len(m.params))
+	for i := range m.params {
+		g, err := flat(out[1+i])
+		if err != nil {
+			return 0, err
+		}
+		if err := finite("gradient of "+m.params[i].name, g); err != nil {
+			return loss, fmt.Errorf("tripgnn: train step %d: %w", m.step+1, err)
+		}
+		grads[i] = g
+	}
+	m.adamW(grads)
+	return loss, nil
+}
+
+// AdamW hyper-parameters other than the learning rate: PyTorch's defaults.
+const (
+	beta1   = 0.9
+	beta2   = 0.999
+	adamEps = 1e-8
+)
+
+// adamW applies one decoupled-weight-decay Adam update.
+func (m *Model) adamW(grads [][]float32) {
+	if m.m == nil {
+		m.m = make([][]float32, len(m.params))
+		m.v = make([][]float32, len(m.params))
+		for i, p := range m.params {
+			m.m[i] = make([]float32, len(p.data))
+			m.v[i] = make([]float32, len(p.data))
+		}
+	}
+	m.step++
+	lr := m.cfg.LR
+	c1 := 1 - math.Pow(beta1, float64(m.step))
+	c2 := 1 - math.Pow(beta2, float64(m.step))
+	for i := range m.params {
+		p := &m.params[i]
+		wd := 0.0
+		if p.decay {
+			wd = m.cfg.WeightDecay
+		}
+		mi, vi, g := m.m[i], m.v[i], grads[i]
+		for j, x := range p.data {
+			gj := float64(g[j])
+			mj := beta1*float64(mi[j]) + (1-beta1)*gj
+			vj := beta2*float64(vi[j]) + (1-beta2)*gj*gj
+			mi[j], vi[j] = float32(mj), float32(vj)
+			upd := (mj/c1)/(math.Sqrt(vj/c2)+adamEps) + wd*float64(x)
+			p.data[j] = float32(float64(x) - lr*upd)
+		}
+	}
+	m.cached = nil
+}
+
+// weights returns the parameters as tensors, cached until the next update.
+func (m *Model) weights() []any {
+	if m.cached == nil {
+		m.cached = make([]*tensors.Tensor, len(m.params))
+		for i, p := range m.params {
+			m.cached[i] = tensors.FromFlatDataAndDimensions(p.data, p.dims...)
+		}
+	}
+	out := make([]any, len(m.cached))
+	for i, t := range m.cached {
+		out[i] = t
+	}
+	return out
+}
+
+// call runs a graph function, turning GoMLX's panics into errors.
+func (m *Model) call(what string, fn func(...any) ([]*tensors.Tensor, error), args []any) (out []*tensors.Tensor, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("tripgnn: %s: GoMLX: %v", what, r)
+		}
+	}()
+	out, err = fn(args...)
+	if err != nil {
+		return nil, fmt.Errorf("tripgnn: %s: GoMLX: %w", what, err)
+	}
+	return out, nil
+}
+
+func flat(t *tensors.Tensor) ([]float32, error) {
+	v, err := tensors.CopyFlatData[float32](t)
+	if err != nil {
+		return nil, fmt.Errorf("tripgnn: read output: %w", err)
+	}
+	return v, nil
+}
