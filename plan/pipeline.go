@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/kgvec"
+	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/projection/linking"
 	"github.com/stem-kgqa/stem/schema"
@@ -162,4 +164,15 @@ func (p *Pipeline) resolve(name string) (string, error) {
 		return p.Graph.EntityName(ids[0]), nil
 	}
 	return "", fmt.Errorf("entity %q is not in the KG (names match exactly, or ignoring case and punctuation)", name)
+}
+
+// New assembles a pipeline over g with structural generation and no
+// guidance: the linker and tracer are built from g, ents and enc. Callers
+// set Guider, Generator and Strategy on the result to change them.
+func New(g *kg.Graph, enc models.Encoder, ents *kgvec.Entities, planner projection.Planner, cfg tracing.Config) (*Pipeline, error) {
+	tr, err := tracing.New(g, enc, ents, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("prepare tracing: %w", err)
+	}
+	return &Pipeline{Graph: g, Linker: linking.New(g, ents), Planner: planner, Tracer: tr, Generator: Structural{}}, nil
 }

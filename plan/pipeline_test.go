@@ -12,7 +12,6 @@ import (
 	"github.com/stem-kgqa/stem/models/llm"
 	"github.com/stem-kgqa/stem/models/wordvec"
 	"github.com/stem-kgqa/stem/projection"
-	"github.com/stem-kgqa/stem/projection/linking"
 	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/tracing"
 )
@@ -43,11 +42,11 @@ func demoPipeline(t *testing.T, rels ...string) *Pipeline {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := tracing.New(g, enc, ents, tracing.DefaultConfig())
+	p, err := New(g, enc, ents, fixedPlanner{rels}, tracing.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Pipeline{Graph: g, Linker: linking.New(g, ents), Planner: fixedPlanner{rels}, Tracer: tr, Generator: Structural{}}
+	return p
 }
 
 func TestAsk(t *testing.T) {

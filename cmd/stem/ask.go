@@ -92,11 +92,10 @@ func runAsk(c *cli.Context) error {
 		return err
 	}
 	defer closePlanner()
-	tracer, err := tracing.New(g, enc, ents, tracing.DefaultConfig())
+	p, err := plan.New(g, enc, ents, planner, tracing.DefaultConfig())
 	if err != nil {
 		return err
 	}
-	p := &plan.Pipeline{Graph: g, Linker: linking.New(g, ents), Planner: planner, Tracer: tracer, Generator: plan.Structural{}}
 	switch c.String("strategy") {
 	case "auto":
 	case "precision", "breadth":
@@ -153,6 +152,12 @@ func demoPlanner(ctx context.Context, g *kg.Graph, enc models.Encoder, beam int)
 	if err != nil {
 		return nil, err
 	}
+	return trainPattern(ctx, g, enc, qs, beam)
+}
+
+// trainPattern learns a pattern planner in memory from questions with gold
+// paths (as `stem train planner` does, without writing a model file).
+func trainPattern(ctx context.Context, g *kg.Graph, enc models.Encoder, qs []eval.Question, beam int) (projection.Planner, error) {
 	var exs []pattern.Example
 	for _, q := range qs {
 		ex := pattern.Example{Question: q.Text, Answers: len(q.Answers)}

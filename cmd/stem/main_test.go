@@ -39,6 +39,8 @@ func TestDemo(t *testing.T) {
 	}{
 		{"default entity", nil, []string{
 			"entities 279 relations 26 triples 447",
+			"Q: who directed inception ?", "Christopher_Nolan because Inception -> directed_by -> Christopher_Nolan",
+			"Q: in which country was the director of inception born ? ", "United_Kingdom because Inception -> directed_by -> Christopher_Nolan -> place_of_birth -> London",
 			"neighbourhood of \"Christopher_Nolan\", found by name",
 			"<- directed_by <- Inception, Oppenheimer, The_Dark_Knight",
 			"-> place_of_birth -> London",
@@ -55,7 +57,7 @@ func TestDemo(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			out, _, err := run(t, append([]string{"demo", "--vectors", tinyVectors}, tc.args...)...)
+			out, _, err := run(t, append([]string{"demo", "--shared=false", "--vectors", tinyVectors}, tc.args...)...)
 			if err != nil {
 				t.Fatalf("demo: %v", err)
 			}
