@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/stem-kgqa/stem/eval"
@@ -12,7 +13,8 @@ import (
 
 // EvalPlanner runs a projection planner over benchmark questions. The
 // question's entities come from the dataset when it marks them, else from the
-// linker (which may be nil when every dataset question has entities).
+// linker (which may be nil when every dataset question has entities; a
+// question with its own KG is linked against that KG).
 // Strategy, when not nil, overrides the planner's strategy, as
 // --strategy precision|breadth does.
 type EvalPlanner struct {
@@ -31,8 +33,17 @@ func (p EvalPlanner) Plan(ctx context.Context, q eval.Question) (eval.Plan, erro
 			in.Mentions = append(in.Mentions, e)
 		}
 	}
-	if len(in.Entities) == 0 && p.Linker != nil {
-		links, err := p.Linker.Link(ctx, q.Text)
+	linker := p.Linker
+	if q.Graph != nil {
+		linker = linking.New(q.Graph, nil)
+	}
+	if len(in.Entities) == 0 && linker != nil {
+		links, err := linker.Link(ctx, q.Text)
+		if errors.Is(err, linking.ErrNoEntity) {
+			// Nothing to anchor a plan on: the question is scored as
+			// unanswered rather than stopping the run.
+			return eval.Plan{}, nil
+		}
 		if err != nil {
 			return eval.Plan{}, fmt.Errorf("link entities of %q: %w", q.Text, err)
 		}
