@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -25,6 +26,10 @@ type Prediction struct {
 	EvidenceTriples [][3]string
 	// Unbacked counts answers (or claims) that no evidence triple supports.
 	Unbacked int
+	// Stages optionally holds how long the retriever spent in each of its
+	// stages (such as "anchor", "gnn", "trace"); Run summarises them per
+	// stage in Report.StageMS. Nil when the retriever does not time them.
+	Stages map[string]time.Duration
 }
 
 // Retriever answers a question given a plan. Run times each call.
@@ -44,6 +49,21 @@ type Options struct {
 	PerQuestion bool
 	// Progress, when not nil, receives a progress bar.
 	Progress io.Writer
+	// Workers is how many questions are planned and answered at once; 0
+	// and 1 answer them one by one. With more, the planner and retriever
+	// must be safe for concurrent use. The report does not depend on it
+	// (results are merged in question order), except for latency and
+	// throughput.
+	Workers int
+	// Done holds results of an earlier run of the same configuration, such
+	// as those read back from a results log: questions whose ID it holds
+	// are not answered again but count in the report as if they had been.
+	Done []Result
+	// OnResult, when not nil, receives every newly scored result as soon as
+	// it is scored (in the order questions finish, so not in question order
+	// when Workers > 1), from one goroutine at a time. An error from it
+	// stops the run. It is how a results log is written as the run goes.
+	OnResult func(Result) error
 }
 
 // Scores are averaged answer metrics, in percent, over N questions.
@@ -82,8 +102,10 @@ type Result struct {
 	Coverage  float64 `json:"coverage"`
 	Unbacked  int     `json:"unbacked"`
 	LatencyMS float64 `json:"latency_ms"`
-	Hops      int     `json:"hops"`
-	Err       string  `json:"error,omitempty"`
+	// StagesMS is Prediction.Stages in milliseconds.
+	StagesMS map[string]float64 `json:"stages_ms,omitempty"`
+	Hops     int                `json:"hops"`
+	Err      string             `json:"error,omitempty"`
 }
 
 // Report is a run's scores.
@@ -103,12 +125,26 @@ type Report struct {
 	// path can be followed in the KG) where following the gold relation
 	// path reaches gold answers only: an upper bound on what relation-level
 	// retrieval can reach on Hits@1 and precision without luck in ties.
-	PathExact  float64  `json:"gold_path_exact"`
-	PathExactN int      `json:"gold_path_exact_n"`
-	Latency    Latency  `json:"latency_ms"`
-	ByAnswers  []Bucket `json:"by_answers"`
-	ByHops     []Bucket `json:"by_hops"`
-	Questions  []Result `json:"questions,omitempty"`
+	PathExact  float64 `json:"gold_path_exact"`
+	PathExactN int     `json:"gold_path_exact_n"`
+	Latency    Latency `json:"latency_ms"`
+	// StageMS summarises Prediction.Stages per stage, over the questions
+	// whose retriever timed that stage.
+	StageMS map[string]Latency `json:"stage_ms,omitempty"`
+	// ThroughputQPS is the questions answered by this run per second of
+	// its wall time; results taken from Options.Done do not count.
+	ThroughputQPS float64 `json:"throughput_qps"`
+	// Workers is Options.Workers as used (at least 1).
+	Workers int `json:"workers"`
+	// Resumed counts the results taken from Options.Done.
+	Resumed int `json:"resumed,omitempty"`
+	// Partial marks a report of a run stopped before every question was
+	// answered (cancelled); Pending counts the questions left.
+	Partial   bool     `json:"partial,omitempty"`
+	Pending   int      `json:"pending,omitempty"`
+	ByAnswers []Bucket `json:"by_answers"`
+	ByHops    []Bucket `json:"by_hops"`
+	Questions []Result `json:"questions,omitempty"`
 }
 
 // answerBuckets are the paper's Table 2 groups by gold answer count.
@@ -117,62 +153,212 @@ var answerBuckets = []struct {
 	min, max int
 }{{"1", 1, 1}, {"2-4", 2, 4}, {"5-9", 5, 9}, {">=10", 10, math.MaxInt}}
 
-// Run plans, retrieves and scores every question in order. Latency is the
-// wall time of the retriever's Answer call alone. Questions without gold
-// answers are skipped and counted in Report.NoGold.
+// outcome is one question's scored result and its gold-path check, as a
+// worker hands it to the collector.
+type outcome struct {
+	i                 int
+	res               Result
+	exact, exactOK    bool
+	err               error // fatal: stops the run
+	done, interrupted bool
+}
+
+// Run plans, retrieves and scores the questions, Options.Workers at a time.
+// Latency is the wall time of the retriever's Answer call alone. Questions
+// without gold answers are skipped and counted in Report.NoGold.
+//
+// When ctx is cancelled, Run stops handing out questions, drops the answers
+// the cancellation interrupted, and returns the report of the questions
+// scored so far (marked Partial) together with an error wrapping ctx.Err().
+// Any other failure returns no report.
 func Run(ctx context.Context, questions []Question, planner Planner, retriever Retriever, opts Options) (*Report, error) {
 	if planner == nil || retriever == nil {
 		return nil, errors.New("eval.Run: planner and retriever are required")
 	}
+	workers := max(opts.Workers, 1)
+	done := make(map[string]Result, len(opts.Done))
+	for _, r := range opts.Done {
+		done[r.ID] = r
+	}
+	outs := make([]outcome, len(questions))
+	var pending []int
+	noGold, resumed := 0, 0
+	for i, q := range questions {
+		outs[i].i = i
+		switch r, ok := done[q.ID]; {
+		case len(q.Answers) == 0:
+			noGold++
+		case ok:
+			resumed++
+			outs[i].res, outs[i].done = r, true
+			outs[i].exact, outs[i].exactOK = PathExact(graphOf(q, opts.Graph), q)
+		default:
+			pending = append(pending, i)
+		}
+	}
+	// The bar counts the questions to answer, so that its rate and ETA are
+	// not skewed by resumed results.
+	var bar *progress.Bar // nil draws nothing
+	if opts.Progress != nil {
+		bar = progress.New(opts.Progress, "eval", int64(len(pending)))
+	}
+
+	start := time.Now()
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan int)
+	results := make(chan outcome)
+	go func() {
+		defer close(jobs)
+		for _, i := range pending {
+			select {
+			case jobs <- i:
+			case <-runCtx.Done():
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for range min(workers, max(len(pending), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				results <- answerOne(runCtx, i, questions[i], planner, retriever, opts)
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+	var fatal error
+	fatalAt, answered := len(questions), 0
+	for o := range results {
+		switch {
+		case o.err != nil:
+			// Keep the error of the earliest question, as a one-by-one run
+			// would report, and stop the others.
+			if o.i < fatalAt {
+				fatal, fatalAt = o.err, o.i
+			}
+			cancel()
+		case o.interrupted || fatal != nil:
+		default:
+			if opts.OnResult != nil {
+				if err := opts.OnResult(o.res); err != nil {
+					fatal, fatalAt = fmt.Errorf("eval: record question %s: %w", o.res.ID, err), -1
+					cancel()
+					continue
+				}
+			}
+			outs[o.i] = o
+			answered++
+			bar.Add(1)
+		}
+	}
+	wall := time.Since(start)
+	bar.Finish()
+	if fatal != nil && ctx.Err() == nil {
+		return nil, fatal
+	}
+	rep := aggregate(questions, outs, opts.PerQuestion)
+	rep.NoGold, rep.Resumed, rep.Workers = noGold, resumed, workers
+	if s := wall.Seconds(); answered > 0 && s > 0 {
+		rep.ThroughputQPS = float64(answered) / s
+	}
+	if err := ctx.Err(); err != nil {
+		rep.Partial, rep.Pending = true, len(pending)-answered
+		return rep, fmt.Errorf("eval: stopped with %d of %d questions answered: %w", rep.N, rep.N+rep.Pending, err)
+	}
+	return rep, nil
+}
+
+// graphOf is the KG q is answered over.
+func graphOf(q Question, shared *kg.Graph) *kg.Graph {
+	if q.Graph != nil {
+		return q.Graph
+	}
+	return shared
+}
+
+// answerOne plans, answers and scores question i.
+func answerOne(ctx context.Context, i int, q Question, planner Planner, retriever Retriever, opts Options) outcome {
+	o := outcome{i: i}
+	if ctx.Err() != nil {
+		o.interrupted = true
+		return o
+	}
+	plan, err := planner.Plan(ctx, q)
+	if err != nil {
+		if ctx.Err() != nil {
+			o.interrupted = true
+		} else {
+			o.err = fmt.Errorf("eval: plan question %s: %w", q.ID, err)
+		}
+		return o
+	}
+	start := time.Now()
+	pred, err := retriever.Answer(ctx, q, plan)
+	ms := float64(time.Since(start).Nanoseconds()) / 1e6
+	res := Result{ID: q.ID, Hops: q.Hops, LatencyMS: ms, Coverage: -1}
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			o.interrupted = true
+			return o
+		case !opts.KeepGoing:
+			o.err = fmt.Errorf("eval: answer question %s: %w", q.ID, err)
+			return o
+		}
+		res.Err = err.Error()
+		pred = Prediction{}
+	}
+	res.Score = ScoreAnswers(pred.Answers, q.Answers)
+	res.Answers = pred.Answers
+	res.Unbacked = pred.Unbacked
+	if len(pred.Stages) > 0 {
+		res.StagesMS = make(map[string]float64, len(pred.Stages))
+		for k, d := range pred.Stages {
+			res.StagesMS[k] = float64(d.Nanoseconds()) / 1e6
+		}
+	}
+	g := graphOf(q, opts.Graph)
+	if c, ok := Coverage(GoldTriples(g, q), pred.EvidenceTriples); ok {
+		res.Coverage = c
+	}
+	o.exact, o.exactOK = PathExact(g, q)
+	o.res, o.done = res, true
+	return o
+}
+
+// aggregate sums the done outcomes in question order, so that the figures
+// (floating-point sums included) do not depend on the order questions
+// finished in.
+func aggregate(questions []Question, outs []outcome, perQuestion bool) *Report {
 	rep := &Report{}
 	var all acc
 	byAns := make([]acc, len(answerBuckets))
 	byHops := map[int]*acc{}
 	var lat []float64
-	var bar *progress.Bar // nil draws nothing
-	if opts.Progress != nil {
-		bar = progress.New(opts.Progress, "eval", int64(len(questions)))
-	}
-	for _, q := range questions {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		bar.Add(1)
-		if len(q.Answers) == 0 {
-			rep.NoGold++
+	stages := map[string][]float64{}
+	for i, q := range questions {
+		o := outs[i]
+		if !o.done {
 			continue
 		}
-		plan, err := planner.Plan(ctx, q)
-		if err != nil {
-			return nil, fmt.Errorf("eval: plan question %s: %w", q.ID, err)
+		res := o.res
+		lat = append(lat, res.LatencyMS)
+		for k, ms := range res.StagesMS {
+			stages[k] = append(stages[k], ms)
 		}
-		start := time.Now()
-		pred, err := retriever.Answer(ctx, q, plan)
-		ms := float64(time.Since(start).Nanoseconds()) / 1e6
-		res := Result{ID: q.ID, Hops: q.Hops, LatencyMS: ms, Coverage: -1}
-		if err != nil {
-			if ctx.Err() != nil || !opts.KeepGoing {
-				return nil, fmt.Errorf("eval: answer question %s: %w", q.ID, err)
-			}
+		rep.Unbacked += res.Unbacked
+		if res.Err != "" {
 			rep.Errors++
-			res.Err = err.Error()
-			pred = Prediction{}
 		}
-		lat = append(lat, ms)
-		res.Score = ScoreAnswers(pred.Answers, q.Answers)
-		res.Answers = pred.Answers
-		res.Unbacked = pred.Unbacked
-		rep.Unbacked += pred.Unbacked
-		g := q.Graph
-		if g == nil {
-			g = opts.Graph
-		}
-		if c, ok := Coverage(GoldTriples(g, q), pred.EvidenceTriples); ok {
-			res.Coverage = c
-		}
-		if exact, ok := PathExact(g, q); ok {
+		if o.exactOK {
 			rep.PathExactN++
-			if exact {
+			if o.exact {
 				rep.PathExact++
 			}
 		}
@@ -188,11 +374,10 @@ func Run(ctx context.Context, questions []Question, planner Planner, retriever R
 			byHops[q.Hops] = h
 		}
 		h.add(res)
-		if opts.PerQuestion {
+		if perQuestion {
 			rep.Questions = append(rep.Questions, res)
 		}
 	}
-	bar.Finish()
 	rep.Scores = all.scores()
 	for i, b := range answerBuckets {
 		rep.ByAnswers = append(rep.ByAnswers, Bucket{Label: b.label, Scores: byAns[i].scores()})
@@ -210,10 +395,16 @@ func Run(ctx context.Context, questions []Question, planner Planner, retriever R
 		rep.ByHops = append(rep.ByHops, Bucket{Label: label, Scores: byHops[h].scores()})
 	}
 	rep.Latency = summarise(lat)
+	if len(stages) > 0 {
+		rep.StageMS = make(map[string]Latency, len(stages))
+		for k, ms := range stages {
+			rep.StageMS[k] = summarise(ms)
+		}
+	}
 	if rep.PathExactN > 0 {
 		rep.PathExact = 100 * rep.PathExact / float64(rep.PathExactN)
 	}
-	return rep, nil
+	return rep
 }
 
 // acc sums per-question figures.
@@ -303,8 +494,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "unbacked %d  errors %d  no-gold %d  dropped %d  latency ms p50 %.2f p95 %.2f mean %.2f max %.2f\n",
-		r.Unbacked, r.Errors, r.NoGold, r.Dropped, r.Latency.P50, r.Latency.P95, r.Latency.Mean, r.Latency.Max)
+	_, err := fmt.Fprintf(w, "unbacked %d  errors %d  no-gold %d  dropped %d  latency ms p50 %.2f p95 %.2f mean %.2f max %.2f  throughput %.2f q/s (%d workers)\n",
+		r.Unbacked, r.Errors, r.NoGold, r.Dropped, r.Latency.P50, r.Latency.P95, r.Latency.Mean, r.Latency.Max, r.ThroughputQPS, r.Workers)
+	if err == nil && r.Partial {
+		_, err = fmt.Fprintf(w, "partial: stopped with %d questions not answered\n", r.Pending)
+	}
 	if err != nil || r.PathExactN == 0 {
 		return err
 	}

@@ -39,6 +39,7 @@ func askCommand() *cli.Command {
 			"  stem ask --explain --json 'in which country was the director of inception born ?'\n" +
 			"  stem ask --kg metaqa.kg --planner-model metaqa.stempat 'what movies did [Tom Hanks] star in'",
 		Flags: append(append([]cli.Flag{
+			configFlag,
 			&cli.StringFlag{Name: "kg", Usage: "KG file (any format `stem kg` reads); default: the embedded demo KG"},
 			formatFlag,
 			&cli.StringSliceFlag{Name: "entity", Usage: "the question's KG entity (repeatable); default: linked from the question"},
@@ -49,6 +50,7 @@ func askCommand() *cli.Command {
 			&cli.BoolFlag{Name: "explain", Usage: "also show the whole trace: plans, anchors, every matched triple with its T-Score and bias, the audit"},
 			&cli.IntFlag{Name: "max-chains", Value: 20, Usage: "chains to print per answer in human output (0 = all)"},
 		}, encoderFlags()...), plannerFlags()...),
+		Before: applyConfig,
 		Action: runAsk,
 	}
 }

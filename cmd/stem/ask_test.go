@@ -103,3 +103,31 @@ func TestAskBadInput(t *testing.T) {
 		})
 	}
 }
+
+func TestConfigFile(t *testing.T) {
+	cfg := writeFile(t, "stem.json", `{"strategy": "breadth", "beam": 2, "entity": ["inception"]}`)
+	out, _, err := run(t, "ask", "--vectors", tinyVectors, "--config", cfg, "--explain", "who directed it ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"Christopher_Nolan", "plan (strategy breadth)", "[1]"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("config not applied: output lacks %q:\n%s", w, out)
+		}
+	}
+	if strings.Contains(out, "[2]") {
+		t.Errorf("beam 2 from the config file planned a third candidate:\n%s", out)
+	}
+	// The command line wins over the file.
+	out, _, err = run(t, "ask", "--vectors", tinyVectors, "--config", cfg, "--entity", "the godfather", "who directed it ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "Francis_Ford_Coppola") {
+		t.Errorf("command-line --entity did not win:\n%s", out)
+	}
+	bad := writeFile(t, "bad.json", `{"stratgy": "breadth"}`)
+	if _, _, err := run(t, "ask", "--vectors", tinyVectors, "--config", bad, "who?"); err == nil || !strings.Contains(err.Error(), `"stratgy" is not a flag`) {
+		t.Errorf("unknown key: err = %v", err)
+	}
+}

@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/stem-kgqa/stem/eval"
@@ -31,32 +34,147 @@ func evalCommand() *cli.Command {
 			"one gold answer, else Precision (the paper's labelling rule).\n\n" +
 			"Example:\n  stem eval --format pq --questions ../shared/data/pathquestion/splits/PQ-2H.test.txt \\\n" +
 			"            --kg ../shared/data/pathquestion/2H-kb.txt --json",
-		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "format", Required: true, Usage: "dataset format: pq, metaqa, webqsp-mini, rog"},
-			&cli.StringFlag{Name: "questions", Required: true, Usage: "question file(s), comma-separated"},
-			&cli.StringFlag{Name: "kg", Usage: "the shared KG file (pq, metaqa)"},
-			&cli.StringFlag{Name: "qtype", Usage: "metaqa: the question-type file, line by line with --questions"},
-			&cli.StringFlag{Name: "gold-paths", Usage: "webqsp-mini, rog: rog_paths_*.jsonl with each question's gold relation paths"},
-			&cli.BoolFlag{Name: "answerable-only", Usage: "metaqa: keep questions whose answers all lie within the question's hop count of the topic entity"},
-			&cli.StringFlag{Name: "planner", Value: "oracle", Usage: "where schema graphs come from: oracle (the gold path), pattern, schema or llm"},
-			&cli.StringFlag{Name: "strategy", Value: "auto", Usage: "auto, precision or breadth"},
-			&cli.BoolFlag{Name: "no-entity-bias", Usage: "ablation: no guidance boost for anchor entities"},
-			&cli.BoolFlag{Name: "no-triple-bias", Usage: "ablation: no guidance boost for KG triples"},
-			&cli.BoolFlag{Name: "only-greedy", Usage: "ablation: greedy selection whatever the strategy"},
-			&cli.BoolFlag{Name: "only-threshold", Usage: "ablation: threshold selection whatever the strategy"},
-			&cli.StringFlag{Name: "reuse", Value: "not-back", Usage: "which matched KG edges a later schema edge may match again: not-back (all but the edge just walked) or never (the paper's Contradict read literally)"},
-			&cli.StringFlag{Name: "triple-text", Value: "far-mention", Usage: "how schema and KG triples are written for the encoder: far-mention, known-ends, full or relation (see package tracing)"},
-			&cli.IntFlag{Name: "max-branch", Usage: "cap on KG edges kept per tracing step (0 = none)"},
-			&cli.IntFlag{Name: "limit", Usage: "score only the first N questions (0 = all)"},
+		Flags: append(append(append(evalDataFlags(), evalSetupFlags()...),
 			&cli.BoolFlag{Name: "keep-going", Usage: "score a question whose retrieval fails as unanswered instead of stopping"},
+			configFlag,
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object instead of a table"},
 			&cli.BoolFlag{Name: "per-question", Usage: "with --json: include every question's result"},
-		}, append(encoderFlags(), plannerFlags()...)...),
+			&cli.IntFlag{Name: "workers", Value: 1, Usage: "questions answered at once (the report does not depend on it, except latency and throughput)"},
+			&cli.StringFlag{Name: "out", Usage: "append every question's result to FILE as one JSON line as soon as it is scored (a header line records the configuration)"},
+			&cli.BoolFlag{Name: "resume", Usage: "with --out: skip the questions FILE already holds and report over all of them (FILE's configuration must match)"},
+		), append(encoderFlags(), plannerFlags()...)...),
+		Before: applyConfig,
 		Action: runEval,
 	}
 }
 
-func runEval(c *cli.Context) error {
+// evalDataFlags choose the questions and KG (stem eval, stem compare).
+func evalDataFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "format", Required: true, Usage: "dataset format: pq, metaqa, webqsp-mini, rog"},
+		&cli.StringFlag{Name: "questions", Required: true, Usage: "question file(s), comma-separated"},
+		&cli.StringFlag{Name: "kg", Usage: "the shared KG file (pq, metaqa)"},
+		&cli.StringFlag{Name: "qtype", Usage: "metaqa: the question-type file, line by line with --questions"},
+		&cli.StringFlag{Name: "gold-paths", Usage: "webqsp-mini, rog: rog_paths_*.jsonl with each question's gold relation paths"},
+		&cli.BoolFlag{Name: "answerable-only", Usage: "metaqa: keep questions whose answers all lie within the question's hop count of the topic entity"},
+		&cli.IntFlag{Name: "limit", Usage: "score only the first N questions (0 = all)"},
+	}
+}
+
+// evalSetupFlags are the flags an evalSetup is read from; stem compare's
+// --config keys have the same names.
+func evalSetupFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "planner", Value: "oracle", Usage: "where schema graphs come from: oracle (the gold path), pattern, schema or llm"},
+		&cli.StringFlag{Name: "strategy", Value: "auto", Usage: "auto, precision or breadth"},
+		&cli.BoolFlag{Name: "no-entity-bias", Usage: "ablation: no guidance boost for anchor entities"},
+		&cli.BoolFlag{Name: "no-triple-bias", Usage: "ablation: no guidance boost for KG triples"},
+		&cli.BoolFlag{Name: "only-greedy", Usage: "ablation: greedy selection whatever the strategy"},
+		&cli.BoolFlag{Name: "only-threshold", Usage: "ablation: threshold selection whatever the strategy"},
+		&cli.StringFlag{Name: "reuse", Value: "not-back", Usage: "which matched KG edges a later schema edge may match again: not-back (all but the edge just walked) or never (the paper's Contradict read literally)"},
+		&cli.StringFlag{Name: "triple-text", Value: "far-mention", Usage: "how schema and KG triples are written for the encoder: far-mention, known-ends, full or relation (see package tracing)"},
+		&cli.IntFlag{Name: "max-branch", Usage: "cap on KG edges kept per tracing step (0 = none)"},
+	}
+}
+
+// evalSetup is one resolved evaluation configuration: everything that
+// decides how questions are planned and answered. stem eval reads one from
+// its flags; stem compare starts from the same flags and applies each
+// --config to a copy.
+type evalSetup struct {
+	// Name labels the configuration in stem compare's tables.
+	Name         string
+	Planner      string
+	PlannerModel string
+	Beam         int
+	Strategy     string
+	NoEntityBias bool
+	NoTripleBias bool
+	OnlyGreedy   bool
+	// OnlyThreshold excludes OnlyGreedy.
+	OnlyThreshold bool
+	Reuse         string
+	TripleText    string
+	MaxBranch     int
+	// GNN is the Triple-GNN model file that guides tracing; "" = none.
+	// It is carried through so that configurations can name it; build
+	// refuses it until the retriever can use one.
+	GNN string
+}
+
+// setupFromFlags reads the evalSetup the command line names.
+func setupFromFlags(c *cli.Context) evalSetup {
+	return evalSetup{
+		Planner:       c.String("planner"),
+		PlannerModel:  c.String("planner-model"),
+		Beam:          c.Int("beam"),
+		Strategy:      c.String("strategy"),
+		NoEntityBias:  c.Bool("no-entity-bias"),
+		NoTripleBias:  c.Bool("no-triple-bias"),
+		OnlyGreedy:    c.Bool("only-greedy"),
+		OnlyThreshold: c.Bool("only-threshold"),
+		Reuse:         c.String("reuse"),
+		TripleText:    c.String("triple-text"),
+		MaxBranch:     c.Int("max-branch"),
+	}
+}
+
+// config lists what the setup decides, as a results log's header records
+// it; llm and encoder settings are added by evalConfig.
+func (s evalSetup) config() map[string]string {
+	b := strconv.FormatBool
+	m := map[string]string{
+		"planner": s.Planner, "beam": strconv.Itoa(s.Beam), "strategy": s.Strategy,
+		"no-entity-bias": b(s.NoEntityBias), "no-triple-bias": b(s.NoTripleBias),
+		"only-greedy": b(s.OnlyGreedy), "only-threshold": b(s.OnlyThreshold),
+		"reuse": s.Reuse, "triple-text": s.TripleText, "max-branch": strconv.Itoa(s.MaxBranch),
+	}
+	if s.Planner == "pattern" {
+		m["planner-model"] = s.PlannerModel
+	}
+	if s.GNN != "" {
+		m["gnn"] = s.GNN
+	}
+	return m
+}
+
+// tracingConfig checks the setup's tracing settings and returns them.
+func (s evalSetup) tracingConfig() (tracing.Config, error) {
+	cfg := tracing.DefaultConfig()
+	cfg.NoEntityBias = s.NoEntityBias
+	cfg.NoTripleBias = s.NoTripleBias
+	cfg.OnlyGreedy = s.OnlyGreedy
+	cfg.OnlyThreshold = s.OnlyThreshold
+	cfg.MaxBranch = s.MaxBranch
+	switch s.Reuse {
+	case "not-back":
+		cfg.Reuse = tracing.ReuseNotBack
+	case "never":
+		cfg.Reuse = tracing.ReuseNever
+	default:
+		return cfg, fmt.Errorf("--reuse %q: want not-back or never", s.Reuse)
+	}
+	mode, err := parseTextMode(s.TripleText)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Text = mode
+	if cfg.OnlyGreedy && cfg.OnlyThreshold {
+		return cfg, fmt.Errorf("--only-greedy and --only-threshold exclude each other")
+	}
+	return cfg, nil
+}
+
+// evalData is a loaded dataset: the questions to answer and the shared KG
+// (nil for datasets whose questions carry their own).
+type evalData struct {
+	qs      []eval.Question
+	g       *kg.Graph
+	dropped int
+}
+
+// loadEvalData loads the dataset the data flags name.
+func loadEvalData(c *cli.Context) (*evalData, error) {
 	ctx := c.Context
 	files := splitList(c.String("questions"))
 	var (
@@ -75,66 +193,66 @@ func runEval(c *cli.Context) error {
 	switch c.String("format") {
 	case "pq":
 		if err := needKG(); err != nil {
-			return err
+			return nil, err
 		}
 		for _, f := range files {
 			part, err := eval.LoadPathQuestion(ctx, f)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			qs = append(qs, part...)
 		}
 	case "metaqa":
 		if err := needKG(); err != nil {
-			return err
+			return nil, err
 		}
 		types := splitList(c.String("qtype"))
 		if len(types) != len(files) {
-			return fmt.Errorf("--format metaqa needs one --qtype file per --questions file (got %d and %d)", len(types), len(files))
+			return nil, fmt.Errorf("--format metaqa needs one --qtype file per --questions file (got %d and %d)", len(types), len(files))
 		}
 		for i, f := range files {
 			part, err := eval.LoadMetaQA(ctx, f, types[i])
 			if err != nil {
-				return err
+				return nil, err
 			}
 			qs = append(qs, part...)
 		}
 	case "webqsp-mini":
 		if c.String("gold-paths") == "" {
-			return fmt.Errorf("--format webqsp-mini needs --gold-paths rog_paths_test.jsonl")
+			return nil, fmt.Errorf("--format webqsp-mini needs --gold-paths rog_paths_test.jsonl")
 		}
 		if qs, err = eval.LoadWebQSP(ctx, files, c.String("gold-paths")); err != nil {
-			return err
+			return nil, err
 		}
 	case "rog":
 		var gold map[string][][]string
 		if p := c.String("gold-paths"); p != "" {
 			f, err := os.Open(p)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			gold, err = eval.ReadGroundPaths(ctx, f, p)
 			f.Close()
 			if err != nil {
-				return err
+				return nil, err
 			}
 		}
 		for _, f := range files {
 			part, err := eval.LoadRoG(ctx, f, gold)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			qs = append(qs, part...)
 		}
 	default:
-		return fmt.Errorf("--format %q: want pq, metaqa, webqsp-mini or rog", c.String("format"))
+		return nil, fmt.Errorf("--format %q: want pq, metaqa, webqsp-mini or rog", c.String("format"))
 	}
 	if c.Bool("answerable-only") {
 		if g == nil {
-			return fmt.Errorf("--answerable-only needs a shared KG (--format metaqa or pq)")
+			return nil, fmt.Errorf("--answerable-only needs a shared KG (--format metaqa or pq)")
 		}
 		if qs, dropped, err = eval.Answerable(ctx, g, qs); err != nil {
-			return err
+			return nil, err
 		}
 		fmt.Fprintf(c.App.ErrWriter, "answerable-only: kept %d questions, dropped %d whose answers are not all within reach\n", len(qs), dropped)
 	}
@@ -142,77 +260,164 @@ func runEval(c *cli.Context) error {
 		qs = qs[:n]
 	}
 	if len(qs) == 0 {
-		return fmt.Errorf("no questions to evaluate in %s", c.String("questions"))
+		return nil, fmt.Errorf("no questions to evaluate in %s", c.String("questions"))
 	}
+	return &evalData{qs: qs, g: g, dropped: dropped}, nil
+}
 
-	cfg := tracing.DefaultConfig()
-	cfg.NoEntityBias = c.Bool("no-entity-bias")
-	cfg.NoTripleBias = c.Bool("no-triple-bias")
-	cfg.OnlyGreedy = c.Bool("only-greedy")
-	cfg.OnlyThreshold = c.Bool("only-threshold")
-	cfg.MaxBranch = c.Int("max-branch")
-	switch c.String("reuse") {
-	case "not-back":
-		cfg.Reuse = tracing.ReuseNotBack
-	case "never":
-		cfg.Reuse = tracing.ReuseNever
-	default:
-		return fmt.Errorf("--reuse %q: want not-back or never", c.String("reuse"))
-	}
-	mode, err := parseTextMode(c.String("triple-text"))
-	if err != nil {
-		return err
-	}
-	cfg.Text = mode
-	if cfg.OnlyGreedy && cfg.OnlyThreshold {
-		return fmt.Errorf("--only-greedy and --only-threshold exclude each other")
-	}
-
-	enc, closeEnc, err := openEncoder(c, c.App.ErrWriter)
-	if err != nil {
-		return err
-	}
-	defer closeEnc()
-	var ents *kgvec.Entities
-	if g != nil {
-		if ents, err = kgvec.LoadOrBuild(ctx, g, c.String("kg"), enc, c.App.ErrWriter); err != nil {
-			return err
+// evalConfig is the whole configuration a results log's header records:
+// the dataset, the encoder, the setup and, for the llm planner, the model.
+// --limit is left out so that a run can be resumed with a larger one.
+func evalConfig(c *cli.Context, s evalSetup) map[string]string {
+	m := s.config()
+	for _, k := range []string{"format", "questions", "kg", "qtype", "gold-paths", "encoder", "vectors", "model-dir", "pooling", "model"} {
+		if v := c.String(k); v != "" {
+			m[k] = v
 		}
 	}
-	planner, closePlanner, err := evalPlanner(c, g, ents, enc)
+	// Files are compared by absolute path, so that a run resumed from
+	// another directory still matches.
+	for _, k := range []string{"questions", "kg", "qtype", "gold-paths", "vectors", "model-dir", "planner-model"} {
+		if v, ok := m[k]; ok {
+			parts := splitList(v)
+			for i, p := range parts {
+				if abs, err := filepath.Abs(p); err == nil {
+					parts[i] = abs
+				}
+			}
+			m[k] = strings.Join(parts, ",")
+		}
+	}
+	m["answerable-only"] = strconv.FormatBool(c.Bool("answerable-only"))
+	if s.Planner == "llm" {
+		for _, k := range []string{"llm-base-url", "llm-model", "llm-examples"} {
+			m[k] = c.String(k)
+		}
+	}
+	return m
+}
+
+// evalEnv is what every configuration over one dataset shares: the
+// encoder and the KG's entity vectors.
+type evalEnv struct {
+	enc   models.Encoder
+	ents  *kgvec.Entities
+	close func() error
+}
+
+// openEvalEnv opens the encoder the flags name and embeds d's KG.
+func openEvalEnv(c *cli.Context, d *evalData) (*evalEnv, error) {
+	enc, closeEnc, err := openEncoder(c, c.App.ErrWriter)
+	if err != nil {
+		return nil, err
+	}
+	env := &evalEnv{enc: enc, close: closeEnc}
+	if d.g != nil {
+		if env.ents, err = kgvec.LoadOrBuild(c.Context, d.g, c.String("kg"), enc, c.App.ErrWriter); err != nil {
+			closeEnc()
+			return nil, err
+		}
+	}
+	return env, nil
+}
+
+// build returns the planner and retriever s names over d. close releases
+// the planner's resources; it is never nil.
+func (s evalSetup) build(c *cli.Context, d *evalData, env *evalEnv) (eval.Planner, eval.Retriever, func() error, error) {
+	none := func() error { return nil }
+	cfg, err := s.tracingConfig()
+	if err != nil {
+		return nil, nil, none, err
+	}
+	if s.GNN != "" {
+		return nil, nil, none, fmt.Errorf("gnn %q: Triple-GNN guidance is not wired into evaluation yet", s.GNN)
+	}
+	planner, closePlanner, err := evalPlanner(c, s, d.g, env.ents, env.enc)
+	if err != nil {
+		return nil, nil, closePlanner, err
+	}
+	ret, err := plan.NewRetriever(c.Context, d.g, env.ents, env.enc, cfg)
+	if err != nil {
+		return nil, nil, closePlanner, err
+	}
+	return planner, ret, closePlanner, nil
+}
+
+func runEval(c *cli.Context) error {
+	ctx := c.Context
+	d, err := loadEvalData(c)
 	if err != nil {
 		return err
 	}
+	s := setupFromFlags(c)
+	if _, err := s.tracingConfig(); err != nil {
+		return err
+	}
+	if c.Bool("resume") && c.String("out") == "" {
+		return fmt.Errorf("--resume needs --out FILE, the results log to continue")
+	}
+	env, err := openEvalEnv(c, d)
+	if err != nil {
+		return err
+	}
+	defer env.close()
+	planner, ret, closePlanner, err := s.build(c, d, env)
 	defer closePlanner()
-	ret, err := plan.NewRetriever(ctx, g, ents, enc, cfg)
 	if err != nil {
 		return err
 	}
-	rep, err := eval.Run(ctx, qs, planner, ret, eval.Options{
-		Graph:       g,
+	opts := eval.Options{
+		Graph:       d.g,
 		KeepGoing:   c.Bool("keep-going"),
 		PerQuestion: c.Bool("per-question"),
 		Progress:    c.App.ErrWriter,
-	})
-	if err != nil {
+		Workers:     c.Int("workers"),
+	}
+	if out := c.String("out"); out != "" {
+		log, prior, err := eval.OpenLog(out, evalConfig(c, s), c.Bool("resume"))
+		if err != nil {
+			return err
+		}
+		defer log.Close()
+		if len(prior) > 0 {
+			fmt.Fprintf(c.App.ErrWriter, "resume: %d results already in %s\n", len(prior), out)
+		}
+		opts.Done, opts.OnResult = prior, log.Write
+	}
+	rep, err := eval.Run(ctx, d.qs, planner, ret, opts)
+	if rep == nil {
 		return err
 	}
-	rep.Dropped = dropped
+	// A cancelled run still shows what it scored; the error follows.
+	if err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "interrupted: the report covers the %d questions answered so far", rep.N)
+		if out := c.String("out"); out != "" {
+			fmt.Fprintf(c.App.ErrWriter, "; rerun with --out %s --resume to finish", out)
+		}
+		fmt.Fprintln(c.App.ErrWriter)
+	}
+	rep.Dropped = d.dropped
 	if c.Bool("json") {
 		enc := json.NewEncoder(c.App.Writer)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		if jerr := enc.Encode(rep); jerr != nil {
+			return errors.Join(err, jerr)
+		}
+		return err
 	}
-	return rep.WriteTable(c.App.Writer)
+	if terr := rep.WriteTable(c.App.Writer); terr != nil {
+		return errors.Join(err, terr)
+	}
+	return err
 }
 
 // evalPlanner returns the planner the flags name: the oracle, or a
 // projection planner run over the dataset's questions.
-func evalPlanner(c *cli.Context, g *kg.Graph, ents *kgvec.Entities, enc models.Encoder) (eval.Planner, func() error, error) {
+func evalPlanner(c *cli.Context, s evalSetup, g *kg.Graph, ents *kgvec.Entities, enc models.Encoder) (eval.Planner, func() error, error) {
 	none := func() error { return nil }
 	var mode eval.StrategyMode
 	var force *schema.Strategy
-	switch c.String("strategy") {
+	switch s.Strategy {
 	case "auto":
 		mode = eval.Auto
 	case "precision":
@@ -222,12 +427,24 @@ func evalPlanner(c *cli.Context, g *kg.Graph, ents *kgvec.Entities, enc models.E
 		mode, force = eval.AlwaysBreadth, new(schema.Strategy)
 		*force = schema.Breadth
 	default:
-		return nil, none, fmt.Errorf("--strategy %q: want auto, precision or breadth", c.String("strategy"))
+		return nil, none, fmt.Errorf("--strategy %q: want auto, precision or breadth", s.Strategy)
 	}
-	if c.String("planner") == "oracle" {
-		return eval.Oracle{Beam: c.Int("beam"), Strategy: mode}, none, nil
+	if s.Planner == "oracle" {
+		return eval.Oracle{Beam: s.Beam, Strategy: mode}, none, nil
 	}
-	pl, closePl, err := openPlanner(c, c.String("planner"), g, enc)
+	// openPlanner reads --beam and --planner-model from c; a stem compare
+	// configuration may name its own, so they are written back first.
+	if c.Int("beam") != s.Beam {
+		if err := c.Set("beam", strconv.Itoa(s.Beam)); err != nil {
+			return nil, none, err
+		}
+	}
+	if c.String("planner-model") != s.PlannerModel {
+		if err := c.Set("planner-model", s.PlannerModel); err != nil {
+			return nil, none, err
+		}
+	}
+	pl, closePl, err := openPlanner(c, s.Planner, g, enc)
 	if err != nil {
 		return nil, closePl, err
 	}

@@ -1,0 +1,213 @@
+package eval
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+// LogVersion is the results-log format written in LogHeader.Log.
+const LogVersion = 1
+
+// LogHeader is the first line of a results log. Config names what produced
+// the results that follow (dataset, planner, ablations, encoder ...), so
+// that resuming with another configuration fails instead of mixing two
+// runs' results in one report.
+type LogHeader struct {
+	Log    int               `json:"stem_eval_log"`
+	Config map[string]string `json:"config"`
+	// Created is informational and is not compared on resume.
+	Created string `json:"created,omitempty"`
+}
+
+// ErrLogConfig marks a results log whose header names another
+// configuration than the run resuming it.
+var ErrLogConfig = errors.New("results log was written by another configuration")
+
+// ReadLog reads a results log: the header line, then one Result per line.
+// A last line that is cut short or does not parse is the trace of a crash
+// mid-write and is ignored; good is the length of the log up to the end of
+// the last whole line, where appending may resume. A bad line elsewhere is
+// an error naming name:line.
+func ReadLog(r io.Reader, name string) (h LogHeader, results []Result, good int64, err error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	var (
+		line  int
+		badAt int // line of a malformed line not yet known to be the last
+		bad   error
+	)
+	for {
+		b, rerr := br.ReadBytes('\n')
+		if rerr != nil && rerr != io.EOF {
+			return h, nil, 0, fmt.Errorf("read %s: %w", name, rerr)
+		}
+		if len(b) == 0 {
+			break
+		}
+		if bad != nil {
+			// The malformed line was not the last one.
+			return h, nil, 0, fmt.Errorf("%s:%d: %w", name, badAt, bad)
+		}
+		line++
+		whole := b[len(b)-1] == '\n'
+		text := bytes.TrimSpace(b)
+		if !whole || len(text) == 0 && line > 1 {
+			if whole {
+				good += int64(len(b)) // a blank line: skip it
+				continue
+			}
+			break // torn last line
+		}
+		if line == 1 {
+			if err := json.Unmarshal(text, &h); err != nil || h.Log == 0 {
+				return h, nil, 0, fmt.Errorf("%s:1: not a stem eval results log (no header line): %w", name, ErrSyntax)
+			}
+			if h.Log != LogVersion {
+				return h, nil, 0, fmt.Errorf("%s:1: results log version %d, want %d", name, h.Log, LogVersion)
+			}
+		} else {
+			var res Result
+			if err := json.Unmarshal(text, &res); err != nil || res.ID == "" {
+				if err == nil {
+					err = errors.New("result without id")
+				}
+				badAt, bad = line, fmt.Errorf("%w: %v", ErrSyntax, err)
+				continue
+			}
+			results = append(results, res)
+		}
+		good += int64(len(b))
+		if rerr == io.EOF {
+			break
+		}
+	}
+	if h.Log == 0 {
+		return h, nil, 0, fmt.Errorf("%s: not a stem eval results log (no whole header line): %w", name, ErrSyntax)
+	}
+	return h, results, good, nil
+}
+
+// ConfigDiff lists the keys whose values differ between two
+// configurations, as "key: a != b", sorted; nil when they are equal.
+func ConfigDiff(a, b map[string]string) []string {
+	var diff []string
+	for _, k := range slices.Sorted(maps.Keys(a)) {
+		if bv, ok := b[k]; !ok || bv != a[k] {
+			diff = append(diff, fmt.Sprintf("%s: %q != %q", k, a[k], bv))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(b)) {
+		if _, ok := a[k]; !ok {
+			diff = append(diff, fmt.Sprintf("%s: %q != %q", k, "", b[k]))
+		}
+	}
+	return diff
+}
+
+// Log appends results to a results log as they are scored. Each result is
+// one write of one line, so a crash loses at most the line being written,
+// which ReadLog then ignores; the file is fsynced every SyncEvery and on
+// Close. A Log is not safe for concurrent use (Run calls OnResult from one
+// goroutine at a time).
+type Log struct {
+	f        *os.File
+	path     string
+	lastSync time.Time
+	// SyncEvery is the longest time a written result may wait for fsync.
+	SyncEvery time.Duration
+}
+
+// OpenLog opens the results log at path for config. Without resume the
+// file must not exist yet or be empty, so that an earlier run's results are
+// never overwritten by accident; a new header line is written. With resume
+// an existing log is read back: its header must name config (else an error
+// wrapping ErrLogConfig lists the differences), a torn last line is cut
+// off, and the results it holds are returned for Options.Done. Resuming a
+// log that does not exist starts a new one.
+func OpenLog(path string, config map[string]string, resume bool) (*Log, []Result, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open results log: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("open results log: %w", err)
+	}
+	l := &Log{f: f, path: path, lastSync: time.Now(), SyncEvery: time.Second}
+	if st.Size() > 0 {
+		if !resume {
+			f.Close()
+			return nil, nil, fmt.Errorf("results log %s already holds results: pass --resume to continue it, or remove it", path)
+		}
+		h, rs, good, err := ReadLog(f, path)
+		if err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+		if diff := ConfigDiff(h.Config, config); diff != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("resume %s: %w (log != this run): %s", path, ErrLogConfig, strings.Join(diff, "; "))
+		}
+		if good < st.Size() {
+			if err := f.Truncate(good); err != nil {
+				f.Close()
+				return nil, nil, fmt.Errorf("resume %s: cut the torn last line: %w", path, err)
+			}
+		}
+		if _, err := f.Seek(good, io.SeekStart); err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("resume %s: %w", path, err)
+		}
+		return l, rs, nil
+	}
+	h, err := json.Marshal(LogHeader{Log: LogVersion, Config: config, Created: time.Now().UTC().Format(time.RFC3339)})
+	if err == nil {
+		_, err = f.Write(append(h, '\n'))
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("write results log %s: %w", path, err)
+	}
+	return l, nil, nil
+}
+
+// Write appends r as one line, with fsync when the last one is older than
+// SyncEvery.
+func (l *Log) Write(r Result) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("results log %s: %w", l.path, err)
+	}
+	if _, err := l.f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("results log %s: %w", l.path, err)
+	}
+	if time.Since(l.lastSync) >= l.SyncEvery {
+		l.lastSync = time.Now()
+		if err := l.f.Sync(); err != nil {
+			return fmt.Errorf("results log %s: %w", l.path, err)
+		}
+	}
+	return nil
+}
+
+// Close fsyncs and closes the log.
+func (l *Log) Close() error {
+	serr := l.f.Sync()
+	cerr := l.f.Close()
+	if err := errors.Join(serr, cerr); err != nil {
+		return fmt.Errorf("results log %s: %w", l.path, err)
+	}
+	return nil
+}
