@@ -13,6 +13,7 @@ import (
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kgvec"
 	"github.com/stem-kgqa/stem/models"
+	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/tracing"
 )
 
@@ -25,6 +26,10 @@ type Retriever struct {
 	cfg    tracing.Config
 	shared *tracing.Tracer
 	g      *kg.Graph
+	// Guider, when not nil, builds a guidance graph for questions on the
+	// shared KG from the plan's first schema graph (questions with their
+	// own KG are traced without one).
+	Guider Guider
 }
 
 // NewRetriever prepares tracing over g (which may be nil when every question
@@ -77,6 +82,17 @@ func (r *Retriever) Trace(ctx context.Context, q eval.Question, p eval.Plan) (*t
 		return nil, nil, fmt.Errorf("question %s has no KG: give a shared KG or a per-question graph", q.ID)
 	}
 	req := tracing.Request{Graphs: p.Graphs, Strategy: p.Strategy, Ranked: p.Ranked}
+	if r.Guider != nil && q.Graph == nil && len(p.Graphs) > 0 {
+		pl := projection.Plan{Strategy: p.Strategy}
+		for _, sg := range p.Graphs {
+			pl.Candidates = append(pl.Candidates, projection.Candidate{Graph: sg})
+		}
+		gu, err := r.Guider.Guide(ctx, projection.Input{Question: q.Text, Entities: q.Entities}, pl)
+		if err != nil {
+			return nil, nil, fmt.Errorf("question %s: %w", q.ID, err)
+		}
+		req.Guidance = gu
+	}
 	// Datasets that mark the topic entity name it exactly: anchor on it
 	// directly rather than by similarity.
 	for _, name := range q.Entities {

@@ -45,6 +45,7 @@ func askCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "entity", Usage: "the question's KG entity (repeatable); default: linked from the question"},
 			&cli.StringFlag{Name: "planner", Value: "auto", Usage: "auto, pattern, schema or llm"},
 			&cli.StringFlag{Name: "strategy", Value: "auto", Usage: "auto (the planner's choice), precision or breadth"},
+			&cli.StringFlag{Name: "gnn", Usage: "Triple-GNN model (from `stem train gnn`) whose guidance graph biases tracing"},
 			&cli.StringFlag{Name: "generator", Value: "structural", Usage: "structural (the entities bound to the answer slot) or llm (prompt P3 over the chains)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
 			&cli.BoolFlag{Name: "explain", Usage: "also show the whole trace: plans, anchors, every matched triple with its T-Score and bias, the audit"},
@@ -97,6 +98,13 @@ func runAsk(c *cli.Context) error {
 	p, err := plan.New(g, enc, ents, planner, tracing.DefaultConfig())
 	if err != nil {
 		return err
+	}
+	if path := c.String("gnn"); path != "" {
+		gd, err := openGuider(path, g, enc)
+		if err != nil {
+			return err
+		}
+		p.Guider = gd
 	}
 	switch c.String("strategy") {
 	case "auto":

@@ -106,6 +106,17 @@ func parseConfig(base evalSetup, spec string) (evalSetup, error) {
 			if err = str(&s.GNN); err == nil && (val == "off" || val == "none") {
 				s.GNN = ""
 			}
+		case "lambda", "tau":
+			dst := &s.Lambda
+			if key == "tau" {
+				dst = &s.Tau
+			}
+			f, perr := strconv.ParseFloat(val, 64)
+			if perr != nil || f < 0 {
+				err = fmt.Errorf("config %q: %s=%q: want a non-negative number", spec, key, val)
+			} else {
+				*dst = f
+			}
 		case "beam":
 			err = num(&s.Beam)
 		case "max-branch":
@@ -119,7 +130,7 @@ func parseConfig(base evalSetup, spec string) (evalSetup, error) {
 		case "only-threshold":
 			err = flag(&s.OnlyThreshold)
 		default:
-			err = fmt.Errorf("config %q: unknown key %q (want name, planner, planner-model, beam, strategy, no-entity-bias, no-triple-bias, only-greedy, only-threshold, reuse, triple-text, max-branch or gnn)", spec, key)
+			err = fmt.Errorf("config %q: unknown key %q (want name, planner, planner-model, beam, strategy, no-entity-bias, no-triple-bias, only-greedy, only-threshold, reuse, triple-text, max-branch, gnn, lambda or tau)", spec, key)
 		}
 		if err != nil {
 			return s, err

@@ -139,7 +139,8 @@ func TestCompareBadConfig(t *testing.T) {
 		{"value missing", []string{"--config", "planner"}, "planner needs a value"},
 		{"exclusive ablations", []string{"--config", "only-greedy,only-threshold"}, "exclude each other"},
 		{"bad strategy", []string{"--config", "strategy=wide"}, `--strategy "wide"`},
-		{"gnn not wired", []string{"--config", "name=gnn,gnn=model.tgnn"}, "Triple-GNN guidance is not wired"},
+		{"missing gnn model", []string{"--config", "name=gnn,gnn=model.tgnn"}, "model.tgnn"},
+		{"bad tau", []string{"--config", "tau=-1"}, `tau="-1"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

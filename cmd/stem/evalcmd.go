@@ -74,6 +74,9 @@ func evalSetupFlags() []cli.Flag {
 		&cli.StringFlag{Name: "reuse", Value: "not-back", Usage: "which matched KG edges a later schema edge may match again: not-back (all but the edge just walked) or never (the paper's Contradict read literally)"},
 		&cli.StringFlag{Name: "triple-text", Value: "far-mention", Usage: "how schema and KG triples are written for the encoder: far-mention, known-ends, full or relation (see package tracing)"},
 		&cli.IntFlag{Name: "max-branch", Usage: "cap on KG edges kept per tracing step (0 = none)"},
+		&cli.StringFlag{Name: "gnn", Usage: "Triple-GNN model (from `stem train gnn`) whose guidance graph biases tracing"},
+		&cli.Float64Flag{Name: "lambda", Value: float64(tracing.DefaultConfig().Lambda), Usage: "entity-level guidance bias, multiplicative (paper: 1.5)"},
+		&cli.Float64Flag{Name: "tau", Value: float64(tracing.DefaultConfig().Tau), Usage: "triple-level guidance bias, additive (paper: 0.5)"},
 	}
 }
 
@@ -97,9 +100,9 @@ type evalSetup struct {
 	TripleText    string
 	MaxBranch     int
 	// GNN is the Triple-GNN model file that guides tracing; "" = none.
-	// It is carried through so that configurations can name it; build
-	// refuses it until the retriever can use one.
 	GNN string
+	// Lambda and Tau are the entity- and triple-level guidance biases.
+	Lambda, Tau float64
 }
 
 // setupFromFlags reads the evalSetup the command line names.
@@ -116,6 +119,9 @@ func setupFromFlags(c *cli.Context) evalSetup {
 		Reuse:         c.String("reuse"),
 		TripleText:    c.String("triple-text"),
 		MaxBranch:     c.Int("max-branch"),
+		GNN:           c.String("gnn"),
+		Lambda:        c.Float64("lambda"),
+		Tau:           c.Float64("tau"),
 	}
 }
 
@@ -134,6 +140,8 @@ func (s evalSetup) config() map[string]string {
 	}
 	if s.GNN != "" {
 		m["gnn"] = s.GNN
+		m["lambda"] = strconv.FormatFloat(s.Lambda, 'g', -1, 64)
+		m["tau"] = strconv.FormatFloat(s.Tau, 'g', -1, 64)
 	}
 	return m
 }
@@ -146,6 +154,7 @@ func (s evalSetup) tracingConfig() (tracing.Config, error) {
 	cfg.OnlyGreedy = s.OnlyGreedy
 	cfg.OnlyThreshold = s.OnlyThreshold
 	cfg.MaxBranch = s.MaxBranch
+	cfg.Lambda, cfg.Tau = float32(s.Lambda), float32(s.Tau)
 	switch s.Reuse {
 	case "not-back":
 		cfg.Reuse = tracing.ReuseNotBack
@@ -329,9 +338,6 @@ func (s evalSetup) build(c *cli.Context, d *evalData, env *evalEnv) (eval.Planne
 	if err != nil {
 		return nil, nil, none, err
 	}
-	if s.GNN != "" {
-		return nil, nil, none, fmt.Errorf("gnn %q: Triple-GNN guidance is not wired into evaluation yet", s.GNN)
-	}
 	planner, closePlanner, err := evalPlanner(c, s, d.g, env.ents, env.enc)
 	if err != nil {
 		return nil, nil, closePlanner, err
@@ -339,6 +345,14 @@ func (s evalSetup) build(c *cli.Context, d *evalData, env *evalEnv) (eval.Planne
 	ret, err := plan.NewRetriever(c.Context, d.g, env.ents, env.enc, cfg)
 	if err != nil {
 		return nil, nil, closePlanner, err
+	}
+	if s.GNN != "" {
+		if d.g == nil {
+			return nil, nil, closePlanner, fmt.Errorf("--gnn needs a shared KG (formats pq, metaqa): per-question graphs are traced without guidance")
+		}
+		if ret.Guider, err = openGuider(s.GNN, d.g, env.enc); err != nil {
+			return nil, nil, closePlanner, err
+		}
 	}
 	return planner, ret, closePlanner, nil
 }

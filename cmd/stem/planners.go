@@ -11,11 +11,14 @@ import (
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/models/llm"
 	"github.com/stem-kgqa/stem/models/wordvec"
+	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/projection/linking"
 	"github.com/stem-kgqa/stem/projection/llmplan"
 	"github.com/stem-kgqa/stem/projection/pattern"
 	"github.com/stem-kgqa/stem/projection/zeroshot"
+	"github.com/stem-kgqa/stem/train"
+	"github.com/stem-kgqa/stem/tripgnn"
 	"github.com/urfave/cli/v2"
 )
 
@@ -122,4 +125,14 @@ func openPlanner(c *cli.Context, name string, g *kg.Graph, enc models.Encoder) (
 // newLinker returns an entity linker over g.
 func newLinker(g *kg.Graph, ents *kgvec.Entities) *linking.Linker {
 	return linking.New(g, ents)
+}
+
+// openGuider loads a Triple-GNN model trained with enc and returns the guider
+// that builds each question's guidance graph over g.
+func openGuider(path string, g *kg.Graph, enc models.Encoder) (*plan.GNNGuider, error) {
+	m, err := tripgnn.Load(path, enc.Name(), enc.Dim())
+	if err != nil {
+		return nil, err
+	}
+	return plan.NewGNNGuider(g, m, enc, train.SubgraphOptions{})
 }

@@ -18,6 +18,7 @@ func trainCommand() *cli.Command {
 		Name:  "train",
 		Usage: "learn models from training data",
 		Subcommands: []*cli.Command{
+			trainGNNSubcommand(),
 			{
 				Name:  "planner",
 				Usage: "learn the pattern planner (question pattern -> relation paths + strategy) from questions with gold paths",

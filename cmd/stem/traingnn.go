@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+
+	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/train"
+	"github.com/stem-kgqa/stem/tripgnn"
+	"github.com/urfave/cli/v2"
+)
+
+// gnnDataFlags name a question set and its KG for the Triple-GNN commands.
+func gnnDataFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "format", Required: true, Usage: "dataset format: pq, metaqa, webqsp-mini"},
+		&cli.StringFlag{Name: "questions", Required: true, Usage: "question file(s), comma-separated"},
+		&cli.StringFlag{Name: "kg", Usage: "the shared KG file (pq, metaqa)"},
+		&cli.StringFlag{Name: "qtype", Usage: "metaqa: question-type file(s), one per --questions file"},
+		&cli.StringFlag{Name: "gold-paths", Usage: "webqsp-mini: rog_paths_*.jsonl with the gold relation paths"},
+		&cli.IntFlag{Name: "max-nodes", Value: train.DefaultMaxNodes, Usage: "subgraph cap: most entities per question"},
+		&cli.IntFlag{Name: "max-neighbors", Value: train.DefaultMaxNeighbors, Usage: "subgraph cap: most incident triples a node expands through (a label-blind hash sample)"},
+		&cli.IntFlag{Name: "limit", Usage: "use N questions, sampled by --seed (0 = all)"},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed for initial weights, shuffling, sampling and the held-out dev split"},
+	}
+}
+
+// loadGNNQuestions reads questions of a format; g is the shared KG (nil for
+// webqsp-mini, whose questions carry their own graphs).
+func loadGNNQuestions(ctx context.Context, format, questions, kgPath, qtype, goldPaths string, g *kg.Graph) ([]eval.Question, *kg.Graph, error) {
+	files := splitList(questions)
+	var qs []eval.Question
+	var err error
+	if format != "webqsp-mini" && g == nil {
+		if kgPath == "" {
+			return nil, nil, fmt.Errorf("--format %s needs --kg FILE", format)
+		}
+		if g, err = kg.Load(ctx, kgPath, kg.FormatAuto); err != nil {
+			return nil, nil, err
+		}
+	}
+	switch format {
+	case "pq":
+		for _, f := range files {
+			part, err := eval.LoadPathQuestion(ctx, f)
+			if err != nil {
+				return nil, nil, err
+			}
+			qs = append(qs, part...)
+		}
+	case "metaqa":
+		types := splitList(qtype)
+		if len(types) != len(files) {
+			return nil, nil, fmt.Errorf("--format metaqa needs one qtype file per question file (got %d and %d)", len(types), len(files))
+		}
+		for i, f := range files {
+			part, err := eval.LoadMetaQA(ctx, f, types[i])
+			if err != nil {
+				return nil, nil, err
+			}
+			qs = append(qs, part...)
+		}
+	case "webqsp-mini":
+		if goldPaths == "" {
+			return nil, nil, fmt.Errorf("--format webqsp-mini needs --gold-paths rog_paths_*.jsonl (labels come from the gold paths)")
+		}
+		if qs, err = eval.LoadWebQSP(ctx, files, goldPaths); err != nil {
+			return nil, nil, err
+		}
+	default:
+		return nil, nil, fmt.Errorf("--format %q: want pq, metaqa or webqsp-mini", format)
+	}
+	return qs, g, nil
+}
+
+// sample keeps n of qs chosen by seed, in their original order.
+func sample(qs []eval.Question, n int, seed uint64) []eval.Question {
+	if n <= 0 || n >= len(qs) {
+		return qs
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x5a3))
+	keep := map[int]bool{}
+	for _, i := range rng.Perm(len(qs))[:n] {
+		keep[i] = true
+	}
+	var out []eval.Question
+	for i, q := range qs {
+		if keep[i] {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+func subgraphOptions(c *cli.Context) train.SubgraphOptions {
+	return train.SubgraphOptions{MaxNodes: c.Int("max-nodes"), MaxNeighbors: c.Int("max-neighbors")}
+}
+
+func trainGNNSubcommand() *cli.Command {
+	return &cli.Command{
+		Name:  "gnn",
+		Usage: "train the Triple-GNN (guidance graph) on questions with gold paths",
+		Description: "Each question becomes its KG's neighbourhood of the question entities (as many hops as its gold path\n" +
+			"has steps, hubs sampled, see --max-neighbors/--max-nodes) with labels 1 on the gold-chain entities.\n" +
+			"The best model on the dev split (--dev, else a held-out 10% of --questions) is saved to --out after\n" +
+			"every improvement; --out.loss.svg plots loss and dev recall@K per epoch.\n\n" +
+			"Example:\n  stem train gnn --format pq --questions splits/PQ-2H.train.txt --dev splits/PQ-2H.dev.txt \\\n" +
+			"        --kg 2H-kb.txt --out pq2h.stemgnn",
+		Flags: append(append(gnnDataFlags(),
+			&cli.StringFlag{Name: "dev", Usage: "dev question file(s) for early stopping (default: 10% of --questions held out)"},
+			&cli.StringFlag{Name: "dev-qtype", Usage: "metaqa: qtype file(s) of --dev"},
+			&cli.StringFlag{Name: "out", Required: true, Usage: "model file to write"},
+			&cli.IntFlag{Name: "layers", Value: 3, Usage: "message-passing layers"},
+			&cli.IntFlag{Name: "width", Value: 64, Usage: "hidden width"},
+			&cli.IntFlag{Name: "epochs", Value: train.DefaultEpochs, Usage: "most passes over the training questions"},
+			&cli.IntFlag{Name: "patience", Value: train.DefaultPatience, Usage: "stop after this many epochs without a better dev recall"},
+			&cli.IntFlag{Name: "batch", Value: train.DefaultBatch, Usage: "graphs per training step"},
+			&cli.Float64Flag{Name: "lr", Value: tripgnn.DefaultLR, Usage: "AdamW learning rate"},
+			&cli.StringFlag{Name: "loss", Value: "bce", Usage: "bce (the paper's) or mix (gfm-rag's 0.3 BCE + 0.7 listwise)"},
+		), encoderFlags()...),
+		Action: runTrainGNN,
+	}
+}
+
+func runTrainGNN(c *cli.Context) error {
+	ctx := c.Context
+	var mix float64
+	switch c.String("loss") {
+	case "bce":
+	case "mix":
+		mix = 0.7
+	default:
+		return fmt.Errorf("--loss %q: want bce or mix", c.String("loss"))
+	}
+	qs, g, err := loadGNNQuestions(ctx, c.String("format"), c.String("questions"), c.String("kg"), c.String("qtype"), c.String("gold-paths"), nil)
+	if err != nil {
+		return err
+	}
+	seed := c.Uint64("seed")
+	qs = sample(qs, c.Int("limit"), seed)
+	enc, closeEnc, err := openEncoder(c, c.App.ErrWriter)
+	if err != nil {
+		return err
+	}
+	defer closeEnc()
+	b := train.NewBuilder(enc, subgraphOptions(c))
+	items, skipped, err := b.LabeledAll(ctx, g, qs, c.App.ErrWriter)
+	if err != nil {
+		return err
+	}
+	var dev []*train.Item
+	if d := c.String("dev"); d != "" {
+		dqs, _, err := loadGNNQuestions(ctx, c.String("format"), d, c.String("kg"), c.String("dev-qtype"), c.String("gold-paths"), g)
+		if err != nil {
+			return err
+		}
+		dqs = sample(dqs, max(c.Int("limit")/5, 0), seed)
+		if dev, _, err = b.LabeledAll(ctx, g, dqs, nil); err != nil {
+			return err
+		}
+	} else {
+		items, dev = train.Split(items, 0.1, seed)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "train gnn: %d training and %d dev questions (%d skipped: no question entity or gold path in the KG)\n", len(items), len(dev), skipped)
+	m, err := tripgnn.New(tripgnn.Config{
+		EncoderName: enc.Name(), EncoderDim: enc.Dim(),
+		Layers: c.Int("layers"), Width: c.Int("width"), LR: c.Float64("lr"), LossMix: mix, Seed: seed,
+	})
+	if err != nil {
+		return err
+	}
+	h, err := train.Fit(ctx, m, items, dev, train.Options{
+		Epochs: c.Int("epochs"), Batch: c.Int("batch"), Patience: c.Int("patience"), Seed: seed,
+		Out: c.String("out"), Progress: c.App.ErrWriter,
+	})
+	if err != nil {
+		return err
+	}
+	if info, err := os.Stat(c.String("out")); err == nil {
+		fmt.Fprintf(c.App.ErrWriter, "train gnn: %s (%d bytes, %d weights): best dev recall@K %.3f at epoch %d; %s; %s\n",
+			c.String("out"), info.Size(), m.NumParams(), h.BestRecall, h.BestEpoch, h.Stopped, h.Elapsed.Round(1e9))
+	}
+	out := json.NewEncoder(c.App.Writer)
+	out.SetIndent("", "  ")
+	return out.Encode(h)
+}
