@@ -41,7 +41,7 @@ func timeless(r *Report) Report {
 	c.Latency, c.ThroughputQPS, c.Workers, c.StageMS = Latency{}, 0, 0, nil
 	c.Questions = nil
 	for _, q := range r.Questions {
-		q.LatencyMS = 0
+		q.LatencyMS, q.StagesMS = 0, nil
 		c.Questions = append(c.Questions, q)
 	}
 	return c

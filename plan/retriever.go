@@ -8,6 +8,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/kg"
@@ -57,16 +58,25 @@ func NewRetriever(ctx context.Context, g *kg.Graph, ents *kgvec.Entities, enc mo
 // Answer traces the plan's schema graphs for q and returns the answers bound
 // to the answer placeholder, best first, with the evidence triples.
 func (r *Retriever) Answer(ctx context.Context, q eval.Question, p eval.Plan) (eval.Prediction, error) {
-	res, g, err := r.Trace(ctx, q, p)
+	stages := map[string]time.Duration{}
+	res, g, err := r.trace(ctx, q, p, stages)
 	if err != nil {
 		return eval.Prediction{}, err
 	}
-	return Prediction(g, res), nil
+	pred := Prediction(g, res)
+	pred.Stages = stages
+	return pred, nil
 }
 
 // Trace runs tracing for q and returns the raw result and the graph it ran
 // on, for callers that want the whole trace (anchors, scores, problems).
 func (r *Retriever) Trace(ctx context.Context, q eval.Question, p eval.Plan) (*tracing.Result, *kg.Graph, error) {
+	return r.trace(ctx, q, p, map[string]time.Duration{})
+}
+
+// trace is Trace, recording the time of each stage (StageGuide,
+// StageTrace) in stages.
+func (r *Retriever) trace(ctx context.Context, q eval.Question, p eval.Plan, stages map[string]time.Duration) (*tracing.Result, *kg.Graph, error) {
 	t, g := r.shared, r.g
 	if q.Graph != nil {
 		g = q.Graph
@@ -87,10 +97,12 @@ func (r *Retriever) Trace(ctx context.Context, q eval.Question, p eval.Plan) (*t
 		for _, sg := range p.Graphs {
 			pl.Candidates = append(pl.Candidates, projection.Candidate{Graph: sg})
 		}
+		start := time.Now()
 		gu, err := r.Guider.Guide(ctx, projection.Input{Question: q.Text, Entities: q.Entities}, pl)
 		if err != nil {
 			return nil, nil, fmt.Errorf("question %s: %w", q.ID, err)
 		}
+		stages[StageGuide] = time.Since(start)
 		req.Guidance = gu
 	}
 	// Datasets that mark the topic entity name it exactly: anchor on it
@@ -104,10 +116,12 @@ func (r *Retriever) Trace(ctx context.Context, q eval.Question, p eval.Plan) (*t
 	if len(req.Anchors) == 0 {
 		req.Mentions, req.Anchors = q.Entities, nil
 	}
+	start := time.Now()
 	res, err := t.Trace(ctx, req)
 	if err != nil {
 		return nil, nil, fmt.Errorf("question %s: %w", q.ID, err)
 	}
+	stages[StageTrace] = time.Since(start)
 	return res, g, nil
 }
 
