@@ -223,8 +223,13 @@ func Run(ctx context.Context, questions []Question, planner Planner, retriever R
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Questions run under the caller's ctx, not runCtx: a fatal
+			// error stops dispatching new questions, but those already
+			// started finish, so every question before the failing one
+			// has its own outcome and the earliest error is reported,
+			// whatever the number of workers.
 			for i := range jobs {
-				results <- answerOne(runCtx, i, questions[i], planner, retriever, opts)
+				results <- answerOne(ctx, i, questions[i], planner, retriever, opts)
 			}
 		}()
 	}
