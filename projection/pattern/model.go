@@ -442,6 +442,9 @@ var (
 	ErrOldVersion      = errors.New("pattern model file written by an older stem; retrain it with `stem train planner`")
 	ErrCorrupt         = errors.New("corrupt or truncated pattern model file")
 	ErrEncoderMismatch = errors.New("pattern model was trained with another encoder")
+	// ErrOtherKG says a model's relation paths name no relation of the KG
+	// it is asked to plan over: it was trained for another KG.
+	ErrOtherKG = errors.New("pattern model was trained for another KG")
 )
 
 // Save writes the model to path atomically.

@@ -370,3 +370,24 @@ func TestTrainDeterministic(t *testing.T) {
 		t.Fatalf("vote-only planner: %v, %d paths", err, len(pr.Paths))
 	}
 }
+
+func TestNewRejectsModelForAnotherKG(t *testing.T) {
+	ctx := context.Background()
+	enc := wordvec.New(nil, wordvec.Options{})
+	m, err := Train(ctx, enc, []Example{{Question: "who directed inception", Mentions: []string{"inception"},
+		Paths: [][]eval.Step{{{Rel: "directed_by", Dir: eval.Forward}}}, Answers: 1}}, Options{Epochs: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := kg.ReadTSV(strings.NewReader("a\tspouse\tb\n"), "other.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(m, enc, Config{Graph: other}); !errors.Is(err, ErrOtherKG) {
+		t.Errorf("New over another KG: err = %v, want ErrOtherKG", err)
+	}
+	same, _ := kg.ReadTSV(strings.NewReader("Inception\tdirected_by\tNolan\n"), "same.tsv")
+	if _, err := New(m, enc, Config{Graph: same}); err != nil {
+		t.Errorf("New over the model's KG: %v", err)
+	}
+}

@@ -50,6 +50,17 @@ func New(m *Model, enc models.Encoder, cfg Config) (*Planner, error) {
 	if enc.Name() != m.f.Encoder || enc.Dim() != m.f.Dim {
 		return nil, fmt.Errorf("pattern: new planner: %w: model has %s (dim %d), given %s (dim %d)", ErrEncoderMismatch, m.f.Encoder, m.f.Dim, enc.Name(), enc.Dim())
 	}
+	if cfg.Graph != nil && len(m.rels) > 0 {
+		known := 0
+		for r := range m.rels {
+			if _, ok := cfg.Graph.Relation(r); ok {
+				known++
+			}
+		}
+		if known == 0 {
+			return nil, fmt.Errorf("pattern: new planner: %w: none of the model's %d relations is in the KG", ErrOtherKG, len(m.rels))
+		}
+	}
 	if cfg.Beam <= 0 {
 		cfg.Beam = eval.DefaultBeam
 	}
