@@ -17,15 +17,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/stem-kgqa/stem/internal/retry"
 	"github.com/stem-kgqa/stem/models"
 )
 
@@ -341,47 +340,14 @@ func (c *Client) parse(data []byte, n int) ([][]float32, error) {
 	return rows, nil
 }
 
-// delay is how long to wait before retry number attempt+1: the server's
-// Retry-After when it gave one, otherwise exponential backoff with jitter
-// (a uniform draw from the upper half of the step), so clients that failed
-// together do not retry together.
+// delay is how long to wait before retry number attempt+1 (see
+// retry.Backoff.Delay).
 func (c *Client) delay(attempt int, retryAfter time.Duration) time.Duration {
-	if retryAfter >= 0 {
-		return min(retryAfter, MaxRetryAfter)
-	}
-	d := c.cfg.BackoffBase
-	for range attempt {
-		if d >= c.cfg.BackoffMax/2 {
-			d = c.cfg.BackoffMax
-			break
-		}
-		d *= 2
-	}
-	d = min(d, c.cfg.BackoffMax)
-	return d/2 + rand.N(d/2+1)
+	return retry.Backoff{Base: c.cfg.BackoffBase, Max: c.cfg.BackoffMax, MaxRetryAfter: MaxRetryAfter}.Delay(attempt, retryAfter)
 }
 
-// retryAfter reads the server's requested delay from retry-after-ms (sent by
-// OpenAI) or Retry-After (seconds or an HTTP date). It returns -1 when there
-// is none.
-func retryAfter(h http.Header) time.Duration {
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := h.Get("Retry-After")
-	if v == "" {
-		return -1
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0)
-	}
-	return -1
-}
+// retryAfter reads the server's requested delay; -1 when there is none.
+func retryAfter(h http.Header) time.Duration { return retry.After(h) }
 
 // serverMessage extracts the error text servers put in a failed response
 // (OpenAI: {"error":{"message":…}}, vLLM: {"message":…}, TEI/FastAPI:

@@ -1,0 +1,63 @@
+// Package retry holds the waiting rules stem's HTTP clients share (the
+// embeddings client and the chat client): exponential backoff with jitter,
+// and the server's own Retry-After.
+package retry
+
+import (
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Backoff says how long to wait before retries.
+type Backoff struct {
+	// Base is the delay before the first retry; it doubles on each further
+	// retry up to Max.
+	Base, Max time.Duration
+	// MaxRetryAfter caps how long a server's Retry-After can make a retry
+	// wait.
+	MaxRetryAfter time.Duration
+}
+
+// Delay is how long to wait before retry number attempt+1: the server's
+// retryAfter when it gave one (>= 0), otherwise exponential backoff with
+// jitter (a uniform draw from the upper half of the step), so clients that
+// failed together do not retry together.
+func (b Backoff) Delay(attempt int, retryAfter time.Duration) time.Duration {
+	if retryAfter >= 0 {
+		return min(retryAfter, b.MaxRetryAfter)
+	}
+	d := b.Base
+	for range attempt {
+		if d >= b.Max/2 {
+			d = b.Max
+			break
+		}
+		d *= 2
+	}
+	d = min(d, b.Max)
+	return d/2 + rand.N(d/2+1)
+}
+
+// After reads the server's requested delay from retry-after-ms (sent by
+// OpenAI) or Retry-After (seconds or an HTTP date). It returns -1 when there
+// is none.
+func After(h http.Header) time.Duration {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := h.Get("Retry-After")
+	if v == "" {
+		return -1
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return -1
+}
