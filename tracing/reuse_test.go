@@ -86,3 +86,45 @@ func TestReversedCountsInBreadth(t *testing.T) {
 		t.Errorf("answers = %+v, want claudine (0 reversed) then alexander (1 reversed)", res.Answers)
 	}
 }
+
+func TestGateTripleBias(t *testing.T) {
+	g, err := kg.ReadTSV(strings.NewReader(reuseKB), "reuse.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The guidance graph holds carlos's gender edge, not the spouse edge the
+	// schema asks for.
+	gender, _ := g.Relation("gender")
+	carlos, _ := g.Entity("carlos")
+	guide := &Guidance{Entities: map[int32]bool{}, Triples: map[int32]bool{}}
+	for _, tid := range g.Out(carlos) {
+		if g.Triple(tid).Rel == gender {
+			guide.Triples[tid] = true
+		}
+	}
+	enc := wordvec.New(nil, wordvec.Options{})
+	ents, err := kgvec.Build(context.Background(), g, enc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		gate bool
+		want string
+	}{
+		{false, "male"}, // eq. 12: cosine + tau lets the guided edge of another relation win
+		{true, "lilli"}, // gated: the bias only reorders edges that already match
+	}
+	for _, tc := range tests {
+		cfg := DefaultConfig()
+		cfg.Tau, cfg.GateTripleBias = 1, tc.gate
+		tr, err := New(g, enc, ents, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sg := schema.Path("carlos", "spouse")
+		res := mustTrace(t, tr, Request{Graphs: []schema.Graph{sg}, Strategy: schema.Precision, Mentions: sg.Mentions(), Guidance: guide})
+		if len(res.Answers) != 1 || res.Answers[0].Name != tc.want {
+			t.Errorf("gate %v: answers %+v, want %s", tc.gate, res.Answers, tc.want)
+		}
+	}
+}

@@ -155,8 +155,12 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 		return S, err
 	}
 	if r.guide != nil && !r.t.cfg.NoTripleBias && len(r.guide.Triples) > 0 {
+		gate := float32(math.Inf(-1))
+		if r.t.cfg.GateTripleBias {
+			gate = r.t.cfg.Theta
+		}
 		for i := range cands {
-			if r.guide.Triples[cands[i].tid] {
+			if r.guide.Triples[cands[i].tid] && cands[i].score >= gate {
 				cands[i].bias = r.t.cfg.Tau
 				cands[i].score += r.t.cfg.Tau
 			}

@@ -77,6 +77,12 @@ type Config struct {
 	// MaxChains caps Result.Chains (0 = no cap); Breadth over a hub can
 	// otherwise produce thousands of lines nobody can prompt with.
 	MaxChains int
+	// GateTripleBias adds the triple-level bias only to KG edges whose
+	// similarity alone reaches Theta, so the guidance graph breaks ties
+	// among edges that already match the schema edge instead of letting an
+	// edge of another relation outscore an exact match (eq. 12 adds it to
+	// every edge; that is the default).
+	GateTripleBias bool
 	// Reuse says which KG edges already matched on a branch may be matched
 	// again (ReuseNotBack by default; ReuseNever is the paper's Contradict
 	// check read literally).

@@ -129,8 +129,10 @@ func parseConfig(base evalSetup, spec string) (evalSetup, error) {
 			err = flag(&s.OnlyGreedy)
 		case "only-threshold":
 			err = flag(&s.OnlyThreshold)
+		case "gate-triple-bias":
+			err = flag(&s.GateTripleBias)
 		default:
-			err = fmt.Errorf("config %q: unknown key %q (want name, planner, planner-model, beam, strategy, no-entity-bias, no-triple-bias, only-greedy, only-threshold, reuse, triple-text, max-branch, gnn, lambda or tau)", spec, key)
+			err = fmt.Errorf("config %q: unknown key %q (want name, planner, planner-model, beam, strategy, no-entity-bias, no-triple-bias, only-greedy, only-threshold, reuse, triple-text, max-branch, gnn, lambda, tau or gate-triple-bias)", spec, key)
 		}
 		if err != nil {
 			return s, err

@@ -77,6 +77,7 @@ func evalSetupFlags() []cli.Flag {
 		&cli.StringFlag{Name: "gnn", Usage: "Triple-GNN model (from `stem train gnn`) whose guidance graph biases tracing"},
 		&cli.Float64Flag{Name: "lambda", Value: float64(tracing.DefaultConfig().Lambda), Usage: "entity-level guidance bias, multiplicative (paper: 1.5)"},
 		&cli.Float64Flag{Name: "tau", Value: float64(tracing.DefaultConfig().Tau), Usage: "triple-level guidance bias, additive (paper: 0.5)"},
+		&cli.BoolFlag{Name: "gate-triple-bias", Usage: "add the triple-level bias only to edges whose similarity alone reaches theta (the paper adds it to every edge)"},
 	}
 }
 
@@ -103,25 +104,28 @@ type evalSetup struct {
 	GNN string
 	// Lambda and Tau are the entity- and triple-level guidance biases.
 	Lambda, Tau float64
+	// GateTripleBias adds Tau only to edges that already reach theta.
+	GateTripleBias bool
 }
 
 // setupFromFlags reads the evalSetup the command line names.
 func setupFromFlags(c *cli.Context) evalSetup {
 	return evalSetup{
-		Planner:       c.String("planner"),
-		PlannerModel:  c.String("planner-model"),
-		Beam:          c.Int("beam"),
-		Strategy:      c.String("strategy"),
-		NoEntityBias:  c.Bool("no-entity-bias"),
-		NoTripleBias:  c.Bool("no-triple-bias"),
-		OnlyGreedy:    c.Bool("only-greedy"),
-		OnlyThreshold: c.Bool("only-threshold"),
-		Reuse:         c.String("reuse"),
-		TripleText:    c.String("triple-text"),
-		MaxBranch:     c.Int("max-branch"),
-		GNN:           c.String("gnn"),
-		Lambda:        c.Float64("lambda"),
-		Tau:           c.Float64("tau"),
+		Planner:        c.String("planner"),
+		PlannerModel:   c.String("planner-model"),
+		Beam:           c.Int("beam"),
+		Strategy:       c.String("strategy"),
+		NoEntityBias:   c.Bool("no-entity-bias"),
+		NoTripleBias:   c.Bool("no-triple-bias"),
+		OnlyGreedy:     c.Bool("only-greedy"),
+		OnlyThreshold:  c.Bool("only-threshold"),
+		Reuse:          c.String("reuse"),
+		TripleText:     c.String("triple-text"),
+		MaxBranch:      c.Int("max-branch"),
+		GNN:            c.String("gnn"),
+		Lambda:         c.Float64("lambda"),
+		Tau:            c.Float64("tau"),
+		GateTripleBias: c.Bool("gate-triple-bias"),
 	}
 }
 
@@ -142,6 +146,7 @@ func (s evalSetup) config() map[string]string {
 		m["gnn"] = s.GNN
 		m["lambda"] = strconv.FormatFloat(s.Lambda, 'g', -1, 64)
 		m["tau"] = strconv.FormatFloat(s.Tau, 'g', -1, 64)
+		m["gate-triple-bias"] = b(s.GateTripleBias)
 	}
 	return m
 }
@@ -155,6 +160,7 @@ func (s evalSetup) tracingConfig() (tracing.Config, error) {
 	cfg.OnlyThreshold = s.OnlyThreshold
 	cfg.MaxBranch = s.MaxBranch
 	cfg.Lambda, cfg.Tau = float32(s.Lambda), float32(s.Tau)
+	cfg.GateTripleBias = s.GateTripleBias
 	switch s.Reuse {
 	case "not-back":
 		cfg.Reuse = tracing.ReuseNotBack
