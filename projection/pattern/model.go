@@ -45,6 +45,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/stem-kgqa/stem/atomicfile"
@@ -364,7 +365,10 @@ func (m *Model) index() {
 	m.norms = make([]float32, n)
 	for i, tf := range tfs {
 		var s float32
-		for w, c := range tf {
+		// Sorted terms: float sums in map order would differ from run to
+		// run, and a loaded model must plan exactly as the trained one.
+		for _, w := range sortedTerms(tf) {
+			c := tf[w]
 			x := c * m.idf[w]
 			s += x * x
 			m.post[w] = append(m.post[w], posting{int32(i), x})
@@ -546,4 +550,15 @@ func Decode(data []byte, enc models.Encoder) (*Model, error) {
 	m := &Model{f: f}
 	m.index()
 	return m, nil
+}
+
+// sortedTerms returns tf's terms in order, for sums that do not depend on map
+// iteration order.
+func sortedTerms(tf map[string]float32) []string {
+	ws := make([]string, 0, len(tf))
+	for w := range tf {
+		ws = append(ws, w)
+	}
+	slices.Sort(ws)
+	return ws
 }

@@ -150,14 +150,15 @@ func (p *Planner) Predict(ctx context.Context, question string, entities, mentio
 			tf[w]++
 		}
 		var qn float32
-		for w, c := range tf {
-			x := c * m.idf[w]
+		terms := sortedTerms(tf)
+		for _, w := range terms {
+			x := tf[w] * m.idf[w]
 			qn += x * x
 		}
 		if qn > 0 {
 			qn = float32(math.Sqrt(float64(qn)))
-			for w, c := range tf {
-				x := c * m.idf[w] / qn
+			for _, w := range terms {
+				x := tf[w] * m.idf[w] / qn
 				for _, po := range m.post[w] {
 					if m.norms[po.ex] > 0 {
 						sims[po.ex] += b * x * po.w / m.norms[po.ex]
@@ -185,8 +186,8 @@ func (p *Planner) Predict(ctx context.Context, question string, entities, mentio
 		}
 	}
 	var total float32
-	for _, s := range scores {
-		total += s
+	for id := range m.f.Paths {
+		total += scores[int32(id)]
 	}
 	probs := p.classify(text, q)
 	wc := p.opts.Classifier
