@@ -135,11 +135,53 @@ type packed struct {
 	dst    []int32   // [ep], sorted
 	invdeg []float32 // [np]
 
+	// The sum of each entity's incoming messages, computed without a
+	// ScatterSum over edges (see segSum): the sorted edges are cut into
+	// chunks of segLen; within a chunk, edge e adds to local slot
+	// slotOf(e) (its destination's rank among the chunk's destinations).
+	segOH     []float32 // [ep/segLen, segLen, segLen]: 1 at [chunk, slot, edge]
+	segFirst  []int32   // [np] flat slot (chunk*segLen+slot) of the entity's first edge; 0 if none
+	segHas    []float32 // [np] 1 if the entity has an incoming edge
+	segCont   []int32   // [ep/segLen] entity that chunk's slot 0 continues from the previous chunk, else 0
+	segContOn []float32 // [ep/segLen] 1 if it does
+
 	// Training only.
 	labels, bceW, listW, real []float32 // [np]
 }
 
 type edge struct{ dst, src, rel int32 }
+
+// segLen is the chunk length of segSum: its matrix products cost
+// ep x segLen x width multiply-adds, a few milliseconds at 18,000 edges and
+// width 256, against 40 ms for the ScatterSum they replace.
+const segLen = 16
+
+// segments fills the seg* inputs from the sorted dst (padding included).
+func (p *packed) segments() {
+	nc := p.ep / segLen
+	p.segOH = make([]float32, nc*segLen*segLen)
+	p.segFirst = make([]int32, p.np)
+	p.segHas = make([]float32, p.np)
+	p.segCont = make([]int32, nc)
+	p.segContOn = make([]float32, nc)
+	for c := range nc {
+		slot := -1
+		for e := range segLen {
+			j := c*segLen + e
+			d := p.dst[j]
+			if e == 0 || d != p.dst[j-1] {
+				slot++
+				if j == 0 || d != p.dst[j-1] {
+					p.segFirst[d] = int32(c*segLen + slot)
+					p.segHas[d] = 1
+				} else {
+					p.segCont[c], p.segContOn[c] = d, 1
+				}
+			}
+			p.segOH[(c*segLen+slot)*segLen+e] = 1
+		}
+	}
+}
 
 // pack validates and joins a batch. withLabels also fills the loss inputs.
 func pack(batch []*Example, dEnc int, boundary, withLabels bool) (*packed, error) {
@@ -166,7 +208,7 @@ func pack(batch []*Example, dEnc int, boundary, withLabels bool) (*packed, error
 	p.nb = pow2(len(batch), 1)
 	// At least one padding entity: padding edges run from it to itself.
 	p.np = bucket(nEnt+1, 16)
-	p.ep = bucket(nEdge, 16)
+	p.ep = (bucket(nEdge, 16) + segLen - 1) / segLen * segLen
 	p.rp = pow2(nRel, 8)
 
 	p.schema = make([]float32, p.nb*3*dEnc)
@@ -229,6 +271,7 @@ func pack(batch []*Example, dEnc int, boundary, withLabels bool) (*packed, error
 	for e := nEnt; e < p.np; e++ {
 		p.gidx[e] = int32(len(batch) - 1) // keeps gidx sorted; masked everywhere
 	}
+	p.segments()
 	for e := range p.np {
 		switch {
 		case e >= nEnt:

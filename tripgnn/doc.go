@@ -43,7 +43,9 @@
 // buckets per doubling), relation counts and graphs per batch to powers of
 // two; padded edges only connect a padding entity to itself and padded
 // entities are masked out of degrees and losses, so results do not depend on the padding. Each new bucket costs one
-// compilation; compiled programs are cached per Model.
+// compilation; compiled programs are cached per Model, up to 256 per graph
+// function, after which the cache is emptied and refilled as shapes recur,
+// so callers need not bound the shapes they send.
 //
 // # Implementation
 //
@@ -52,6 +54,18 @@
 // and the AdamW update runs in Go. This keeps initialisation and updates
 // bit-for-bit deterministic for a seed, makes checkpoints a flat file, and
 // costs a copy of the weights per step (a few ms at width 512).
+//
+// GoMLX's Go backend runs Gather and ScatterSum one 4-byte element at a
+// time, and the message passing is made of them; matrix products and
+// element-wise ops run in SIMD. So the layers read entity rows as int64
+// (two floats per element), relation rows through a one-hot matrix product
+// (up to 256 relation rows), and sum messages per entity with one-hot
+// products over chunks of 16 destination-sorted edges (segSum) rather
+// than a ScatterSum; training graphs carry a hand-written gradient for
+// that block (aggregate). TestFastGradientsMatchPlain holds it to GoMLX's
+// own Gather/ScatterSum gradients. At 2,000 entities, 18,000 edges, width
+// 256 and 6 layers this took Predict from 0.60 to 0.35 s and TrainStep
+// from 2.2 to 1.2 s on two cores.
 //
 // Build with GOEXPERIMENT=simd for GoMLX's vectorised kernels (several
 // times faster); without it the package builds and computes the same model.
