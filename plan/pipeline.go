@@ -49,15 +49,16 @@ const (
 // Trace is everything the pipeline did for a question: the answers with
 // their evidence, and, for --explain, every intermediate result.
 type Trace struct {
-	Question string              `json:"question"`
-	Links    []linking.Link      `json:"entities"`
-	Plan     projection.Plan     `json:"plan"`
-	Strategy string              `json:"strategy"`
-	Guidance []string            `json:"guidance_entities,omitempty"`
-	Result   *tracing.Result     `json:"-"`
-	Answers  []Answer            `json:"answers"`
-	Chains   []string            `json:"chains"`
-	Timings  map[string]Duration `json:"timings_ms"`
+	Question string
+	Links    []linking.Link
+	Plan     projection.Plan
+	Strategy string
+	// Guidance names the guidance graph's entities (with a Guider).
+	Guidance []string
+	Result   *tracing.Result
+	Answers  []Answer
+	Chains   []string
+	Timings  map[string]Duration
 }
 
 // Duration marshals as milliseconds.

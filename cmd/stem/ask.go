@@ -170,12 +170,7 @@ func demoPlanner(ctx context.Context, g *kg.Graph, enc models.Encoder, beam int)
 func trainPattern(ctx context.Context, g *kg.Graph, enc models.Encoder, qs []eval.Question, beam int) (projection.Planner, error) {
 	var exs []pattern.Example
 	for _, q := range qs {
-		ex := pattern.Example{Question: q.Text, Answers: len(q.Answers)}
-		for _, e := range q.Entities {
-			if sp, ok := linking.Find(q.Text, e); ok {
-				ex.Mentions = append(ex.Mentions, q.Text[sp.Start:sp.End])
-			}
-		}
+		ex := pattern.Example{Question: q.Text, Answers: len(q.Answers), Mentions: linking.Mentions(q.Text, q.Entities)}
 		for _, gp := range q.Gold {
 			ex.Paths = append(ex.Paths, gp.Steps)
 		}

@@ -120,15 +120,7 @@ func loadPlanQuestions(ctx context.Context, format, questions, qtypes string) ([
 	}
 	var out []planQuestion
 	fromEval := func(q eval.Question) planQuestion {
-		pq := planQuestion{Text: q.Text, Entities: q.Entities, Answers: len(q.Answers)}
-		for _, e := range q.Entities {
-			if m, sp, ok := linking.Marked(q.Text); ok {
-				_ = m
-				pq.Mentions = append(pq.Mentions, q.Text[sp.Start:sp.End])
-			} else if sp, ok := linking.Find(q.Text, e); ok {
-				pq.Mentions = append(pq.Mentions, q.Text[sp.Start:sp.End])
-			}
-		}
+		pq := planQuestion{Text: q.Text, Entities: q.Entities, Answers: len(q.Answers), Mentions: linking.Mentions(q.Text, q.Entities)}
 		for _, g := range q.Gold {
 			pq.Gold = append(pq.Gold, g.Steps)
 		}

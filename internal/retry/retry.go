@@ -61,3 +61,28 @@ func After(h http.Header) time.Duration {
 	}
 	return -1
 }
+
+// Defaults shared by stem's HTTP clients.
+const (
+	DefaultMaxRetries = 4
+	DefaultBase       = 500 * time.Millisecond
+	DefaultMax        = 30 * time.Second
+)
+
+// FillDefaults applies the clients' shared conventions to their retry
+// settings: maxRetries 0 means DefaultMaxRetries and a negative value means
+// never retry (0); a non-positive base or max takes its default.
+func FillDefaults(maxRetries *int, base, max *time.Duration) {
+	switch {
+	case *maxRetries == 0:
+		*maxRetries = DefaultMaxRetries
+	case *maxRetries < 0:
+		*maxRetries = 0
+	}
+	if *base <= 0 {
+		*base = DefaultBase
+	}
+	if *max <= 0 {
+		*max = DefaultMax
+	}
+}

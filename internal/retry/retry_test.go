@@ -42,3 +42,22 @@ func TestDelay(t *testing.T) {
 		t.Errorf("Retry-After capped: delay %v, want 5s", d)
 	}
 }
+
+func TestFillDefaults(t *testing.T) {
+	tests := []struct {
+		retries, wantRetries int
+		base, max            time.Duration
+		wantBase, wantMax    time.Duration
+	}{
+		{0, DefaultMaxRetries, 0, 0, DefaultBase, DefaultMax},
+		{-1, 0, time.Millisecond, time.Second, time.Millisecond, time.Second},
+		{2, 2, -5, -5, DefaultBase, DefaultMax},
+	}
+	for _, tc := range tests {
+		r, b, m := tc.retries, tc.base, tc.max
+		FillDefaults(&r, &b, &m)
+		if r != tc.wantRetries || b != tc.wantBase || m != tc.wantMax {
+			t.Errorf("FillDefaults(%d, %v, %v) = %d, %v, %v", tc.retries, tc.base, tc.max, r, b, m)
+		}
+	}
+}

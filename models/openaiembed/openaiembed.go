@@ -106,17 +106,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 30 * time.Second
 	}
-	if cfg.MaxRetries == 0 {
-		cfg.MaxRetries = 4
-	} else if cfg.MaxRetries < 0 {
-		cfg.MaxRetries = 0
-	}
-	if cfg.BackoffBase <= 0 {
-		cfg.BackoffBase = 500 * time.Millisecond
-	}
-	if cfg.BackoffMax <= 0 {
-		cfg.BackoffMax = 30 * time.Second
-	}
+	retry.FillDefaults(&cfg.MaxRetries, &cfg.BackoffBase, &cfg.BackoffMax)
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 256
 	}

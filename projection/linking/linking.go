@@ -203,6 +203,18 @@ func Words(question string) []Span {
 	return out
 }
 
+// Mentions returns the text of question that names each of entities, in
+// order, skipping entities the question does not name (see Find).
+func Mentions(question string, entities []string) []string {
+	var out []string
+	for _, e := range entities {
+		if sp, ok := Find(question, e); ok {
+			out = append(out, question[sp.Start:sp.End])
+		}
+	}
+	return out
+}
+
 // Find returns the shortest span of question whose words, normalised, are
 // the words of name: "anna_of_holstein-gottorp" is found in "the parent of
 // anna_of_holstein-gottorp 's son", "Inception" in "who directed inception ?".

@@ -114,11 +114,7 @@ func (p *Planner) Predict(ctx context.Context, question string, entities, mentio
 		return Prediction{}, err
 	}
 	if len(mentions) == 0 {
-		for _, e := range entities {
-			if sp, ok := linking.Find(question, e); ok {
-				mentions = append(mentions, question[sp.Start:sp.End])
-			}
-		}
+		mentions = linking.Mentions(question, entities)
 	}
 	text := MaskedText(question, mentions)
 	var pred Prediction

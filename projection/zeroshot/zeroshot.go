@@ -172,11 +172,7 @@ func (p *Planner) Predict(ctx context.Context, question string, entities, mentio
 		return Prediction{}, fmt.Errorf("zeroshot: none of the question's entities %q is in the KG", entities)
 	}
 	if len(mentions) == 0 {
-		for _, e := range entities {
-			if sp, ok := linking.Find(question, e); ok {
-				mentions = append(mentions, question[sp.Start:sp.End])
-			}
-		}
+		mentions = linking.Mentions(question, entities)
 	}
 	d := p.enc.Dim()
 	q := make([]float32, d)
