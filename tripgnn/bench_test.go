@@ -31,11 +31,18 @@ func benchExample(dEnc int) *Example {
 	return ex
 }
 
+// benchCases are the engines and widths the benchmarks compare.
+var benchCases = []struct {
+	engine Engine
+	width  int
+}{{Native, 128}, {Native, 256}, {Native, 512}, {GoMLX, 256}, {GoMLX, 512}}
+
 func BenchmarkPredict(b *testing.B) {
 	ex := benchExample(1024)
-	for _, w := range []int{128, 256, 512} {
-		b.Run(fmt.Sprintf("width%d", w), func(b *testing.B) {
-			m := newTest(b, Config{EncoderDim: 1024, Width: w, Layers: 6})
+	for _, c := range benchCases {
+		b.Run(fmt.Sprintf("%s/width%d", c.engine, c.width), func(b *testing.B) {
+			m := newTest(b, Config{EncoderDim: 1024, Width: c.width, Layers: 6})
+			m.SetEngine(c.engine)
 			ctx := context.Background()
 			if _, err := m.Predict(ctx, ex); err != nil { // compile
 				b.Fatal(err)
@@ -52,9 +59,10 @@ func BenchmarkPredict(b *testing.B) {
 
 func BenchmarkTrainStep(b *testing.B) {
 	ex := benchExample(1024)
-	for _, w := range []int{128, 256, 512} {
-		b.Run(fmt.Sprintf("width%d", w), func(b *testing.B) {
-			m := newTest(b, Config{EncoderDim: 1024, Width: w, Layers: 6})
+	for _, c := range benchCases {
+		b.Run(fmt.Sprintf("%s/width%d", c.engine, c.width), func(b *testing.B) {
+			m := newTest(b, Config{EncoderDim: 1024, Width: c.width, Layers: 6})
+			m.SetEngine(c.engine)
 			ctx := context.Background()
 			batch := []*Example{ex}
 			if _, err := m.TrainStep(ctx, batch); err != nil { // compile

@@ -81,6 +81,7 @@ type Model struct {
 	params []param
 
 	mu      sync.Mutex
+	engine  Engine
 	m, v    [][]float32 // AdamW moments, allocated at the first TrainStep
 	step    int
 	backend compute.Backend
@@ -89,6 +90,38 @@ type Model struct {
 	// cached holds the weights as tensors between updates so that
 	// Predict does not copy them every call.
 	cached []*tensors.Tensor
+}
+
+// Engine selects what computes a Model's forward and backward passes.
+// Both give the same results to float32 rounding; the tests hold them to
+// each other.
+type Engine int
+
+const (
+	// Native runs hand-written kernels (kernel.go, native.go): SIMD
+	// matrix products and row loops over the sorted edge list, with a
+	// hand-written backward pass. The default: several times faster on a
+	// CPU (see BenchmarkPredict and BenchmarkTrainStep).
+	Native Engine = iota
+	// GoMLX builds the model as a GoMLX graph run by its pure-Go backend,
+	// with automatic differentiation: the reference the native engine is
+	// checked against.
+	GoMLX
+)
+
+// String returns "native" or "gomlx".
+func (e Engine) String() string {
+	if e == GoMLX {
+		return "gomlx"
+	}
+	return "native"
+}
+
+// SetEngine selects the engine of later Predict and TrainStep calls.
+func (m *Model) SetEngine(e Engine) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.engine = e
 }
 
 // New returns a model with weights initialised from cfg.Seed.

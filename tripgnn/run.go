@@ -20,14 +20,18 @@ func (m *Model) Predict(ctx context.Context, ex *Example) ([]float32, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	args := append(p.inputs(m.cfg.EncoderDim), m.weights()...)
-	out, err := m.call("predict", m.predict.Call, args)
-	if err != nil {
-		return nil, err
-	}
-	logits, err := flat(out[0])
-	if err != nil {
-		return nil, err
+	var logits []float32
+	if m.engine == Native {
+		logits = m.nativeForward(p, false).logits
+	} else {
+		args := append(p.inputs(m.cfg.EncoderDim), m.weights()...)
+		out, err := m.call("predict", m.predict.Call, args)
+		if err != nil {
+			return nil, err
+		}
+		if logits, err = flat(out[0]); err != nil {
+			return nil, err
+		}
 	}
 	probs := make([]float32, ex.NumEntities)
 	for i := range probs {
@@ -54,6 +58,22 @@ func (m *Model) TrainStep(ctx context.Context, batch []*Example) (float32, error
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.engine == Native {
+		run := m.nativeForward(p, true)
+		loss64, dlogits := m.nativeLoss(run)
+		loss := float32(loss64)
+		if math.IsNaN(loss64) || math.IsInf(loss64, 0) {
+			return loss, fmt.Errorf("tripgnn: train step %d: loss is %v", m.step+1, loss)
+		}
+		grads := m.nativeBackward(run, dlogits)
+		for i, g := range grads {
+			if err := finite("gradient of "+m.params[i].name, g); err != nil {
+				return loss, fmt.Errorf("tripgnn: train step %d: %w", m.step+1, err)
+			}
+		}
+		m.adamW(grads)
+		return loss, nil
+	}
 	args := append(p.inputs(m.cfg.EncoderDim), p.lossInputs()...)
 	args = append(args, m.weights()...)
 	out, err := m.call("train step", m.train.Call, args)
