@@ -1,8 +1,6 @@
 package eval
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/stem-kgqa/stem/internal/jsonl"
 )
 
 // LogVersion is the results-log format written in LogHeader.Log.
@@ -38,59 +38,31 @@ var ErrLogConfig = errors.New("results log was written by another configuration"
 // the last whole line, where appending may resume. A bad line elsewhere is
 // an error naming name:line.
 func ReadLog(r io.Reader, name string) (h LogHeader, results []Result, good int64, err error) {
-	br := bufio.NewReaderSize(r, 1<<16)
-	var (
-		line  int
-		badAt int // line of a malformed line not yet known to be the last
-		bad   error
-	)
-	for {
-		b, rerr := br.ReadBytes('\n')
-		if rerr != nil && rerr != io.EOF {
-			return h, nil, 0, fmt.Errorf("read %s: %w", name, rerr)
+	good, err = jsonl.Read(r, name, func(text []byte) error {
+		if err := json.Unmarshal(text, &h); err != nil || h.Log == 0 {
+			return fmt.Errorf("not a stem eval results log (no header line): %w", ErrSyntax)
 		}
-		if len(b) == 0 {
-			break
+		if h.Log != LogVersion {
+			return fmt.Errorf("results log version %d, want %d", h.Log, LogVersion)
 		}
-		if bad != nil {
-			// The malformed line was not the last one.
-			return h, nil, 0, fmt.Errorf("%s:%d: %w", name, badAt, bad)
-		}
-		line++
-		whole := b[len(b)-1] == '\n'
-		text := bytes.TrimSpace(b)
-		if !whole || len(text) == 0 && line > 1 {
-			if whole {
-				good += int64(len(b)) // a blank line: skip it
-				continue
+		return nil
+	}, func(text []byte) error {
+		var res Result
+		if err := json.Unmarshal(text, &res); err != nil || res.ID == "" {
+			if err == nil {
+				err = errors.New("result without id")
 			}
-			break // torn last line
+			return fmt.Errorf("%w: %v", ErrSyntax, err)
 		}
-		if line == 1 {
-			if err := json.Unmarshal(text, &h); err != nil || h.Log == 0 {
-				return h, nil, 0, fmt.Errorf("%s:1: not a stem eval results log (no header line): %w", name, ErrSyntax)
-			}
-			if h.Log != LogVersion {
-				return h, nil, 0, fmt.Errorf("%s:1: results log version %d, want %d", name, h.Log, LogVersion)
-			}
-		} else {
-			var res Result
-			if err := json.Unmarshal(text, &res); err != nil || res.ID == "" {
-				if err == nil {
-					err = errors.New("result without id")
-				}
-				badAt, bad = line, fmt.Errorf("%w: %v", ErrSyntax, err)
-				continue
-			}
-			results = append(results, res)
+		results = append(results, res)
+		return nil
+	})
+	if err != nil {
+		if !errors.Is(err, ErrSyntax) && h.Log == 0 {
+			// No header: whatever the file is, it is not a results log.
+			err = fmt.Errorf("%w: %w", err, ErrSyntax)
 		}
-		good += int64(len(b))
-		if rerr == io.EOF {
-			break
-		}
-	}
-	if h.Log == 0 {
-		return h, nil, 0, fmt.Errorf("%s: not a stem eval results log (no whole header line): %w", name, ErrSyntax)
+		return h, nil, 0, err
 	}
 	return h, results, good, nil
 }
