@@ -112,17 +112,29 @@ func (b *Builder) Labeled(ctx context.Context, g *kg.Graph, q eval.Question) (*I
 		return nil, fmt.Errorf("train: question %s: %w", q.ID, err)
 	}
 	it.ID = q.ID
-	gold := map[int32]bool{}
+	var names []string
 	for _, tr := range eval.GoldTriples(g, q) {
-		for _, name := range []string{tr[0], tr[2]} {
-			if id, ok := g.Entity(name); ok && !gold[id] {
-				gold[id] = true
-				it.Gold = append(it.Gold, id)
-			}
+		names = append(names, tr[0], tr[2])
+	}
+	if err := label(g, it, names); err != nil {
+		return nil, fmt.Errorf("train: question %s: %w", q.ID, err)
+	}
+	return it, nil
+}
+
+// label sets it.Gold to the KG ids of the named entities (repeats and
+// names g does not hold are skipped) and labels them 1 in the example;
+// none in g is errNoGold.
+func label(g *kg.Graph, it *Item, names []string) error {
+	gold := map[int32]bool{}
+	for _, name := range names {
+		if id, ok := g.Entity(name); ok && !gold[id] {
+			gold[id] = true
+			it.Gold = append(it.Gold, id)
 		}
 	}
 	if len(it.Gold) == 0 {
-		return nil, fmt.Errorf("train: question %s: %w", q.ID, errNoGold)
+		return errNoGold
 	}
 	ex := it.Example
 	ex.Labels = make([]float32, ex.NumEntities)
@@ -131,7 +143,7 @@ func (b *Builder) Labeled(ctx context.Context, g *kg.Graph, q eval.Question) (*I
 			ex.Labels[i] = 1
 		}
 	}
-	return it, nil
+	return nil
 }
 
 // Build builds an unlabelled Item: the subgraph of g around the named
@@ -139,6 +151,12 @@ func (b *Builder) Labeled(ctx context.Context, g *kg.Graph, q eval.Question) (*I
 // unless Opt.Hops is set). Entities g does not hold are skipped; none at
 // all gives ErrNoQuestionEntity.
 func (b *Builder) Build(ctx context.Context, g *kg.Graph, entities []string, sg schema.Graph, question string) (*Item, error) {
+	return b.build(ctx, g, entities, sg, question, b.Opt.Hops)
+}
+
+// build is Build with the subgraph depth given (0 = the number of schema
+// triples).
+func (b *Builder) build(ctx context.Context, g *kg.Graph, entities []string, sg schema.Graph, question string, hops int) (*Item, error) {
 	if g == nil || g.NumEntities() == 0 {
 		return nil, fmt.Errorf("empty graph")
 	}
@@ -154,7 +172,6 @@ func (b *Builder) Build(ctx context.Context, g *kg.Graph, entities []string, sg 
 	if len(seeds) == 0 {
 		return nil, fmt.Errorf("%w (entities %q)", ErrNoQuestionEntity, entities)
 	}
-	hops := b.Opt.Hops
 	if hops <= 0 {
 		hops = len(sg.Triples)
 	}

@@ -29,7 +29,7 @@ func evalPlansCommand() *cli.Command {
 			"Example:\n  stem eval-plans --format webqsp-paths --questions rog_paths_test.jsonl \\\n" +
 			"        --planner pattern --planner-model webqsp.stempat --json",
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "format", Required: true, Usage: "dataset format: pq, metaqa, webqsp-paths"},
+			&cli.StringFlag{Name: "format", Required: true, Usage: "dataset format: pq, metaqa, webqsp-paths, items (stem data chains/synth output)"},
 			&cli.StringFlag{Name: "questions", Required: true, Usage: "question file(s), comma-separated"},
 			&cli.StringFlag{Name: "qtype", Usage: "metaqa: question-type file(s), one per --questions file"},
 			&cli.StringFlag{Name: "kg", Usage: "KG file (needed by --planner schema; lets pattern drop paths absent from the KG and count reach for the strategy)"},

@@ -24,17 +24,23 @@ import (
 
 // plannerFlags configure the planners `stem eval` and `stem ask` share.
 func plannerFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "planner-model", Category: "planner", Usage: "pattern: model file written by `stem train planner`"},
 		&cli.IntFlag{Name: "beam", Value: 4, Category: "planner", Usage: "candidate schema graphs per question (B)"},
+		&cli.StringFlag{Name: "llm-examples", Category: "llm", Usage: "llm: training questions for few-shot examples (same formats as `stem train planner`)"},
+		&cli.StringFlag{Name: "llm-examples-format", Value: "pq", Category: "llm", Usage: "llm: format of --llm-examples: pq, metaqa, webqsp-paths"},
+		&cli.StringFlag{Name: "llm-examples-qtype", Category: "llm", Usage: "llm: qtype file(s) for metaqa --llm-examples"},
+	}, llmFlags()...)
+}
+
+// llmFlags describe the chat server every LLM stage talks to (openChat).
+func llmFlags() []cli.Flag {
+	return []cli.Flag{
 		&cli.StringFlag{Name: "llm-base-url", Value: "http://localhost:8000/v1", Category: "llm", Usage: "llm: API root of an OpenAI-compatible chat server (vLLM, llama.cpp, Ollama, OpenAI)"},
 		&cli.StringFlag{Name: "llm-model", Category: "llm", Usage: "llm: model name"},
 		&cli.StringFlag{Name: "llm-api-key-env", Value: "OPENAI_API_KEY", Category: "llm", Usage: "llm: environment variable holding the API key"},
 		&cli.DurationFlag{Name: "llm-timeout", Value: 60 * time.Second, Category: "llm", Usage: "llm: time limit of one request"},
 		&cli.BoolFlag{Name: "llm-no-cache", Category: "llm", Usage: "llm: do not keep replies in the on-disk cache (the cache makes reruns repeatable and free)"},
-		&cli.StringFlag{Name: "llm-examples", Category: "llm", Usage: "llm: training questions for few-shot examples (same formats as `stem train planner`)"},
-		&cli.StringFlag{Name: "llm-examples-format", Value: "pq", Category: "llm", Usage: "llm: format of --llm-examples: pq, metaqa, webqsp-paths"},
-		&cli.StringFlag{Name: "llm-examples-qtype", Category: "llm", Usage: "llm: qtype file(s) for metaqa --llm-examples"},
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/train"
+	"github.com/stem-kgqa/stem/train/dataset"
 	"github.com/stem-kgqa/stem/tripgnn"
 	"github.com/urfave/cli/v2"
 )
@@ -17,8 +18,8 @@ import (
 // gnnDataFlags name a question set and its KG for the Triple-GNN commands.
 func gnnDataFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "format", Required: true, Usage: "dataset format: pq, metaqa, webqsp-mini"},
-		&cli.StringFlag{Name: "questions", Required: true, Usage: "question file(s), comma-separated"},
+		&cli.StringFlag{Name: "format", Required: true, Usage: "dataset format: pq, metaqa, webqsp-mini; train gnn also items (files from stem data chains or synth)"},
+		&cli.StringFlag{Name: "questions", Required: true, Usage: "question (or item) file(s), comma-separated"},
 		&cli.StringFlag{Name: "kg", Usage: "the shared KG file (pq, metaqa)"},
 		&cli.StringFlag{Name: "qtype", Usage: "metaqa: question-type file(s), one per --questions file"},
 		&cli.StringFlag{Name: "gold-paths", Usage: "webqsp-mini: rog_paths_*.jsonl with the gold relation paths"},
@@ -78,7 +79,7 @@ func loadGNNQuestions(ctx context.Context, format, questions, kgPath, qtype, gol
 }
 
 // sample keeps n of qs chosen by seed, in their original order.
-func sample(qs []eval.Question, n int, seed uint64) []eval.Question {
+func sample[T any](qs []T, n int, seed uint64) []T {
 	if n <= 0 || n >= len(qs) {
 		return qs
 	}
@@ -87,7 +88,7 @@ func sample(qs []eval.Question, n int, seed uint64) []eval.Question {
 	for _, i := range rng.Perm(len(qs))[:n] {
 		keep[i] = true
 	}
-	var out []eval.Question
+	var out []T
 	for i, q := range qs {
 		if keep[i] {
 			out = append(out, q)
@@ -107,8 +108,13 @@ func trainGNNSubcommand() *cli.Command {
 		Description: "Each question becomes its KG's neighbourhood of the question entities (as many hops as its gold path\n" +
 			"has steps, hubs sampled, see --max-neighbors/--max-nodes) with labels 1 on the gold-chain entities.\n" +
 			"The best model on the dev split (--dev, else a held-out 10% of --questions) is saved to --out after\n" +
-			"every improvement; --out.loss.svg plots loss and dev recall@K per epoch.\n\n" +
-			"Example:\n  stem train gnn --format pq --questions splits/PQ-2H.train.txt --dev splits/PQ-2H.dev.txt \\\n" +
+			"every improvement; --out.loss.svg plots loss and dev recall@K per epoch.\n" +
+			"--format items reads item files from stem data chains or synth instead (--questions and --dev): the\n" +
+			"schema graph is an item's masked triples, the subgraph as deep as its longest chain, the labels its\n" +
+			"subgraph entities or else the entities of its evidence triples; dropped items are skipped.\n\n" +
+			"Examples:\n  stem train gnn --format pq --questions splits/PQ-2H.train.txt --dev splits/PQ-2H.dev.txt \\\n" +
+			"        --kg 2H-kb.txt --out pq2h.stemgnn\n" +
+			"  stem train gnn --format items --questions pq2h.chains.jsonl --dev pq2h-dev.chains.jsonl \\\n" +
 			"        --kg 2H-kb.txt --out pq2h.stemgnn",
 		Flags: append(append(gnnDataFlags(),
 			&cli.StringFlag{Name: "dev", Usage: "dev question file(s) for early stopping (default: 10% of --questions held out)"},
@@ -136,24 +142,55 @@ func runTrainGNN(c *cli.Context) error {
 	default:
 		return fmt.Errorf("--loss %q: want bce or mix", c.String("loss"))
 	}
-	qs, g, err := loadGNNQuestions(ctx, c.String("format"), c.String("questions"), c.String("kg"), c.String("qtype"), c.String("gold-paths"), nil)
+	var (
+		qs        []eval.Question
+		data      []dataset.Item
+		g         *kg.Graph
+		err       error
+		fromItems = c.String("format") == "items"
+	)
+	if fromItems {
+		if c.String("kg") == "" {
+			return fmt.Errorf("--format items needs --kg FILE: the KG the items were made from")
+		}
+		data, g, err = loadItemFiles(ctx, c.String("questions"), c.String("kg"))
+	} else {
+		qs, g, err = loadGNNQuestions(ctx, c.String("format"), c.String("questions"), c.String("kg"), c.String("qtype"), c.String("gold-paths"), nil)
+	}
 	if err != nil {
 		return err
 	}
 	seed := c.Uint64("seed")
-	qs = sample(qs, c.Int("limit"), seed)
+	qs, data = sample(qs, c.Int("limit"), seed), sample(data, c.Int("limit"), seed)
 	enc, closeEnc, err := openEncoder(c, c.App.ErrWriter)
 	if err != nil {
 		return err
 	}
 	defer closeEnc()
 	b := train.NewBuilder(enc, subgraphOptions(c))
-	items, skipped, err := b.LabeledAll(ctx, g, qs, c.App.ErrWriter)
+	var (
+		items   []*train.Item
+		skipped int
+	)
+	if fromItems {
+		items, skipped, err = b.LabeledDataAll(ctx, g, data, c.App.ErrWriter)
+	} else {
+		items, skipped, err = b.LabeledAll(ctx, g, qs, c.App.ErrWriter)
+	}
 	if err != nil {
 		return err
 	}
 	var dev []*train.Item
-	if d := c.String("dev"); d != "" {
+	if d := c.String("dev"); d != "" && fromItems {
+		ddata, _, err := loadItemFiles(ctx, d, "")
+		if err != nil {
+			return err
+		}
+		ddata = sample(ddata, max(c.Int("limit")/5, 0), seed)
+		if dev, _, err = b.LabeledDataAll(ctx, g, ddata, nil); err != nil {
+			return err
+		}
+	} else if d != "" {
 		dqs, _, err := loadGNNQuestions(ctx, c.String("format"), d, c.String("kg"), c.String("dev-qtype"), c.String("gold-paths"), g)
 		if err != nil {
 			return err
@@ -165,7 +202,7 @@ func runTrainGNN(c *cli.Context) error {
 	} else {
 		items, dev = train.Split(items, 0.1, seed)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "train gnn: %d training and %d dev questions (%d skipped: no question entity or gold path in the KG)\n", len(items), len(dev), skipped)
+	fmt.Fprintf(c.App.ErrWriter, "train gnn: %d training and %d dev questions (%d skipped: dropped items, or no question entity or gold path in the KG)\n", len(items), len(dev), skipped)
 	m, err := tripgnn.New(tripgnn.Config{
 		EncoderName: enc.Name(), EncoderDim: enc.Dim(),
 		Layers: c.Int("layers"), Width: c.Int("width"), LR: c.Float64("lr"), LossMix: mix, Seed: seed,
@@ -187,4 +224,22 @@ func runTrainGNN(c *cli.Context) error {
 	out := json.NewEncoder(c.App.Writer)
 	out.SetIndent("", "  ")
 	return out.Encode(h)
+}
+
+// loadItemFiles reads item files written by stem data chains or synth and,
+// when kgPath is not "", the KG they were made from.
+func loadItemFiles(ctx context.Context, files, kgPath string) ([]dataset.Item, *kg.Graph, error) {
+	var all []dataset.Item
+	for _, f := range splitList(files) {
+		_, items, err := dataset.ReadFile(f)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read items: %w", err)
+		}
+		all = append(all, items...)
+	}
+	if kgPath == "" {
+		return all, nil, nil
+	}
+	g, err := kg.Load(ctx, kgPath, kg.FormatAuto)
+	return all, g, err
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/stem-kgqa/stem/projection/linking"
 	"github.com/stem-kgqa/stem/projection/pattern"
 	"github.com/stem-kgqa/stem/projection/planeval"
+	"github.com/stem-kgqa/stem/train/dataset"
+	"github.com/stem-kgqa/stem/train/synth"
 	"github.com/urfave/cli/v2"
 )
 
@@ -26,13 +28,15 @@ func trainCommand() *cli.Command {
 					"  pq            PathQuestion: --questions splits/PQ-2H.train.txt[,...]\n" +
 					"  metaqa        MetaQA: --questions qa_dev_1hop.txt,qa_dev_2hop.txt --qtype qtype_dev_1hop.txt,qtype_dev_2hop.txt\n" +
 					"  webqsp-paths  RoG path files: --questions rog_paths_train.jsonl (ground_paths; no answer counts,\n" +
-					"                so the model has no strategy labels)\n\n" +
+					"                so the model has no strategy labels)\n" +
+					"  items         stem data item files (`stem data synth`, `stem data chains`): each usable item's question,\n" +
+					"                its chain from the question entity to the answer slot, and its answer count\n\n" +
 					"Training encodes the questions with their entity mention masked and fits a path classifier\n" +
 					"(softmax over the training paths): seconds for PathQuestion, about half a minute for WebQSP.\n\n" +
 					"Example:\n  stem train planner --format metaqa --questions qa_dev_1hop.txt,qa_dev_2hop.txt \\\n" +
 					"        --qtype qtype_dev_1hop.txt,qtype_dev_2hop.txt --out metaqa.stempat",
 				Flags: append([]cli.Flag{
-					&cli.StringFlag{Name: "format", Required: true, Usage: "dataset format: pq, metaqa, webqsp-paths"},
+					&cli.StringFlag{Name: "format", Required: true, Usage: "dataset format: pq, metaqa, webqsp-paths, items"},
 					&cli.StringFlag{Name: "questions", Required: true, Usage: "training question file(s), comma-separated"},
 					&cli.StringFlag{Name: "qtype", Usage: "metaqa: question-type file(s), one per --questions file"},
 					&cli.StringFlag{Name: "kg", Usage: "optional KG file: gold paths naming relations it lacks are reported"},
@@ -161,11 +165,47 @@ func loadPlanQuestions(ctx context.Context, format, questions, qtypes string) ([
 				out = append(out, planQuestion{Text: r.Question, Gold: r.Gold, Answers: -1, Reference: r.Prediction})
 			}
 		}
+	case "items":
+		for _, f := range files {
+			_, items, err := dataset.ReadFile(f)
+			if err != nil {
+				return nil, err
+			}
+			for i := range items {
+				if pq, ok := itemPlanQuestion(&items[i]); ok {
+					out = append(out, pq)
+				}
+			}
+		}
 	default:
-		return nil, fmt.Errorf("--format %q: want pq, metaqa or webqsp-paths", format)
+		return nil, fmt.Errorf("--format %q: want pq, metaqa, webqsp-paths or items", format)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no questions in %s", questions)
 	}
 	return out, nil
+}
+
+// itemPlanQuestion turns a data item into a training question. The gold
+// path of a synth item is its chain from the question entity to the answer
+// slot (the branches of a tree-shaped item left out); that of another item
+// (stem data chains) is every shortest path from a question entity to an
+// answer's placeholder. Dropped items, items with no question and items
+// with no such path are skipped.
+func itemPlanQuestion(it *dataset.Item) (planQuestion, bool) {
+	if !it.Usable() || it.Question == "" {
+		return planQuestion{}, false
+	}
+	var gold [][]eval.Step
+	if it.Source == "synth" {
+		steps, err := synth.Chain(it)
+		if err != nil {
+			return planQuestion{}, false
+		}
+		gold = [][]eval.Step{steps}
+	} else if gold = synth.GoldPaths(it); len(gold) == 0 {
+		return planQuestion{}, false
+	}
+	return planQuestion{Text: it.Question, Entities: it.Entities, Mentions: linking.Mentions(it.Question, it.Entities),
+		Gold: gold, Answers: len(it.Answers)}, true
 }
