@@ -2,6 +2,7 @@ package chains
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/stem-kgqa/stem/kg"
@@ -83,6 +84,28 @@ func FuzzFind(f *testing.F) {
 		}
 		if want := g.EntityName(a); ev.AnswerSlot != "" && ev.Placeholders[ev.AnswerSlot] != want || ev.AnswerSlot == "" && s != a {
 			t.Fatalf("answer slot %q hides %q, want %s", ev.AnswerSlot, ev.Placeholders[ev.AnswerSlot], want)
+		}
+		// The schema graph: a valid item whose answer is the highest
+		// placeholder and hides the answer, each masked triple the KG
+		// triple beside it with only placeholders swapped in.
+		sch := Schema(g, []int32{s}, res.Chains, 2)
+		it = dataset.Item{ID: "x", Masked: sch.Masked, Triples: sch.Triples, AnswerSlot: sch.AnswerSlot, Strategy: dataset.Precision}
+		if err := it.Check(); err != nil {
+			t.Fatal(err)
+		}
+		if want := "[ENT" + strconv.Itoa(len(sch.Placeholders)) + "]"; sch.AnswerSlot != want || sch.Placeholders[want] != g.EntityName(a) {
+			t.Fatalf("schema answer slot %s hides %s; want %s hiding %s (placeholders %v)", sch.AnswerSlot, sch.Placeholders[sch.AnswerSlot], want, g.EntityName(a), sch.Placeholders)
+		}
+		for i, m := range sch.Masked {
+			tr := sch.Triples[i]
+			for j := 0; j < 3; j += 2 {
+				if m[j] != tr[j] && sch.Placeholders[m[j]] != tr[j] {
+					t.Fatalf("masked %v beside %v", m, tr)
+				}
+			}
+			if m[1] != tr[1] {
+				t.Fatalf("masked %v beside %v", m, tr)
+			}
 		}
 	})
 }
