@@ -68,7 +68,7 @@
 //
 // At 2,000 entities, 18,000 edges, width 256 and 6 layers on two cores
 // (BenchmarkPredict, BenchmarkTrainStep) the native engine predicts in
-// about 0.06 s and trains a step in about 0.34 s, against 0.37 s and 1.3 s
+// in 0.06-0.08 s and trains a step in 0.30-0.34 s, against 0.37 s and 1.3 s
 // through GoMLX.
 //
 // Build with GOEXPERIMENT=simd for the vectorised kernels (several times
