@@ -13,6 +13,7 @@ package projection
 import (
 	"context"
 
+	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/schema"
 )
 
@@ -64,4 +65,25 @@ func (p Plan) Graphs() []schema.Graph {
 // Implementations must be safe for concurrent use.
 type Planner interface {
 	Plan(ctx context.Context, in Input) (Plan, error)
+}
+
+// ScoredPath is one relation path a path planner (pattern, zeroshot)
+// ranked for a question, before it becomes a schema graph.
+type ScoredPath struct {
+	Steps []eval.Step
+	// Score is the planner's score: a vote share (pattern) or a
+	// similarity (zeroshot); higher is better.
+	Score float32
+	// Reach is the number of entities the path reaches from the question's
+	// entity in the planner's KG (zeroshot caps it); -1 when not walked.
+	Reach int
+}
+
+// Steps returns the relation paths of ranked paths, in rank order.
+func Steps(paths []ScoredPath) [][]eval.Step {
+	out := make([][]eval.Step, len(paths))
+	for i, p := range paths {
+		out[i] = p.Steps
+	}
+	return out
 }

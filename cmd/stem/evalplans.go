@@ -7,6 +7,7 @@ import (
 
 	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/projection/pattern"
 	"github.com/stem-kgqa/stem/projection/planeval"
 	"github.com/stem-kgqa/stem/projection/zeroshot"
@@ -105,11 +106,7 @@ func runEvalPlans(c *cli.Context) error {
 			if err != nil {
 				return nil, 0, err
 			}
-			out := make([][]eval.Step, len(pr.Paths))
-			for i, p := range pr.Paths {
-				out[i] = p.Steps
-			}
-			return out, pr.Strategy, nil
+			return projection.Steps(pr.Paths), pr.Strategy, nil
 		}
 	case "schema":
 		if g == nil {
@@ -129,11 +126,7 @@ func runEvalPlans(c *cli.Context) error {
 			if err != nil {
 				return nil, 0, err
 			}
-			out := make([][]eval.Step, len(pr.Paths))
-			for i, p := range pr.Paths {
-				out[i] = p.Steps
-			}
-			return out, pr.Strategy, nil
+			return projection.Steps(pr.Paths), pr.Strategy, nil
 		}
 	default:
 		return fmt.Errorf("--planner %q: want pattern, schema or rog-reference", c.String("planner"))

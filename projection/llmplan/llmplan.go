@@ -391,7 +391,7 @@ func retryMessages(prompt, bad string, err error, format string) []llm.Message {
 
 // decompose runs the SGDA: B decompositions, retrying unreadable replies.
 func (p *Planner) decompose(ctx context.Context, q string, exs []Example, note func(string, ...any)) ([]Decomposition, error) {
-	prompt := sgdaPrompt(q, exs)
+	prompt := RenderSGDA(q, exs)
 	B := p.cfg.Samples
 	var (
 		decs    []Decomposition
@@ -457,7 +457,7 @@ func (p *Planner) strategy(ctx context.Context, q string, decs []Decomposition, 
 		}
 		return schema.Precision, nil
 	}
-	prompt := strategyPrompt(q, decs[0].Assertions, exs)
+	prompt := RenderStrategy(q, decs[0].Assertions, exs)
 	var lastErr error
 	for try := range p.cfg.StrategyTries {
 		req := llm.Request{Messages: []llm.Message{llm.User(prompt)}, MaxTokens: p.cfg.MaxTokens}
@@ -499,7 +499,7 @@ func (p *Planner) build(ctx context.Context, assertions []string, exs []Example,
 			return nil, nil, fmt.Errorf("SAGB candidate %d: %w", cand, err)
 		}
 	}
-	prompt := sagbPrompt(assertions, exs, rels)
+	prompt := RenderSAGB(assertions, exs, rels)
 	var (
 		lastBad string
 		lastErr error

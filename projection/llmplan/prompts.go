@@ -88,8 +88,9 @@ func RenderGeneration(graph, question string) string {
 // noExamples stands in for the example block when the pool is empty.
 const noExamples = "(none)"
 
-// formatAssertions writes assertions as the list P2 and P5 show them.
-func formatAssertions(as []string) string {
+// FormatAssertions writes assertions as the list P2 and P5 show them:
+// ["a1", "a2"], quoted as the parsers read them back.
+func FormatAssertions(as []string) string {
 	q := make([]string, len(as))
 	for i, a := range as {
 		q[i] = quote(a)
@@ -104,8 +105,9 @@ func strategyName(s schema.Strategy) string {
 	return "Precision"
 }
 
-// sgdaPrompt renders P1 for question with the chosen examples.
-func sgdaPrompt(question string, exs []Example) string {
+// RenderSGDA renders P1 for question with the chosen examples, as the
+// planner sends it (nil examples: the block reads "(none)").
+func RenderSGDA(question string, exs []Example) string {
 	var b strings.Builder
 	for i, e := range exs {
 		if i > 0 {
@@ -121,36 +123,38 @@ func sgdaPrompt(question string, exs []Example) string {
 	return render(sgdaTmpl, struct{ Examples, Query string }{ex, question})
 }
 
-// sagbPrompt renders P2 for assertions.
-func sagbPrompt(assertions []string, exs []Example, relations []string) string {
+// RenderSAGB renders P2 for assertions with the chosen examples and
+// relation hints, as the planner sends it.
+func RenderSAGB(assertions []string, exs []Example, relations []string) string {
 	var b strings.Builder
 	for i, e := range exs {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		b.WriteString("Input single-hop assertions: " + formatAssertions(e.Assertions) + "\n")
+		b.WriteString("Input single-hop assertions: " + FormatAssertions(e.Assertions) + "\n")
 		b.WriteString("Output: " + FormatTriples(e.Triples))
 	}
 	ex := b.String()
 	if ex == "" {
 		ex = noExamples
 	}
-	return render(sagbTmpl, struct{ Examples, Assertions, Relations string }{ex, formatAssertions(assertions), strings.Join(relations, ", ")})
+	return render(sagbTmpl, struct{ Examples, Assertions, Relations string }{ex, FormatAssertions(assertions), strings.Join(relations, ", ")})
 }
 
-// strategyPrompt renders P5.
-func strategyPrompt(question string, assertions []string, exs []Example) string {
+// RenderStrategy renders P5 for a question and its assertions, as the
+// planner sends it.
+func RenderStrategy(question string, assertions []string, exs []Example) string {
 	var b strings.Builder
 	for i, e := range exs {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		b.WriteString("Question: " + e.Question + "\nAssertions: " + formatAssertions(e.Assertions) + "\n")
+		b.WriteString("Question: " + e.Question + "\nAssertions: " + FormatAssertions(e.Assertions) + "\n")
 		b.WriteString("Strategy: " + strategyName(e.Strategy))
 	}
 	ex := b.String()
 	if ex == "" {
 		ex = noExamples
 	}
-	return render(strategyTmpl, struct{ Examples, Question, Assertions string }{ex, question, formatAssertions(assertions)})
+	return render(strategyTmpl, struct{ Examples, Question, Assertions string }{ex, question, FormatAssertions(assertions)})
 }

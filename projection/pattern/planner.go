@@ -83,18 +83,9 @@ func New(m *Model, enc models.Encoder, cfg Config) (*Planner, error) {
 	return &Planner{m: m, enc: enc, cfg: cfg, opts: o.withDefaults()}, nil
 }
 
-// ScoredPath is a planned relation path and its vote share.
-type ScoredPath struct {
-	Steps []eval.Step
-	Score float32
-	// Reach is the number of entities the path reaches from the question's
-	// entity in the planner's KG; -1 when not walked.
-	Reach int
-}
-
 // Prediction is the planner's answer before it becomes schema graphs.
 type Prediction struct {
-	Paths    []ScoredPath
+	Paths    []projection.ScoredPath
 	Strategy schema.Strategy
 	Notes    []string
 }
@@ -190,7 +181,7 @@ func (p *Planner) Predict(ctx context.Context, question string, entities, mentio
 	if probs == nil {
 		wc = 0
 	}
-	cands := make([]ScoredPath, 0, len(m.f.Paths))
+	cands := make([]projection.ScoredPath, 0, len(m.f.Paths))
 	for id := range m.f.Paths {
 		s := scores[int32(id)] / total
 		if c := p.opts.Centroid; c > 0 {
@@ -201,9 +192,9 @@ func (p *Planner) Predict(ctx context.Context, question string, entities, mentio
 		if wc > 0 {
 			s = (1-wc)*s + wc*probs[id]
 		}
-		cands = append(cands, ScoredPath{Steps: m.f.Paths[id], Score: s, Reach: -1})
+		cands = append(cands, projection.ScoredPath{Steps: m.f.Paths[id], Score: s, Reach: -1})
 	}
-	slices.SortFunc(cands, func(a, b ScoredPath) int {
+	slices.SortFunc(cands, func(a, b projection.ScoredPath) int {
 		if a.Score != b.Score {
 			if a.Score > b.Score {
 				return -1
@@ -261,7 +252,7 @@ func (p *Planner) classify(text string, q []float32) []float32 {
 
 // checkKG drops paths with relations the graph lacks and ranks paths that
 // reach something from the entity before those that do not.
-func (p *Planner) checkKG(g *kg.Graph, cands []ScoredPath, entities []string, pred *Prediction) []ScoredPath {
+func (p *Planner) checkKG(g *kg.Graph, cands []projection.ScoredPath, entities []string, pred *Prediction) []projection.ScoredPath {
 	var starts []int32
 	for _, e := range entities {
 		if id, ok := g.Entity(e); ok {
@@ -271,7 +262,7 @@ func (p *Planner) checkKG(g *kg.Graph, cands []ScoredPath, entities []string, pr
 		}
 	}
 	kept := cands[:0]
-	var dead []ScoredPath
+	var dead []projection.ScoredPath
 	for _, c := range cands {
 		missing := ""
 		for _, s := range c.Steps {

@@ -122,17 +122,9 @@ func New(ctx context.Context, g *kg.Graph, enc models.Encoder, cfg Config) (*Pla
 	return p, nil
 }
 
-// ScoredPath is a ranked relation path.
-type ScoredPath struct {
-	Steps []eval.Step
-	Score float32
-	// Reach is the number of entities the path reaches (capped).
-	Reach int
-}
-
 // Prediction is the planner's ranked paths and strategy.
 type Prediction struct {
-	Paths    []ScoredPath
+	Paths    []projection.ScoredPath
 	Strategy schema.Strategy
 	Notes    []string
 	// Anchor is the entity the paths leave.
@@ -180,7 +172,7 @@ func (p *Planner) Predict(ctx context.Context, question string, entities, mentio
 		return Prediction{}, fmt.Errorf("zeroshot: encode question: %w", err)
 	}
 	pred := Prediction{Anchor: anchor}
-	var all []ScoredPath
+	var all []projection.ScoredPath
 	level := []partial{{front: start, reach: len(start)}}
 	vec := make([]float32, d)
 	for hop := 1; hop <= p.cfg.MaxHops; hop++ {
@@ -209,14 +201,14 @@ func (p *Planner) Predict(ctx context.Context, question string, entities, mentio
 			if nn > 0 {
 				cos = dot / float32(math.Sqrt(float64(nn)))
 			}
-			all = append(all, ScoredPath{Steps: p.toSteps(pa.steps), Score: cos - p.cfg.LengthPenalty*float32(hop-1), Reach: pa.reach})
+			all = append(all, projection.ScoredPath{Steps: p.toSteps(pa.steps), Score: cos - p.cfg.LengthPenalty*float32(hop-1), Reach: pa.reach})
 		}
 		level = next
 	}
 	if len(all) == 0 {
 		return Prediction{}, fmt.Errorf("zeroshot: entity %q has no edges in the KG", entities[0])
 	}
-	slices.SortStableFunc(all, func(a, b ScoredPath) int {
+	slices.SortStableFunc(all, func(a, b projection.ScoredPath) int {
 		switch {
 		case a.Score > b.Score:
 			return -1

@@ -25,13 +25,9 @@ Example:
 Original Query: {{.Query}}
 Given Triple List: {{.Triples}}`
 
-// The templates are parsed once and never modified afterwards. P1 and P2
-// are llmplan's own texts, so an edit there reaches the exported prompts.
-var (
-	assertTmpl = template.Must(template.New("P4").Parse(AssertionPrompt))
-	sgdaTmpl   = template.Must(template.New("P1").Parse(llmplan.SGDAPrompt))
-	sagbTmpl   = template.Must(template.New("P2").Parse(llmplan.SAGBPrompt))
-)
+// assertTmpl is parsed once and never modified afterwards. P1 and P2 are
+// rendered by llmplan itself, so the exported prompts are the planner's.
+var assertTmpl = template.Must(template.New("P4").Parse(AssertionPrompt))
 
 // noExamples is what llmplan puts in a prompt's example block when it has
 // no examples to show.
@@ -96,21 +92,9 @@ func schemaTriples(ts [][3]string) []schema.Triple {
 	return out
 }
 
-// quote writes s as a double-quoted string that llmplan's parsers read back
-// exactly (the same escaping as llmplan's own).
-func quote(s string) string {
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
-}
-
 // FormatAssertions writes assertions as the list P2 and P5 show them and
 // P4 asks for: ["a1", "a2"]. ParseAssertions reads it back unchanged.
-func FormatAssertions(as []string) string {
-	q := make([]string, len(as))
-	for i, a := range as {
-		q[i] = quote(a)
-	}
-	return "[" + strings.Join(q, ", ") + "]"
-}
+func FormatAssertions(as []string) string { return llmplan.FormatAssertions(as) }
 
 // RenderAssertionPrompt fills P4 with the examples, the question and its
 // masked triples. With no examples the example block reads "(none)", as
@@ -135,12 +119,12 @@ func RenderAssertionPrompt(question string, masked [][3]string, exs []AssertExam
 // SGDAPrompt renders P1 for a question exactly as the llm planner does at
 // inference when it has no few-shot examples: the SGDA training input.
 func SGDAPrompt(question string) string {
-	return render(sgdaTmpl, struct{ Examples, Query string }{noExamples, strings.TrimSpace(question)})
+	return llmplan.RenderSGDA(strings.TrimSpace(question), nil)
 }
 
 // SAGBPrompt renders P2 for assertions exactly as the llm planner does at
 // inference with no few-shot examples and no relation hints: the SAGB
 // training input.
 func SAGBPrompt(assertions []string) string {
-	return render(sagbTmpl, struct{ Examples, Assertions, Relations string }{noExamples, FormatAssertions(assertions), ""})
+	return llmplan.RenderSAGB(assertions, nil, nil)
 }

@@ -97,10 +97,7 @@ func formatTriples(ts [][3]string) string {
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
-var (
-	p6Tmpl = template.Must(template.New("P6").Parse(P6Prompt))
-	p5Tmpl = template.Must(template.New("P5").Parse(llmplan.StrategyPrompt))
-)
+var p6Tmpl = template.Must(template.New("P6").Parse(P6Prompt))
 
 func render(t *template.Template, data any) string {
 	var b strings.Builder
@@ -142,21 +139,9 @@ var DefaultP5Examples = []llmplan.Example{
 }
 
 // RenderP5 fills P5 (llmplan.StrategyPrompt) for a question and its
-// assertions.
+// assertions, as llmplan's planner renders it.
 func RenderP5(question string, assertions []string, exs []llmplan.Example) string {
-	var b strings.Builder
-	for i, e := range exs {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		b.WriteString("Question: " + e.Question + "\nAssertions: " + formatList(e.Assertions) + "\n")
-		b.WriteString("Strategy: " + strategyName(e.Strategy))
-	}
-	ex := b.String()
-	if ex == "" {
-		ex = "(none)"
-	}
-	return render(p5Tmpl, struct{ Examples, Question, Assertions string }{ex, question, formatList(assertions)})
+	return llmplan.RenderStrategy(question, assertions, exs)
 }
 
 // strategyName writes a strategy as the prompts do.
@@ -165,12 +150,4 @@ func strategyName(s schema.Strategy) string {
 		return dataset.Breadth
 	}
 	return dataset.Precision
-}
-
-func formatList(as []string) string {
-	q := make([]string, len(as))
-	for i, a := range as {
-		q[i] = quote(a)
-	}
-	return "[" + strings.Join(q, ", ") + "]"
 }
