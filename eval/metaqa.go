@@ -81,12 +81,7 @@ func ParseMetaQA(line string) (Question, error) {
 	if topic == "" {
 		return Question{}, fmt.Errorf("%w: question %q has an empty [topic entity]", ErrSyntax, clip(text))
 	}
-	var answers []string
-	for _, a := range strings.Split(ans, "|") {
-		if a = strings.TrimSpace(a); a != "" {
-			answers = append(answers, a)
-		}
-	}
+	answers := splitTrimmed(ans, "|")
 	if len(answers) == 0 {
 		return Question{}, fmt.Errorf("%w: no answers", ErrSyntax)
 	}

@@ -61,12 +61,7 @@ func ParsePathQuestion(line string) (Question, error) {
 	if !ok {
 		return Question{}, fmt.Errorf("%w: answer field %q is not name(gold1/gold2/.../)", ErrSyntax, clip(ansField))
 	}
-	var answers []string
-	for _, a := range strings.Split(inner, "/") {
-		if a = strings.TrimSpace(a); a != "" {
-			answers = append(answers, a)
-		}
-	}
+	answers := splitTrimmed(inner, "/")
 	if len(answers) == 0 {
 		return Question{}, fmt.Errorf("%w: answer field %q lists no gold answer", ErrSyntax, clip(ansField))
 	}
@@ -166,4 +161,16 @@ func eachLine(ctx context.Context, r io.Reader, name string, fn func(n int, line
 		return fmt.Errorf("%s:%d: %w", name, n+1, err)
 	}
 	return nil
+}
+
+// splitTrimmed splits s at sep and keeps the non-empty parts, trimmed: the
+// answer lists of both question formats.
+func splitTrimmed(s, sep string) []string {
+	var out []string
+	for _, a := range strings.Split(s, sep) {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -29,6 +29,18 @@ func newLineReader(r io.Reader, name string) *lineReader {
 	return &lineReader{r: bufio.NewReaderSize(r, 256<<10), name: name}
 }
 
+// nextCtx is next for the loaders' loops: it also checks ctx every
+// ctxCheckEvery lines, so a cancelled load of a large file stops early.
+func (lr *lineReader) nextCtx(ctx context.Context) ([]byte, error) {
+	line, err := lr.next()
+	if err == nil && lr.line%ctxCheckEvery == 0 {
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, fmt.Errorf("%s:%d: %w", lr.name, lr.line, cerr)
+		}
+	}
+	return line, err
+}
+
 // next returns the next line, or io.EOF after the last one.
 func (lr *lineReader) next() ([]byte, error) {
 	lr.long = lr.long[:0]
@@ -89,17 +101,12 @@ func readDelimited(ctx context.Context, r io.Reader, name string, sep byte) (*Gr
 	lr := newLineReader(r, name)
 	b := NewBuilder()
 	for {
-		line, err := lr.next()
+		line, err := lr.nextCtx(ctx)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return nil, err
-		}
-		if lr.line%ctxCheckEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("%s:%d: %w", name, lr.line, err)
-			}
 		}
 		if len(line) == 0 || (sep != '\t' && isBlank(line)) || (sep == '\t' && isBlankSpaces(line)) {
 			continue

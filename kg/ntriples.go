@@ -26,17 +26,12 @@ func readNTriples(ctx context.Context, r io.Reader, name string) (*Graph, error)
 	b := NewBuilder()
 	var p ntParser
 	for {
-		line, err := lr.next()
+		line, err := lr.nextCtx(ctx)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return nil, err
-		}
-		if lr.line%ctxCheckEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("%s:%d: %w", name, lr.line, err)
-			}
 		}
 		ok, perr := p.parse(line)
 		if perr != nil {
