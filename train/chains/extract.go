@@ -136,7 +136,7 @@ func (x *Extractor) Extract(q eval.Question) (dataset.Item, Outcome) {
 	sch := Schema(g, x.starts, kept, x.f.opt.MaxPatterns)
 	it.Triples, it.Masked, it.Placeholders, it.AnswerSlot, it.Hops = sch.Triples, sch.Masked, sch.Placeholders, sch.AnswerSlot, ev.Hops
 	it.Evidence = ev.Triples
-	it.SubgraphEntities = evidenceEntities(Mask(g, x.starts, kept).Triples)
+	it.SubgraphEntities = chainEntities(g, kept)
 	return it, o
 }
 
@@ -316,12 +316,14 @@ func goldChains(g *kg.Graph, gold []eval.GoldPath, chains []Chain) []Chain {
 	return out
 }
 
-// evidenceEntities returns the entities of triples, sorted, each once:
-// the Triple-GNN labels of an item (every entity on a chain).
-func evidenceEntities(triples [][3]string) []string {
-	out := make([]string, 0, 2*len(triples))
-	for _, t := range triples {
-		out = append(out, t[0], t[2])
+// chainEntities returns the names of the entities the chains walk,
+// sorted, each once: the Triple-GNN labels of an item.
+func chainEntities(g *kg.Graph, chains []Chain) []string {
+	var out []string
+	for _, c := range chains {
+		for _, e := range c.Entities {
+			out = append(out, g.EntityName(e))
+		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

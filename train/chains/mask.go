@@ -1,6 +1,7 @@
 package chains
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/stem-kgqa/stem/kg"
@@ -130,12 +131,8 @@ func Schema(g *kg.Graph, entities []int32, chains []Chain, maxPatterns int) Evid
 		index[k] = len(pats)
 		pats = append(pats, pattern{first: i, count: 1})
 	}
-	// Most chains first; ties keep first-seen order (stable).
-	for i := 1; i < len(pats); i++ {
-		for j := i; j > 0 && pats[j].count > pats[j-1].count; j-- {
-			pats[j], pats[j-1] = pats[j-1], pats[j]
-		}
-	}
+	// Most chains first; ties keep first-seen order.
+	slices.SortStableFunc(pats, func(a, b pattern) int { return b.count - a.count })
 	if len(pats) > maxPatterns {
 		pats = pats[:maxPatterns]
 	}
