@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -211,14 +209,8 @@ func printChainsSummary(w io.Writer, s *chainsSummary) {
 	fmt.Fprintf(&b, "answer is a question entity %d (closed walks)\n", s.AnswerIsEntity)
 	fmt.Fprintf(&b, "chains              %d kept; cap %d per question left out %d chains in %d questions (%d answers without a chain)\n",
 		s.Chains, s.MaxPaths, s.CappedChains, s.Capped, s.CappedAnswers)
-	fmt.Fprintf(&b, "hops               ")
-	for _, k := range slices.Sorted(maps.Keys(s.Hops)) {
-		fmt.Fprintf(&b, " %s:%d", k, s.Hops[k])
-	}
-	fmt.Fprintf(&b, "\nstrategies         ")
-	for _, k := range slices.Sorted(maps.Keys(s.Strategies)) {
-		fmt.Fprintf(&b, " %s:%d", k, s.Strategies[k])
-	}
-	fmt.Fprintf(&b, "\nitems               %s\ncard                %s\n", s.Out, s.Card)
+	writeCounts(&b, "hops               ", s.Hops)
+	writeCounts(&b, "strategies         ", s.Strategies)
+	fmt.Fprintf(&b, "items               %s\ncard                %s\n", s.Out, s.Card)
 	io.WriteString(w, b.String())
 }

@@ -314,6 +314,18 @@ func writeSynthCardSection(w io.Writer, config map[string]string, s *synthSummar
 	return err
 }
 
+// writeCounts writes a summary line of counts by reason, sorted.
+func writeCounts(b *strings.Builder, label string, counts map[string]int) {
+	b.WriteString(label)
+	if len(counts) == 0 {
+		b.WriteString(" none")
+	}
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		fmt.Fprintf(b, " %s:%d", k, counts[k])
+	}
+	b.WriteString("\n")
+}
+
 func printSynthSummary(w io.Writer, s *synthSummary) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "seeds        %d walked (%d with no usable edge", s.Seeds, s.NoEdges)
@@ -321,23 +333,9 @@ func printSynthSummary(w io.Writer, s *synthSummary) {
 		fmt.Fprintf(&b, ", %d names not in the KG", s.UnknownSeeds)
 	}
 	fmt.Fprintf(&b, ")\nsamples      %d walks, %d kept (%d written now, %d already in the file)\n", s.Attempts, s.Kept, s.Written, s.Resumed)
-	fmt.Fprintf(&b, "dropped     ")
-	if len(s.Dropped) == 0 {
-		b.WriteString(" none")
-	}
-	for _, k := range slices.Sorted(maps.Keys(s.Dropped)) {
-		fmt.Fprintf(&b, " %s:%d", k, s.Dropped[k])
-	}
-	b.WriteString("\n")
+	writeCounts(&b, "dropped     ", s.Dropped)
 	if s.LLMDropped != nil {
-		fmt.Fprintf(&b, "llm dropped ")
-		if len(s.LLMDropped) == 0 {
-			b.WriteString(" none")
-		}
-		for _, k := range slices.Sorted(maps.Keys(s.LLMDropped)) {
-			fmt.Fprintf(&b, " %s:%d", k, s.LLMDropped[k])
-		}
-		b.WriteString("\n")
+		writeCounts(&b, "llm dropped ", s.LLMDropped)
 		if s.P5Asked > 0 {
 			fmt.Fprintf(&b, "P5 strategy  agrees with the answer-count rule on %d of %d (%.1f%%)\n", s.P5Agree, s.P5Asked, s.P5Agreement)
 		}
