@@ -1,0 +1,84 @@
+package kg
+
+// Reader is the read side of a KG as stem's stages use it: tracing,
+// entity linking, the planners and the Triple-GNN's subgraph builder ask
+// for nothing else. It is the seam a second backend (a SPARQL endpoint)
+// implements; *Graph is the in-memory one.
+//
+// Ids are dense int32s local to one process. A remote backend interns the
+// entities, relations and triples it has served and numbers them in the
+// order it first saw them, so the hot loops of tracing stay slices of
+// int32 whichever backend sits behind them. NumEntities, NumRelations and
+// NumTriples count what the backend has interned so far: for *Graph that
+// is the whole KG.
+//
+// Slices returned by Out, In, OutRel, InRel and EntitiesByNorm belong to
+// the backend: callers must not modify them. Methods taking an id accept
+// only ids the backend handed out; HasTriple answers false for others.
+type Reader interface {
+	NumEntities() int
+	NumRelations() int
+	NumTriples() int
+
+	// EntityName and RelationName return the name an id stands for.
+	EntityName(id int32) string
+	RelationName(id int32) string
+	// Entity and Relation look a name up exactly.
+	Entity(name string) (int32, bool)
+	Relation(name string) (int32, bool)
+	// EntitiesByNorm returns the entities whose Normalize(name) equals
+	// Normalize(name), in id order.
+	EntitiesByNorm(name string) []int32
+
+	// Triple returns triple id's head, relation and tail.
+	Triple(id int32) Triple
+	// Out and In return the triples leaving and entering e, sorted by
+	// (relation, other end); OutRel and InRel only those with relation r.
+	Out(e int32) []int32
+	In(e int32) []int32
+	OutRel(e, r int32) []int32
+	InRel(e, r int32) []int32
+	// Degree is len(Out(e)) + len(In(e)).
+	Degree(e int32) int
+	// HasTriple reports whether the KG holds (h, r, t).
+	HasTriple(h, r, t int32) bool
+}
+
+// Texter is an optional Reader capability: the readable words of a name
+// (EntityText, RelationText), which a backend may have stored instead of
+// deriving them. Callers use EntityTextOf and RelationTextOf, which fall
+// back to deriving them from the name.
+type Texter interface {
+	EntityText(id int32) string
+	RelationText(id int32) string
+}
+
+// EntityTextOf returns the readable words of entity id's name.
+func EntityTextOf(r Reader, id int32) string {
+	if t, ok := r.(Texter); ok {
+		return t.EntityText(id)
+	}
+	return EntityText(r.EntityName(id))
+}
+
+// RelationTextOf returns the readable words of relation id's name.
+func RelationTextOf(r Reader, id int32) string {
+	if t, ok := r.(Texter); ok {
+		return t.RelationText(id)
+	}
+	return RelationText(r.RelationName(id))
+}
+
+// Columnar is an optional Reader capability for bulk consumers (GNN edge
+// lists, encoders): the whole triple table as three columns indexed by
+// triple id, without copying. Backends that cannot hand out their table
+// do not implement it; callers fall back to Triple per id.
+type Columnar interface {
+	Columns() (heads, rels, tails []int32)
+}
+
+var (
+	_ Reader   = (*Graph)(nil)
+	_ Texter   = (*Graph)(nil)
+	_ Columnar = (*Graph)(nil)
+)
