@@ -1,7 +1,9 @@
 package eval
 
 import (
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/schema"
 )
 
 // GoldTriples returns R, the triples of q's ground-truth reasoning paths.
@@ -11,7 +13,7 @@ import (
 // has none), follows the steps in their directions, and ends at a gold
 // answer. With g nil only named paths contribute. Triples are de-duplicated
 // and returned in first-found order.
-func GoldTriples(g *kg.Graph, q Question) [][3]string {
+func GoldTriples(g *kg.Graph, q benchmark.Question) [][3]string {
 	var out [][3]string
 	seen := map[[3]string]bool{}
 	add := func(t [3]string) {
@@ -63,7 +65,7 @@ type hop struct{ t, from, to int32 }
 // groundPath returns the ids of the triples on walks from start along
 // steps that end in answers: a forward sweep collects each step's edges,
 // a backward sweep keeps those leading to an answer.
-func groundPath(g *kg.Graph, start int32, steps []Step, answers map[int32]bool) []int32 {
+func groundPath(g *kg.Graph, start int32, steps []schema.Step, answers map[int32]bool) []int32 {
 	levels, frontier := sweep(g, start, steps)
 	if levels == nil {
 		return nil
@@ -91,7 +93,7 @@ func groundPath(g *kg.Graph, start int32, steps []Step, answers map[int32]bool) 
 // sweep follows steps from start and returns the edges walked at each step
 // and the entities reached at the end; levels is nil when a step's relation
 // is not in g.
-func sweep(g *kg.Graph, start int32, steps []Step) (levels [][]hop, frontier map[int32]bool) {
+func sweep(g *kg.Graph, start int32, steps []schema.Step) (levels [][]hop, frontier map[int32]bool) {
 	heads, _, tails := g.Columns()
 	frontier = map[int32]bool{start: true}
 	levels = make([][]hop, len(steps))
@@ -102,13 +104,13 @@ func sweep(g *kg.Graph, start int32, steps []Step) (levels [][]hop, frontier map
 		}
 		next := map[int32]bool{}
 		for e := range frontier {
-			if s.Dir != Inverse {
+			if s.Dir != schema.Inverse {
 				for _, t := range g.OutRel(e, r) {
 					levels[k] = append(levels[k], hop{t, e, tails[t]})
 					next[tails[t]] = true
 				}
 			}
-			if s.Dir != Forward {
+			if s.Dir != schema.Forward {
 				for _, t := range g.InRel(e, r) {
 					levels[k] = append(levels[k], hop{t, e, heads[t]})
 					next[heads[t]] = true
@@ -126,7 +128,7 @@ func sweep(g *kg.Graph, start int32, steps []Step) (levels [][]hop, frontier map
 // rebuilt kb.txt merges namesake films), and no method that follows
 // relations can tell them apart, so this bounds Hits@1 from the data's side.
 // ok is false when no gold path can be followed in g.
-func PathExact(g *kg.Graph, q Question) (exact, ok bool) {
+func PathExact(g *kg.Graph, q benchmark.Question) (exact, ok bool) {
 	if g == nil {
 		return false, false
 	}

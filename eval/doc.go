@@ -1,9 +1,8 @@
-// Package eval is stem's evaluation harness: it loads the benchmark
-// question sets (PathQuestion, MetaQA, WebQSP as released by GNN-RAG and
-// RoG-style JSONL), builds the oracle planner's schema graphs from each
-// question's gold reasoning path, runs a retriever over the questions, and
-// scores the answers with the metrics the peer systems report, so that
-// stem's figures sit next to theirs in one table.
+// Package eval is stem's evaluation harness: it runs benchmark questions
+// (loaded by package benchmark) through a retriever and scores the answers
+// with the metrics the peer systems report, so that stem's figures sit next
+// to theirs in one table. It consumes the pipeline; nothing below the
+// command line imports it.
 //
 // # Metrics
 //

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/internal/jsonl"
 )
 
@@ -40,7 +41,7 @@ var ErrLogConfig = errors.New("results log was written by another configuration"
 func ReadLog(r io.Reader, name string) (h LogHeader, results []Result, good int64, err error) {
 	good, err = jsonl.Read(r, name, func(text []byte) error {
 		if err := json.Unmarshal(text, &h); err != nil || h.Log == 0 {
-			return fmt.Errorf("not a stem eval results log (no header line): %w", ErrSyntax)
+			return fmt.Errorf("not a stem eval results log (no header line): %w", benchmark.ErrSyntax)
 		}
 		if h.Log != LogVersion {
 			return fmt.Errorf("results log version %d, want %d", h.Log, LogVersion)
@@ -52,15 +53,15 @@ func ReadLog(r io.Reader, name string) (h LogHeader, results []Result, good int6
 			if err == nil {
 				err = errors.New("result without id")
 			}
-			return fmt.Errorf("%w: %v", ErrSyntax, err)
+			return fmt.Errorf("%w: %v", benchmark.ErrSyntax, err)
 		}
 		results = append(results, res)
 		return nil
 	})
 	if err != nil {
-		if !errors.Is(err, ErrSyntax) && h.Log == 0 {
+		if !errors.Is(err, benchmark.ErrSyntax) && h.Log == 0 {
 			// No header: whatever the file is, it is not a results log.
-			err = fmt.Errorf("%w: %w", err, ErrSyntax)
+			err = fmt.Errorf("%w: %w", err, benchmark.ErrSyntax)
 		}
 		return h, nil, 0, err
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/internal/shareddata"
 )
 
@@ -66,7 +67,7 @@ func TestGoldenGNNRAG(t *testing.T) {
 	}
 	defer f.Close()
 	var scores []Score
-	err = ReadGNNRAG(context.Background(), f, "gnnrag_lmsr_test.jsonl", func(r GNNRAGRow) error {
+	err = benchmark.ReadGNNRAG(context.Background(), f, "gnnrag_lmsr_test.jsonl", func(r benchmark.GNNRAGRow) error {
 		scores = append(scores, ScoreAnswers(SplitLines(r.Prediction), r.GroundTruth))
 		return nil
 	})

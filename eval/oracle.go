@@ -3,8 +3,8 @@ package eval
 import (
 	"context"
 	"fmt"
-	"strconv"
 
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/schema"
 )
 
@@ -24,7 +24,7 @@ type Plan struct {
 
 // Planner turns a question into a Plan.
 type Planner interface {
-	Plan(ctx context.Context, q Question) (Plan, error)
+	Plan(ctx context.Context, q benchmark.Question) (Plan, error)
 }
 
 // StrategyMode chooses how the oracle sets Plan.Strategy.
@@ -51,7 +51,7 @@ type Oracle struct {
 
 // Plan returns one schema graph per distinct gold path (and topic entity,
 // for gold paths that do not name theirs), up to Beam.
-func (o Oracle) Plan(ctx context.Context, q Question) (Plan, error) {
+func (o Oracle) Plan(ctx context.Context, q benchmark.Question) (Plan, error) {
 	if err := ctx.Err(); err != nil {
 		return Plan{}, err
 	}
@@ -81,39 +81,16 @@ func (o Oracle) Plan(ctx context.Context, q Question) (Plan, error) {
 			starts = []string{gp.Start}
 		}
 		for _, s := range starts {
-			key := GoldPath{Start: s, Steps: gp.Steps}.Key()
+			key := schema.GoldPath{Start: s, Steps: gp.Steps}.Key()
 			if seen[key] {
 				continue
 			}
 			seen[key] = true
-			p.Graphs = append(p.Graphs, SchemaGraph(s, gp.Steps))
+			p.Graphs = append(p.Graphs, schema.PathGraph(s, gp.Steps))
 			if len(p.Graphs) == beam {
 				return p, nil
 			}
 		}
 	}
 	return p, nil
-}
-
-// SchemaGraph builds the schema graph of a relation path leaving entity:
-// entity -> [ENT1] -> [ENT2] ..., the answer being the last placeholder. A
-// Forward or Either step is written (previous, rel, next) as schema.Path
-// does; an Inverse step is written (next, rel, previous), e.g.
-// ([ENT1], starred_actors, Tom Hanks) for "movies starring Tom Hanks".
-func SchemaGraph(entity string, steps []Step) schema.Graph {
-	g := schema.Graph{Triples: make([]schema.Triple, len(steps))}
-	prev := entity
-	for i, s := range steps {
-		next := "[ENT" + strconv.Itoa(i+1) + "]"
-		if s.Dir == Inverse {
-			g.Triples[i] = schema.Triple{Head: next, Rel: s.Rel, Tail: prev}
-		} else {
-			g.Triples[i] = schema.Triple{Head: prev, Rel: s.Rel, Tail: next}
-		}
-		prev = next
-	}
-	if len(steps) > 0 {
-		g.Answer = prev
-	}
-	return g
 }

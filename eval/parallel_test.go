@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stem-kgqa/stem/benchmark"
 )
 
 // mixedRetriever answers some questions fully, some with a wrong extra
@@ -22,7 +24,7 @@ type mixedRetriever struct {
 	calls atomic.Int64
 }
 
-func (r *mixedRetriever) Answer(ctx context.Context, q Question, p Plan) (Prediction, error) {
+func (r *mixedRetriever) Answer(ctx context.Context, q benchmark.Question, p Plan) (Prediction, error) {
 	r.calls.Add(1)
 	n := len(q.ID) + int(q.ID[len(q.ID)-1])
 	time.Sleep(time.Duration(n%4) * 200 * time.Microsecond)
@@ -89,7 +91,7 @@ type cancellingRetriever struct {
 	cancel context.CancelFunc
 }
 
-func (r *cancellingRetriever) Answer(ctx context.Context, q Question, p Plan) (Prediction, error) {
+func (r *cancellingRetriever) Answer(ctx context.Context, q benchmark.Question, p Plan) (Prediction, error) {
 	n := r.calls.Add(1)
 	if n > r.after {
 		r.cancel()
@@ -146,7 +148,7 @@ func TestRunFatalErrorStopsWorkers(t *testing.T) {
 
 // runLogged runs qs with a results log at path, cancelling the run once
 // stopAfter results are recorded (never when it is negative).
-func runLogged(t *testing.T, path string, cfg map[string]string, resume bool, qs []Question, ret Retriever, stopAfter int) (*Report, []Result, error) {
+func runLogged(t *testing.T, path string, cfg map[string]string, resume bool, qs []benchmark.Question, ret Retriever, stopAfter int) (*Report, []Result, error) {
 	t.Helper()
 	l, prior, err := OpenLog(path, cfg, resume)
 	if err != nil {

@@ -5,77 +5,59 @@ import (
 	"os"
 	"testing"
 
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/internal/shareddata"
 	"github.com/stem-kgqa/stem/kg"
 )
 
-func TestLoadPathQuestionReal(t *testing.T) {
+// TestRunWebQSPReal runs the oracle planner and a gold-answering retriever
+// over WebQSP-mini: every score is 100 and the gold triples cover
+// themselves wherever a gold path grounds in the question's graph.
+func TestRunWebQSPReal(t *testing.T) {
 	ctx := context.Background()
-	for _, c := range []struct {
-		file, kb string
-		rows     int
-	}{
-		{"pathquestion/splits/PQ-2H.test.txt", "pathquestion/2H-kb.txt", 159},
-		{"pathquestion/splits/PQ-3H.test.txt", "pathquestion/3H-kb.txt", 472},
-		{"pathquestion/splits/PQL-2H.test.txt", "pathquestion/PQL2-KB.txt", 106},
-		{"pathquestion/PQ-2H.txt", "pathquestion/2H-kb.txt", 1908},
-		{"pathquestion/PQ-3H.txt", "pathquestion/3H-kb.txt", 5198},
-		{"pathquestion/PQL-2H.txt", "pathquestion/PQL2-KB.txt", 1594},
-	} {
-		qs, err := LoadPathQuestion(ctx, shareddata.Path(t, c.file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(qs) != c.rows {
-			t.Errorf("%s: %d questions, want %d", c.file, len(qs), c.rows)
-		}
-		g, err := kg.Load(ctx, shareddata.Path(t, c.kb), kg.FormatAuto)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Every gold-path triple must be a KB triple, and every question a
-		// path of the file's hop count, or the parse is wrong.
-		missing := 0
-		for _, q := range qs {
-			for _, tr := range q.Gold[0].Triples() {
-				h, ok1 := g.Entity(tr[0])
-				r, ok2 := g.Relation(tr[1])
-				tl, ok3 := g.Entity(tr[2])
-				if !ok1 || !ok2 || !ok3 || !g.HasTriple(h, r, tl) {
-					missing++
-				}
-			}
-		}
-		t.Logf("%s: %d questions, %d gold triples missing from %s", c.file, len(qs), missing, c.kb)
-		if missing > len(qs)/100 {
-			t.Errorf("%s: %d gold triples not in the KB", c.file, missing)
-		}
+	qs, err := benchmark.LoadWebQSP(ctx, []string{
+		shareddata.Path(t, "webqsp/gnnrag_sbert_test.jsonl"),
+		shareddata.Path(t, "webqsp/gnnrag_lmsr_test.jsonl"),
+	}, shareddata.Path(t, "webqsp/rog_paths_test.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(ctx, qs, Oracle{}, goldRetriever{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.N != 1628 || rep.Hits1 != 100 || rep.F1 != 100 || rep.CoverageN != 1397 || rep.Coverage != 100 {
+		t.Errorf("WebQSP gold run: %+v", rep.Scores)
+	}
+	rep, err = Run(ctx, qs, Oracle{}, emptyRetriever{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.N != 1628 || rep.Hit != 0 || rep.F1 != 0 || rep.Coverage != 0 {
+		t.Errorf("WebQSP empty run: %+v", rep.Scores)
 	}
 }
 
-func TestLoadMetaQAReal(t *testing.T) {
-	ctx := context.Background()
-	for _, c := range []struct {
-		qa, qt string
-		rows   int
-		hops   int
-	}{
-		{"metaqa/qa_test_1hop.txt", "metaqa/qtype_test_1hop.txt", 9947, 1},
-		{"metaqa/qa_test_2hop.txt", "metaqa/qtype_test_2hop.txt", 14872, 2},
-	} {
-		qs, err := LoadMetaQA(ctx, shareddata.Path(t, c.qa), shareddata.Path(t, c.qt))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(qs) != c.rows {
-			t.Errorf("%s: %d questions, want %d", c.qa, len(qs), c.rows)
-		}
-		for _, q := range qs {
-			if q.Hops != c.hops {
-				t.Fatalf("%s: %s has %d hops", c.qa, q.ID, q.Hops)
-			}
+func BenchmarkScoreAnswersGNNRAG(b *testing.B) {
+	f, err := os.Open(shareddata.Path(b, "webqsp/gnnrag_lmsr_test.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var rows []benchmark.GNNRAGRow
+	if err := benchmark.ReadGNNRAG(context.Background(), f, "lmsr", func(r benchmark.GNNRAGRow) error {
+		rows = append(rows, r)
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		for _, r := range rows {
+			ScoreAnswers(SplitLines(r.Prediction), r.GroundTruth)
 		}
 	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(rows)), "ns/question")
 }
 
 // TestMetaQAAnswerable checks the README's figures: every 1-hop question
@@ -96,11 +78,11 @@ func TestMetaQAAnswerable(t *testing.T) {
 		{"metaqa/qa_test_1hop.txt", "metaqa/qtype_test_1hop.txt", 1, 1},
 		{"metaqa/qa_test_2hop.txt", "metaqa/qtype_test_2hop.txt", 0.87, 0.91},
 	} {
-		qs, err := LoadMetaQA(ctx, shareddata.Path(t, c.qa), shareddata.Path(t, c.qt))
+		qs, err := benchmark.LoadMetaQA(ctx, shareddata.Path(t, c.qa), shareddata.Path(t, c.qt))
 		if err != nil {
 			t.Fatal(err)
 		}
-		kept, dropped, err := Answerable(ctx, g, qs)
+		kept, dropped, err := benchmark.Answerable(ctx, g, qs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +111,7 @@ func TestMetaQAAnswerable(t *testing.T) {
 
 func TestLoadWebQSPReal(t *testing.T) {
 	ctx := context.Background()
-	qs, err := LoadWebQSP(ctx, []string{
+	qs, err := benchmark.LoadWebQSP(ctx, []string{
 		shareddata.Path(t, "webqsp/gnnrag_sbert_test.jsonl"),
 		shareddata.Path(t, "webqsp/gnnrag_lmsr_test.jsonl"),
 	}, shareddata.Path(t, "webqsp/rog_paths_test.jsonl"))
@@ -167,7 +149,7 @@ func TestLoadWebQSPReal(t *testing.T) {
 	if withGold != 1552 {
 		t.Errorf("%d questions have gold paths, want 1552", withGold)
 	}
-	qs, err = LoadWebQSP(ctx, []string{shareddata.Path(t, "webqsp/gnnrag_sbert_test.jsonl")}, "")
+	qs, err = benchmark.LoadWebQSP(ctx, []string{shareddata.Path(t, "webqsp/gnnrag_sbert_test.jsonl")}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,73 +164,5 @@ func TestLoadWebQSPReal(t *testing.T) {
 	}
 	if withAnswer != 1361 {
 		t.Errorf("sbert paths alone: %d questions have an answer in their graph, README says 1361", withAnswer)
-	}
-}
-
-// TestRunWebQSPReal runs the oracle planner and a gold-answering retriever
-// over WebQSP-mini: every score is 100 and the gold triples cover
-// themselves wherever a gold path grounds in the question's graph.
-func TestRunWebQSPReal(t *testing.T) {
-	ctx := context.Background()
-	qs, err := LoadWebQSP(ctx, []string{
-		shareddata.Path(t, "webqsp/gnnrag_sbert_test.jsonl"),
-		shareddata.Path(t, "webqsp/gnnrag_lmsr_test.jsonl"),
-	}, shareddata.Path(t, "webqsp/rog_paths_test.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Run(ctx, qs, Oracle{}, goldRetriever{}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.N != 1628 || rep.Hits1 != 100 || rep.F1 != 100 || rep.CoverageN != 1397 || rep.Coverage != 100 {
-		t.Errorf("WebQSP gold run: %+v", rep.Scores)
-	}
-	rep, err = Run(ctx, qs, Oracle{}, emptyRetriever{}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.N != 1628 || rep.Hit != 0 || rep.F1 != 0 || rep.Coverage != 0 {
-		t.Errorf("WebQSP empty run: %+v", rep.Scores)
-	}
-}
-
-func BenchmarkScoreAnswersGNNRAG(b *testing.B) {
-	f, err := os.Open(shareddata.Path(b, "webqsp/gnnrag_lmsr_test.jsonl"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	var rows []GNNRAGRow
-	if err := ReadGNNRAG(context.Background(), f, "lmsr", func(r GNNRAGRow) error {
-		rows = append(rows, r)
-		return nil
-	}); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for b.Loop() {
-		for _, r := range rows {
-			ScoreAnswers(SplitLines(r.Prediction), r.GroundTruth)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(rows)), "ns/question")
-}
-
-func BenchmarkAnswerableMetaQA2Hop(b *testing.B) {
-	ctx := context.Background()
-	g, err := kg.Load(ctx, shareddata.Path(b, "metaqa/kb.txt"), kg.FormatAuto)
-	if err != nil {
-		b.Fatal(err)
-	}
-	qs, err := LoadMetaQA(ctx, shareddata.Path(b, "metaqa/qa_test_2hop.txt"), shareddata.Path(b, "metaqa/qtype_test_2hop.txt"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for b.Loop() {
-		if _, _, err := Answerable(ctx, g, qs); err != nil {
-			b.Fatal(err)
-		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/progress"
 )
@@ -34,7 +35,7 @@ type Prediction struct {
 
 // Retriever answers a question given a plan. Run times each call.
 type Retriever interface {
-	Answer(ctx context.Context, q Question, plan Plan) (Prediction, error)
+	Answer(ctx context.Context, q benchmark.Question, plan Plan) (Prediction, error)
 }
 
 // Options tune Run.
@@ -119,7 +120,7 @@ type Report struct {
 	// (the peers' metric divides by the gold count).
 	NoGold int `json:"no_gold"`
 	// Dropped is for the caller to record questions filtered out before
-	// the run, such as those Answerable drops; Run leaves it 0.
+	// the run, such as those benchmark.Answerable drops; Run leaves it 0.
 	Dropped int `json:"dropped"`
 	// PathExact is the percentage of questions (of PathExactN whose gold
 	// path can be followed in the KG) where following the gold relation
@@ -171,7 +172,7 @@ type outcome struct {
 // the cancellation interrupted, and returns the report of the questions
 // scored so far (marked Partial) together with an error wrapping ctx.Err().
 // Any other failure returns no report.
-func Run(ctx context.Context, questions []Question, planner Planner, retriever Retriever, opts Options) (*Report, error) {
+func Run(ctx context.Context, questions []benchmark.Question, planner Planner, retriever Retriever, opts Options) (*Report, error) {
 	if planner == nil || retriever == nil {
 		return nil, errors.New("eval.Run: planner and retriever are required")
 	}
@@ -280,7 +281,7 @@ func Run(ctx context.Context, questions []Question, planner Planner, retriever R
 }
 
 // graphOf is the KG q is answered over.
-func graphOf(q Question, shared *kg.Graph) *kg.Graph {
+func graphOf(q benchmark.Question, shared *kg.Graph) *kg.Graph {
 	if q.Graph != nil {
 		return q.Graph
 	}
@@ -288,7 +289,7 @@ func graphOf(q Question, shared *kg.Graph) *kg.Graph {
 }
 
 // answerOne plans, answers and scores question i.
-func answerOne(ctx context.Context, i int, q Question, planner Planner, retriever Retriever, opts Options) outcome {
+func answerOne(ctx context.Context, i int, q benchmark.Question, planner Planner, retriever Retriever, opts Options) outcome {
 	o := outcome{i: i}
 	if ctx.Err() != nil {
 		o.interrupted = true
@@ -342,7 +343,7 @@ func answerOne(ctx context.Context, i int, q Question, planner Planner, retrieve
 // aggregate sums the done outcomes in question order, so that the figures
 // (floating-point sums included) do not depend on the order questions
 // finished in.
-func aggregate(questions []Question, outs []outcome, perQuestion bool) *Report {
+func aggregate(questions []benchmark.Question, outs []outcome, perQuestion bool) *Report {
 	rep := &Report{}
 	var all acc
 	byAns := make([]acc, len(answerBuckets))

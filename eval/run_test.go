@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/demo"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/schema"
@@ -18,7 +19,7 @@ import (
 // goldRetriever answers the gold answers with the gold triples as evidence.
 type goldRetriever struct{ g *kg.Graph }
 
-func (r goldRetriever) Answer(ctx context.Context, q Question, p Plan) (Prediction, error) {
+func (r goldRetriever) Answer(ctx context.Context, q benchmark.Question, p Plan) (Prediction, error) {
 	g := q.Graph
 	if g == nil {
 		g = r.g
@@ -29,7 +30,7 @@ func (r goldRetriever) Answer(ctx context.Context, q Question, p Plan) (Predicti
 // emptyRetriever answers nothing.
 type emptyRetriever struct{}
 
-func (emptyRetriever) Answer(context.Context, Question, Plan) (Prediction, error) {
+func (emptyRetriever) Answer(context.Context, benchmark.Question, Plan) (Prediction, error) {
 	return Prediction{Unbacked: 1}, nil
 }
 
@@ -38,13 +39,13 @@ type failRetriever struct{}
 
 var errFail = errors.New("retriever down")
 
-func (failRetriever) Answer(context.Context, Question, Plan) (Prediction, error) {
+func (failRetriever) Answer(context.Context, benchmark.Question, Plan) (Prediction, error) {
 	return Prediction{}, errFail
 }
 
-func demoSet(t *testing.T) ([]Question, *kg.Graph) {
+func demoSet(t *testing.T) ([]benchmark.Question, *kg.Graph) {
 	t.Helper()
-	qs, err := ReadPathQuestion(context.Background(), bytes.NewReader(demo.Questions()), demo.QuestionsName)
+	qs, err := benchmark.ReadPathQuestion(context.Background(), bytes.NewReader(demo.Questions()), demo.QuestionsName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,10 +163,10 @@ func TestSummarise(t *testing.T) {
 
 func TestOracle(t *testing.T) {
 	ctx := context.Background()
-	q := Question{
+	q := benchmark.Question{
 		Answers:  []string{"a", "b"},
 		Entities: []string{"Tom Hanks"},
-		Gold:     []GoldPath{{Start: "Tom Hanks", Steps: []Step{{"starred_actors", Inverse}, {"directed_by", Forward}}}},
+		Gold:     []schema.GoldPath{{Start: "Tom Hanks", Steps: []schema.Step{{Rel: "starred_actors", Dir: schema.Inverse}, {Rel: "directed_by", Dir: schema.Forward}}}},
 	}
 	p, err := Oracle{}.Plan(ctx, q)
 	if err != nil {
@@ -182,13 +183,13 @@ func TestOracle(t *testing.T) {
 		t.Error(err)
 	}
 	// A forward path equals schema.Path.
-	if g := SchemaGraph("Inception", []Step{{"directed_by", Forward}}); !reflect.DeepEqual(g.Triples, schema.Path("Inception", "directed_by").Triples) {
+	if g := schema.PathGraph("Inception", []schema.Step{{Rel: "directed_by", Dir: schema.Forward}}); !reflect.DeepEqual(g.Triples, schema.Path("Inception", "directed_by").Triples) {
 		t.Errorf("forward graph %v differs from schema.Path", g)
 	}
 	// WebQSP-style: paths without a start fan out over topic entities,
 	// duplicates collapse, and the beam caps the plan.
-	q = Question{Answers: []string{"x"}, Entities: []string{"E1", "E2"}, Gold: []GoldPath{
-		{Steps: []Step{{"r1", Either}}}, {Steps: []Step{{"r1", Either}}}, {Steps: []Step{{"r2", Either}, {"r3", Either}}},
+	q = benchmark.Question{Answers: []string{"x"}, Entities: []string{"E1", "E2"}, Gold: []schema.GoldPath{
+		{Steps: []schema.Step{{Rel: "r1", Dir: schema.Either}}}, {Steps: []schema.Step{{Rel: "r1", Dir: schema.Either}}}, {Steps: []schema.Step{{Rel: "r2", Dir: schema.Either}, {Rel: "r3", Dir: schema.Either}}},
 	}}
 	p, _ = Oracle{}.Plan(ctx, q)
 	if p.Strategy != schema.Precision || len(p.Graphs) != 4 || p.Graphs[1].Triples[0].Head != "E2" || len(p.Graphs[2].Triples) != 2 {
@@ -212,20 +213,20 @@ func TestGoldTriplesAndCoverage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := Question{Answers: []string{"D1"}, Entities: []string{"Tom"},
-		Gold: []GoldPath{{Start: "Tom", Steps: []Step{{"starred_actors", Inverse}, {"directed_by", Forward}}}}}
+	q := benchmark.Question{Answers: []string{"D1"}, Entities: []string{"Tom"},
+		Gold: []schema.GoldPath{{Start: "Tom", Steps: []schema.Step{{Rel: "starred_actors", Dir: schema.Inverse}, {Rel: "directed_by", Dir: schema.Forward}}}}}
 	got := GoldTriples(g, q)
 	want := map[[3]string]bool{{"M1", "directed_by", "D1"}: true, {"M1", "starred_actors", "Tom"}: true}
 	if len(got) != 2 || !want[got[0]] || !want[got[1]] {
 		t.Errorf("GoldTriples = %v", got)
 	}
-	// Either direction grounds the same walk.
-	q.Gold[0].Steps = []Step{{"starred_actors", Either}, {"directed_by", Either}}
+	// schema.Either direction grounds the same walk.
+	q.Gold[0].Steps = []schema.Step{{Rel: "starred_actors", Dir: schema.Either}, {Rel: "directed_by", Dir: schema.Either}}
 	if got := GoldTriples(g, q); len(got) != 2 {
 		t.Errorf("GoldTriples(either) = %v", got)
 	}
-	// Forward cannot walk starred_actors from Tom.
-	q.Gold[0].Steps = []Step{{"starred_actors", Forward}, {"directed_by", Forward}}
+	// schema.Forward cannot walk starred_actors from Tom.
+	q.Gold[0].Steps = []schema.Step{{Rel: "starred_actors", Dir: schema.Forward}, {Rel: "directed_by", Dir: schema.Forward}}
 	if got := GoldTriples(g, q); len(got) != 0 {
 		t.Errorf("GoldTriples(forward) = %v", got)
 	}
@@ -245,36 +246,9 @@ func TestGoldTriplesAndCoverage(t *testing.T) {
 	}
 }
 
-func TestAnswerable(t *testing.T) {
-	b := kg.NewBuilder()
-	for _, tr := range [][3]string{{"A", "r", "B"}, {"B", "r", "C"}, {"C", "r", "D"}, {"X", "r", "Y"}} {
-		b.Add(tr[0], tr[1], tr[2])
-	}
-	g, _ := b.Build()
-	qs := []Question{
-		{ID: "1", Entities: []string{"B"}, Answers: []string{"A"}, Hops: 1},      // in-edge counts
-		{ID: "2", Entities: []string{"A"}, Answers: []string{"C"}, Hops: 1},      // too far
-		{ID: "3", Entities: []string{"A"}, Answers: []string{"B", "C"}, Hops: 2}, // all within 2
-		{ID: "4", Entities: []string{"A"}, Answers: []string{"C", "Y"}, Hops: 2}, // Y unreachable
-		{ID: "5", Entities: []string{"A"}, Answers: []string{"Zed"}, Hops: 2},    // not in KG
-		{ID: "6", Entities: []string{"D"}, Answers: []string{"A"}, Hops: 3},
-	}
-	kept, dropped, err := Answerable(context.Background(), g, qs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, q := range kept {
-		ids = append(ids, q.ID)
-	}
-	if dropped != 3 || !reflect.DeepEqual(ids, []string{"1", "3", "6"}) {
-		t.Errorf("kept %v, dropped %d", ids, dropped)
-	}
-}
-
-func TestReadRoGFixture(t *testing.T) {
+func TestRunRoGFixture(t *testing.T) {
 	gp := map[string][][]string{"T-1": {{"film.film.directed_by", "people.person.spouse"}}}
-	qs, err := LoadRoG(context.Background(), "testdata/rog_mini.jsonl", gp)
+	qs, err := benchmark.LoadRoG(context.Background(), "../benchmark/testdata/rog_mini.jsonl", gp)
 	if err != nil {
 		t.Fatal(err)
 	}

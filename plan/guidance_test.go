@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/demo"
 	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/internal/shareddata"
@@ -100,7 +101,7 @@ func TestGuidanceEffectRealData(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		qs, err := eval.LoadPathQuestion(ctx, shareddata.Path(t, "pathquestion/splits/"+ds.name+".test.txt"))
+		qs, err := benchmark.LoadPathQuestion(ctx, shareddata.Path(t, "pathquestion/splits/"+ds.name+".test.txt"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/projection/linking"
@@ -24,7 +25,7 @@ type EvalPlanner struct {
 }
 
 // Plan implements eval.Planner.
-func (p EvalPlanner) Plan(ctx context.Context, q eval.Question) (eval.Plan, error) {
+func (p EvalPlanner) Plan(ctx context.Context, q benchmark.Question) (eval.Plan, error) {
 	in := projection.Input{Question: q.Text, Entities: q.Entities}
 	for _, e := range q.Entities {
 		if sp, ok := linking.Find(q.Text, e); ok {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kgvec"
@@ -57,7 +58,7 @@ func NewRetriever(ctx context.Context, g *kg.Graph, ents *kgvec.Entities, enc mo
 
 // Answer traces the plan's schema graphs for q and returns the answers bound
 // to the answer placeholder, best first, with the evidence triples.
-func (r *Retriever) Answer(ctx context.Context, q eval.Question, p eval.Plan) (eval.Prediction, error) {
+func (r *Retriever) Answer(ctx context.Context, q benchmark.Question, p eval.Plan) (eval.Prediction, error) {
 	stages := map[string]time.Duration{}
 	res, g, err := r.trace(ctx, q, p, stages)
 	if err != nil {
@@ -70,13 +71,13 @@ func (r *Retriever) Answer(ctx context.Context, q eval.Question, p eval.Plan) (e
 
 // Trace runs tracing for q and returns the raw result and the graph it ran
 // on, for callers that want the whole trace (anchors, scores, problems).
-func (r *Retriever) Trace(ctx context.Context, q eval.Question, p eval.Plan) (*tracing.Result, *kg.Graph, error) {
+func (r *Retriever) Trace(ctx context.Context, q benchmark.Question, p eval.Plan) (*tracing.Result, *kg.Graph, error) {
 	return r.trace(ctx, q, p, map[string]time.Duration{})
 }
 
 // trace is Trace, recording the time of each stage (StageGuide,
 // StageTrace) in stages.
-func (r *Retriever) trace(ctx context.Context, q eval.Question, p eval.Plan, stages map[string]time.Duration) (*tracing.Result, *kg.Graph, error) {
+func (r *Retriever) trace(ctx context.Context, q benchmark.Question, p eval.Plan, stages map[string]time.Duration) (*tracing.Result, *kg.Graph, error) {
 	t, g := r.shared, r.g
 	if q.Graph != nil {
 		g = q.Graph

@@ -5,6 +5,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/demo"
 	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/kg"
@@ -18,7 +19,7 @@ func TestRetrieverOnDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	qs, err := eval.ReadPathQuestion(ctx, bytes.NewReader(demo.Questions()), demo.QuestionsName)
+	qs, err := benchmark.ReadPathQuestion(ctx, bytes.NewReader(demo.Questions()), demo.QuestionsName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestRetrieverPerQuestionGraph(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := eval.ParsePathQuestion("who directed inception ?\tChristopher_Nolan(Christopher_Nolan/)\tInception#directed_by#Christopher_Nolan")
+	q, err := benchmark.ParsePathQuestion("who directed inception ?\tChristopher_Nolan(Christopher_Nolan/)\tInception#directed_by#Christopher_Nolan")
 	if err != nil {
 		t.Fatal(err)
 	}

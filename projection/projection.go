@@ -13,7 +13,6 @@ package projection
 import (
 	"context"
 
-	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/schema"
 )
 
@@ -70,7 +69,7 @@ type Planner interface {
 // ScoredPath is one relation path a path planner (pattern, zeroshot)
 // ranked for a question, before it becomes a schema graph.
 type ScoredPath struct {
-	Steps []eval.Step
+	Steps []schema.Step
 	// Score is the planner's score: a vote share (pattern) or a
 	// similarity (zeroshot); higher is better.
 	Score float32
@@ -80,8 +79,8 @@ type ScoredPath struct {
 }
 
 // Steps returns the relation paths of ranked paths, in rank order.
-func Steps(paths []ScoredPath) [][]eval.Step {
-	out := make([][]eval.Step, len(paths))
+func Steps(paths []ScoredPath) [][]schema.Step {
+	out := make([][]schema.Step, len(paths))
 	for i, p := range paths {
 		out[i] = p.Steps
 	}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/train/dataset"
 )
 
@@ -15,7 +15,7 @@ import (
 // same relation and schema encodings, same labels.
 func TestLabeledDataMatchesLabeled(t *testing.T) {
 	g, qs := demoData(t)
-	var q eval.Question
+	var q benchmark.Question
 	for _, x := range qs {
 		if x.Text == "who directed inception ?" {
 			q = x

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models"
@@ -93,7 +94,7 @@ var errNoGold = errors.New("no gold path in the KG")
 // the schema graph of q's first gold path, the subgraph around its entities
 // and the gold-chain labels. A question without a gold path, or whose
 // entities are not in the KG, is an error.
-func (b *Builder) Labeled(ctx context.Context, g *kg.Graph, q eval.Question) (*Item, error) {
+func (b *Builder) Labeled(ctx context.Context, g *kg.Graph, q benchmark.Question) (*Item, error) {
 	if q.Graph != nil {
 		g = q.Graph
 	}
@@ -246,7 +247,7 @@ func relText(g *kg.Graph, r string) string {
 // questions that have no gold path in the KG or no question entity in it,
 // which the datasets do hold (MetaQA's rebuilt KB is lossy). Any other error
 // stops. progress, when not nil, receives a bar.
-func (b *Builder) LabeledAll(ctx context.Context, g *kg.Graph, qs []eval.Question, progress io.Writer) (items []*Item, skipped int, err error) {
+func (b *Builder) LabeledAll(ctx context.Context, g *kg.Graph, qs []benchmark.Question, progress io.Writer) (items []*Item, skipped int, err error) {
 	var bar *prog.Bar
 	if progress != nil {
 		bar = prog.New(progress, "build examples", int64(len(qs)))

@@ -11,21 +11,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/demo"
-	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models/wordvec"
 	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/tripgnn"
 )
 
-func demoData(t testing.TB) (*kg.Graph, []eval.Question) {
+func demoData(t testing.TB) (*kg.Graph, []benchmark.Question) {
 	t.Helper()
 	g, err := kg.ReadTSV(demo.KG(), demo.KGName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	qs, err := eval.ReadPathQuestion(context.Background(), bytes.NewReader(demo.Questions()), demo.QuestionsName)
+	qs, err := benchmark.ReadPathQuestion(context.Background(), bytes.NewReader(demo.Questions()), demo.QuestionsName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestLabeledDemo(t *testing.T) {
 		{"who directed inception ?", []string{"Christopher_Nolan", "Inception"}, 1},
 		{"in which country was the director of inception born ?", []string{"Christopher_Nolan", "Inception", "London", "United_Kingdom"}, 3},
 	} {
-		var q *eval.Question
+		var q *benchmark.Question
 		for i := range qs {
 			if qs[i].Text == tc.question {
 				q = &qs[i]

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/demo"
-	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kgvec"
 	"github.com/stem-kgqa/stem/models"
@@ -158,7 +158,7 @@ func askPlanner(c *cli.Context, g *kg.Graph, enc models.Encoder, isDemo bool) (p
 // demoPlanner learns the pattern planner from the embedded demo questions:
 // training is encoding 37 questions, a few milliseconds.
 func demoPlanner(ctx context.Context, g *kg.Graph, enc models.Encoder, beam int) (projection.Planner, error) {
-	qs, err := eval.ReadPathQuestion(ctx, bytes.NewReader(demo.Questions()), demo.QuestionsName)
+	qs, err := benchmark.ReadPathQuestion(ctx, bytes.NewReader(demo.Questions()), demo.QuestionsName)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +167,7 @@ func demoPlanner(ctx context.Context, g *kg.Graph, enc models.Encoder, beam int)
 
 // trainPattern learns a pattern planner in memory from questions with gold
 // paths (as `stem train planner` does, without writing a model file).
-func trainPattern(ctx context.Context, g *kg.Graph, enc models.Encoder, qs []eval.Question, beam int) (projection.Planner, error) {
+func trainPattern(ctx context.Context, g *kg.Graph, enc models.Encoder, qs []benchmark.Question, beam int) (projection.Planner, error) {
 	var exs []pattern.Example
 	for _, q := range qs {
 		ex := pattern.Example{Question: q.Text, Answers: len(q.Answers), Mentions: linking.Mentions(q.Text, q.Entities)}

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/stem-kgqa/stem/atomicfile"
-	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/progress"
 	"github.com/stem-kgqa/stem/train/chains"
@@ -129,7 +129,7 @@ func runDataChains(c *cli.Context) error {
 // extractChains extracts every question, writing those the file does not
 // hold yet. Resumed questions are extracted again (it is cheap and
 // deterministic) so the summary covers the whole file.
-func extractChains(ctx context.Context, progressW io.Writer, g *kg.Graph, qs []eval.Question, opt chains.Options, w *dataset.Writer, items *[]dataset.Item, sum *chainsSummary) error {
+func extractChains(ctx context.Context, progressW io.Writer, g *kg.Graph, qs []benchmark.Question, opt chains.Options, w *dataset.Writer, items *[]dataset.Item, sum *chainsSummary) error {
 	x := chains.NewExtractor(g, opt)
 	bar := progress.New(progressW, "chains", int64(len(qs)))
 	defer bar.Finish()
@@ -155,15 +155,15 @@ func extractChains(ctx context.Context, progressW io.Writer, g *kg.Graph, qs []e
 
 // loadChainQuestions reads pq or metaqa questions and refuses files whose
 // question ids collide (ids are file base name and line).
-func loadChainQuestions(ctx context.Context, format string, files, qtypes []string) ([]eval.Question, error) {
-	var qs []eval.Question
+func loadChainQuestions(ctx context.Context, format string, files, qtypes []string) ([]benchmark.Question, error) {
+	var qs []benchmark.Question
 	switch format {
 	case "pq":
 		if len(qtypes) > 0 {
 			return nil, fmt.Errorf("--qtype is for --format metaqa")
 		}
 		for _, f := range files {
-			part, err := eval.LoadPathQuestion(ctx, f)
+			part, err := benchmark.LoadPathQuestion(ctx, f)
 			if err != nil {
 				return nil, err
 			}
@@ -178,7 +178,7 @@ func loadChainQuestions(ctx context.Context, format string, files, qtypes []stri
 			if len(qtypes) > 0 {
 				qt = qtypes[i]
 			}
-			part, err := eval.LoadMetaQA(ctx, f, qt)
+			part, err := benchmark.LoadMetaQA(ctx, f, qt)
 			if err != nil {
 				return nil, err
 			}

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/models/llm/llmtest"
+	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/train/dataset"
 )
 
@@ -245,12 +245,12 @@ func TestDataSynthItemPlanQuestion(t *testing.T) {
 	}
 }
 
-func formatGold(gold [][]eval.Step) string {
+func formatGold(gold [][]schema.Step) string {
 	var b strings.Builder
 	for _, p := range gold {
 		for _, s := range p {
 			b.WriteString(s.Rel)
-			if s.Dir == eval.Inverse {
+			if s.Dir == schema.Inverse {
 				b.WriteString("^-1")
 			}
 			b.WriteString(">")

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/demo"
-	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/internal/shareddata"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kgvec"
@@ -124,11 +124,11 @@ func demoPathQuestion(ctx context.Context, w, log io.Writer, enc models.Encoder)
 	if err != nil {
 		return err
 	}
-	train, err := eval.LoadPathQuestion(ctx, filepath.Join(pq, "splits", "PQ-3H.train.txt"))
+	train, err := benchmark.LoadPathQuestion(ctx, filepath.Join(pq, "splits", "PQ-3H.train.txt"))
 	if err != nil {
 		return err
 	}
-	test, err := eval.LoadPathQuestion(ctx, filepath.Join(pq, "splits", "PQ-3H.test.txt"))
+	test, err := benchmark.LoadPathQuestion(ctx, filepath.Join(pq, "splits", "PQ-3H.test.txt"))
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kgvec"
@@ -183,7 +184,7 @@ func (s evalSetup) tracingConfig() (tracing.Config, error) {
 // evalData is a loaded dataset: the questions to answer and the shared KG
 // (nil for datasets whose questions carry their own).
 type evalData struct {
-	qs      []eval.Question
+	qs      []benchmark.Question
 	g       *kg.Graph
 	dropped int
 }
@@ -193,7 +194,7 @@ func loadEvalData(c *cli.Context) (*evalData, error) {
 	ctx := c.Context
 	files := splitList(c.String("questions"))
 	var (
-		qs      []eval.Question
+		qs      []benchmark.Question
 		g       *kg.Graph
 		err     error
 		dropped int
@@ -211,7 +212,7 @@ func loadEvalData(c *cli.Context) (*evalData, error) {
 			return nil, err
 		}
 		for _, f := range files {
-			part, err := eval.LoadPathQuestion(ctx, f)
+			part, err := benchmark.LoadPathQuestion(ctx, f)
 			if err != nil {
 				return nil, err
 			}
@@ -226,7 +227,7 @@ func loadEvalData(c *cli.Context) (*evalData, error) {
 			return nil, fmt.Errorf("--format metaqa needs one --qtype file per --questions file (got %d and %d)", len(types), len(files))
 		}
 		for i, f := range files {
-			part, err := eval.LoadMetaQA(ctx, f, types[i])
+			part, err := benchmark.LoadMetaQA(ctx, f, types[i])
 			if err != nil {
 				return nil, err
 			}
@@ -236,7 +237,7 @@ func loadEvalData(c *cli.Context) (*evalData, error) {
 		if c.String("gold-paths") == "" {
 			return nil, fmt.Errorf("--format webqsp-mini needs --gold-paths rog_paths_test.jsonl")
 		}
-		if qs, err = eval.LoadWebQSP(ctx, files, c.String("gold-paths")); err != nil {
+		if qs, err = benchmark.LoadWebQSP(ctx, files, c.String("gold-paths")); err != nil {
 			return nil, err
 		}
 	case "rog":
@@ -246,14 +247,14 @@ func loadEvalData(c *cli.Context) (*evalData, error) {
 			if err != nil {
 				return nil, err
 			}
-			gold, err = eval.ReadGroundPaths(ctx, f, p)
+			gold, err = benchmark.ReadGroundPaths(ctx, f, p)
 			f.Close()
 			if err != nil {
 				return nil, err
 			}
 		}
 		for _, f := range files {
-			part, err := eval.LoadRoG(ctx, f, gold)
+			part, err := benchmark.LoadRoG(ctx, f, gold)
 			if err != nil {
 				return nil, err
 			}
@@ -266,7 +267,7 @@ func loadEvalData(c *cli.Context) (*evalData, error) {
 		if g == nil {
 			return nil, fmt.Errorf("--answerable-only needs a shared KG (--format metaqa or pq)")
 		}
-		if qs, dropped, err = eval.Answerable(ctx, g, qs); err != nil {
+		if qs, dropped, err = benchmark.Answerable(ctx, g, qs); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(c.App.ErrWriter, "answerable-only: kept %d questions, dropped %d whose answers are not all within reach\n", len(qs), dropped)

@@ -9,7 +9,7 @@ import (
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/projection/pattern"
-	"github.com/stem-kgqa/stem/projection/planeval"
+	"github.com/stem-kgqa/stem/eval/planeval"
 	"github.com/stem-kgqa/stem/projection/zeroshot"
 	"github.com/stem-kgqa/stem/schema"
 	"github.com/urfave/cli/v2"
@@ -69,14 +69,14 @@ func runEvalPlans(c *cli.Context) error {
 		}
 	}
 	beam := c.Int("beam")
-	type predictFunc func(q planQuestion) ([][]eval.Step, schema.Strategy, error)
+	type predictFunc func(q planQuestion) ([][]schema.Step, schema.Strategy, error)
 	var predict predictFunc
 	switch c.String("planner") {
 	case "rog-reference":
 		if format != "webqsp-paths" {
 			return fmt.Errorf("--planner rog-reference needs --format webqsp-paths (it scores the file's RoG predictions)")
 		}
-		predict = func(q planQuestion) ([][]eval.Step, schema.Strategy, error) {
+		predict = func(q planQuestion) ([][]schema.Step, schema.Strategy, error) {
 			ps := q.Reference
 			if len(ps) > beam {
 				ps = ps[:beam]
@@ -101,7 +101,7 @@ func runEvalPlans(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		predict = func(q planQuestion) ([][]eval.Step, schema.Strategy, error) {
+		predict = func(q planQuestion) ([][]schema.Step, schema.Strategy, error) {
 			pr, err := pl.Predict(ctx, q.Text, q.Entities, q.Mentions)
 			if err != nil {
 				return nil, 0, err
@@ -121,7 +121,7 @@ func runEvalPlans(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		predict = func(q planQuestion) ([][]eval.Step, schema.Strategy, error) {
+		predict = func(q planQuestion) ([][]schema.Step, schema.Strategy, error) {
 			pr, err := pl.Predict(ctx, q.Text, q.Entities, q.Mentions)
 			if err != nil {
 				return nil, 0, err

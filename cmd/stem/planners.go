@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kgvec"
 	"github.com/stem-kgqa/stem/models"
@@ -17,6 +16,7 @@ import (
 	"github.com/stem-kgqa/stem/projection/llmplan"
 	"github.com/stem-kgqa/stem/projection/pattern"
 	"github.com/stem-kgqa/stem/projection/zeroshot"
+	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/train"
 	"github.com/stem-kgqa/stem/tripgnn"
 	"github.com/urfave/cli/v2"
@@ -112,7 +112,7 @@ func openPlanner(c *cli.Context, name string, g *kg.Graph, enc models.Encoder) (
 				r := llmplan.PathRecord{Question: q.Text, Entity: q.Entities[0], Answers: q.Answers}
 				for _, s := range q.Gold[0] {
 					r.Relations = append(r.Relations, s.Rel)
-					r.Inverse = append(r.Inverse, s.Dir == eval.Inverse)
+					r.Inverse = append(r.Inverse, s.Dir == schema.Inverse)
 				}
 				recs = append(recs, r)
 			}

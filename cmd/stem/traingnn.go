@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 
-	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/train"
 	"github.com/stem-kgqa/stem/train/dataset"
@@ -32,9 +32,9 @@ func gnnDataFlags() []cli.Flag {
 
 // loadGNNQuestions reads questions of a format; g is the shared KG (nil for
 // webqsp-mini, whose questions carry their own graphs).
-func loadGNNQuestions(ctx context.Context, format, questions, kgPath, qtype, goldPaths string, g *kg.Graph) ([]eval.Question, *kg.Graph, error) {
+func loadGNNQuestions(ctx context.Context, format, questions, kgPath, qtype, goldPaths string, g *kg.Graph) ([]benchmark.Question, *kg.Graph, error) {
 	files := splitList(questions)
-	var qs []eval.Question
+	var qs []benchmark.Question
 	var err error
 	if format != "webqsp-mini" && g == nil {
 		if kgPath == "" {
@@ -47,7 +47,7 @@ func loadGNNQuestions(ctx context.Context, format, questions, kgPath, qtype, gol
 	switch format {
 	case "pq":
 		for _, f := range files {
-			part, err := eval.LoadPathQuestion(ctx, f)
+			part, err := benchmark.LoadPathQuestion(ctx, f)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -59,7 +59,7 @@ func loadGNNQuestions(ctx context.Context, format, questions, kgPath, qtype, gol
 			return nil, nil, fmt.Errorf("--format metaqa needs one qtype file per question file (got %d and %d)", len(types), len(files))
 		}
 		for i, f := range files {
-			part, err := eval.LoadMetaQA(ctx, f, types[i])
+			part, err := benchmark.LoadMetaQA(ctx, f, types[i])
 			if err != nil {
 				return nil, nil, err
 			}
@@ -69,7 +69,7 @@ func loadGNNQuestions(ctx context.Context, format, questions, kgPath, qtype, gol
 		if goldPaths == "" {
 			return nil, nil, fmt.Errorf("--format webqsp-mini needs --gold-paths rog_paths_*.jsonl (labels come from the gold paths)")
 		}
-		if qs, err = eval.LoadWebQSP(ctx, files, goldPaths); err != nil {
+		if qs, err = benchmark.LoadWebQSP(ctx, files, goldPaths); err != nil {
 			return nil, nil, err
 		}
 	default:
@@ -143,7 +143,7 @@ func runTrainGNN(c *cli.Context) error {
 		return fmt.Errorf("--loss %q: want bce or mix", c.String("loss"))
 	}
 	var (
-		qs        []eval.Question
+		qs        []benchmark.Question
 		data      []dataset.Item
 		g         *kg.Graph
 		err       error

@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/projection/linking"
 	"github.com/stem-kgqa/stem/projection/pattern"
-	"github.com/stem-kgqa/stem/projection/planeval"
+	"github.com/stem-kgqa/stem/eval/planeval"
+	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/train/dataset"
 	"github.com/stem-kgqa/stem/train/synth"
 	"github.com/urfave/cli/v2"
@@ -107,12 +108,12 @@ func runTrainPlanner(c *cli.Context) error {
 type planQuestion struct {
 	Text               string
 	Entities, Mentions []string
-	Gold               [][]eval.Step
+	Gold               [][]schema.Step
 	// Answers is the gold answer count, -1 when unknown.
 	Answers int
 	// Reference are a peer's planned paths (webqsp-paths: RoG's
 	// "prediction").
-	Reference [][]eval.Step
+	Reference [][]schema.Step
 }
 
 // loadPlanQuestions reads questions with gold relation paths in one of the
@@ -123,7 +124,7 @@ func loadPlanQuestions(ctx context.Context, format, questions, qtypes string) ([
 		return nil, fmt.Errorf("--questions names no file")
 	}
 	var out []planQuestion
-	fromEval := func(q eval.Question) planQuestion {
+	fromEval := func(q benchmark.Question) planQuestion {
 		pq := planQuestion{Text: q.Text, Entities: q.Entities, Answers: len(q.Answers), Mentions: linking.Mentions(q.Text, q.Entities)}
 		for _, g := range q.Gold {
 			pq.Gold = append(pq.Gold, g.Steps)
@@ -133,7 +134,7 @@ func loadPlanQuestions(ctx context.Context, format, questions, qtypes string) ([
 	switch format {
 	case "pq":
 		for _, f := range files {
-			qs, err := eval.LoadPathQuestion(ctx, f)
+			qs, err := benchmark.LoadPathQuestion(ctx, f)
 			if err != nil {
 				return nil, err
 			}
@@ -147,7 +148,7 @@ func loadPlanQuestions(ctx context.Context, format, questions, qtypes string) ([
 			return nil, fmt.Errorf("--format metaqa needs one --qtype file per --questions file (got %d and %d)", len(types), len(files))
 		}
 		for i, f := range files {
-			qs, err := eval.LoadMetaQA(ctx, f, types[i])
+			qs, err := benchmark.LoadMetaQA(ctx, f, types[i])
 			if err != nil {
 				return nil, err
 			}
@@ -196,13 +197,13 @@ func itemPlanQuestion(it *dataset.Item) (planQuestion, bool) {
 	if !it.Usable() || it.Question == "" {
 		return planQuestion{}, false
 	}
-	var gold [][]eval.Step
+	var gold [][]schema.Step
 	if it.Source == "synth" {
 		steps, err := synth.Chain(it)
 		if err != nil {
 			return planQuestion{}, false
 		}
-		gold = [][]eval.Step{steps}
+		gold = [][]schema.Step{steps}
 	} else if gold = synth.GoldPaths(it); len(gold) == 0 {
 		return planQuestion{}, false
 	}

@@ -15,7 +15,7 @@
 // templates that differ in one rare word, such as "writer" and "director",
 // which sums of word vectors blur). Each neighbour votes for its paths with
 // weight exp((sim-best)/T) split over its paths; the top-B paths become
-// schema graphs anchored on the question's entity (eval.SchemaGraph), and the
+// schema graphs anchored on the question's entity (schema.PathGraph), and the
 // strategy is the neighbours' weighted label vote, or, when the planner has a
 // KG and the entity, the number of entities the best path reaches there.
 //
@@ -49,10 +49,10 @@ import (
 	"strings"
 
 	"github.com/stem-kgqa/stem/atomicfile"
-	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/projection/linking"
+	"github.com/stem-kgqa/stem/schema"
 )
 
 // Example is one training question.
@@ -62,7 +62,7 @@ type Example struct {
 	// encoding; a MetaQA "[...]" group is masked without being listed.
 	Mentions []string
 	// Paths are the gold relation paths.
-	Paths [][]eval.Step
+	Paths [][]schema.Step
 	// Answers is the number of gold answers; -1 when unknown, which
 	// leaves the example out of the strategy vote.
 	Answers int
@@ -152,7 +152,7 @@ func (o Options) withDefaults() Options {
 }
 
 // Path is a relation path with directions, as stored in a model.
-type Path []eval.Step
+type Path []schema.Step
 
 // key identifies a path with its directions.
 func (p Path) key() string {

@@ -10,18 +10,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/demo"
-	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/internal/shareddata"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models/wordvec"
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/projection/linking"
-	"github.com/stem-kgqa/stem/projection/planeval"
+	"github.com/stem-kgqa/stem/eval/planeval"
 	"github.com/stem-kgqa/stem/schema"
 )
 
-func examples(t testing.TB, qs []eval.Question) []Example {
+func examples(t testing.TB, qs []benchmark.Question) []Example {
 	t.Helper()
 	out := make([]Example, len(qs))
 	for i, q := range qs {
@@ -39,13 +39,13 @@ func examples(t testing.TB, qs []eval.Question) []Example {
 	return out
 }
 
-func demoData(t testing.TB) (*kg.Graph, []eval.Question) {
+func demoData(t testing.TB) (*kg.Graph, []benchmark.Question) {
 	t.Helper()
 	g, err := kg.ReadTSV(demo.KG(), demo.KGName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	qs, err := eval.ReadPathQuestion(context.Background(), bytes.NewReader(demo.Questions()), demo.QuestionsName)
+	qs, err := benchmark.ReadPathQuestion(context.Background(), bytes.NewReader(demo.Questions()), demo.QuestionsName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestPlanGraphsAndErrors(t *testing.T) {
 	enc := wordvec.New(nil, wordvec.Options{})
 	exs := examples(t, qs)
 	// A path over a relation the KG lacks must be dropped with a note.
-	exs = append(exs, Example{Question: "who directed Inception", Mentions: []string{"Inception"}, Paths: [][]eval.Step{{{Rel: "no_such_relation"}}}, Answers: 1})
+	exs = append(exs, Example{Question: "who directed Inception", Mentions: []string{"Inception"}, Paths: [][]schema.Step{{{Rel: "no_such_relation"}}}, Answers: 1})
 	m, err := Train(ctx, enc, exs, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -219,11 +219,11 @@ func TestModelFile(t *testing.T) {
 // encoder changes).
 func TestPathQuestionReal(t *testing.T) {
 	ctx := context.Background()
-	train, err := eval.LoadPathQuestion(ctx, shareddata.Path(t, "pathquestion/splits/PQ-2H.train.txt"))
+	train, err := benchmark.LoadPathQuestion(ctx, shareddata.Path(t, "pathquestion/splits/PQ-2H.train.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	test, err := eval.LoadPathQuestion(ctx, shareddata.Path(t, "pathquestion/splits/PQ-2H.test.txt"))
+	test, err := benchmark.LoadPathQuestion(ctx, shareddata.Path(t, "pathquestion/splits/PQ-2H.test.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestPathQuestionReal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		it := planeval.Item{Answers: len(q.Answers), Strategy: pr.Strategy, Gold: [][]eval.Step{q.Gold[0].Steps}}
+		it := planeval.Item{Answers: len(q.Answers), Strategy: pr.Strategy, Gold: [][]schema.Step{q.Gold[0].Steps}}
 		for _, c := range pr.Paths {
 			it.Paths = append(it.Paths, c.Steps)
 		}
@@ -279,8 +279,8 @@ func orderExamples() (train []Example, test []Example) {
 	names := []string{"anna", "boris", "carla", "dmitri", "elena", "fabio", "greta", "hugo", "ines", "jonas", "karl", "lena"}
 	for i, n := range names {
 		exs := []Example{
-			{Question: "the parent of " + n + " 's son ?", Mentions: []string{n}, Paths: [][]eval.Step{child}, Answers: 1},
-			{Question: "the son of " + n + " 's parent ?", Mentions: []string{n}, Paths: [][]eval.Step{parent}, Answers: 2},
+			{Question: "the parent of " + n + " 's son ?", Mentions: []string{n}, Paths: [][]schema.Step{child}, Answers: 1},
+			{Question: "the son of " + n + " 's parent ?", Mentions: []string{n}, Paths: [][]schema.Step{parent}, Answers: 2},
 		}
 		if i < 8 {
 			train = append(train, exs...)
@@ -375,7 +375,7 @@ func TestNewRejectsModelForAnotherKG(t *testing.T) {
 	ctx := context.Background()
 	enc := wordvec.New(nil, wordvec.Options{})
 	m, err := Train(ctx, enc, []Example{{Question: "who directed inception", Mentions: []string{"inception"},
-		Paths: [][]eval.Step{{{Rel: "directed_by", Dir: eval.Forward}}}, Answers: 1}}, Options{Epochs: -1})
+		Paths: [][]schema.Step{{{Rel: "directed_by", Dir: schema.Forward}}}, Answers: 1}}, Options{Epochs: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

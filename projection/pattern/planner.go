@@ -296,7 +296,7 @@ const reachCap = 10000
 
 // Reach counts the distinct entities reached by following steps from the
 // start entities in g (Either steps both ways), stopping early at limit.
-func Reach(g *kg.Graph, starts []int32, steps []eval.Step, limit int) int {
+func Reach(g *kg.Graph, starts []int32, steps []schema.Step, limit int) int {
 	front := slices.Clone(starts)
 	for _, s := range steps {
 		r, ok := g.Relation(s.Rel)
@@ -306,7 +306,7 @@ func Reach(g *kg.Graph, starts []int32, steps []eval.Step, limit int) int {
 		seen := map[int32]bool{}
 		var next []int32
 		for _, e := range front {
-			if s.Dir != eval.Inverse {
+			if s.Dir != schema.Inverse {
 				for _, t := range g.OutRel(e, r) {
 					if x := g.Triple(t).Tail; !seen[x] {
 						seen[x] = true
@@ -314,7 +314,7 @@ func Reach(g *kg.Graph, starts []int32, steps []eval.Step, limit int) int {
 					}
 				}
 			}
-			if s.Dir != eval.Forward {
+			if s.Dir != schema.Forward {
 				for _, t := range g.InRel(e, r) {
 					if x := g.Triple(t).Head; !seen[x] {
 						seen[x] = true
@@ -346,7 +346,7 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pla
 	}
 	out := projection.Plan{Strategy: pred.Strategy, Notes: pred.Notes}
 	for _, c := range pred.Paths {
-		out.Candidates = append(out.Candidates, projection.Candidate{Graph: eval.SchemaGraph(in.Entities[0], c.Steps), Score: c.Score})
+		out.Candidates = append(out.Candidates, projection.Candidate{Graph: schema.PathGraph(in.Entities[0], c.Steps), Score: c.Score})
 	}
 	return out, nil
 }
@@ -374,7 +374,7 @@ func topK(x []float32, k int) []int {
 	return out
 }
 
-func compareSteps(a, b []eval.Step) int {
+func compareSteps(a, b []schema.Step) int {
 	for i := 0; i < len(a) && i < len(b); i++ {
 		if a[i].Rel != b[i].Rel {
 			if a[i].Rel < b[i].Rel {
@@ -389,7 +389,7 @@ func compareSteps(a, b []eval.Step) int {
 	return len(a) - len(b)
 }
 
-func formatSteps(steps []eval.Step) string {
+func formatSteps(steps []schema.Step) string {
 	s := ""
 	for i, st := range steps {
 		if i > 0 {
@@ -397,9 +397,9 @@ func formatSteps(steps []eval.Step) string {
 		}
 		s += st.Rel
 		switch st.Dir {
-		case eval.Inverse:
+		case schema.Inverse:
 			s += "<"
-		case eval.Either:
+		case schema.Either:
 			s += "~"
 		default:
 			s += ">"

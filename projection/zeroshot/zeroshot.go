@@ -273,12 +273,12 @@ func add(groups map[step]map[int32]bool, order *[]step, s step, e int32) {
 	}
 }
 
-func (p *Planner) toSteps(ss []step) []eval.Step {
-	out := make([]eval.Step, len(ss))
+func (p *Planner) toSteps(ss []step) []schema.Step {
+	out := make([]schema.Step, len(ss))
 	for i, s := range ss {
-		out[i] = eval.Step{Rel: p.g.RelationName(s.rel), Dir: eval.Forward}
+		out[i] = schema.Step{Rel: p.g.RelationName(s.rel), Dir: schema.Forward}
 		if s.inv {
-			out[i].Dir = eval.Inverse
+			out[i].Dir = schema.Inverse
 		}
 	}
 	return out
@@ -296,7 +296,7 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pla
 	anchor := pred.Anchor
 	out := projection.Plan{Strategy: pred.Strategy, Notes: pred.Notes}
 	for _, c := range pred.Paths {
-		out.Candidates = append(out.Candidates, projection.Candidate{Graph: eval.SchemaGraph(anchor, c.Steps), Score: c.Score})
+		out.Candidates = append(out.Candidates, projection.Candidate{Graph: schema.PathGraph(anchor, c.Steps), Score: c.Score})
 	}
 	return out, nil
 }

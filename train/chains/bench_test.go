@@ -4,20 +4,20 @@ import (
 	"context"
 	"testing"
 
-	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/internal/shareddata"
 	"github.com/stem-kgqa/stem/kg"
 )
 
 // metaQA loads the MetaQA KB and dev questions (see ../../../shared/data/README.md).
-func metaQA(b *testing.B, hops string) (*kg.Graph, []eval.Question) {
+func metaQA(b *testing.B, hops string) (*kg.Graph, []benchmark.Question) {
 	b.Helper()
 	ctx := context.Background()
 	g, err := kg.Load(ctx, shareddata.Path(b, "metaqa/kb.txt"), kg.FormatAuto)
 	if err != nil {
 		b.Fatal(err)
 	}
-	qs, err := eval.LoadMetaQA(ctx, shareddata.Path(b, "metaqa/qa_dev_"+hops+".txt"), shareddata.Path(b, "metaqa/qtype_dev_"+hops+".txt"))
+	qs, err := benchmark.LoadMetaQA(ctx, shareddata.Path(b, "metaqa/qa_dev_"+hops+".txt"), shareddata.Path(b, "metaqa/qtype_dev_"+hops+".txt"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/schema"
 )
 
 // graph builds a KG from "head rel tail" lines; triple ids are line order.
@@ -307,24 +307,24 @@ func TestMatchesAndContains(t *testing.T) {
 	}
 	c := res.Chains[0]
 	ev := Mask(g, starts, res.Chains)
-	inv, fwd := eval.Step{Rel: "starred_actors", Dir: eval.Inverse}, eval.Step{Rel: "directed_by", Dir: eval.Forward}
+	inv, fwd := schema.Step{Rel: "starred_actors", Dir: schema.Inverse}, schema.Step{Rel: "directed_by", Dir: schema.Forward}
 	tests := []struct {
 		name string
-		gp   eval.GoldPath
+		gp   schema.GoldPath
 		want bool
 	}{
-		{"qtype pattern", eval.GoldPath{Start: "tom", Steps: []eval.Step{inv, fwd}}, true},
-		{"any start", eval.GoldPath{Steps: []eval.Step{inv, fwd}}, true},
-		{"either direction", eval.GoldPath{Steps: []eval.Step{{Rel: "starred_actors", Dir: eval.Either}, fwd}}, true},
-		{"wrong direction", eval.GoldPath{Steps: []eval.Step{{Rel: "starred_actors", Dir: eval.Forward}, fwd}}, false},
-		{"wrong relation", eval.GoldPath{Steps: []eval.Step{inv, {Rel: "written_by", Dir: eval.Forward}}}, false},
-		{"wrong start", eval.GoldPath{Start: "ann", Steps: []eval.Step{inv, fwd}}, false},
-		{"too short", eval.GoldPath{Steps: []eval.Step{inv}}, false},
-		{"gold triples in T", eval.GoldPath{Start: "tom", Steps: []eval.Step{inv, fwd}, Entities: []string{"film", "ann"}}, true},
-		{"gold triple not in T", eval.GoldPath{Start: "tom", Steps: []eval.Step{inv, fwd}, Entities: []string{"film2", "ann"}}, false},
+		{"qtype pattern", schema.GoldPath{Start: "tom", Steps: []schema.Step{inv, fwd}}, true},
+		{"any start", schema.GoldPath{Steps: []schema.Step{inv, fwd}}, true},
+		{"either direction", schema.GoldPath{Steps: []schema.Step{{Rel: "starred_actors", Dir: schema.Either}, fwd}}, true},
+		{"wrong direction", schema.GoldPath{Steps: []schema.Step{{Rel: "starred_actors", Dir: schema.Forward}, fwd}}, false},
+		{"wrong relation", schema.GoldPath{Steps: []schema.Step{inv, {Rel: "written_by", Dir: schema.Forward}}}, false},
+		{"wrong start", schema.GoldPath{Start: "ann", Steps: []schema.Step{inv, fwd}}, false},
+		{"too short", schema.GoldPath{Steps: []schema.Step{inv}}, false},
+		{"gold triples in T", schema.GoldPath{Start: "tom", Steps: []schema.Step{inv, fwd}, Entities: []string{"film", "ann"}}, true},
+		{"gold triple not in T", schema.GoldPath{Start: "tom", Steps: []schema.Step{inv, fwd}, Entities: []string{"film2", "ann"}}, false},
 	}
 	for _, tc := range tests {
-		if got := Contains(g, []eval.GoldPath{tc.gp}, res.Chains, ev.Triples); got != tc.want {
+		if got := Contains(g, []schema.GoldPath{tc.gp}, res.Chains, ev.Triples); got != tc.want {
 			t.Errorf("%s: Contains = %v, want %v", tc.name, got, tc.want)
 		}
 		if tc.gp.Entities == nil {

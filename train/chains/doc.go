@@ -92,7 +92,7 @@
 //
 // # Questions and summaries
 //
-// Extractor.Extract turns an eval.Question into a dataset.Item and an
+// Extractor.Extract turns an benchmark.Question into a dataset.Item and an
 // Outcome, and Summary adds outcomes up: how many questions have a chain,
 // how many chains contain the gold path, how many answers are unreachable
 // and how many chains the cap dropped.

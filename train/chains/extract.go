@@ -5,8 +5,9 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/train/dataset"
 )
 
@@ -63,7 +64,7 @@ type Outcome struct {
 // Extract builds q's item: its shortest chains, T and T', the strategy and
 // the hop count; an item without chains is returned with Dropped set. ID is
 // q.ID and Source "chains:" + q.ID.
-func (x *Extractor) Extract(q eval.Question) (dataset.Item, Outcome) {
+func (x *Extractor) Extract(q benchmark.Question) (dataset.Item, Outcome) {
 	g := x.g
 	it := dataset.Item{
 		ID: q.ID, Source: "chains:" + q.ID, Question: q.Text,
@@ -140,7 +141,7 @@ func (x *Extractor) Extract(q eval.Question) (dataset.Item, Outcome) {
 	return it, o
 }
 
-func hasGold(q eval.Question) bool {
+func hasGold(q benchmark.Question) bool {
 	for _, gp := range q.Gold {
 		if len(gp.Steps) > 0 {
 			return true
@@ -154,7 +155,7 @@ func hasGold(q eval.Question) bool {
 // triples are in triples (T); one that gives relations only (a MetaQA
 // qtype) is contained when some chain leaving the path's start (any start
 // when it has none) walks the same relations in the same directions.
-func Contains(g *kg.Graph, gold []eval.GoldPath, chains []Chain, triples [][3]string) bool {
+func Contains(g *kg.Graph, gold []schema.GoldPath, chains []Chain, triples [][3]string) bool {
 	var inT map[[3]string]bool
 	for _, gp := range gold {
 		if len(gp.Steps) == 0 {
@@ -191,7 +192,7 @@ func Contains(g *kg.Graph, gold []eval.GoldPath, chains []Chain, triples [][3]st
 // Matches reports whether chain c walks gold path gp's relations in its
 // directions (an Either step matches both; a self-loop step matches
 // Forward and Inverse), leaving gp.Start when it names one.
-func Matches(g *kg.Graph, c Chain, gp eval.GoldPath) bool {
+func Matches(g *kg.Graph, c Chain, gp schema.GoldPath) bool {
 	if c.Len() != len(gp.Steps) {
 		return false
 	}
@@ -203,10 +204,10 @@ func Matches(g *kg.Graph, c Chain, gp eval.GoldPath) bool {
 		if g.RelationName(tr.Rel) != s.Rel {
 			return false
 		}
-		if tr.Head == tr.Tail || s.Dir == eval.Either {
+		if tr.Head == tr.Tail || s.Dir == schema.Either {
 			continue
 		}
-		if c.Forward(g, i) != (s.Dir == eval.Forward) {
+		if c.Forward(g, i) != (s.Dir == schema.Forward) {
 			return false
 		}
 	}
@@ -303,7 +304,7 @@ func (s *Summary) Add(it *dataset.Item, o Outcome) {
 
 // goldChains returns the chains that walk one of the gold paths'
 // relation patterns.
-func goldChains(g *kg.Graph, gold []eval.GoldPath, chains []Chain) []Chain {
+func goldChains(g *kg.Graph, gold []schema.GoldPath, chains []Chain) []Chain {
 	var out []Chain
 	for _, c := range chains {
 		for _, gp := range gold {

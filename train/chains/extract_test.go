@@ -7,26 +7,27 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/internal/shareddata"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/train/dataset"
 )
 
 func TestExtract(t *testing.T) {
 	g := graph(t, "anna children rudolf", "rudolf parents enno", "anna gender female", "enno gender female", "y r z")
-	pq := func(text string, answers []string, path ...string) eval.Question {
-		gp := eval.GoldPath{Start: path[0]}
+	pq := func(text string, answers []string, path ...string) benchmark.Question {
+		gp := schema.GoldPath{Start: path[0]}
 		for i := 1; i+1 < len(path); i += 2 {
-			gp.Steps = append(gp.Steps, eval.Step{Rel: path[i], Dir: eval.Forward})
+			gp.Steps = append(gp.Steps, schema.Step{Rel: path[i], Dir: schema.Forward})
 			gp.Entities = append(gp.Entities, path[i+1])
 		}
-		return eval.Question{ID: "pq.txt:1", Text: text, Answers: answers, Entities: []string{path[0]}, Gold: []eval.GoldPath{gp}, Hops: len(gp.Steps)}
+		return benchmark.Question{ID: "pq.txt:1", Text: text, Answers: answers, Entities: []string{path[0]}, Gold: []schema.GoldPath{gp}, Hops: len(gp.Steps)}
 	}
 	tests := []struct {
 		name    string
 		opt     Options
-		q       eval.Question
+		q       benchmark.Question
 		dropped string
 		masked  [][3]string
 		slot    string
@@ -53,26 +54,26 @@ func TestExtract(t *testing.T) {
 			out: Outcome{Answers: 1, Chains: 1, Found: 1, HasGold: true, GoldFound: true},
 		},
 		{
-			name: "several answers are Breadth", q: eval.Question{ID: "q:2", Text: "?", Entities: []string{"rudolf"}, Answers: []string{"anna", "enno", "enno"}},
+			name: "several answers are Breadth", q: benchmark.Question{ID: "q:2", Text: "?", Entities: []string{"rudolf"}, Answers: []string{"anna", "enno", "enno"}},
 			// anna -children-> rudolf and rudolf -parents-> enno are two
 			// patterns to the same answer variable.
 			masked: [][3]string{{"[ENT1]", "children", "rudolf"}, {"rudolf", "parents", "[ENT1]"}}, slot: "[ENT1]", strat: dataset.Breadth,
 			out: Outcome{Answers: 2, Chains: 2, Found: 2},
 		},
 		{
-			name: "no question entity", q: eval.Question{ID: "q:3", Text: "?", Entities: []string{"nobody"}, Answers: []string{"enno"}},
+			name: "no question entity", q: benchmark.Question{ID: "q:3", Text: "?", Entities: []string{"nobody"}, Answers: []string{"enno"}},
 			dropped: DropNoEntity, strat: dataset.Precision, out: Outcome{NoEntity: true, Answers: 1, Unreachable: 1},
 		},
 		{
-			name: "no answer in the KG", q: eval.Question{ID: "q:4", Text: "?", Entities: []string{"anna"}, Answers: []string{"x1", "x2"}},
+			name: "no answer in the KG", q: benchmark.Question{ID: "q:4", Text: "?", Entities: []string{"anna"}, Answers: []string{"x1", "x2"}},
 			dropped: DropNoAnswer, strat: dataset.Breadth, out: Outcome{Answers: 2, Unreachable: 2, NotInKG: 2},
 		},
 		{
-			name: "unreachable", q: eval.Question{ID: "q:5", Text: "?", Entities: []string{"anna"}, Answers: []string{"z"}},
+			name: "unreachable", q: benchmark.Question{ID: "q:5", Text: "?", Entities: []string{"anna"}, Answers: []string{"z"}},
 			dropped: "no answer within 3 hops", strat: dataset.Precision, out: Outcome{Answers: 1, Unreachable: 1},
 		},
 		{
-			name: "answer is the question entity", q: eval.Question{ID: "q:6", Text: "?", Entities: []string{"anna"}, Answers: []string{"anna"}},
+			name: "answer is the question entity", q: benchmark.Question{ID: "q:6", Text: "?", Entities: []string{"anna"}, Answers: []string{"anna"}},
 			dropped: "no answer within 3 hops", strat: dataset.Precision, out: Outcome{Answers: 1, Unreachable: 1, AnswerIsEntity: true},
 		},
 	}
@@ -103,11 +104,11 @@ func TestSummary(t *testing.T) {
 	g := graph(t, "anna children rudolf", "rudolf parents enno", "y r z")
 	x := NewExtractor(g, Options{MaxHops: 2})
 	s := NewSummary(x.Options())
-	for _, q := range []eval.Question{
-		{ID: "1", Entities: []string{"anna"}, Answers: []string{"enno"}, Gold: []eval.GoldPath{{Start: "anna", Steps: []eval.Step{{Rel: "children"}, {Rel: "parents"}}}}},
+	for _, q := range []benchmark.Question{
+		{ID: "1", Entities: []string{"anna"}, Answers: []string{"enno"}, Gold: []schema.GoldPath{{Start: "anna", Steps: []schema.Step{{Rel: "children"}, {Rel: "parents"}}}}},
 		{ID: "2", Entities: []string{"anna"}, Answers: []string{"rudolf", "z"}},
 		{ID: "3", Entities: []string{"nobody"}, Answers: []string{"enno"}},
-		{ID: "4", Entities: []string{"anna"}, Answers: []string{"z"}, Gold: []eval.GoldPath{{Steps: []eval.Step{{Rel: "r"}}}}},
+		{ID: "4", Entities: []string{"anna"}, Answers: []string{"z"}, Gold: []schema.GoldPath{{Steps: []schema.Step{{Rel: "r"}}}}},
 	} {
 		it, o := x.Extract(q)
 		s.Add(&it, o)
@@ -149,7 +150,7 @@ func TestPathQuestionGoldShare(t *testing.T) {
 	} {
 		t.Run(tc.split, func(t *testing.T) {
 			ctx := context.Background()
-			qs, err := eval.LoadPathQuestion(ctx, shareddata.Path(t, filepath.Join("pathquestion/splits", tc.split+".train.txt")))
+			qs, err := benchmark.LoadPathQuestion(ctx, shareddata.Path(t, filepath.Join("pathquestion/splits", tc.split+".train.txt")))
 			if err != nil {
 				t.Fatal(err)
 			}

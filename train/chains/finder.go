@@ -29,7 +29,7 @@ type Options struct {
 	// the package documentation.
 	MinHops int
 	// QuestionHops raises MinHops, question by question, to the length
-	// of the question's gold path (eval.Question.Hops) in
+	// of the question's gold path (benchmark.Question.Hops) in
 	// Extractor.Extract: PathQuestion's 2H and 3H questions and MetaQA's
 	// qtypes say how many hops the question asks for, and a shorter path
 	// to the answer ("the gender of X's father" when X is male too) is

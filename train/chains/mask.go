@@ -14,7 +14,7 @@ type Evidence struct {
 	// in order of first appearance walking the chains.
 	Triples [][3]string
 	// Masked is T', parallel to Triples. Relations stay KG relation
-	// names, as the oracle planner's schema graphs (eval.SchemaGraph)
+	// names, as the oracle planner's schema graphs (schema.PathGraph)
 	// write them, so train.Builder encodes both alike.
 	Masked [][3]string
 	// Placeholders maps each placeholder of Masked to the KG entity name

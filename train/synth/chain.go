@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/train/dataset"
 )
 
@@ -13,7 +13,7 @@ import (
 // chain a question about the item asks for. Branch triples of a tree-shaped
 // item lie off that path and are left out. Steps are Forward where the path
 // walks a triple head -> tail, Inverse where it walks it backwards.
-func Chain(it *dataset.Item) ([]eval.Step, error) {
+func Chain(it *dataset.Item) ([]schema.Step, error) {
 	if len(it.Entities) == 0 {
 		return nil, fmt.Errorf("item %s: no question entity", it.ID)
 	}
@@ -32,7 +32,7 @@ func Chain(it *dataset.Item) ([]eval.Step, error) {
 // standing for an answer entity. Items written by `stem data chains` may
 // have several answers and question entities; for a synth item, whose
 // branches may hide answers reached another way, use Chain.
-func GoldPaths(it *dataset.Item) [][]eval.Step {
+func GoldPaths(it *dataset.Item) [][]schema.Step {
 	var targets []string
 	for ph, e := range it.Placeholders {
 		if ph == it.AnswerSlot || slices.Contains(it.Answers, e) {
@@ -43,14 +43,14 @@ func GoldPaths(it *dataset.Item) [][]eval.Step {
 		targets = append(targets, it.AnswerSlot)
 	}
 	slices.Sort(targets)
-	var out [][]eval.Step
+	var out [][]schema.Step
 	for _, from := range it.Entities {
 		for _, to := range targets {
 			p, ok := shortest(it.Masked, from, to)
 			if !ok || len(p) == 0 {
 				continue
 			}
-			if !slices.ContainsFunc(out, func(q []eval.Step) bool { return slices.Equal(p, q) }) {
+			if !slices.ContainsFunc(out, func(q []schema.Step) bool { return slices.Equal(p, q) }) {
 				out = append(out, p)
 			}
 		}
@@ -61,10 +61,10 @@ func GoldPaths(it *dataset.Item) [][]eval.Step {
 // shortest is a breadth-first search over triples taken in both
 // directions; ties go to the earlier triple, so the result is the same on
 // every call.
-func shortest(ts [][3]string, from, to string) ([]eval.Step, bool) {
+func shortest(ts [][3]string, from, to string) ([]schema.Step, bool) {
 	type back struct {
 		prev string
-		step eval.Step
+		step schema.Step
 	}
 	seen := map[string]back{from: {}}
 	queue := []string{from}
@@ -73,12 +73,12 @@ func shortest(ts [][3]string, from, to string) ([]eval.Step, bool) {
 		queue = queue[1:]
 		for _, t := range ts {
 			var nxt string
-			var st eval.Step
+			var st schema.Step
 			switch {
 			case t[0] == cur:
-				nxt, st = t[2], eval.Step{Rel: t[1], Dir: eval.Forward}
+				nxt, st = t[2], schema.Step{Rel: t[1], Dir: schema.Forward}
 			case t[2] == cur:
-				nxt, st = t[0], eval.Step{Rel: t[1], Dir: eval.Inverse}
+				nxt, st = t[0], schema.Step{Rel: t[1], Dir: schema.Inverse}
 			default:
 				continue
 			}
@@ -96,7 +96,7 @@ func shortest(ts [][3]string, from, to string) ([]eval.Step, bool) {
 	if _, ok := seen[to]; !ok {
 		return nil, false
 	}
-	var steps []eval.Step
+	var steps []schema.Step
 	for n := to; n != from; n = seen[n].prev {
 		steps = append(steps, seen[n].step)
 	}

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/internal/shareddata"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/train/dataset"
 )
 
@@ -363,7 +363,7 @@ func TestChainAndGoldPaths(t *testing.T) {
 	it := dataset.Item{ID: "1", Entities: []string{"x"}, AnswerSlot: "[ENT2]",
 		Masked: [][3]string{{"x", "spouse", "[ENT1]"}, {"[ENT3]", "gender", "[ENT1]"}, {"[ENT2]", "born_in", "[ENT1]"}}}
 	got, err := Chain(&it)
-	want := []eval.Step{{Rel: "spouse", Dir: eval.Forward}, {Rel: "born_in", Dir: eval.Inverse}}
+	want := []schema.Step{{Rel: "spouse", Dir: schema.Forward}, {Rel: "born_in", Dir: schema.Inverse}}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("Chain = %v, %v; want %v", got, err, want)
 	}
@@ -376,7 +376,7 @@ func TestChainAndGoldPaths(t *testing.T) {
 	it.AnswerSlot, it.Answers = "", []string{"b", "c"}
 	it.Placeholders = map[string]string{"[ENT1]": "a", "[ENT2]": "b", "[ENT3]": "c"}
 	paths := GoldPaths(&it)
-	wantPaths := [][]eval.Step{want, {{Rel: "spouse", Dir: eval.Forward}, {Rel: "gender", Dir: eval.Inverse}}}
+	wantPaths := [][]schema.Step{want, {{Rel: "spouse", Dir: schema.Forward}, {Rel: "gender", Dir: schema.Inverse}}}
 	if !reflect.DeepEqual(paths, wantPaths) {
 		t.Errorf("GoldPaths = %v, want %v", paths, wantPaths)
 	}
@@ -436,7 +436,7 @@ func naiveAnswers(t *testing.T, g *kg.Graph, it *dataset.Item) []string {
 		}
 		next := map[int32]bool{}
 		for e := range front {
-			if st.Dir == eval.Forward {
+			if st.Dir == schema.Forward {
 				for _, tr := range g.Out(e) {
 					if rels[tr] == r {
 						next[tails[tr]] = true

@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/train/dataset"
 )
 
@@ -108,9 +108,9 @@ type phrase struct {
 }
 
 // extend returns the phrase for the entity one step further along.
-func extend(rng *rand.Rand, p phrase, st eval.Step) phrase {
+func extend(rng *rand.Rand, p phrase, st schema.Step) phrase {
 	f := formOf(st.Rel)
-	inv := st.Dir == eval.Inverse
+	inv := st.Dir == schema.Inverse
 	switch {
 	case f.passive != "" && !inv:
 		return pickPhrase(rng,
@@ -138,9 +138,9 @@ func pickPhrase(rng *rand.Rand, ps ...phrase) phrase { return ps[rng.IntN(len(ps
 func pick(rng *rand.Rand, ss ...string) string { return ss[rng.IntN(len(ss))] }
 
 // ask returns the question whose answer is one step further from p.
-func ask(rng *rand.Rand, p phrase, st eval.Step) string {
+func ask(rng *rand.Rand, p phrase, st schema.Step) string {
 	f := formOf(st.Rel)
-	inv := st.Dir == eval.Inverse
+	inv := st.Dir == schema.Inverse
 	var q string
 	switch {
 	case f.passive != "" && !inv:

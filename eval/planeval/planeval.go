@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/schema"
 )
 
@@ -21,12 +20,12 @@ import (
 type Item struct {
 	// Gold are the question's gold relation paths; a question without any
 	// is not scored.
-	Gold [][]eval.Step
+	Gold [][]schema.Step
 	// Answers is the number of gold answers, or -1 when the dataset does
 	// not give them (strategy accuracy then leaves the question out).
 	Answers int
 	// Paths are the planned relation paths, best first.
-	Paths [][]eval.Step
+	Paths [][]schema.Step
 	// Strategy is the planned strategy.
 	Strategy schema.Strategy
 	// Latency is the planner's time for the question.
@@ -55,7 +54,7 @@ type Report struct {
 // relations in the same order, and the same direction at every step where
 // both sides know it (a gold step walked Either, as WebQSP's are, matches
 // a step in either direction).
-func SameSteps(pred, gold []eval.Step) bool {
+func SameSteps(pred, gold []schema.Step) bool {
 	if len(pred) != len(gold) {
 		return false
 	}
@@ -63,7 +62,7 @@ func SameSteps(pred, gold []eval.Step) bool {
 		if pred[i].Rel != gold[i].Rel {
 			return false
 		}
-		if pred[i].Dir != eval.Either && gold[i].Dir != eval.Either && pred[i].Dir != gold[i].Dir {
+		if pred[i].Dir != schema.Either && gold[i].Dir != schema.Either && pred[i].Dir != gold[i].Dir {
 			return false
 		}
 	}
@@ -95,7 +94,7 @@ func Score(items []Item, beam int) Report {
 		if found > 0 {
 			hit++
 		}
-		if len(it.Paths) > 0 && slices.ContainsFunc(it.Gold, func(g []eval.Step) bool { return SameSteps(it.Paths[0], g) }) {
+		if len(it.Paths) > 0 && slices.ContainsFunc(it.Gold, func(g []schema.Step) bool { return SameSteps(it.Paths[0], g) }) {
 			top1++
 		}
 		if it.Answers >= 0 {
@@ -139,9 +138,9 @@ func round(x float64) float64 { return math.Round(x*100) / 100 }
 
 // StepsOf reads a path-shaped schema graph back into relation steps: from
 // its entity mention, a triple (previous, rel, next) is a Forward step and
-// (next, rel, previous) an Inverse one, as eval.SchemaGraph writes them.
+// (next, rel, previous) an Inverse one, as schema.PathGraph writes them.
 // ok is false when g is not a simple path from one mention.
-func StepsOf(g schema.Graph) (steps []eval.Step, ok bool) {
+func StepsOf(g schema.Graph) (steps []schema.Step, ok bool) {
 	ms := g.Mentions()
 	if len(ms) != 1 || len(g.Triples) == 0 {
 		return nil, false
@@ -156,10 +155,10 @@ func StepsOf(g schema.Graph) (steps []eval.Step, ok bool) {
 			}
 			switch {
 			case t.Head == cur:
-				steps = append(steps, eval.Step{Rel: t.Rel, Dir: eval.Forward})
+				steps = append(steps, schema.Step{Rel: t.Rel, Dir: schema.Forward})
 				cur, next = t.Tail, i
 			case t.Tail == cur:
-				steps = append(steps, eval.Step{Rel: t.Rel, Dir: eval.Inverse})
+				steps = append(steps, schema.Step{Rel: t.Rel, Dir: schema.Inverse})
 				cur, next = t.Head, i
 			}
 			if next >= 0 {
@@ -176,14 +175,14 @@ func StepsOf(g schema.Graph) (steps []eval.Step, ok bool) {
 
 // Format writes a path as "rel1 > rel2 <" (">" forward, "<" inverse, "~"
 // either), for logs and notes.
-func Format(steps []eval.Step) string {
+func Format(steps []schema.Step) string {
 	parts := make([]string, len(steps))
 	for i, s := range steps {
 		d := ">"
 		switch s.Dir {
-		case eval.Inverse:
+		case schema.Inverse:
 			d = "<"
-		case eval.Either:
+		case schema.Either:
 			d = "~"
 		}
 		parts[i] = s.Rel + " " + d

@@ -1,4 +1,4 @@
-package eval
+package benchmark
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/schema"
 )
 
 // ParseReasoningPath parses one line of a GNN-RAG "Reasoning Paths:"
@@ -201,9 +202,9 @@ func LoadWebQSP(ctx context.Context, gnnragFiles []string, groundPaths string) (
 	for i := range qs {
 		q := &qs[i]
 		for _, rels := range gold[q.ID] {
-			gp := GoldPath{Steps: make([]Step, len(rels))}
+			gp := schema.GoldPath{Steps: make([]schema.Step, len(rels))}
 			for k, r := range rels {
-				gp.Steps[k] = Step{Rel: r, Dir: Either}
+				gp.Steps[k] = schema.Step{Rel: r, Dir: schema.Either}
 			}
 			q.Gold = append(q.Gold, gp)
 		}

@@ -1,4 +1,4 @@
-package eval
+package benchmark
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/schema"
 )
 
 // ReadRoG reads a RoG-style JSONL file (rmanluo/RoG-webqsp, RoG-cwq) into
@@ -23,9 +24,9 @@ func ReadRoG(ctx context.Context, r io.Reader, name string, groundPaths map[stri
 			q.ID = fmt.Sprintf("%s:%d", name, row.Line)
 		}
 		for _, rels := range groundPaths[row.ID] {
-			gp := GoldPath{Steps: make([]Step, len(rels))}
+			gp := schema.GoldPath{Steps: make([]schema.Step, len(rels))}
 			for k, rel := range rels {
-				gp.Steps[k] = Step{Rel: rel, Dir: Either}
+				gp.Steps[k] = schema.Step{Rel: rel, Dir: schema.Either}
 			}
 			q.Gold = append(q.Gold, gp)
 		}

@@ -6,25 +6,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/schema"
 )
 
 func TestScore(t *testing.T) {
-	f := func(r string) eval.Step { return eval.Step{Rel: r, Dir: eval.Forward} }
-	inv := func(r string) eval.Step { return eval.Step{Rel: r, Dir: eval.Inverse} }
-	any := func(r string) eval.Step { return eval.Step{Rel: r, Dir: eval.Either} }
+	f := func(r string) schema.Step { return schema.Step{Rel: r, Dir: schema.Forward} }
+	inv := func(r string) schema.Step { return schema.Step{Rel: r, Dir: schema.Inverse} }
+	any := func(r string) schema.Step { return schema.Step{Rel: r, Dir: schema.Either} }
 	items := []Item{
 		// top-1 hit, one of two gold paths: recall 1/2, breadth right.
-		{Gold: [][]eval.Step{{f("a")}, {f("b")}}, Answers: 3, Paths: [][]eval.Step{{f("a")}, {f("c")}}, Strategy: schema.Breadth, Latency: time.Millisecond},
+		{Gold: [][]schema.Step{{f("a")}, {f("b")}}, Answers: 3, Paths: [][]schema.Step{{f("a")}, {f("c")}}, Strategy: schema.Breadth, Latency: time.Millisecond},
 		// hit at rank 2 only; direction must agree; precision wrong.
-		{Gold: [][]eval.Step{{inv("a"), f("b")}}, Answers: 2, Paths: [][]eval.Step{{f("a"), f("b")}, {inv("a"), f("b")}}, Strategy: schema.Precision, Latency: 3 * time.Millisecond},
+		{Gold: [][]schema.Step{{inv("a"), f("b")}}, Answers: 2, Paths: [][]schema.Step{{f("a"), f("b")}, {inv("a"), f("b")}}, Strategy: schema.Precision, Latency: 3 * time.Millisecond},
 		// either-direction gold matches any direction; answers unknown.
-		{Gold: [][]eval.Step{{any("x")}}, Answers: -1, Paths: [][]eval.Step{{inv("x")}}, Latency: 2 * time.Millisecond},
+		{Gold: [][]schema.Step{{any("x")}}, Answers: -1, Paths: [][]schema.Step{{inv("x")}}, Latency: 2 * time.Millisecond},
 		// no gold: left out.
 		{Answers: 1},
 		// empty gold path: a miss.
-		{Gold: [][]eval.Step{{}}, Answers: 1, Paths: [][]eval.Step{{f("a")}}},
+		{Gold: [][]schema.Step{{}}, Answers: 1, Paths: [][]schema.Step{{f("a")}}},
 	}
 	r := Score(items, 4)
 	if r.N != 4 || r.NoGold != 1 {
@@ -39,18 +38,18 @@ func TestScore(t *testing.T) {
 	if r.LatencyP50MS != 1 {
 		t.Errorf("p50 %v, want 1 (of 0,0,1,2,3 ms)", r.LatencyP50MS)
 	}
-	if r := Score([]Item{{Gold: [][]eval.Step{{f("a")}}, Answers: -1}}, 4); r.StrategyAcc != nil || r.AnyHit != 0 {
+	if r := Score([]Item{{Gold: [][]schema.Step{{f("a")}}, Answers: -1}}, 4); r.StrategyAcc != nil || r.AnyHit != 0 {
 		t.Errorf("no answers: %+v", r)
 	}
 }
 
 func TestStepsOf(t *testing.T) {
-	for _, steps := range [][]eval.Step{
-		{{Rel: "directed_by", Dir: eval.Forward}},
-		{{Rel: "starred_actors", Dir: eval.Inverse}, {Rel: "directed_by", Dir: eval.Forward}},
-		{{Rel: "a", Dir: eval.Forward}, {Rel: "b", Dir: eval.Inverse}, {Rel: "a", Dir: eval.Inverse}},
+	for _, steps := range [][]schema.Step{
+		{{Rel: "directed_by", Dir: schema.Forward}},
+		{{Rel: "starred_actors", Dir: schema.Inverse}, {Rel: "directed_by", Dir: schema.Forward}},
+		{{Rel: "a", Dir: schema.Forward}, {Rel: "b", Dir: schema.Inverse}, {Rel: "a", Dir: schema.Inverse}},
 	} {
-		g := eval.SchemaGraph("Tom_Hanks", steps)
+		g := schema.PathGraph("Tom_Hanks", steps)
 		got, ok := StepsOf(g)
 		if !ok || Format(got) != Format(steps) {
 			t.Errorf("StepsOf(%s) = %s, %v; want %s", g, Format(got), ok, Format(steps))
@@ -69,7 +68,7 @@ func TestReadRoGPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 2 || len(rows[0].Gold) != 2 || len(rows[0].Prediction) != 1 || rows[0].Gold[1][1].Rel != "e.f" || rows[0].Gold[1][1].Dir != eval.Either {
+	if len(rows) != 2 || len(rows[0].Gold) != 2 || len(rows[0].Prediction) != 1 || rows[0].Gold[1][1].Rel != "e.f" || rows[0].Gold[1][1].Dir != schema.Either {
 		t.Fatalf("rows = %+v", rows)
 	}
 	if len(rows[1].Gold) != 1 || len(rows[1].Gold[0]) != 0 {

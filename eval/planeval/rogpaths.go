@@ -9,7 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/benchmark"
+	"github.com/stem-kgqa/stem/schema"
 )
 
 // RoGPathRow is one row of a RoG path file (rog_paths_*.jsonl): the
@@ -23,9 +24,9 @@ type RoGPathRow struct {
 	// no plan matches) so that a question whose only gold path is empty
 	// counts as a miss, as in the peers' figures over 1557 WebQSP test
 	// questions.
-	Gold [][]eval.Step
+	Gold [][]schema.Step
 	// Prediction are RoG's planned paths, best first.
-	Prediction [][]eval.Step
+	Prediction [][]schema.Step
 	Line       int
 }
 
@@ -53,7 +54,7 @@ func ReadRoGPaths(ctx context.Context, r io.Reader, name string) ([]RoGPathRow, 
 			Prediction  [][]string `json:"prediction"`
 		}
 		if err := json.Unmarshal(b, &row); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w: %v", name, line, eval.ErrSyntax, err)
+			return nil, fmt.Errorf("%s:%d: %w: %v", name, line, benchmark.ErrSyntax, err)
 		}
 		out = append(out, RoGPathRow{ID: row.ID, Question: row.Question, Gold: either(row.GroundPaths, true), Prediction: either(row.Prediction, false), Line: line})
 	}
@@ -73,15 +74,15 @@ func LoadRoGPaths(ctx context.Context, path string) ([]RoGPathRow, error) {
 	return ReadRoGPaths(ctx, f, filepath.Base(path))
 }
 
-func either(paths [][]string, keepEmpty bool) [][]eval.Step {
-	var out [][]eval.Step
+func either(paths [][]string, keepEmpty bool) [][]schema.Step {
+	var out [][]schema.Step
 	for _, p := range paths {
 		if len(p) == 0 && !keepEmpty {
 			continue
 		}
-		s := make([]eval.Step, len(p))
+		s := make([]schema.Step, len(p))
 		for i, r := range p {
-			s[i] = eval.Step{Rel: r, Dir: eval.Either}
+			s[i] = schema.Step{Rel: r, Dir: schema.Either}
 		}
 		out = append(out, s)
 	}

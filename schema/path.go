@@ -1,9 +1,8 @@
-package eval
+package schema
 
 import (
+	"strconv"
 	"strings"
-
-	"github.com/stem-kgqa/stem/kg"
 )
 
 // Direction says which way a gold relation is followed from the entity
@@ -97,33 +96,25 @@ func (p GoldPath) Triples() [][3]string {
 	return out
 }
 
-// Question is one benchmark question with everything needed to plan,
-// retrieve and score it.
-type Question struct {
-	// ID is the dataset's id, or "file:line" for datasets without ids.
-	ID   string
-	Text string
-	// Answers is the gold answer set, as KG entity names.
-	Answers []string
-	// Entities are the question's topic entities, as KG entity names.
-	Entities []string
-	// Gold lists the ground-truth reasoning paths.
-	Gold []GoldPath
-	// Hops is the length of the shortest gold path (0 when there is none).
-	Hops int
-	// Type is the dataset's question type when it has one (MetaQA qtype).
-	Type string
-	// Graph is the question's own KG (WebQSP, RoG); nil means the
-	// dataset's shared KG, passed to Run in Options.Graph.
-	Graph *kg.Graph
-}
-
-func shortestHops(paths []GoldPath) int {
-	h := 0
-	for _, p := range paths {
-		if n := len(p.Steps); n > 0 && (h == 0 || n < h) {
-			h = n
+// PathGraph builds the schema graph of a relation path leaving entity:
+// entity -> [ENT1] -> [ENT2] ..., the answer being the last placeholder. A
+// Forward or Either step is written (previous, rel, next) as Path
+// does; an Inverse step is written (next, rel, previous), e.g.
+// ([ENT1], starred_actors, Tom Hanks) for "movies starring Tom Hanks".
+func PathGraph(entity string, steps []Step) Graph {
+	g := Graph{Triples: make([]Triple, len(steps))}
+	prev := entity
+	for i, s := range steps {
+		next := "[ENT" + strconv.Itoa(i+1) + "]"
+		if s.Dir == Inverse {
+			g.Triples[i] = Triple{Head: next, Rel: s.Rel, Tail: prev}
+		} else {
+			g.Triples[i] = Triple{Head: prev, Rel: s.Rel, Tail: next}
 		}
+		prev = next
 	}
-	return h
+	if len(steps) > 0 {
+		g.Answer = prev
+	}
+	return g
 }

@@ -1,4 +1,4 @@
-package eval
+package benchmark
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stem-kgqa/stem/demo"
+	"github.com/stem-kgqa/stem/schema"
 )
 
 // Real lines, copied from the shared data files named in each case.
@@ -88,19 +89,19 @@ func TestReadPathQuestionDemo(t *testing.T) {
 func TestMetaQAPath(t *testing.T) {
 	for _, c := range []struct {
 		qtype string
-		want  []Step
+		want  []schema.Step
 	}{
-		{"movie_to_director", []Step{{"directed_by", Forward}}},
-		{"director_to_movie", []Step{{"directed_by", Inverse}}},
-		{"tag_to_movie", []Step{{"has_tags", Inverse}}},
-		{"movie_to_tags", []Step{{"has_tags", Forward}}},
-		{"actor_to_movie_to_director", []Step{{"starred_actors", Inverse}, {"directed_by", Forward}}},
-		{"movie_to_writer_to_movie", []Step{{"written_by", Forward}, {"written_by", Inverse}}},
-		{"writer_to_movie_to_year", []Step{{"written_by", Inverse}, {"release_year", Forward}}},
-		{"movie_to_language", []Step{{"in_language", Forward}}},
-		{"movie_to_genre", []Step{{"has_genre", Forward}}},
-		{"movie_to_imdbrating", []Step{{"has_imdb_rating", Forward}}},
-		{"movie_to_imdbvotes", []Step{{"has_imdb_votes", Forward}}},
+		{"movie_to_director", []schema.Step{{Rel: "directed_by", Dir: schema.Forward}}},
+		{"director_to_movie", []schema.Step{{Rel: "directed_by", Dir: schema.Inverse}}},
+		{"tag_to_movie", []schema.Step{{Rel: "has_tags", Dir: schema.Inverse}}},
+		{"movie_to_tags", []schema.Step{{Rel: "has_tags", Dir: schema.Forward}}},
+		{"actor_to_movie_to_director", []schema.Step{{Rel: "starred_actors", Dir: schema.Inverse}, {Rel: "directed_by", Dir: schema.Forward}}},
+		{"movie_to_writer_to_movie", []schema.Step{{Rel: "written_by", Dir: schema.Forward}, {Rel: "written_by", Dir: schema.Inverse}}},
+		{"writer_to_movie_to_year", []schema.Step{{Rel: "written_by", Dir: schema.Inverse}, {Rel: "release_year", Dir: schema.Forward}}},
+		{"movie_to_language", []schema.Step{{Rel: "in_language", Dir: schema.Forward}}},
+		{"movie_to_genre", []schema.Step{{Rel: "has_genre", Dir: schema.Forward}}},
+		{"movie_to_imdbrating", []schema.Step{{Rel: "has_imdb_rating", Dir: schema.Forward}}},
+		{"movie_to_imdbvotes", []schema.Step{{Rel: "has_imdb_votes", Dir: schema.Forward}}},
 	} {
 		got, err := MetaQAPath(c.qtype)
 		if err != nil || !reflect.DeepEqual(got, c.want) {
@@ -125,7 +126,7 @@ func TestParseMetaQA(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(qs) != 2 || qs[1].Hops != 2 || qs[1].Type != "actor_to_movie_to_genre" || qs[1].Gold[0].Start != "Shaun White" ||
-		!reflect.DeepEqual(qs[1].Gold[0].Steps, []Step{{"starred_actors", Inverse}, {"has_genre", Forward}}) {
+		!reflect.DeepEqual(qs[1].Gold[0].Steps, []schema.Step{{Rel: "starred_actors", Dir: schema.Inverse}, {Rel: "has_genre", Dir: schema.Forward}}) {
 		t.Errorf("ReadMetaQA = %+v", qs)
 	}
 	_, err = ReadMetaQA(context.Background(), strings.NewReader(metaLine1+"\n"+metaLine2+"\n"), "qa.txt",

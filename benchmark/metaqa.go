@@ -1,4 +1,4 @@
-package eval
+package benchmark
 
 import (
 	"bufio"
@@ -11,12 +11,13 @@ import (
 	"strings"
 
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/schema"
 )
 
 // metaQATypeRelation maps a MetaQA entity type, as written in the qtype
 // files, to the kb.txt relation linking it to a movie. Every MetaQA
 // relation has the movie as its head, so a hop from a movie to a type is
-// Forward and a hop from a type to a movie is Inverse.
+// schema.Forward and a hop from a type to a movie is schema.Inverse.
 var metaQATypeRelation = map[string]string{
 	"actor":      "starred_actors",
 	"director":   "directed_by",
@@ -35,12 +36,12 @@ var metaQATypeRelation = map[string]string{
 // MetaQAPath turns a qtype such as "actor_to_movie_to_director" into its
 // gold relation steps: starred_actors (inverse), then directed_by
 // (forward). Each hop must have a movie on one side.
-func MetaQAPath(qtype string) ([]Step, error) {
+func MetaQAPath(qtype string) ([]schema.Step, error) {
 	types := strings.Split(strings.TrimSpace(qtype), "_to_")
 	if len(types) < 2 {
 		return nil, fmt.Errorf("%w: qtype %q is not type_to_type[_to_type...]", ErrSyntax, clip(qtype))
 	}
-	steps := make([]Step, 0, len(types)-1)
+	steps := make([]schema.Step, 0, len(types)-1)
 	for i := 0; i+1 < len(types); i++ {
 		a, b := types[i], types[i+1]
 		switch {
@@ -49,13 +50,13 @@ func MetaQAPath(qtype string) ([]Step, error) {
 			if !ok {
 				return nil, fmt.Errorf("%w: qtype %q: unknown entity type %q", ErrSyntax, clip(qtype), clip(b))
 			}
-			steps = append(steps, Step{Rel: rel, Dir: Forward})
+			steps = append(steps, schema.Step{Rel: rel, Dir: schema.Forward})
 		case b == "movie" && a != "movie":
 			rel, ok := metaQATypeRelation[a]
 			if !ok {
 				return nil, fmt.Errorf("%w: qtype %q: unknown entity type %q", ErrSyntax, clip(qtype), clip(a))
 			}
-			steps = append(steps, Step{Rel: rel, Dir: Inverse})
+			steps = append(steps, schema.Step{Rel: rel, Dir: schema.Inverse})
 		default:
 			return nil, fmt.Errorf("%w: qtype %q: hop %s_to_%s has no movie side", ErrSyntax, clip(qtype), clip(a), clip(b))
 		}
@@ -125,7 +126,7 @@ func ReadMetaQA(ctx context.Context, qa io.Reader, qaName string, qtypes io.Read
 				return nil, fmt.Errorf("%s:%d: %w", qtName, n, err)
 			}
 			q.Type = qt
-			q.Gold = []GoldPath{{Start: q.Entities[0], Steps: steps}}
+			q.Gold = []schema.GoldPath{{Start: q.Entities[0], Steps: steps}}
 			q.Hops = len(steps)
 		}
 		out = append(out, q)

@@ -1,4 +1,4 @@
-package eval
+package benchmark
 
 import (
 	"bufio"
@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/stem-kgqa/stem/schema"
 )
 
 // ErrSyntax marks a dataset line that does not have its format's shape;
@@ -51,9 +53,9 @@ func ParsePathQuestion(line string) (Question, error) {
 			return Question{}, fmt.Errorf("%w: path %q has an empty element", ErrSyntax, clip(pathField))
 		}
 	}
-	gp := GoldPath{Start: parts[0]}
+	gp := schema.GoldPath{Start: parts[0]}
 	for i := 1; i < len(parts); i += 2 {
-		gp.Steps = append(gp.Steps, Step{Rel: parts[i], Dir: Forward})
+		gp.Steps = append(gp.Steps, schema.Step{Rel: parts[i], Dir: schema.Forward})
 		gp.Entities = append(gp.Entities, parts[i+1])
 	}
 	last := parts[len(parts)-1]
@@ -69,7 +71,7 @@ func ParsePathQuestion(line string) (Question, error) {
 		Text:     text,
 		Answers:  answers,
 		Entities: []string{gp.Start},
-		Gold:     []GoldPath{gp},
+		Gold:     []schema.GoldPath{gp},
 		Hops:     len(gp.Steps),
 	}, nil
 }
