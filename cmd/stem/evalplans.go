@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/eval/planeval"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/projection/pattern"
-	"github.com/stem-kgqa/stem/eval/planeval"
 	"github.com/stem-kgqa/stem/projection/zeroshot"
 	"github.com/stem-kgqa/stem/schema"
 	"github.com/urfave/cli/v2"

@@ -5,10 +5,10 @@ import (
 	"fmt"
 
 	"github.com/stem-kgqa/stem/benchmark"
+	"github.com/stem-kgqa/stem/eval/planeval"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/projection/linking"
 	"github.com/stem-kgqa/stem/projection/pattern"
-	"github.com/stem-kgqa/stem/eval/planeval"
 	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/train/dataset"
 	"github.com/stem-kgqa/stem/train/synth"
