@@ -24,7 +24,7 @@ type mixedRetriever struct {
 	calls atomic.Int64
 }
 
-func (r *mixedRetriever) Answer(ctx context.Context, q benchmark.Question, p Plan) (Prediction, error) {
+func (r *mixedRetriever) Answer(ctx context.Context, q benchmark.Question) (Prediction, error) {
 	r.calls.Add(1)
 	n := len(q.ID) + int(q.ID[len(q.ID)-1])
 	time.Sleep(time.Duration(n%4) * 200 * time.Microsecond)
@@ -55,7 +55,7 @@ func TestRunWorkersDeterministic(t *testing.T) {
 	var reps []*Report
 	for _, w := range []int{1, 4} {
 		var order []string
-		rep, err := Run(ctx, qs, Oracle{}, &mixedRetriever{}, Options{Graph: g, PerQuestion: true, Workers: w,
+		rep, err := Run(ctx, qs, &mixedRetriever{}, Options{Graph: g, PerQuestion: true, Workers: w,
 			OnResult: func(r Result) error { order = append(order, r.ID); return nil }})
 		if err != nil {
 			t.Fatal(err)
@@ -91,7 +91,7 @@ type cancellingRetriever struct {
 	cancel context.CancelFunc
 }
 
-func (r *cancellingRetriever) Answer(ctx context.Context, q benchmark.Question, p Plan) (Prediction, error) {
+func (r *cancellingRetriever) Answer(ctx context.Context, q benchmark.Question) (Prediction, error) {
 	n := r.calls.Add(1)
 	if n > r.after {
 		r.cancel()
@@ -107,7 +107,7 @@ func TestRunCancelKeepsPartial(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		r := &cancellingRetriever{after: 10, cancel: cancel}
 		var recorded []Result
-		rep, err := Run(ctx, qs, Oracle{}, r, Options{Graph: g, Workers: w, PerQuestion: true,
+		rep, err := Run(ctx, qs, r, Options{Graph: g, Workers: w, PerQuestion: true,
 			OnResult: func(res Result) error { recorded = append(recorded, res); return nil }})
 		cancel()
 		if !errors.Is(err, context.Canceled) {
@@ -133,13 +133,13 @@ func TestRunCancelKeepsPartial(t *testing.T) {
 func TestRunFatalErrorStopsWorkers(t *testing.T) {
 	qs, g := demoSet(t)
 	for _, w := range []int{1, 4} {
-		rep, err := Run(context.Background(), qs, Oracle{}, failRetriever{}, Options{Graph: g, Workers: w})
+		rep, err := Run(context.Background(), qs, failRetriever{}, Options{Graph: g, Workers: w})
 		if rep != nil || !errors.Is(err, errFail) || !strings.Contains(err.Error(), "demo/questions.tsv:1") {
 			t.Errorf("workers %d: %v, %v; want the first question's error and no report", w, rep, err)
 		}
 	}
 	boom := errors.New("disk full")
-	_, err := Run(context.Background(), qs, Oracle{}, goldRetriever{g}, Options{Graph: g, Workers: 2,
+	_, err := Run(context.Background(), qs, goldRetriever{g}, Options{Graph: g, Workers: 2,
 		OnResult: func(Result) error { return boom }})
 	if !errors.Is(err, boom) {
 		t.Errorf("OnResult failure: %v", err)
@@ -148,7 +148,7 @@ func TestRunFatalErrorStopsWorkers(t *testing.T) {
 
 // runLogged runs qs with a results log at path, cancelling the run once
 // stopAfter results are recorded (never when it is negative).
-func runLogged(t *testing.T, path string, cfg map[string]string, resume bool, qs []benchmark.Question, ret Retriever, stopAfter int) (*Report, []Result, error) {
+func runLogged(t *testing.T, path string, cfg map[string]string, resume bool, qs []benchmark.Question, ret Answerer, stopAfter int) (*Report, []Result, error) {
 	t.Helper()
 	l, prior, err := OpenLog(path, cfg, resume)
 	if err != nil {
@@ -158,7 +158,7 @@ func runLogged(t *testing.T, path string, cfg map[string]string, resume bool, qs
 	defer cancel()
 	var mu sync.Mutex
 	n := 0
-	rep, err := Run(ctx, qs, Oracle{}, ret, Options{Graph: nil, Workers: 2, Done: prior, PerQuestion: true,
+	rep, err := Run(ctx, qs, ret, Options{Graph: nil, Workers: 2, Done: prior, PerQuestion: true,
 		OnResult: func(r Result) error {
 			mu.Lock()
 			defer mu.Unlock()
@@ -182,7 +182,7 @@ func TestResumeAfterTruncatedLog(t *testing.T) {
 		qs[i].Graph = g // runLogged passes no shared graph
 	}
 	cfg := map[string]string{"format": "pq", "planner": "oracle"}
-	full, err := Run(context.Background(), qs, Oracle{}, &mixedRetriever{}, Options{PerQuestion: true})
+	full, err := Run(context.Background(), qs, &mixedRetriever{}, Options{PerQuestion: true})
 	if err != nil {
 		t.Fatal(err)
 	}

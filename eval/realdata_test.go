@@ -22,14 +22,14 @@ func TestRunWebQSPReal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Run(ctx, qs, Oracle{}, goldRetriever{}, Options{})
+	rep, err := Run(ctx, qs, goldRetriever{}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.N != 1628 || rep.Hits1 != 100 || rep.F1 != 100 || rep.CoverageN != 1397 || rep.Coverage != 100 {
 		t.Errorf("WebQSP gold run: %+v", rep.Scores)
 	}
-	rep, err = Run(ctx, qs, Oracle{}, emptyRetriever{}, Options{})
+	rep, err = Run(ctx, qs, emptyRetriever{}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestMetaQAAnswerable(t *testing.T) {
 		// answerable 2-hop ones), hence the 2% slack.
 		ungrounded := 0
 		for _, q := range kept {
-			if len(GoldTriples(g, q)) == 0 {
+			if len(benchmark.GoldTriples(g, q)) == 0 {
 				ungrounded++
 			}
 		}
@@ -135,7 +135,7 @@ func TestLoadWebQSPReal(t *testing.T) {
 		if len(q.Gold) > 0 {
 			withGold++
 		}
-		if len(GoldTriples(q.Graph, q)) > 0 {
+		if len(benchmark.GoldTriples(q.Graph, q)) > 0 {
 			grounded++
 		}
 	}

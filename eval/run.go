@@ -14,6 +14,7 @@ import (
 
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/progress"
 )
 
@@ -27,15 +28,18 @@ type Prediction struct {
 	EvidenceTriples [][3]string
 	// Unbacked counts answers (or claims) that no evidence triple supports.
 	Unbacked int
-	// Stages optionally holds how long the retriever spent in each of its
-	// stages (such as "anchor", "gnn", "trace"); Run summarises them per
-	// stage in Report.StageMS. Nil when the retriever does not time them.
+	// Stages optionally holds how long the answerer spent in each of its
+	// stages (such as "plan", "guide", "trace"); Run summarises them per
+	// stage in Report.StageMS. Nil when the answerer does not time them.
+	// The "link" and "plan" stages are left out of the latency figures,
+	// which time retrieval alone, as retrieval-only targets are stated.
 	Stages map[string]time.Duration
 }
 
-// Retriever answers a question given a plan. Run times each call.
-type Retriever interface {
-	Answer(ctx context.Context, q benchmark.Question, plan Plan) (Prediction, error)
+// Answerer answers one benchmark question; Pipeline adapts stem's one
+// pipeline to it. Run times each call.
+type Answerer interface {
+	Answer(ctx context.Context, q benchmark.Question) (Prediction, error)
 }
 
 // Options tune Run.
@@ -172,9 +176,9 @@ type outcome struct {
 // the cancellation interrupted, and returns the report of the questions
 // scored so far (marked Partial) together with an error wrapping ctx.Err().
 // Any other failure returns no report.
-func Run(ctx context.Context, questions []benchmark.Question, planner Planner, retriever Retriever, opts Options) (*Report, error) {
-	if planner == nil || retriever == nil {
-		return nil, errors.New("eval.Run: planner and retriever are required")
+func Run(ctx context.Context, questions []benchmark.Question, answerer Answerer, opts Options) (*Report, error) {
+	if answerer == nil {
+		return nil, errors.New("eval.Run: an answerer is required")
 	}
 	workers := max(opts.Workers, 1)
 	done := make(map[string]Result, len(opts.Done))
@@ -192,7 +196,7 @@ func Run(ctx context.Context, questions []benchmark.Question, planner Planner, r
 		case ok:
 			resumed++
 			outs[i].res, outs[i].done = r, true
-			outs[i].exact, outs[i].exactOK = PathExact(graphOf(q, opts.Graph), q)
+			outs[i].exact, outs[i].exactOK = benchmark.PathExact(graphOf(q, opts.Graph), q)
 		default:
 			pending = append(pending, i)
 		}
@@ -230,7 +234,7 @@ func Run(ctx context.Context, questions []benchmark.Question, planner Planner, r
 			// has its own outcome and the earliest error is reported,
 			// whatever the number of workers.
 			for i := range jobs {
-				results <- answerOne(ctx, i, questions[i], planner, retriever, opts)
+				results <- answerOne(ctx, i, questions[i], answerer, opts)
 			}
 		}()
 	}
@@ -288,28 +292,17 @@ func graphOf(q benchmark.Question, shared *kg.Graph) *kg.Graph {
 	return shared
 }
 
-// answerOne plans, answers and scores question i.
-func answerOne(ctx context.Context, i int, q benchmark.Question, planner Planner, retriever Retriever, opts Options) outcome {
+// answerOne answers and scores question i.
+func answerOne(ctx context.Context, i int, q benchmark.Question, answerer Answerer, opts Options) outcome {
 	o := outcome{i: i}
 	if ctx.Err() != nil {
 		o.interrupted = true
 		return o
 	}
-	planStart := time.Now()
-	plan, err := planner.Plan(ctx, q)
-	if err != nil {
-		if ctx.Err() != nil {
-			o.interrupted = true
-		} else {
-			o.err = fmt.Errorf("eval: plan question %s: %w", q.ID, err)
-		}
-		return o
-	}
-	planTime := time.Since(planStart)
 	start := time.Now()
-	pred, err := retriever.Answer(ctx, q, plan)
-	ms := float64(time.Since(start).Nanoseconds()) / 1e6
-	res := Result{ID: q.ID, Hops: q.Hops, LatencyMS: ms, Coverage: -1}
+	pred, err := answerer.Answer(ctx, q)
+	wall := time.Since(start) - pred.Stages[plan.StageLink] - pred.Stages[plan.StagePlan]
+	res := Result{ID: q.ID, Hops: q.Hops, LatencyMS: float64(wall.Nanoseconds()) / 1e6, Coverage: -1}
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
@@ -325,17 +318,17 @@ func answerOne(ctx context.Context, i int, q benchmark.Question, planner Planner
 	res.Score = ScoreAnswers(pred.Answers, q.Answers)
 	res.Answers = pred.Answers
 	res.Unbacked = pred.Unbacked
-	// The planner's time is a stage of its own; the latency figures time the
-	// retriever alone, as retrieval-only targets are stated.
-	res.StagesMS = map[string]float64{"plan": float64(planTime.Nanoseconds()) / 1e6}
+	if len(pred.Stages) > 0 {
+		res.StagesMS = make(map[string]float64, len(pred.Stages))
+	}
 	for k, d := range pred.Stages {
 		res.StagesMS[k] = float64(d.Nanoseconds()) / 1e6
 	}
 	g := graphOf(q, opts.Graph)
-	if c, ok := Coverage(GoldTriples(g, q), pred.EvidenceTriples); ok {
+	if c, ok := Coverage(benchmark.GoldTriples(g, q), pred.EvidenceTriples); ok {
 		res.Coverage = c
 	}
-	o.exact, o.exactOK = PathExact(g, q)
+	o.exact, o.exactOK = benchmark.PathExact(g, q)
 	o.res, o.done = res, true
 	return o
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -19,18 +18,18 @@ import (
 // goldRetriever answers the gold answers with the gold triples as evidence.
 type goldRetriever struct{ g *kg.Graph }
 
-func (r goldRetriever) Answer(ctx context.Context, q benchmark.Question, p Plan) (Prediction, error) {
+func (r goldRetriever) Answer(ctx context.Context, q benchmark.Question) (Prediction, error) {
 	g := q.Graph
 	if g == nil {
 		g = r.g
 	}
-	return Prediction{Answers: q.Answers, EvidenceTriples: GoldTriples(g, q)}, nil
+	return Prediction{Answers: q.Answers, EvidenceTriples: benchmark.GoldTriples(g, q)}, nil
 }
 
 // emptyRetriever answers nothing.
 type emptyRetriever struct{}
 
-func (emptyRetriever) Answer(context.Context, benchmark.Question, Plan) (Prediction, error) {
+func (emptyRetriever) Answer(context.Context, benchmark.Question) (Prediction, error) {
 	return Prediction{Unbacked: 1}, nil
 }
 
@@ -39,7 +38,7 @@ type failRetriever struct{}
 
 var errFail = errors.New("retriever down")
 
-func (failRetriever) Answer(context.Context, benchmark.Question, Plan) (Prediction, error) {
+func (failRetriever) Answer(context.Context, benchmark.Question) (Prediction, error) {
 	return Prediction{}, errFail
 }
 
@@ -59,7 +58,7 @@ func demoSet(t *testing.T) ([]benchmark.Question, *kg.Graph) {
 func TestRunGoldAndEmpty(t *testing.T) {
 	qs, g := demoSet(t)
 	ctx := context.Background()
-	rep, err := Run(ctx, qs, Oracle{}, goldRetriever{g}, Options{Graph: g, PerQuestion: true})
+	rep, err := Run(ctx, qs, goldRetriever{g}, Options{Graph: g, PerQuestion: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +77,7 @@ func TestRunGoldAndEmpty(t *testing.T) {
 		t.Errorf("answer buckets hold %d questions, want %d", n, len(qs))
 	}
 
-	rep, err = Run(ctx, qs, Oracle{}, emptyRetriever{}, Options{Graph: g})
+	rep, err = Run(ctx, qs, emptyRetriever{}, Options{Graph: g})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,24 +92,24 @@ func TestRunGoldAndEmpty(t *testing.T) {
 
 func TestRunErrors(t *testing.T) {
 	qs, g := demoSet(t)
-	_, err := Run(context.Background(), qs, Oracle{}, failRetriever{}, Options{Graph: g})
+	_, err := Run(context.Background(), qs, failRetriever{}, Options{Graph: g})
 	if !errors.Is(err, errFail) || !strings.Contains(err.Error(), "demo/questions.tsv:1") {
 		t.Errorf("error = %v, want the retriever's error naming the question", err)
 	}
-	rep, err := Run(context.Background(), qs, Oracle{}, failRetriever{}, Options{Graph: g, KeepGoing: true})
+	rep, err := Run(context.Background(), qs, failRetriever{}, Options{Graph: g, KeepGoing: true})
 	if err != nil || rep.Errors != len(qs) || rep.N != len(qs) || rep.Hit != 0 {
 		t.Errorf("KeepGoing: %+v, %v", rep, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Run(ctx, qs, Oracle{}, goldRetriever{g}, Options{}); !errors.Is(err, context.Canceled) {
+	if _, err := Run(ctx, qs, goldRetriever{g}, Options{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
 }
 
 func TestReportJSONAndTable(t *testing.T) {
 	qs, g := demoSet(t)
-	rep, err := Run(context.Background(), qs, Oracle{}, goldRetriever{g}, Options{Graph: g})
+	rep, err := Run(context.Background(), qs, goldRetriever{g}, Options{Graph: g})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,46 +160,6 @@ func TestSummarise(t *testing.T) {
 	}
 }
 
-func TestOracle(t *testing.T) {
-	ctx := context.Background()
-	q := benchmark.Question{
-		Answers:  []string{"a", "b"},
-		Entities: []string{"Tom Hanks"},
-		Gold:     []schema.GoldPath{{Start: "Tom Hanks", Steps: []schema.Step{{Rel: "starred_actors", Dir: schema.Inverse}, {Rel: "directed_by", Dir: schema.Forward}}}},
-	}
-	p, err := Oracle{}.Plan(ctx, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := schema.Graph{Triples: []schema.Triple{
-		{Head: "[ENT1]", Rel: "starred_actors", Tail: "Tom Hanks"},
-		{Head: "[ENT1]", Rel: "directed_by", Tail: "[ENT2]"},
-	}, Answer: "[ENT2]"}
-	if p.Strategy != schema.Breadth || len(p.Graphs) != 1 || !reflect.DeepEqual(p.Graphs[0], want) {
-		t.Errorf("plan = %+v", p)
-	}
-	if err := p.Graphs[0].Validate(); err != nil {
-		t.Error(err)
-	}
-	// A forward path equals schema.Path.
-	if g := schema.PathGraph("Inception", []schema.Step{{Rel: "directed_by", Dir: schema.Forward}}); !reflect.DeepEqual(g.Triples, schema.Path("Inception", "directed_by").Triples) {
-		t.Errorf("forward graph %v differs from schema.Path", g)
-	}
-	// WebQSP-style: paths without a start fan out over topic entities,
-	// duplicates collapse, and the beam caps the plan.
-	q = benchmark.Question{Answers: []string{"x"}, Entities: []string{"E1", "E2"}, Gold: []schema.GoldPath{
-		{Steps: []schema.Step{{Rel: "r1", Dir: schema.Either}}}, {Steps: []schema.Step{{Rel: "r1", Dir: schema.Either}}}, {Steps: []schema.Step{{Rel: "r2", Dir: schema.Either}, {Rel: "r3", Dir: schema.Either}}},
-	}}
-	p, _ = Oracle{}.Plan(ctx, q)
-	if p.Strategy != schema.Precision || len(p.Graphs) != 4 || p.Graphs[1].Triples[0].Head != "E2" || len(p.Graphs[2].Triples) != 2 {
-		t.Errorf("webqsp plan = %+v", p)
-	}
-	p, _ = Oracle{Beam: 1, Strategy: AlwaysBreadth}.Plan(ctx, q)
-	if p.Strategy != schema.Breadth || len(p.Graphs) != 1 {
-		t.Errorf("beam 1 plan = %+v", p)
-	}
-}
-
 func TestGoldTriplesAndCoverage(t *testing.T) {
 	b := kg.NewBuilder()
 	for _, tr := range [][3]string{
@@ -215,20 +174,20 @@ func TestGoldTriplesAndCoverage(t *testing.T) {
 	}
 	q := benchmark.Question{Answers: []string{"D1"}, Entities: []string{"Tom"},
 		Gold: []schema.GoldPath{{Start: "Tom", Steps: []schema.Step{{Rel: "starred_actors", Dir: schema.Inverse}, {Rel: "directed_by", Dir: schema.Forward}}}}}
-	got := GoldTriples(g, q)
+	got := benchmark.GoldTriples(g, q)
 	want := map[[3]string]bool{{"M1", "directed_by", "D1"}: true, {"M1", "starred_actors", "Tom"}: true}
 	if len(got) != 2 || !want[got[0]] || !want[got[1]] {
 		t.Errorf("GoldTriples = %v", got)
 	}
 	// schema.Either direction grounds the same walk.
 	q.Gold[0].Steps = []schema.Step{{Rel: "starred_actors", Dir: schema.Either}, {Rel: "directed_by", Dir: schema.Either}}
-	if got := GoldTriples(g, q); len(got) != 2 {
-		t.Errorf("GoldTriples(either) = %v", got)
+	if got := benchmark.GoldTriples(g, q); len(got) != 2 {
+		t.Errorf("benchmark.GoldTriples(either) = %v", got)
 	}
 	// schema.Forward cannot walk starred_actors from Tom.
 	q.Gold[0].Steps = []schema.Step{{Rel: "starred_actors", Dir: schema.Forward}, {Rel: "directed_by", Dir: schema.Forward}}
-	if got := GoldTriples(g, q); len(got) != 0 {
-		t.Errorf("GoldTriples(forward) = %v", got)
+	if got := benchmark.GoldTriples(g, q); len(got) != 0 {
+		t.Errorf("benchmark.GoldTriples(forward) = %v", got)
 	}
 	for _, c := range []struct {
 		gold, ev [][3]string
@@ -255,10 +214,10 @@ func TestRunRoGFixture(t *testing.T) {
 	if len(qs) != 3 || qs[1].Answers[0] != "Emma Thomas" || qs[1].Hops != 2 || qs[1].Graph.NumTriples() != 3 || qs[2].Graph.NumTriples() != 0 {
 		t.Fatalf("LoadRoG = %+v", qs)
 	}
-	if got := GoldTriples(qs[1].Graph, qs[1]); len(got) != 2 {
-		t.Errorf("GoldTriples(T-1) = %v", got)
+	if got := benchmark.GoldTriples(qs[1].Graph, qs[1]); len(got) != 2 {
+		t.Errorf("benchmark.GoldTriples(T-1) = %v", got)
 	}
-	rep, err := Run(context.Background(), qs, Oracle{}, goldRetriever{}, Options{})
+	rep, err := Run(context.Background(), qs, goldRetriever{}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

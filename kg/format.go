@@ -147,3 +147,14 @@ func clip(b []byte, n int) string {
 	}
 	return string(b)
 }
+
+// UnmarshalText reads a format name as ParseFormat does, so a settings
+// field of type Format checks its own value.
+func (f *Format) UnmarshalText(b []byte) error {
+	v, err := ParseFormat(string(b))
+	if err != nil {
+		return err
+	}
+	*f = v
+	return nil
+}

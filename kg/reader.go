@@ -82,3 +82,13 @@ var (
 	_ Texter   = (*Graph)(nil)
 	_ Columnar = (*Graph)(nil)
 )
+
+// Of returns g as a Reader, and a nil Reader for a nil g: a nil *Graph
+// stored in an interface would not compare equal to nil, and callers test
+// for a missing KG with == nil.
+func Of(g *Graph) Reader {
+	if g == nil {
+		return nil
+	}
+	return g
+}

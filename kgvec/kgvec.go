@@ -28,7 +28,7 @@ const batch = 2048
 // Entities is an exact cosine index over a KG's entity vectors; hit IDs are
 // entity ids of the graph it was built for.
 type Entities struct {
-	g     *kg.Graph
+	g     kg.Reader
 	enc   models.Encoder
 	index *vecindex.Flat
 }
@@ -42,7 +42,7 @@ type Hit struct {
 
 // Build encodes every entity of g (by its readable text, kg.EntityText) and
 // indexes the vectors. Progress is drawn on log when it is not nil.
-func Build(ctx context.Context, g *kg.Graph, enc models.Encoder, log io.Writer) (*Entities, error) {
+func Build(ctx context.Context, g kg.Reader, enc models.Encoder, log io.Writer) (*Entities, error) {
 	n := g.NumEntities()
 	var bar *progress.Bar
 	if log != nil && n > batch {
@@ -55,7 +55,7 @@ func Build(ctx context.Context, g *kg.Graph, enc models.Encoder, log io.Writer) 
 		hi := min(lo+batch, n)
 		texts = texts[:0]
 		for id := lo; id < hi; id++ {
-			texts = append(texts, g.EntityText(int32(id)))
+			texts = append(texts, kg.EntityTextOf(g, int32(id)))
 		}
 		if err := enc.Encode(ctx, texts, vecs[lo*dim:hi*dim]); err != nil {
 			return nil, fmt.Errorf("encode entities %d-%d with %s: %w", lo, hi-1, enc.Name(), err)

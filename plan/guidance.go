@@ -41,7 +41,7 @@ func NewGNNGuider(g *kg.Graph, model *tripgnn.Model, enc models.Encoder, opt tra
 // Guide implements Guider on the plan's best candidate. A plan with no
 // candidate gives no guidance (nil, nil); question entities missing from
 // the KG are an error wrapping train.ErrNoQuestionEntity.
-func (gd *GNNGuider) Guide(ctx context.Context, in projection.Input, p projection.Plan) (*tracing.Guidance, error) {
+func (gd *GNNGuider) Guide(ctx context.Context, in projection.Input, p projection.Projection) (*tracing.Guidance, error) {
 	if len(p.Candidates) == 0 || len(p.Candidates[0].Graph.Triples) == 0 {
 		return nil, nil
 	}

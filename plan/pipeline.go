@@ -1,3 +1,14 @@
+// Package plan is stem's one pipeline: every question, from `stem ask`,
+// `stem eval`, `stem compare` or the demo, is answered by Pipeline.Answer,
+// which runs STEM's stages in order: entity linking, projection (a
+// planner's schema graphs and strategy), retrieval (a strategy found by
+// name in a Registry; STEM's own is guidance plus structure tracing) and
+// generation.
+//
+// The package depends on the stages' packages (projection, tracing,
+// tripgnn through a Guider, generation) and on the KG and model seams; it
+// never imports the evaluation harness or the training code, which consume
+// it.
 package plan
 
 import (
@@ -6,38 +17,15 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stem-kgqa/stem/generation"
 	"github.com/stem-kgqa/stem/kg"
-	"github.com/stem-kgqa/stem/kgvec"
-	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/projection/linking"
 	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/tracing"
 )
 
-// Guider builds the guidance graph for a question (the Triple-GNN's top-K
-// entities and the KG edges among them). It is optional: without one,
-// tracing runs without the entity and triple biases.
-type Guider interface {
-	Guide(ctx context.Context, in projection.Input, p projection.Plan) (*tracing.Guidance, error)
-}
-
-// Pipeline runs STEM's stages for one question at a time: entity linking,
-// projection, guidance, tracing and generation. It is safe for concurrent
-// use when its parts are.
-type Pipeline struct {
-	Graph   *kg.Graph
-	Linker  *linking.Linker
-	Planner projection.Planner
-	// Guider may be nil (no guidance graph).
-	Guider    Guider
-	Tracer    *tracing.Tracer
-	Generator Generator
-	// Strategy, when not nil, overrides the planner's strategy.
-	Strategy *schema.Strategy
-}
-
-// Stage names, in the order they run, as keys of Trace.Timings.
+// Stage names, in the order they run, as keys of Result.Timings.
 const (
 	StageLink     = "link"
 	StagePlan     = "plan"
@@ -46,19 +34,67 @@ const (
 	StageGenerate = "generate"
 )
 
-// Trace is everything the pipeline did for a question: the answers with
-// their evidence, and, for --explain, every intermediate result.
-type Trace struct {
+// ErrNoEntity is returned when a question names no entity of the KG.
+var ErrNoEntity = errors.New("the question names no entity of the KG")
+
+// Query is one question to answer.
+type Query struct {
+	Question string
+	// Entities are the question's KG entity names when the caller knows
+	// them (a dataset's marked topic entities, `stem ask --entity`);
+	// otherwise they are linked from the text. Names the KG does not hold
+	// exactly are anchored by similarity.
+	Entities []string
+	// Graph is the question's own KG (WebQSP, RoG rows); nil means the
+	// pipeline's shared KG.
+	Graph kg.Reader
+	// Gold is a benchmark's answer sheet, for the oracle planner only.
+	Gold *projection.Gold
+}
+
+// Result is everything the pipeline did for a question: the answers with
+// their evidence and, for --explain, every intermediate result.
+type Result struct {
 	Question string
 	Links    []linking.Link
-	Plan     projection.Plan
+	// Projection is the planner's candidate schema graphs and strategy.
+	Projection projection.Projection
+	// Strategy is the strategy traced with (the planner's, or the
+	// pipeline's override).
 	Strategy string
-	// Guidance names the guidance graph's entities (with a Guider).
+	// Guidance names the guidance graph's entities, when one was used.
 	Guidance []string
-	Result   *tracing.Result
-	Answers  []Answer
+	// Evidence is what retrieval found: anchors, matched triples with their
+	// scores, answers bound to the answer slot, chains and the audit.
+	Evidence *tracing.Result
+	Answers  []generation.Answer
 	Chains   []string
 	Timings  map[string]Duration
+	// Graph is the KG the question was answered over, to name the ids in
+	// Evidence.
+	Graph kg.Reader
+}
+
+// Unsupported counts answers that no evidence backs: tracing's audit
+// failures plus generated answers that name no evidence entity.
+func (r *Result) Unsupported() int {
+	n := r.Evidence.Unbacked
+	for _, a := range r.Answers {
+		if !a.Supported {
+			n++
+		}
+	}
+	return n
+}
+
+// EvidenceTriples returns the evidence as (head, relation, tail) names.
+func (r *Result) EvidenceTriples() [][3]string {
+	out := make([][3]string, 0, len(r.Evidence.Evidence))
+	for _, m := range r.Evidence.Evidence {
+		t := r.Graph.Triple(m.Triple)
+		out = append(out, [3]string{r.Graph.EntityName(t.Head), r.Graph.RelationName(t.Rel), r.Graph.EntityName(t.Tail)})
+	}
+	return out
 }
 
 // Duration marshals as milliseconds.
@@ -69,111 +105,137 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 	return fmt.Appendf(nil, "%.3f", float64(d)/1e6), nil
 }
 
-// ErrNoEntity is returned when a question names no entity of the KG.
-var ErrNoEntity = errors.New("the question names no entity of the KG")
+// Pipeline answers questions with STEM's stages. It is safe for concurrent
+// use when its parts are (the built-in ones are).
+type Pipeline struct {
+	// Graph is the shared KG; it may be nil when every Query brings its
+	// own graph.
+	Graph kg.Reader
+	// Linker links entities in the shared KG; nil links by name only.
+	Linker  *linking.Linker
+	Planner projection.Planner
+	// Retriever is the retrieval strategy (see Registry).
+	Retriever Retriever
+	// Generator turns evidence into answers; nil means
+	// generation.Structural.
+	Generator generation.Generator
+	// Strategy, when not nil, overrides the planner's strategy.
+	Strategy *schema.Strategy
+}
 
-// Ask answers question. entities, when given, are the question's KG entity
-// names (as --entity gives them); otherwise they are linked from the text.
-func (p *Pipeline) Ask(ctx context.Context, question string, entities []string) (*Trace, error) {
-	tr := &Trace{Question: question, Timings: map[string]Duration{}}
-	stage := func(name string, start time.Time) { tr.Timings[name] = Duration(time.Since(start)) }
+// Answer answers one question.
+func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
+	res := &Result{Question: q.Question, Timings: map[string]Duration{}}
+	stage := func(name string, start time.Time) { res.Timings[name] = Duration(time.Since(start)) }
+	g, own := p.Graph, q.Graph != nil
+	if own {
+		g = q.Graph
+	}
+	if g == nil {
+		return nil, fmt.Errorf("%q: no KG to answer over: give the pipeline a shared KG or the query its own graph", q.Question)
+	}
+	res.Graph = g
 
 	start := time.Now()
-	in := projection.Input{Question: question}
-	if len(entities) > 0 {
-		for _, e := range entities {
-			name, err := p.resolve(e)
-			if err != nil {
-				return nil, err
+	in := projection.Input{Question: q.Question, Gold: q.Gold}
+	if len(q.Entities) > 0 {
+		for _, e := range q.Entities {
+			l := linking.Link{Entity: e, Mention: e, Score: 1, Method: "given"}
+			if sp, ok := linking.Find(q.Question, e); ok {
+				l.Start, l.End, l.Mention = sp.Start, sp.End, q.Question[sp.Start:sp.End]
 			}
-			l := linking.Link{Entity: name, Mention: e, Score: 1, Method: "given"}
-			if sp, ok := linking.Find(question, e); ok {
-				l.Start, l.End, l.Mention = sp.Start, sp.End, question[sp.Start:sp.End]
-			}
-			tr.Links = append(tr.Links, l)
+			res.Links = append(res.Links, l)
 		}
 	} else {
-		links, err := p.Linker.Link(ctx, question)
+		linker := p.Linker
+		if own || linker == nil {
+			linker = linking.New(g, nil)
+		}
+		links, err := linker.Link(ctx, q.Question)
 		if err != nil {
 			if errors.Is(err, linking.ErrNoEntity) {
-				return nil, fmt.Errorf("%q: %w (name it with --entity)", question, ErrNoEntity)
+				return nil, fmt.Errorf("%q: %w", q.Question, ErrNoEntity)
 			}
 			return nil, err
 		}
-		tr.Links = links
+		res.Links = links
 	}
-	for _, l := range tr.Links {
+	for _, l := range res.Links {
 		in.Entities = append(in.Entities, l.Entity)
 		in.Mentions = append(in.Mentions, l.Mention)
 	}
 	stage(StageLink, start)
 
 	start = time.Now()
-	pl, err := p.Planner.Plan(ctx, in)
+	proj, err := p.Planner.Plan(ctx, in)
 	if err != nil {
-		return nil, fmt.Errorf("plan %q: %w", question, err)
+		return nil, fmt.Errorf("plan %q: %w", q.Question, err)
 	}
-	tr.Plan = pl
-	strat := pl.Strategy
+	res.Projection = proj
+	strat := proj.Strategy
 	if p.Strategy != nil {
 		strat = *p.Strategy
 	}
-	tr.Strategy = strat.String()
+	res.Strategy = strat.String()
 	stage(StagePlan, start)
 
-	var guide *tracing.Guidance
-	if p.Guider != nil {
-		start = time.Now()
-		if guide, err = p.Guider.Guide(ctx, in, pl); err != nil {
-			return nil, fmt.Errorf("guidance for %q: %w", question, err)
-		}
-		for e := range guide.Entities {
-			tr.Guidance = append(tr.Guidance, p.Graph.EntityName(e))
-		}
-		stage(StageGuide, start)
-	}
-
-	start = time.Now()
-	req := tracing.Request{Graphs: pl.Graphs(), Strategy: strat, Guidance: guide, Ranked: true}
-	for _, l := range tr.Links {
-		if id, ok := p.Graph.Entity(l.Entity); ok {
-			req.Mentions = append(req.Mentions, l.Mention)
-			req.Anchors = append(req.Anchors, id)
-		}
-	}
-	res, err := p.Tracer.Trace(ctx, req)
+	req := Request{Question: q.Question, Graph: g, Own: own, Input: in, Projection: proj, Strategy: strat}
+	req.Anchors, req.Mentions = anchors(g, res.Links, len(q.Entities) > 0)
+	ev, err := p.Retriever.Retrieve(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("trace %q: %w", question, err)
+		return nil, fmt.Errorf("retrieve evidence for %q: %w", q.Question, err)
 	}
-	tr.Result, tr.Chains = res, res.Chains
-	stage(StageTrace, start)
+	for k, d := range ev.Timings {
+		res.Timings[k] = Duration(d)
+	}
+	res.Evidence, res.Chains, res.Guidance = ev.Trace, ev.Trace.Chains, ev.Guidance
 
 	start = time.Now()
-	if tr.Answers, err = p.Generator.Generate(ctx, question, p.Graph, res); err != nil {
-		return nil, fmt.Errorf("generate an answer to %q: %w", question, err)
+	gen := p.Generator
+	if gen == nil {
+		gen = generation.Structural{}
+	}
+	if res.Answers, err = gen.Generate(ctx, q.Question, g, ev.Trace); err != nil {
+		return nil, fmt.Errorf("generate an answer to %q: %w", q.Question, err)
 	}
 	stage(StageGenerate, start)
-	return tr, nil
+	return res, nil
 }
 
-// resolve maps a user-given entity to a KG name: exact, then normalised.
-func (p *Pipeline) resolve(name string) (string, error) {
-	if _, ok := p.Graph.Entity(name); ok {
+// anchors returns the KG ids the question's entities anchor on, with the
+// mention each is matched to the schema graphs by. Entities the caller
+// named are anchored by their KG name; linked ones by the question's span.
+// When none of the named entities is in the KG exactly, no id is returned
+// and their names become mentions that tracing anchors by similarity.
+func anchors(g kg.Reader, links []linking.Link, given bool) (ids []int32, mentions []string) {
+	for _, l := range links {
+		if id, ok := g.Entity(l.Entity); ok {
+			ids = append(ids, id)
+			if given {
+				mentions = append(mentions, l.Entity)
+			} else {
+				mentions = append(mentions, l.Mention)
+			}
+		}
+	}
+	if len(ids) == 0 && given {
+		mentions = mentions[:0]
+		for _, l := range links {
+			mentions = append(mentions, l.Entity)
+		}
+	}
+	return ids, mentions
+}
+
+// Resolve maps a user-given entity name to a KG name: exactly, then
+// ignoring case and punctuation. It is how `stem ask --entity` refuses a
+// name the KG does not hold before any work starts.
+func Resolve(g kg.Reader, name string) (string, error) {
+	if _, ok := g.Entity(name); ok {
 		return name, nil
 	}
-	if ids := p.Graph.EntitiesByNorm(name); len(ids) > 0 {
-		return p.Graph.EntityName(ids[0]), nil
+	if ids := g.EntitiesByNorm(name); len(ids) > 0 {
+		return g.EntityName(ids[0]), nil
 	}
 	return "", fmt.Errorf("entity %q is not in the KG (names match exactly, or ignoring case and punctuation)", name)
-}
-
-// New assembles a pipeline over g with structural generation and no
-// guidance: the linker and tracer are built from g, ents and enc. Callers
-// set Guider, Generator and Strategy on the result to change them.
-func New(g *kg.Graph, enc models.Encoder, ents *kgvec.Entities, planner projection.Planner, cfg tracing.Config) (*Pipeline, error) {
-	tr, err := tracing.New(g, enc, ents, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("prepare tracing: %w", err)
-	}
-	return &Pipeline{Graph: g, Linker: linking.New(g, ents), Planner: planner, Tracer: tr, Generator: Structural{}}, nil
 }

@@ -7,11 +7,13 @@ import (
 	"testing"
 
 	"github.com/stem-kgqa/stem/demo"
+	"github.com/stem-kgqa/stem/generation"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kgvec"
 	"github.com/stem-kgqa/stem/models/llm"
 	"github.com/stem-kgqa/stem/models/wordvec"
 	"github.com/stem-kgqa/stem/projection"
+	"github.com/stem-kgqa/stem/projection/linking"
 	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/tracing"
 )
@@ -19,8 +21,8 @@ import (
 // fixedPlanner plans every question as the path it was given.
 type fixedPlanner struct{ rels []string }
 
-func (f fixedPlanner) Plan(_ context.Context, in projection.Input) (projection.Plan, error) {
-	return projection.Plan{Candidates: []projection.Candidate{{Graph: schema.Path(in.Entities[0], f.rels...), Score: 1}}, Strategy: schema.Breadth}, nil
+func (f fixedPlanner) Plan(_ context.Context, in projection.Input) (projection.Projection, error) {
+	return projection.Projection{Candidates: []projection.Candidate{{Graph: schema.Path(in.Entities[0], f.rels...), Score: 1}}, Strategy: schema.Breadth}, nil
 }
 
 // scriptedChat replies with a fixed text.
@@ -42,16 +44,16 @@ func demoPipeline(t *testing.T, rels ...string) *Pipeline {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := New(g, enc, ents, fixedPlanner{rels}, tracing.DefaultConfig())
+	ret, err := NewTracing(ctx, g, ents, enc, tracing.DefaultConfig(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p
+	return &Pipeline{Graph: g, Linker: linking.New(g, ents), Planner: fixedPlanner{rels}, Retriever: ret}
 }
 
 func TestAsk(t *testing.T) {
 	p := demoPipeline(t, "directed_by", "place_of_birth", "located_in")
-	tr, err := p.Ask(context.Background(), "in which country was the director of inception born ?", nil)
+	tr, err := p.Answer(context.Background(), Query{Question: "in which country was the director of inception born ?"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,33 +76,37 @@ func TestAsk(t *testing.T) {
 			t.Errorf("no timing for stage %s", s)
 		}
 	}
-	if tr.Result.Unbacked != 0 {
-		t.Errorf("unbacked = %d", tr.Result.Unbacked)
+	if tr.Evidence.Unbacked != 0 {
+		t.Errorf("unbacked = %d", tr.Evidence.Unbacked)
 	}
 }
 
 func TestAskEntitiesAndErrors(t *testing.T) {
 	p := demoPipeline(t, "directed_by")
 	ctx := context.Background()
-	tr, err := p.Ask(ctx, "who made it ?", []string{"inception"})
+	name, err := Resolve(p.Graph, "inception")
+	if err != nil || name != "Inception" {
+		t.Fatalf("Resolve(inception) = %q, %v", name, err)
+	}
+	tr, err := p.Answer(ctx, Query{Question: "who made it ?", Entities: []string{name}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(tr.Answers) != 1 || tr.Answers[0].Name != "Christopher_Nolan" {
 		t.Errorf("answers = %+v", tr.Answers)
 	}
-	if _, err := p.Ask(ctx, "who made it ?", []string{"No Such Film"}); err == nil || !strings.Contains(err.Error(), "No Such Film") {
-		t.Errorf("unknown --entity: err = %v", err)
+	if _, err := Resolve(p.Graph, "No Such Film"); err == nil || !strings.Contains(err.Error(), "No Such Film") {
+		t.Errorf("unknown entity: err = %v", err)
 	}
-	if _, err := p.Ask(ctx, "zzqx wvvy ?", nil); !errors.Is(err, ErrNoEntity) {
+	if _, err := p.Answer(ctx, Query{Question: "zzqx wvvy ?"}); !errors.Is(err, ErrNoEntity) {
 		t.Errorf("unlinkable question: err = %v, want ErrNoEntity", err)
 	}
 }
 
 func TestLLMGeneratorFlagsUnsupported(t *testing.T) {
 	p := demoPipeline(t, "directed_by")
-	p.Generator = LLM{Chat: scriptedChat{"Answer: [\"christopher nolan\", \"Steven Spielberg\"]"}}
-	tr, err := p.Ask(context.Background(), "who directed inception ?", nil)
+	p.Generator = generation.LLM{Chat: scriptedChat{"Answer: [\"christopher nolan\", \"Steven Spielberg\"]"}}
+	tr, err := p.Answer(context.Background(), Query{Question: "who directed inception ?"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,35 +120,7 @@ func TestLLMGeneratorFlagsUnsupported(t *testing.T) {
 	if b.Supported || b.Entity != "" || len(b.Chains) != 0 {
 		t.Errorf("an answer no evidence names must be flagged: %+v", b)
 	}
-}
-
-func TestParseAnswerList(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{`["a", "b"]`, "a|b"},
-		{"['a', 'b c']", "a|b c"},
-		{"Answer: a, b", "a|b"},
-		{"1. a\n2. b\n- c\n", "a|b|c"},
-		{"a", "a"},
-		{"", ""},
-		{"a\na\n", "a"},
-	}
-	for _, tc := range tests {
-		if got := strings.Join(ParseAnswerList(tc.in), "|"); got != tc.want {
-			t.Errorf("ParseAnswerList(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
-func TestChainsWith(t *testing.T) {
-	chains := []string{"A -> r -> B -> s -> C", "A -> r -> B <- t <- D", "X -> r -> Y"}
-	got := chainsWith(chains, "B")
-	if len(got) != 1 || got[0] != "A -> r -> B" {
-		t.Errorf("chainsWith(B) = %q", got)
-	}
-	if got := chainsWith(chains, "D"); len(got) != 1 || got[0] != "A -> r -> B <- t <- D" {
-		t.Errorf("chainsWith(D) = %q", got)
-	}
-	if got := chainsWith(chains, "r"); got != nil {
-		t.Errorf("a relation is not an entity: %q", got)
+	if n := tr.Unsupported(); n != 1 {
+		t.Errorf("Unsupported() = %d, want 1", n)
 	}
 }

@@ -1,8 +1,3 @@
-// Package plan runs STEM's stages for a question: projection (a planner's
-// schema graphs and strategy), guidance, tracing and answer generation. This
-// file holds the retrieval stage as the evaluation harness sees it: a
-// tracing.Tracer behind the eval.Retriever interface, for a shared KG or for
-// datasets where every question brings its own small KG.
 package plan
 
 import (
@@ -10,36 +5,89 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/stem-kgqa/stem/benchmark"
-	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kgvec"
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/projection"
+	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/tracing"
 )
 
-// Retriever answers questions by structure tracing. For questions on the
-// shared KG it reuses one Tracer (entity and relation vectors are computed
-// once); a question that carries its own KG (WebQSP, RoG) gets a Tracer built
-// for that graph.
-type Retriever struct {
+// Retriever is a retrieval strategy: it finds the KG evidence for a
+// planned question. STEM's structure tracing is one; a peer system's
+// retrieval (SimGRAG's subgraph matching, GCR's constrained decoding) is
+// another, registered by name in a Registry. Implementations must be safe
+// for concurrent use and must back every answer they return with returned
+// triples (Result.Unbacked counts the ones that are not).
+type Retriever interface {
+	Retrieve(ctx context.Context, req Request) (*Evidence, error)
+}
+
+// Request is what a Retriever gets for one question.
+type Request struct {
+	Question string
+	// Graph is the KG to search: the pipeline's shared KG, or the
+	// question's own when Own is set.
+	Graph kg.Reader
+	Own   bool
+	// Input is what the planner was given (entities and their mentions).
+	Input projection.Input
+	// Anchors are the question entities' ids in Graph, Mentions[i] the
+	// text Anchors[i] is matched to schema graph nodes by. With no
+	// anchors, Mentions (or, when empty, the schema graphs' own
+	// mentions) are anchored by similarity.
+	Anchors  []int32
+	Mentions []string
+	// Projection is the planner's candidate schema graphs; a strategy
+	// that plans for itself may ignore it.
+	Projection projection.Projection
+	// Strategy is Precision or Breadth, after the pipeline's override.
+	Strategy schema.Strategy
+}
+
+// Evidence is what a Retriever found. Trace uses tracing's result type as
+// the common evidence format: anchors, matched KG triples with their
+// scores, the answers bound to the answer slot, reasoning chains and the
+// faithfulness audit. A strategy without schema graphs leaves the
+// schema-graph fields of its matches zero.
+type Evidence struct {
+	Trace *tracing.Result
+	// Guidance names the guidance graph's entities, when one was used.
+	Guidance []string
+	// Timings holds the strategy's own stages (StageGuide, StageTrace).
+	Timings map[string]time.Duration
+}
+
+// Guider builds the guidance graph for a question (the Triple-GNN's top-K
+// entities and the KG edges among them). It is optional: without one,
+// tracing runs without the entity and triple biases.
+type Guider interface {
+	Guide(ctx context.Context, in projection.Input, p projection.Projection) (*tracing.Guidance, error)
+}
+
+// Tracing is STEM's retrieval strategy (paper sections 3.3-3.5): the
+// guidance graph, when a Guider is set, then structure tracing of the
+// candidate schema graphs. Questions on the shared KG reuse one Tracer
+// (entity and relation vectors are computed once); a question with its own
+// KG gets a Tracer built for that graph and no guidance, since the
+// Triple-GNN was trained on the shared KG.
+type Tracing struct {
 	enc    models.Encoder
 	cfg    tracing.Config
 	shared *tracing.Tracer
-	g      *kg.Graph
-	// Guider, when not nil, builds a guidance graph for questions on the
-	// shared KG from the plan's first schema graph (questions with their
-	// own KG are traced without one).
-	Guider Guider
+	graph  kg.Reader
+	guider Guider
 }
 
-// NewRetriever prepares tracing over g (which may be nil when every question
-// has its own graph). ents indexes g's entities for similarity anchoring; nil
-// builds the index from g with enc.
-func NewRetriever(ctx context.Context, g *kg.Graph, ents *kgvec.Entities, enc models.Encoder, cfg tracing.Config) (*Retriever, error) {
-	r := &Retriever{enc: enc, cfg: cfg, g: g}
+// NewTracing prepares tracing over g (nil when every question has its own
+// graph). ents indexes g's entities for similarity anchoring; nil builds
+// the index from g with enc. guider may be nil.
+func NewTracing(ctx context.Context, g kg.Reader, ents *kgvec.Entities, enc models.Encoder, cfg tracing.Config, guider Guider) (*Tracing, error) {
+	r := &Tracing{enc: enc, cfg: cfg, graph: g, guider: guider}
 	if g == nil {
+		if guider != nil {
+			return nil, fmt.Errorf("guidance needs a shared KG: per-question graphs are traced without it")
+		}
 		return r, nil
 	}
 	if ents == nil {
@@ -56,86 +104,44 @@ func NewRetriever(ctx context.Context, g *kg.Graph, ents *kgvec.Entities, enc mo
 	return r, nil
 }
 
-// Answer traces the plan's schema graphs for q and returns the answers bound
-// to the answer placeholder, best first, with the evidence triples.
-func (r *Retriever) Answer(ctx context.Context, q benchmark.Question, p eval.Plan) (eval.Prediction, error) {
-	stages := map[string]time.Duration{}
-	res, g, err := r.trace(ctx, q, p, stages)
-	if err != nil {
-		return eval.Prediction{}, err
-	}
-	pred := Prediction(g, res)
-	pred.Stages = stages
-	return pred, nil
-}
-
-// Trace runs tracing for q and returns the raw result and the graph it ran
-// on, for callers that want the whole trace (anchors, scores, problems).
-func (r *Retriever) Trace(ctx context.Context, q benchmark.Question, p eval.Plan) (*tracing.Result, *kg.Graph, error) {
-	return r.trace(ctx, q, p, map[string]time.Duration{})
-}
-
-// trace is Trace, recording the time of each stage (StageGuide,
-// StageTrace) in stages.
-func (r *Retriever) trace(ctx context.Context, q benchmark.Question, p eval.Plan, stages map[string]time.Duration) (*tracing.Result, *kg.Graph, error) {
-	t, g := r.shared, r.g
-	if q.Graph != nil {
-		g = q.Graph
-		ents, err := kgvec.Build(ctx, g, r.enc, nil)
+// Retrieve implements Retriever.
+func (r *Tracing) Retrieve(ctx context.Context, req Request) (*Evidence, error) {
+	ev := &Evidence{Timings: map[string]time.Duration{}}
+	t := r.shared
+	if req.Own {
+		ents, err := kgvec.Build(ctx, req.Graph, r.enc, nil)
 		if err != nil {
-			return nil, nil, fmt.Errorf("question %s: %w", q.ID, err)
+			return nil, err
 		}
-		if t, err = tracing.New(g, r.enc, ents, r.cfg); err != nil {
-			return nil, nil, fmt.Errorf("question %s: prepare tracing: %w", q.ID, err)
+		if t, err = tracing.New(req.Graph, r.enc, ents, r.cfg); err != nil {
+			return nil, fmt.Errorf("prepare tracing: %w", err)
 		}
 	}
 	if t == nil {
-		return nil, nil, fmt.Errorf("question %s has no KG: give a shared KG or a per-question graph", q.ID)
+		return nil, fmt.Errorf("no KG: give a shared KG or a per-question graph")
 	}
-	req := tracing.Request{Graphs: p.Graphs, Strategy: p.Strategy, Ranked: p.Ranked}
-	if r.Guider != nil && q.Graph == nil && len(p.Graphs) > 0 {
-		pl := projection.Plan{Strategy: p.Strategy}
-		for _, sg := range p.Graphs {
-			pl.Candidates = append(pl.Candidates, projection.Candidate{Graph: sg})
-		}
+	treq := tracing.Request{Graphs: req.Projection.Graphs(), Strategy: req.Strategy, Ranked: !req.Projection.Unranked,
+		Anchors: req.Anchors, Mentions: req.Mentions}
+	if r.guider != nil && !req.Own {
 		start := time.Now()
-		gu, err := r.Guider.Guide(ctx, projection.Input{Question: q.Text, Entities: q.Entities}, pl)
+		gu, err := r.guider.Guide(ctx, req.Input, req.Projection)
 		if err != nil {
-			return nil, nil, fmt.Errorf("question %s: %w", q.ID, err)
+			return nil, fmt.Errorf("guidance: %w", err)
 		}
-		stages[StageGuide] = time.Since(start)
-		req.Guidance = gu
-	}
-	// Datasets that mark the topic entity name it exactly: anchor on it
-	// directly rather than by similarity.
-	for _, name := range q.Entities {
-		if id, ok := g.Entity(name); ok {
-			req.Mentions = append(req.Mentions, name)
-			req.Anchors = append(req.Anchors, id)
+		ev.Timings[StageGuide] = time.Since(start)
+		treq.Guidance = gu
+		if gu != nil {
+			for e := range gu.Entities {
+				ev.Guidance = append(ev.Guidance, req.Graph.EntityName(e))
+			}
 		}
-	}
-	if len(req.Anchors) == 0 {
-		req.Mentions, req.Anchors = q.Entities, nil
 	}
 	start := time.Now()
-	res, err := t.Trace(ctx, req)
+	res, err := t.Trace(ctx, treq)
 	if err != nil {
-		return nil, nil, fmt.Errorf("question %s: %w", q.ID, err)
+		return nil, err
 	}
-	stages[StageTrace] = time.Since(start)
-	return res, g, nil
-}
-
-// Prediction turns a tracing result into what the metrics score: answer
-// names best first, and the evidence as name triples.
-func Prediction(g *kg.Graph, res *tracing.Result) eval.Prediction {
-	p := eval.Prediction{Unbacked: res.Unbacked}
-	for _, a := range res.Answers {
-		p.Answers = append(p.Answers, a.Name)
-	}
-	for _, m := range res.Evidence {
-		tr := g.Triple(m.Triple)
-		p.EvidenceTriples = append(p.EvidenceTriples, [3]string{g.EntityName(tr.Head), g.RelationName(tr.Rel), g.EntityName(tr.Tail)})
-	}
-	return p
+	ev.Timings[StageTrace] = time.Since(start)
+	ev.Trace = res
+	return ev, nil
 }

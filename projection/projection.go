@@ -16,6 +16,10 @@ import (
 	"github.com/stem-kgqa/stem/schema"
 )
 
+// DefaultBeam is the paper's SGDA beam size B: candidate schema graphs per
+// question.
+const DefaultBeam = 4
+
 // Input is what a planner gets for one question.
 type Input struct {
 	// Question is the question text as asked.
@@ -27,6 +31,17 @@ type Input struct {
 	// Mentions are the spans of Question that name Entities, when known
 	// (Mentions[i] names Entities[i]); pattern planners mask them.
 	Mentions []string
+	// Gold is the benchmark's answer sheet, nil outside evaluation. Only the
+	// oracle planner reads it; a planner that looked at it would be
+	// measuring nothing.
+	Gold *Gold
+}
+
+// Gold is what a benchmark knows of a question's answer: its reasoning
+// paths and how many answers it has.
+type Gold struct {
+	Paths   []schema.GoldPath
+	Answers int
 }
 
 // Candidate is one planned decomposition: a schema graph and the planner's
@@ -37,22 +52,26 @@ type Candidate struct {
 	// produces them (SGDA), e.g. "[ENT1] is the director of Inception".
 	Assertions []string
 	// Score is the planner's confidence, higher is better; comparable only
-	// within one Plan.
+	// within one Projection.
 	Score float32
 }
 
-// Plan is a planner's answer: up to B candidates, best first, and the
-// strategy for tracing.
-type Plan struct {
+// Projection is a planner's answer: up to B candidate schema graphs, best
+// first, and the strategy for tracing.
+type Projection struct {
 	Candidates []Candidate
 	Strategy   schema.Strategy
+	// Unranked says the candidates are equally good rather than best
+	// first (the oracle's gold paths), so tracing merges them instead of
+	// preferring the first.
+	Unranked bool
 	// Notes say what the planner fell back on or could not do (a strategy
 	// defaulted to Precision, a reply that did not parse), for --explain.
 	Notes []string
 }
 
 // Graphs returns the candidates' schema graphs, best first.
-func (p Plan) Graphs() []schema.Graph {
+func (p Projection) Graphs() []schema.Graph {
 	out := make([]schema.Graph, len(p.Candidates))
 	for i, c := range p.Candidates {
 		out[i] = c.Graph
@@ -63,7 +82,7 @@ func (p Plan) Graphs() []schema.Graph {
 // Planner produces candidate schema graphs and a strategy for a question.
 // Implementations must be safe for concurrent use.
 type Planner interface {
-	Plan(ctx context.Context, in Input) (Plan, error)
+	Plan(ctx context.Context, in Input) (Projection, error)
 }
 
 // ScoredPath is one relation path a path planner (pattern, zeroshot)

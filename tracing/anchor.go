@@ -121,7 +121,7 @@ func (t *Tracer) assign(sgs []*sGraph, anchors []Anchor) []job {
 		ratios := make([]float32, len(anchors))
 		bestAt := map[int]float32{}
 		for ai, a := range anchors {
-			n, r := s.bestNode(a.Mention, t.g.EntityText(a.Entity))
+			n, r := s.bestNode(a.Mention, kg.EntityTextOf(t.g, a.Entity))
 			nodes[ai], ratios[ai] = n, r
 			if n >= 0 && r > bestAt[n] {
 				bestAt[n] = r

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/schema"
 )
 
@@ -300,13 +301,13 @@ func (r *run) scoreTexts(ctx context.Context, sv []float32, x int32, inclNear, i
 		}
 		sb.Reset()
 		if inclH {
-			sb.WriteString(t.g.EntityText(tr.Head))
+			sb.WriteString(kg.EntityTextOf(t.g, tr.Head))
 			sb.WriteByte(' ')
 		}
-		sb.WriteString(t.g.RelationText(tr.Rel))
+		sb.WriteString(kg.RelationTextOf(t.g, tr.Rel))
 		if inclT {
 			sb.WriteByte(' ')
-			sb.WriteString(t.g.EntityText(tr.Tail))
+			sb.WriteString(kg.EntityTextOf(t.g, tr.Tail))
 		}
 		texts[i] = sb.String()
 		if _, ok := r.cache[texts[i]]; !ok && !pending[texts[i]] {

@@ -52,28 +52,36 @@ func (m TextMode) String() string {
 
 // Config holds the tracing parameters; DefaultConfig gives the paper's values.
 type Config struct {
-	TopN   int     // anchor candidates per question entity (paper: 50)
-	Lambda float32 // entity-level bias, multiplicative, for guidance entities (1.5)
-	Tau    float32 // triple-level bias, additive, for guidance triples (0.5)
-	Theta  float32 // Breadth threshold on the T-Score (0.6)
+	// TopN is how many anchor candidates a question entity gets (paper: 50).
+	TopN int `flag:"top-n" min:"0" usage:"anchor candidates per question entity, by similarity (paper: 50; 0 = exact names only)"`
+	// Lambda is the entity-level bias, multiplicative, for guidance
+	// entities (1.5); Tau the triple-level bias, additive, for guidance
+	// triples (0.5); Theta the Breadth threshold on the T-Score (0.6).
+	Lambda float32 `flag:"lambda" min:"0" usage:"entity-level guidance bias, multiplicative (paper: 1.5)"`
+	Tau    float32 `flag:"tau" min:"0" usage:"triple-level guidance bias, additive (paper: 0.5)"`
+	Theta  float32 `flag:"theta" min:"-1" max:"2" usage:"Breadth threshold on the T-Score (paper: 0.6)"`
 
-	NoEntityBias, NoTripleBias bool // ablations: ignore the guidance graph's entities / triples
-	OnlyGreedy, OnlyThreshold  bool // force Precision / Breadth selection whatever the strategy
+	// Ablations: ignore the guidance graph's entities / triples; force
+	// Precision / Breadth selection whatever the strategy.
+	NoEntityBias  bool `flag:"no-entity-bias" usage:"ablation: no guidance boost for anchor entities"`
+	NoTripleBias  bool `flag:"no-triple-bias" usage:"ablation: no guidance boost for KG triples"`
+	OnlyGreedy    bool `flag:"only-greedy" usage:"ablation: greedy selection whatever the strategy"`
+	OnlyThreshold bool `flag:"only-threshold" usage:"ablation: threshold selection whatever the strategy"`
 
 	// Workers bounds concurrency over candidate graphs x anchors
 	// (0 = GOMAXPROCS).
 	Workers int
 
 	// Text is how triples are written for the encoder.
-	Text TextMode
+	Text TextMode `flag:"triple-text" usage:"how schema and KG triples are written for the encoder: far-mention, known-ends, full or relation (see package tracing)"`
 	// StringWeight is the weight of the edit-distance ratio against the
 	// embedding cosine in anchoring (0.5); an exact normalised name scores 1.
 	StringWeight float32
 	// StrictTheta disables Breadth's fallback to the best edges when no edge
 	// reaches Theta.
-	StrictTheta bool
+	StrictTheta bool `flag:"strict-theta" usage:"Breadth keeps no edge when none reaches theta (default: fall back to the best edges)"`
 	// MaxBranch caps the KG edges kept per step, best first (0 = no cap).
-	MaxBranch int
+	MaxBranch int `flag:"max-branch" min:"0" usage:"cap on KG edges kept per tracing step (0 = none)"`
 	// MaxChains caps Result.Chains (0 = no cap); Breadth over a hub can
 	// otherwise produce thousands of lines nobody can prompt with.
 	MaxChains int
@@ -82,11 +90,19 @@ type Config struct {
 	// among edges that already match the schema edge instead of letting an
 	// edge of another relation outscore an exact match (eq. 12 adds it to
 	// every edge; that is the default).
-	GateTripleBias bool
+	GateTripleBias bool `flag:"gate-triple-bias" usage:"add the triple-level bias only to edges whose similarity alone reaches theta (the paper adds it to every edge)"`
 	// Reuse says which KG edges already matched on a branch may be matched
 	// again (ReuseNotBack by default; ReuseNever is the paper's Contradict
 	// check read literally).
-	Reuse EdgeReuse
+	Reuse EdgeReuse `flag:"reuse" usage:"which matched KG edges a later schema edge may match again: not-back (all but the edge just walked) or never (the paper's Contradict read literally)"`
+}
+
+// Check reports settings that exclude each other.
+func (c Config) Check() error {
+	if c.OnlyGreedy && c.OnlyThreshold {
+		return fmt.Errorf("--only-greedy and --only-threshold exclude each other")
+	}
+	return nil
 }
 
 // DefaultConfig returns the paper's parameters (NOTES.md table).
@@ -193,7 +209,7 @@ type Result struct {
 
 // Tracer traces schema graphs over one KG. It is safe for concurrent use.
 type Tracer struct {
-	g    *kg.Graph
+	g    kg.Reader
 	enc  models.Encoder
 	add  models.Additive // nil when enc is not additive
 	ents *kgvec.Entities
@@ -210,7 +226,7 @@ const partBatch = 4096
 // New prepares a tracer: with an Additive encoder it encodes every entity
 // and relation text of g once. ents may be nil, in which case only exact
 // normalised names (or explicit anchors) anchor mentions.
-func New(g *kg.Graph, enc models.Encoder, ents *kgvec.Entities, cfg Config) (*Tracer, error) {
+func New(g kg.Reader, enc models.Encoder, ents *kgvec.Entities, cfg Config) (*Tracer, error) {
 	if g == nil || enc == nil {
 		return nil, errors.New("tracing: nil graph or encoder")
 	}
@@ -222,16 +238,16 @@ func New(g *kg.Graph, enc models.Encoder, ents *kgvec.Entities, cfg Config) (*Tr
 	}
 	t := &Tracer{g: g, enc: enc, ents: ents, cfg: cfg, dim: enc.Dim(), relByText: map[string]bool{}}
 	for r := 0; r < g.NumRelations(); r++ {
-		t.relByText[g.RelationText(int32(r))] = true
+		t.relByText[kg.RelationTextOf(g, int32(r))] = true
 	}
 	if a, ok := enc.(models.Additive); ok {
 		t.add = a
 		ctx := context.Background()
 		var err error
-		if t.entParts, err = t.parts(ctx, g.NumEntities(), g.EntityText); err != nil {
+		if t.entParts, err = t.parts(ctx, g.NumEntities(), func(id int32) string { return kg.EntityTextOf(g, id) }); err != nil {
 			return nil, fmt.Errorf("tracing: encode entities: %w", err)
 		}
-		if t.relParts, err = t.parts(ctx, g.NumRelations(), g.RelationText); err != nil {
+		if t.relParts, err = t.parts(ctx, g.NumRelations(), func(id int32) string { return kg.RelationTextOf(g, id) }); err != nil {
 			return nil, fmt.Errorf("tracing: encode relations: %w", err)
 		}
 	}

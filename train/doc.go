@@ -7,7 +7,7 @@
 // An example is one question on a subgraph of its KG: the question entities,
 // the schema triples of its first gold path (schema.PathGraph, the oracle
 // planner's graph), and labels 1 on the entities of its gold reasoning chains
-// (the ends of eval.GoldTriples), 0 elsewhere. Entity texts are not model
+// (the ends of benchmark.GoldTriples), 0 elsewhere. Entity texts are not model
 // inputs (h0 is E_Q on the question entities); relation texts are encoded
 // with the encoder, forward as kg.RelationText and inverse as "inverse of
 // ...". A schema triple is [E_h; E_r; E_t], a placeholder side being the

@@ -9,10 +9,11 @@ import (
 	"sync"
 
 	"github.com/stem-kgqa/stem/benchmark"
-	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models"
 	prog "github.com/stem-kgqa/stem/progress"
+	"github.com/stem-kgqa/stem/projection"
+	"github.com/stem-kgqa/stem/projection/oracle"
 	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/tripgnn"
 )
@@ -101,20 +102,21 @@ func (b *Builder) Labeled(ctx context.Context, g *kg.Graph, q benchmark.Question
 	if g == nil || g.NumEntities() == 0 {
 		return nil, fmt.Errorf("train: question %s: empty graph", q.ID)
 	}
-	pl, err := eval.Oracle{Beam: 1}.Plan(ctx, q)
+	pl, err := oracle.Planner{Beam: 1}.Plan(ctx, projection.Input{Question: q.Text, Entities: q.Entities,
+		Gold: &projection.Gold{Paths: q.Gold, Answers: len(q.Answers)}})
 	if err != nil {
 		return nil, fmt.Errorf("train: question %s: %w", q.ID, err)
 	}
-	if len(pl.Graphs) == 0 || len(pl.Graphs[0].Triples) == 0 {
+	if len(pl.Candidates) == 0 || len(pl.Candidates[0].Graph.Triples) == 0 {
 		return nil, fmt.Errorf("train: question %s: %w", q.ID, errNoGold)
 	}
-	it, err := b.Build(ctx, g, q.Entities, pl.Graphs[0], q.Text)
+	it, err := b.Build(ctx, g, q.Entities, pl.Candidates[0].Graph, q.Text)
 	if err != nil {
 		return nil, fmt.Errorf("train: question %s: %w", q.ID, err)
 	}
 	it.ID = q.ID
 	var names []string
-	for _, tr := range eval.GoldTriples(g, q) {
+	for _, tr := range benchmark.GoldTriples(g, q) {
 		names = append(names, tr[0], tr[2])
 	}
 	if err := label(g, it, names); err != nil {

@@ -127,7 +127,7 @@ func TestConfigFile(t *testing.T) {
 		t.Errorf("command-line --entity did not win:\n%s", out)
 	}
 	bad := writeFile(t, "bad.json", `{"stratgy": "breadth"}`)
-	if _, _, err := run(t, "ask", "--vectors", tinyVectors, "--config", bad, "who?"); err == nil || !strings.Contains(err.Error(), `"stratgy" is not a flag`) {
+	if _, _, err := run(t, "ask", "--vectors", tinyVectors, "--config", bad, "who?"); err == nil || !strings.Contains(err.Error(), `"stratgy" is not a setting of this command (did you mean "strategy"?)`) {
 		t.Errorf("unknown key: err = %v", err)
 	}
 }

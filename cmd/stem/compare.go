@@ -1,14 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
+	"io"
 	"strings"
 
 	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/models/catalog"
+	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/report"
+	"github.com/stem-kgqa/stem/settings"
 	"github.com/urfave/cli/v2"
 )
 
@@ -20,29 +24,44 @@ var presets = map[string][]string{
 	"table11": {"name=adaptive", "name=only-greedy,only-greedy", "name=only-threshold,only-threshold"},
 }
 
+// compareOptions are stem compare's own settings.
+type compareOptions struct {
+	Preset string `flag:"preset" usage:"add the configurations of the paper's table7 (guidance biases) or table11 (selection)"`
+	Report string `flag:"report" usage:"write report.md, report.json and SVG charts into DIR"`
+}
+
 func compareCommand() *cli.Command {
+	var d dataOptions
+	var o compareOptions
+	r := runOptions{Workers: 1}
+	s := evalSettings()
+	enc := catalog.DefaultEncoderSettings()
+	configs := &configList{}
 	return &cli.Command{
 		Name:  "compare",
 		Usage: "run several configurations (planner, strategy, ablations) over one dataset and compare them side by side",
 		Description: "Each --config is a comma-separated list of key[=value] with the names of stem eval's\n" +
-			"flags: planner, planner-model, beam, strategy, no-entity-bias, no-triple-bias, only-greedy,\n" +
-			"only-threshold, reuse, triple-text, max-branch, gnn, plus name (the row's label; default: the\n" +
-			"list itself). A boolean key alone means true. Keys a configuration does not name keep the\n" +
-			"value of the command's own flags, so `--planner pattern --preset table7` ablates the pattern\n" +
-			"planner. --preset table7 runs the paper's Table 7 (full, no-entity-bias, no-triple-bias,\n" +
-			"no-bias), --preset table11 its Table 11 (adaptive, only-greedy, only-threshold); presets\n" +
-			"come before the --config rows.\n\n" +
+			"pipeline flags (planner, planner-model, beam, strategy, retriever, gnn, no-entity-bias,\n" +
+			"no-triple-bias, only-greedy, only-threshold, reuse, triple-text, max-branch, theta, ...),\n" +
+			"plus name (the row's label; default: the list itself). A boolean key alone means true.\n" +
+			"Keys a configuration does not name keep the value of the command's own flags, so\n" +
+			"`--planner pattern --preset table7` ablates the pattern planner. --preset table7 runs the\n" +
+			"paper's Table 7 (full, no-entity-bias, no-triple-bias, no-bias; it needs --gnn), --preset\n" +
+			"table11 its Table 11 (adaptive, only-greedy, only-threshold); presets come before the\n" +
+			"--config rows. Every configuration is checked before the first question is answered.\n\n" +
 			"Example:\n  stem compare --format pq --questions PQ-3H.test.txt --kg 3H-kb.txt --preset table11 \\\n" +
 			"        --config 'name=breadth,strategy=breadth' --workers 2 --report out/pq3h",
-		Flags: append(append(append(evalDataFlags(), evalSetupFlags()...),
-			&cli.GenericFlag{Name: "config", Value: &configList{}, Usage: "a configuration, `KEY[=VALUE],...` (repeat the flag for more)"},
-			&cli.StringFlag{Name: "preset", Usage: "add the configurations of the paper's table7 (guidance biases) or table11 (selection)"},
-			&cli.StringFlag{Name: "report", Usage: "write report.md, report.json and SVG charts into `DIR`"},
-			&cli.IntFlag{Name: "workers", Value: 1, Usage: "questions answered at once"},
-			&cli.BoolFlag{Name: "keep-going", Usage: "score a question whose retrieval fails as unanswered instead of stopping"},
-			&cli.BoolFlag{Name: "json", Usage: "print the comparison as one JSON object instead of a table"},
-		), append(encoderFlags(), plannerFlags()...)...),
-		Action: runCompare,
+		Flags: append(append(append(append(append(flagsOf(&d),
+			&cli.GenericFlag{Name: "config", Value: configs, Usage: "a configuration, `KEY[=VALUE],...` (repeat the flag for more)"}),
+			flagsOf(&o)...), flagsOf(&r)...), flagsOf(&s)...), flagsOf(&enc)...),
+		Before: bind(&o, &d, &r, &s, &enc),
+		Action: func(c *cli.Context) error {
+			setups, err := compareSetups(s, o.Preset, *configs)
+			if err != nil {
+				return err
+			}
+			return runCompare(c.Context, c.App.Writer, c.App.ErrWriter, commandLine(c), setups, d, r, o, enc)
+		},
 	}
 }
 
@@ -53,202 +72,113 @@ type configList []string
 func (l *configList) Set(s string) error { *l = append(*l, s); return nil }
 func (l *configList) String() string     { return strings.Join(*l, " ") }
 
-// parseConfig applies a --config list to base.
-func parseConfig(base evalSetup, spec string) (evalSetup, error) {
-	s := base
-	s.Name = spec
-	for _, part := range splitList(spec) {
-		key, val, hasVal := strings.Cut(part, "=")
-		key = strings.TrimSpace(key)
-		val = strings.TrimSpace(val)
-		flag := func(dst *bool) error {
-			if !hasVal {
-				*dst = true
-				return nil
-			}
-			b, err := strconv.ParseBool(val)
-			if err != nil {
-				return fmt.Errorf("config %q: %s=%q: want true or false", spec, key, val)
-			}
-			*dst = b
-			return nil
-		}
-		str := func(dst *string) error {
-			if !hasVal {
-				return fmt.Errorf("config %q: %s needs a value (%s=...)", spec, key, key)
-			}
-			*dst = val
-			return nil
-		}
-		num := func(dst *int) error {
-			n, err := strconv.Atoi(val)
-			if err != nil || n < 0 {
-				return fmt.Errorf("config %q: %s=%q: want a whole number", spec, key, val)
-			}
-			*dst = n
-			return nil
-		}
-		var err error
-		switch key {
-		case "name":
-			err = str(&s.Name)
-		case "planner":
-			err = str(&s.Planner)
-		case "planner-model":
-			err = str(&s.PlannerModel)
-		case "strategy":
-			err = str(&s.Strategy)
-		case "reuse":
-			err = str(&s.Reuse)
-		case "triple-text":
-			err = str(&s.TripleText)
-		case "gnn":
-			if err = str(&s.GNN); err == nil && (val == "off" || val == "none") {
-				s.GNN = ""
-			}
-		case "lambda", "tau":
-			dst := &s.Lambda
-			if key == "tau" {
-				dst = &s.Tau
-			}
-			f, perr := strconv.ParseFloat(val, 64)
-			if perr != nil || f < 0 {
-				err = fmt.Errorf("config %q: %s=%q: want a non-negative number", spec, key, val)
-			} else {
-				*dst = f
-			}
-		case "beam":
-			err = num(&s.Beam)
-		case "max-branch":
-			err = num(&s.MaxBranch)
-		case "no-entity-bias":
-			err = flag(&s.NoEntityBias)
-		case "no-triple-bias":
-			err = flag(&s.NoTripleBias)
-		case "only-greedy":
-			err = flag(&s.OnlyGreedy)
-		case "only-threshold":
-			err = flag(&s.OnlyThreshold)
-		case "gate-triple-bias":
-			err = flag(&s.GateTripleBias)
-		default:
-			err = fmt.Errorf("config %q: unknown key %q (want name, planner, planner-model, beam, strategy, no-entity-bias, no-triple-bias, only-greedy, only-threshold, reuse, triple-text, max-branch, gnn, lambda, tau or gate-triple-bias)", spec, key)
-		}
-		if err != nil {
-			return s, err
-		}
-	}
-	if s.Name == "" {
-		s.Name = "default"
-	}
-	if _, err := s.tracingConfig(); err != nil {
-		return s, fmt.Errorf("config %q: %w", spec, err)
-	}
-	return s, nil
-}
-
 // compareConfig is one configuration of a comparison and the text that
 // named it.
 type compareConfig struct {
-	spec  string
-	setup evalSetup
+	name, spec string
+	settings   plan.Settings
 }
 
-// compareSetups resolves --preset and --config into configurations.
-func compareSetups(c *cli.Context) ([]compareConfig, error) {
+// compareSetups resolves --preset and --config into configurations over
+// base, and checks every one of them.
+func compareSetups(base plan.Settings, preset string, configs []string) ([]compareConfig, error) {
 	var specs []string
-	if p := c.String("preset"); p != "" {
-		list, ok := presets[p]
+	if preset != "" {
+		list, ok := presets[preset]
 		if !ok {
-			return nil, fmt.Errorf("--preset %q: want table7 or table11", p)
+			return nil, fmt.Errorf("--preset %q: want table7 or table11", preset)
+		}
+		if preset == "table7" && base.GNN == "" {
+			return nil, fmt.Errorf("--preset table7 ablates the guidance graph's biases, which need --gnn MODEL: without a Triple-GNN its four rows would be identical")
 		}
 		specs = append(specs, list...)
 	}
-	if l, ok := c.Generic("config").(*configList); ok {
-		specs = append(specs, *l...)
-	}
+	specs = append(specs, configs...)
 	if len(specs) == 0 {
 		return nil, fmt.Errorf("stem compare needs configurations: --config KEY[=VALUE],... (repeated) or --preset table7|table11")
 	}
-	base := setupFromFlags(c)
-	var setups []compareConfig
+	reg := plan.DefaultRetrievers()
+	var out []compareConfig
 	seen := map[string]bool{}
 	for _, spec := range specs {
-		s, err := parseConfig(base, spec)
+		s := base
+		fields, err := settings.Fields(&s)
 		if err != nil {
 			return nil, err
 		}
-		if seen[s.Name] {
-			return nil, fmt.Errorf("two configurations are named %q: give each a distinct name=", s.Name)
+		name, err := settings.ApplySpec(fields, spec)
+		if err != nil {
+			return nil, err
 		}
-		seen[s.Name] = true
-		setups = append(setups, compareConfig{spec: spec, setup: s})
+		if name == "" {
+			name = spec
+		}
+		if err := s.Check(reg); err != nil {
+			return nil, fmt.Errorf("config %q: %w", spec, err)
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("two configurations are named %q: give each a distinct name=", name)
+		}
+		seen[name] = true
+		out = append(out, compareConfig{name: name, spec: spec, settings: s})
 	}
-	return setups, nil
+	return out, nil
 }
 
-func runCompare(c *cli.Context) error {
-	setups, err := compareSetups(c)
+func runCompare(ctx context.Context, w, log io.Writer, cmdline string, setups []compareConfig, d dataOptions, r runOptions, o compareOptions, encS catalog.EncoderSettings) error {
+	data, err := loadEvalData(ctx, d, log)
 	if err != nil {
 		return err
 	}
-	d, err := loadEvalData(c)
-	if err != nil {
-		return err
-	}
-	env, err := openEvalEnv(c, d)
+	env, err := openEvalEnv(ctx, data, d.KG, encS, log)
 	if err != nil {
 		return err
 	}
 	defer env.close()
 	cmp := &report.Comparison{
-		Command: commandLine(c),
-		Dataset: fmt.Sprintf("%s: %s (%d questions)", c.String("format"), c.String("questions"), len(d.qs)),
+		Command: cmdline,
+		Dataset: fmt.Sprintf("%s: %s (%d questions)", d.Format, strings.Join(d.Questions, ","), len(data.Questions)),
 	}
 	var runErr error
 	for i, cc := range setups {
-		s := cc.setup
-		fmt.Fprintf(c.App.ErrWriter, "config %d/%d: %s\n", i+1, len(setups), s.Name)
-		rep, err := runSetup(c, s, d, env)
+		fmt.Fprintf(log, "config %d/%d: %s\n", i+1, len(setups), cc.name)
+		rep, err := runSetup(ctx, cc.settings, data, env, r, log)
 		if rep != nil {
-			rep.Dropped = d.dropped
-			cmp.Entries = append(cmp.Entries, report.Entry{Name: s.Name, Spec: cc.spec, Report: rep})
+			rep.Dropped = data.dropped
+			cmp.Entries = append(cmp.Entries, report.Entry{Name: cc.name, Spec: cc.spec, Report: rep})
 		}
 		if err != nil {
-			if rep == nil || c.Context.Err() == nil {
-				return fmt.Errorf("config %s: %w", s.Name, err)
+			if rep == nil || ctx.Err() == nil {
+				return fmt.Errorf("config %s: %w", cc.name, err)
 			}
 			// Cancelled: report what was done, then fail.
-			runErr = fmt.Errorf("config %s: %w", s.Name, err)
+			runErr = fmt.Errorf("config %s: %w", cc.name, err)
 			break
 		}
 	}
-	if dir := c.String("report"); dir != "" {
-		if err := report.WriteDir(dir, cmp); err != nil {
+	if o.Report != "" {
+		if err := report.WriteDir(o.Report, cmp); err != nil {
 			return errors.Join(runErr, err)
 		}
-		fmt.Fprintf(c.App.ErrWriter, "report written to %s\n", dir)
+		fmt.Fprintf(log, "report written to %s\n", o.Report)
 	}
-	if c.Bool("json") {
-		enc := json.NewEncoder(c.App.Writer)
+	if r.JSON {
+		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return errors.Join(runErr, enc.Encode(cmp))
 	}
-	return errors.Join(runErr, report.WriteTable(c.App.Writer, cmp.Entries))
+	return errors.Join(runErr, report.WriteTable(w, cmp.Entries))
 }
 
-// runSetup builds s's planner and retriever and runs them over d.
-func runSetup(c *cli.Context, s evalSetup, d *evalData, env *evalEnv) (*eval.Report, error) {
-	planner, ret, closePlanner, err := s.build(c, d, env)
-	defer closePlanner()
+// runSetup builds s's pipeline and runs it over data.
+func runSetup(ctx context.Context, s plan.Settings, data *evalData, env *evalEnv, r runOptions, log io.Writer) (*eval.Report, error) {
+	p, closeP, err := openPipeline(ctx, s, data, env)
+	defer closeP()
 	if err != nil {
 		return nil, err
 	}
-	return eval.Run(c.Context, d.qs, planner, ret, eval.Options{
-		Graph:     d.g,
-		KeepGoing: c.Bool("keep-going"),
-		Progress:  c.App.ErrWriter,
-		Workers:   c.Int("workers"),
+	return eval.Run(ctx, data.Questions, eval.Pipeline{Pipeline: p}, eval.Options{
+		Graph: data.Graph, KeepGoing: r.KeepGoing, Progress: log, Workers: r.Workers,
 	})
 }
 
@@ -266,13 +196,18 @@ func commandLine(c *cli.Context) string {
 		case *cli.BoolFlag:
 			parts = append(parts, "--"+name)
 		case *cli.GenericFlag:
-			if l, ok := v.Value.(*configList); ok {
-				for _, spec := range *l {
-					parts = append(parts, "--"+name, shellQuote(spec))
-				}
+			var vals []string
+			switch g := v.Value.(type) {
+			case *configList:
+				vals = *g
+			case *rawValue:
+				vals = g.list
+			}
+			for _, val := range vals {
+				parts = append(parts, "--"+name, shellQuote(val))
 			}
 		default:
-			parts = append(parts, "--"+name, shellQuote(fmt.Sprint(c.Value(name))))
+			parts = append(parts, "--"+name, shellQuote(c.String(name)))
 		}
 	}
 	return strings.Join(parts, " ")

@@ -13,7 +13,9 @@ import (
 	"testing"
 
 	"github.com/stem-kgqa/stem/demo"
+	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/report"
+	"github.com/stem-kgqa/stem/tracing"
 )
 
 // seriesNames returns the data-name of every <g class="series"> of an SVG
@@ -132,15 +134,15 @@ func TestCompareBadConfig(t *testing.T) {
 	}{
 		{"no configurations", nil, "needs configurations"},
 		{"unknown preset", []string{"--preset", "table9"}, `--preset "table9"`},
-		{"unknown key", []string{"--config", "name=a,deep"}, `unknown key "deep"`},
+		{"unknown key", []string{"--config", "name=a,deep"}, `"deep" is not a setting`},
 		{"duplicate names", []string{"--config", "name=a", "--config", "name=a,only-greedy"}, `two configurations are named "a"`},
-		{"bad boolean", []string{"--config", "only-greedy=maybe"}, `only-greedy="maybe"`},
-		{"bad beam", []string{"--config", "beam=-2"}, `beam="-2"`},
+		{"bad boolean", []string{"--config", "only-greedy=maybe"}, `only-greedy "maybe": want true or false`},
+		{"bad beam", []string{"--config", "beam=-2"}, `beam "-2": want a number from 1 to 64`},
 		{"value missing", []string{"--config", "planner"}, "planner needs a value"},
 		{"exclusive ablations", []string{"--config", "only-greedy,only-threshold"}, "exclude each other"},
-		{"bad strategy", []string{"--config", "strategy=wide"}, `--strategy "wide"`},
+		{"bad strategy", []string{"--config", "strategy=wide"}, `strategy "wide": want auto, precision or breadth`},
 		{"missing gnn model", []string{"--config", "name=gnn,gnn=model.tgnn"}, "model.tgnn"},
-		{"bad tau", []string{"--config", "tau=-1"}, `tau="-1"`},
+		{"bad tau", []string{"--config", "tau=-1"}, `tau "-1": want a number of at least 0`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -153,31 +155,66 @@ func TestCompareBadConfig(t *testing.T) {
 	}
 }
 
-func TestParseConfig(t *testing.T) {
-	base := evalSetup{Planner: "oracle", Strategy: "auto", Beam: 4, Reuse: "not-back", TripleText: "far-mention"}
+func TestCompareSetups(t *testing.T) {
+	base := evalSettings()
+	with := func(name string, f func(*plan.Settings)) compareConfig {
+		s := base
+		f(&s)
+		return compareConfig{name: name, settings: s}
+	}
 	tests := []struct {
 		spec string
-		want evalSetup
+		want compareConfig
 	}{
-		{"", evalSetup{Name: "default", Planner: "oracle", Strategy: "auto", Beam: 4, Reuse: "not-back", TripleText: "far-mention"}},
-		{"name=x, no-triple-bias ,beam=8", evalSetup{Name: "x", Planner: "oracle", Strategy: "auto", Beam: 8, Reuse: "not-back", TripleText: "far-mention", NoTripleBias: true}},
+		{"", with("", func(*plan.Settings) {})},
+		{"name=x, no-triple-bias ,beam=8", with("x", func(s *plan.Settings) { s.Beam, s.Tracing.NoTripleBias = 8, true })},
 		{"planner=pattern,planner-model=m.stempat,strategy=breadth,reuse=never,triple-text=full,max-branch=5,no-entity-bias=true,only-greedy",
-			evalSetup{Name: "planner=pattern,planner-model=m.stempat,strategy=breadth,reuse=never,triple-text=full,max-branch=5,no-entity-bias=true,only-greedy",
-				Planner: "pattern", PlannerModel: "m.stempat", Strategy: "breadth", Beam: 4, Reuse: "never", TripleText: "full", MaxBranch: 5, NoEntityBias: true, OnlyGreedy: true}},
-		{"name=g,gnn=a.tgnn,gnn=off", evalSetup{Name: "g", Planner: "oracle", Strategy: "auto", Beam: 4, Reuse: "not-back", TripleText: "far-mention"}},
-		{"name=g,gnn=a.tgnn", evalSetup{Name: "g", Planner: "oracle", Strategy: "auto", Beam: 4, Reuse: "not-back", TripleText: "far-mention", GNN: "a.tgnn"}},
+			with("planner=pattern,planner-model=m.stempat,strategy=breadth,reuse=never,triple-text=full,max-branch=5,no-entity-bias=true,only-greedy", func(s *plan.Settings) {
+				s.Planner, s.PlannerModel, s.Strategy = "pattern", "m.stempat", "breadth"
+				s.Tracing.Reuse, s.Tracing.Text, s.Tracing.MaxBranch = tracing.ReuseNever, tracing.TextFull, 5
+				s.Tracing.NoEntityBias, s.Tracing.OnlyGreedy = true, true
+			})},
+		{"name=g,gnn=a.tgnn,gnn=off", with("g", func(*plan.Settings) {})},
+		{"name=g,gnn=a.tgnn", with("g", func(s *plan.Settings) { s.GNN = "a.tgnn" })},
+		{"name=t,theta=0.7,top-n=10,strict-theta,retriever=stem", with("t", func(s *plan.Settings) {
+			s.Tracing.Theta, s.Tracing.TopN, s.Tracing.StrictTheta = 0.7, 10, true
+		})},
 	}
 	for _, tc := range tests {
-		got, err := parseConfig(base, tc.spec)
-		if err != nil || got != tc.want {
-			t.Errorf("parseConfig(%q) = %+v, %v; want %+v", tc.spec, got, err, tc.want)
+		got, err := compareSetups(base, "", []string{tc.spec})
+		tc.want.spec = tc.spec
+		if tc.want.name == "" {
+			tc.want.name = tc.spec
+		}
+		if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], tc.want) {
+			t.Errorf("compareSetups(%q) = %+v, %v; want %+v", tc.spec, got, err, tc.want)
 		}
 	}
-	for name, specs := range presets {
-		for _, spec := range specs {
-			if _, err := parseConfig(base, spec); err != nil {
-				t.Errorf("preset %s: %v", name, err)
-			}
+	withGNN := base
+	withGNN.GNN = "m.tgnn"
+	for name := range presets {
+		if _, err := compareSetups(withGNN, name, nil); err != nil {
+			t.Errorf("preset %s: %v", name, err)
+		}
+	}
+	for _, tc := range []struct {
+		base               plan.Settings
+		preset, spec, want string
+	}{
+		{base, "table7", "", "need --gnn MODEL"},
+		{base, "", "beam=0", "from 1 to 64"},
+		{base, "", "planner=pattern", "--planner-model"},
+		{base, "", "retriever=stme", `did you mean "stem"`},
+		{base, "", "lambda=NaN", "finite number"},
+		{base, "", "only-greedy,only-threshold", "exclude each other"},
+		{base, "", "wat=1", `"wat" is not a setting`},
+	} {
+		var specs []string
+		if tc.spec != "" {
+			specs = []string{tc.spec}
+		}
+		if _, err := compareSetups(tc.base, tc.preset, specs); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("compareSetups(%q, %q): err = %v, want one containing %q", tc.preset, tc.spec, err, tc.want)
 		}
 	}
 }

@@ -15,7 +15,8 @@ import (
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/models/wordvec"
 	"github.com/stem-kgqa/stem/plan"
-	"github.com/stem-kgqa/stem/tracing"
+	"github.com/stem-kgqa/stem/projection"
+	"github.com/stem-kgqa/stem/projection/pattern"
 	"github.com/urfave/cli/v2"
 )
 
@@ -66,11 +67,11 @@ func runDemo(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	planner, err := demoPlanner(ctx, g, enc, 4)
+	planner, err := demoPlanner(ctx, g, enc, projection.DefaultBeam)
 	if err != nil {
 		return err
 	}
-	p, err := plan.New(g, enc, ents, planner, tracing.DefaultConfig())
+	p, _, err := plan.Open(ctx, plan.DefaultSettings(), plan.Assets{Graph: g, Entities: ents, Encoder: enc, AutoPlanner: planner})
 	if err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func runDemo(c *cli.Context) error {
 func answerAll(ctx context.Context, w io.Writer, p *plan.Pipeline, questions []string) error {
 	for _, q := range questions {
 		start := time.Now()
-		tr, err := p.Ask(ctx, q, nil)
+		tr, err := p.Answer(ctx, plan.Query{Question: q})
 		if err != nil {
 			return err
 		}
@@ -133,7 +134,7 @@ func demoPathQuestion(ctx context.Context, w, log io.Writer, enc models.Encoder)
 		return err
 	}
 	fmt.Fprintf(log, "learning a planner from %d PQ-3H training questions...\n", len(train))
-	planner, err := trainPattern(ctx, g, enc, train, 4)
+	planner, err := pattern.FromQuestions(ctx, g, enc, train, projection.DefaultBeam)
 	if err != nil {
 		return err
 	}
@@ -141,7 +142,7 @@ func demoPathQuestion(ctx context.Context, w, log io.Writer, enc models.Encoder)
 	if err != nil {
 		return err
 	}
-	p, err := plan.New(g, enc, ents, planner, tracing.DefaultConfig())
+	p, _, err := plan.Open(ctx, plan.DefaultSettings(), plan.Assets{Graph: g, Entities: ents, Encoder: enc, AutoPlanner: planner})
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/eval/planeval"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/projection"
@@ -36,7 +35,7 @@ func evalPlansCommand() *cli.Command {
 			&cli.StringFlag{Name: "kg", Usage: "KG file (needed by --planner schema; lets pattern drop paths absent from the KG and count reach for the strategy)"},
 			&cli.StringFlag{Name: "planner", Value: "pattern", Usage: "pattern, schema or rog-reference"},
 			&cli.StringFlag{Name: "planner-model", Usage: "pattern: model file"},
-			&cli.IntFlag{Name: "beam", Value: eval.DefaultBeam, Usage: "candidate paths per question (B)"},
+			&cli.IntFlag{Name: "beam", Value: projection.DefaultBeam, Usage: "candidate paths per question (B)"},
 			&cli.BoolFlag{Name: "vote-strategy", Usage: "pattern: take the strategy from the neighbours' vote even with --kg"},
 			&cli.IntFlag{Name: "k", Usage: "pattern: override the model's neighbour count"},
 			&cli.Float64Flag{Name: "temperature", Usage: "pattern: override the vote temperature"},
@@ -96,7 +95,7 @@ func runEvalPlans(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		pl, err := pattern.New(m, enc, pattern.Config{Beam: beam, Graph: g, VoteStrategy: c.Bool("vote-strategy"),
+		pl, err := pattern.New(m, enc, pattern.Config{Beam: beam, Graph: kg.Of(g), VoteStrategy: c.Bool("vote-strategy"),
 			Options: pattern.Options{K: c.Int("k"), Temperature: float32(c.Float64("temperature")), TFIDF: float32(c.Float64("tfidf")), Centroid: float32(c.Float64("centroid")), Classifier: float32(c.Float64("classifier"))}})
 		if err != nil {
 			return err

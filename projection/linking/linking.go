@@ -48,7 +48,7 @@ type Link struct {
 
 // Linker links questions against one graph. It is safe for concurrent use.
 type Linker struct {
-	g    *kg.Graph
+	g    kg.Reader
 	ents *kgvec.Entities
 	// MaxN is the longest n-gram, in words, tried against entity names;
 	// 0 means 10.
@@ -60,7 +60,7 @@ type Linker struct {
 
 // New returns a linker over g. ents may be nil, which disables the encoder
 // fallback.
-func New(g *kg.Graph, ents *kgvec.Entities) *Linker {
+func New(g kg.Reader, ents *kgvec.Entities) *Linker {
 	return &Linker{g: g, ents: ents}
 }
 

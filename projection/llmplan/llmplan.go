@@ -204,27 +204,27 @@ func New(ctx context.Context, cfg Config) (*Planner, error) {
 
 // Plan decomposes the question into B candidate assertion sets (SGDA),
 // builds each one's schema graph (SAGB) and votes the strategy.
-func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Plan, error) {
+func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Projection, error) {
 	q := strings.TrimSpace(in.Question)
 	if q == "" {
-		return projection.Plan{}, errors.New("llmplan: empty question")
+		return projection.Projection{}, errors.New("llmplan: empty question")
 	}
-	var out projection.Plan
+	var out projection.Projection
 	note := func(format string, args ...any) { out.Notes = append(out.Notes, fmt.Sprintf(format, args...)) }
 	if len(in.Entities) == 0 {
 		note("no question entities given: the model names them in its assertions, and tracing anchors on those names")
 	}
 	order, err := p.rankExamples(ctx, q)
 	if err != nil {
-		return projection.Plan{}, fmt.Errorf("llmplan: question %q: %w", q, err)
+		return projection.Projection{}, fmt.Errorf("llmplan: question %q: %w", q, err)
 	}
 
 	decs, err := p.decompose(ctx, q, p.shots(order, p.cfg.Shots, false), note)
 	if err != nil {
-		return projection.Plan{}, fmt.Errorf("llmplan: question %q: %w", q, err)
+		return projection.Projection{}, fmt.Errorf("llmplan: question %q: %w", q, err)
 	}
 	if out.Strategy, err = p.strategy(ctx, q, decs, p.shots(order, p.cfg.Shots, false), note); err != nil {
-		return projection.Plan{}, fmt.Errorf("llmplan: question %q: %w", q, err)
+		return projection.Projection{}, fmt.Errorf("llmplan: question %q: %w", q, err)
 	}
 
 	// Identical decompositions are built once and vote together.
@@ -270,7 +270,7 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pla
 	for i, g := range groups {
 		r := res[i]
 		if r.err != nil {
-			return projection.Plan{}, fmt.Errorf("llmplan: question %q: %w", q, r.err)
+			return projection.Projection{}, fmt.Errorf("llmplan: question %q: %w", q, r.err)
 		}
 		out.Notes = append(out.Notes, r.notes...)
 		if r.triples == nil {
@@ -291,7 +291,7 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pla
 		cands = append(cands, c)
 	}
 	if len(cands) == 0 {
-		return projection.Plan{}, fmt.Errorf("llmplan: question %q: no candidate schema graph survived (%s)", q, strings.Join(out.Notes, "; "))
+		return projection.Projection{}, fmt.Errorf("llmplan: question %q: no candidate schema graph survived (%s)", q, strings.Join(out.Notes, "; "))
 	}
 	sort.SliceStable(cands, func(a, b int) bool { return cands[a].votes > cands[b].votes })
 	for _, c := range cands {

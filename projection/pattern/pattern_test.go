@@ -65,7 +65,7 @@ func TestDemoTrainEval(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name           string
-		graph          *kg.Graph
+		graph          kg.Reader
 		minTop1, minSt float64
 	}{{"no kg", nil, 80, 60}, {"kg", g, 95, 95}} {
 		p, err := New(m, enc, Config{Graph: tc.graph})

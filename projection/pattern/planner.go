@@ -7,7 +7,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/projection"
@@ -17,13 +17,13 @@ import (
 
 // Config tunes a Planner.
 type Config struct {
-	// Beam is the number of candidate paths (B); 0 means eval.DefaultBeam.
+	// Beam is the number of candidate paths (B); 0 means projection.DefaultBeam.
 	Beam int
 	// Graph, when not nil, is the KG plans are made for: paths naming a
 	// relation it lacks are dropped with a note, paths that lead nowhere
 	// from the question's entity are ranked after those that do, and the
 	// strategy comes from how many entities the best path reaches.
-	Graph *kg.Graph
+	Graph kg.Reader
 	// VoteStrategy keeps the neighbours' strategy vote even with a Graph.
 	VoteStrategy bool
 	// Options override the model's stored planning settings field by
@@ -62,7 +62,7 @@ func New(m *Model, enc models.Encoder, cfg Config) (*Planner, error) {
 		}
 	}
 	if cfg.Beam <= 0 {
-		cfg.Beam = eval.DefaultBeam
+		cfg.Beam = projection.DefaultBeam
 	}
 	o := m.f.Options
 	if cfg.Options.K > 0 {
@@ -252,7 +252,7 @@ func (p *Planner) classify(text string, q []float32) []float32 {
 
 // checkKG drops paths with relations the graph lacks and ranks paths that
 // reach something from the entity before those that do not.
-func (p *Planner) checkKG(g *kg.Graph, cands []projection.ScoredPath, entities []string, pred *Prediction) []projection.ScoredPath {
+func (p *Planner) checkKG(g kg.Reader, cands []projection.ScoredPath, entities []string, pred *Prediction) []projection.ScoredPath {
 	var starts []int32
 	for _, e := range entities {
 		if id, ok := g.Entity(e); ok {
@@ -296,7 +296,7 @@ const reachCap = 10000
 
 // Reach counts the distinct entities reached by following steps from the
 // start entities in g (Either steps both ways), stopping early at limit.
-func Reach(g *kg.Graph, starts []int32, steps []schema.Step, limit int) int {
+func Reach(g kg.Reader, starts []int32, steps []schema.Step, limit int) int {
 	front := slices.Clone(starts)
 	for _, s := range steps {
 		r, ok := g.Relation(s.Rel)
@@ -336,15 +336,15 @@ func Reach(g *kg.Graph, starts []int32, steps []schema.Step, limit int) int {
 
 // Plan implements projection.Planner: the top-B paths as schema graphs
 // anchored on in.Entities[0].
-func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Plan, error) {
+func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Projection, error) {
 	if len(in.Entities) == 0 {
-		return projection.Plan{}, errors.New("pattern: plan: the question has no linked entity to anchor the paths on")
+		return projection.Projection{}, errors.New("pattern: plan: the question has no linked entity to anchor the paths on")
 	}
 	pred, err := p.Predict(ctx, in.Question, in.Entities, in.Mentions)
 	if err != nil {
-		return projection.Plan{}, err
+		return projection.Projection{}, err
 	}
-	out := projection.Plan{Strategy: pred.Strategy, Notes: pred.Notes}
+	out := projection.Projection{Strategy: pred.Strategy, Notes: pred.Notes}
 	for _, c := range pred.Paths {
 		out.Candidates = append(out.Candidates, projection.Candidate{Graph: schema.PathGraph(in.Entities[0], c.Steps), Score: c.Score})
 	}
@@ -406,4 +406,24 @@ func formatSteps(steps []schema.Step) string {
 		}
 	}
 	return s
+}
+
+// FromQuestions learns a planner in memory from benchmark questions with
+// gold paths, as `stem train planner` does without writing a model file
+// (the demo learns its planner this way from its embedded questions). g
+// may be nil.
+func FromQuestions(ctx context.Context, g kg.Reader, enc models.Encoder, qs []benchmark.Question, beam int) (*Planner, error) {
+	var exs []Example
+	for _, q := range qs {
+		ex := Example{Question: q.Text, Answers: len(q.Answers), Mentions: linking.Mentions(q.Text, q.Entities)}
+		for _, gp := range q.Gold {
+			ex.Paths = append(ex.Paths, gp.Steps)
+		}
+		exs = append(exs, ex)
+	}
+	m, err := Train(ctx, enc, exs, Options{})
+	if err != nil {
+		return nil, err
+	}
+	return New(m, enc, Config{Beam: beam, Graph: g})
 }

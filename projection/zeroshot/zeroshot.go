@@ -35,7 +35,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/projection"
@@ -45,7 +44,7 @@ import (
 
 // Config tunes the planner; zero fields take the defaults.
 type Config struct {
-	// Beam is the number of candidate paths (B); 0 means eval.DefaultBeam.
+	// Beam is the number of candidate paths (B); 0 means projection.DefaultBeam.
 	Beam int
 	// MaxHops is the longest path enumerated; 0 means 3.
 	MaxHops int
@@ -68,7 +67,7 @@ const reachCap = 10000
 // Planner is the zero-shot schema planner over one KG. It implements
 // projection.Planner and is safe for concurrent use.
 type Planner struct {
-	g    *kg.Graph
+	g    kg.Reader
 	enc  models.Encoder
 	cfg  Config
 	rels [][]float32 // un-normalised parts (Additive) or unit vectors, per relation id
@@ -78,12 +77,12 @@ type Planner struct {
 var _ projection.Planner = (*Planner)(nil)
 
 // New returns a planner over g, encoding every relation's text once.
-func New(ctx context.Context, g *kg.Graph, enc models.Encoder, cfg Config) (*Planner, error) {
+func New(ctx context.Context, g kg.Reader, enc models.Encoder, cfg Config) (*Planner, error) {
 	if g == nil || enc == nil {
 		return nil, errors.New("zeroshot: new planner: nil graph or encoder")
 	}
 	if cfg.Beam <= 0 {
-		cfg.Beam = eval.DefaultBeam
+		cfg.Beam = projection.DefaultBeam
 	}
 	if cfg.MaxHops <= 0 {
 		cfg.MaxHops = 3
@@ -102,7 +101,7 @@ func New(ctx context.Context, g *kg.Graph, enc models.Encoder, cfg Config) (*Pla
 	n, d := g.NumRelations(), enc.Dim()
 	texts := make([]string, n)
 	for i := range n {
-		texts[i] = g.RelationText(int32(i))
+		texts[i] = kg.RelationTextOf(g, int32(i))
 	}
 	buf := make([]float32, n*d)
 	p := &Planner{g: g, enc: enc, cfg: cfg, rels: make([][]float32, n)}
@@ -285,16 +284,16 @@ func (p *Planner) toSteps(ss []step) []schema.Step {
 }
 
 // Plan implements projection.Planner.
-func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Plan, error) {
+func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Projection, error) {
 	if len(in.Entities) == 0 {
-		return projection.Plan{}, errors.New("zeroshot: plan: the question has no linked entity to anchor the paths on")
+		return projection.Projection{}, errors.New("zeroshot: plan: the question has no linked entity to anchor the paths on")
 	}
 	pred, err := p.Predict(ctx, in.Question, in.Entities, in.Mentions)
 	if err != nil {
-		return projection.Plan{}, err
+		return projection.Projection{}, err
 	}
 	anchor := pred.Anchor
-	out := projection.Plan{Strategy: pred.Strategy, Notes: pred.Notes}
+	out := projection.Projection{Strategy: pred.Strategy, Notes: pred.Notes}
 	for _, c := range pred.Paths {
 		out.Candidates = append(out.Candidates, projection.Candidate{Graph: schema.PathGraph(anchor, c.Steps), Score: c.Score})
 	}

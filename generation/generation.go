@@ -1,4 +1,10 @@
-package plan
+// Package generation is STEM's last stage (paper section 3.6): it turns the
+// traced evidence into answers, each with the reasoning chains that support
+// it. Structural answers with the entities bound to the answer placeholder,
+// with no LLM; LLM answers with prompt P3 over the reasoning chains and
+// checks every answer against the evidence, flagging the unsupported ones
+// instead of dropping or trusting them.
+package generation
 
 import (
 	"context"
@@ -26,7 +32,7 @@ type Answer struct {
 
 // Generator turns the traced evidence into answers.
 type Generator interface {
-	Generate(ctx context.Context, question string, g *kg.Graph, res *tracing.Result) ([]Answer, error)
+	Generate(ctx context.Context, question string, g kg.Reader, res *tracing.Result) ([]Answer, error)
 }
 
 // Structural answers with the entities bound to the answer placeholder, in
@@ -34,7 +40,7 @@ type Generator interface {
 type Structural struct{}
 
 // Generate implements Generator.
-func (Structural) Generate(_ context.Context, _ string, _ *kg.Graph, res *tracing.Result) ([]Answer, error) {
+func (Structural) Generate(_ context.Context, _ string, _ kg.Reader, res *tracing.Result) ([]Answer, error) {
 	out := make([]Answer, 0, len(res.Answers))
 	for _, a := range res.Answers {
 		out = append(out, Answer{Name: a.Name, Entity: a.Name, Score: a.Score, Supported: true, Chains: chainsWith(res.Chains, a.Name)})
@@ -52,7 +58,7 @@ type LLM struct {
 }
 
 // Generate implements Generator.
-func (l LLM) Generate(ctx context.Context, question string, g *kg.Graph, res *tracing.Result) ([]Answer, error) {
+func (l LLM) Generate(ctx context.Context, question string, g kg.Reader, res *tracing.Result) ([]Answer, error) {
 	chains := res.Chains
 	limit := l.MaxChains
 	if limit <= 0 {

@@ -1,0 +1,169 @@
+package benchmark
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/stem-kgqa/stem/kg"
+)
+
+// Source names a dataset's files, as the commands' data flags give them.
+type Source struct {
+	// Format is a registered format's name (see Formats).
+	Format string
+	// Questions are the question files, read in order.
+	Questions []string
+	// KG is the shared KG file of the formats that have one.
+	KG string
+	// QTypes are MetaQA's question-type files, one per question file.
+	QTypes []string
+	// GoldPaths is a rog_paths_*.jsonl file with gold relation paths.
+	GoldPaths string
+}
+
+// Dataset is a loaded benchmark: its questions and, for formats answered
+// over one KG, that KG.
+type Dataset struct {
+	Questions []Question
+	// Graph is the shared KG; nil when every question carries its own.
+	Graph *kg.Graph
+}
+
+// Format is one benchmark format: how its files load.
+type Format struct {
+	Name string
+	// Doc is a line for help text: the files the format takes.
+	Doc string
+	// SharedKG says the questions are answered over one KG (Source.KG).
+	SharedKG bool
+	load     func(ctx context.Context, src Source) ([]Question, error)
+}
+
+// Formats lists the benchmark formats, in the order help text shows them.
+func Formats() []Format {
+	return []Format{
+		{Name: "pq", SharedKG: true, Doc: "PathQuestion: --questions Q.txt --kg KB.txt", load: func(ctx context.Context, src Source) ([]Question, error) {
+			return eachFile(ctx, src.Questions, LoadPathQuestion)
+		}},
+		{Name: "metaqa", SharedKG: true, Doc: "MetaQA: --questions qa_test_2hop.txt --kg kb.txt --qtype qtype_test_2hop.txt", load: loadMetaQA},
+		{Name: "webqsp-mini", Doc: "WebQSP as released by GNN-RAG: --questions gnnrag_sbert_test.jsonl,gnnrag_lmsr_test.jsonl --gold-paths rog_paths_test.jsonl (each question's KG = the union of its evidence paths)",
+			load: func(ctx context.Context, src Source) ([]Question, error) {
+				if src.GoldPaths == "" {
+					return nil, fmt.Errorf("--format webqsp-mini needs --gold-paths rog_paths_test.jsonl")
+				}
+				return LoadWebQSP(ctx, src.Questions, src.GoldPaths)
+			}},
+		{Name: "rog", Doc: "RoG rows with their own subgraphs: --questions ROWS.jsonl [--gold-paths P.jsonl]", load: loadRoG},
+	}
+}
+
+// FormatNames lists the registered formats' names.
+func FormatNames() []string {
+	var out []string
+	for _, f := range Formats() {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+// LookupFormat returns the format called name.
+func LookupFormat(name string) (Format, error) {
+	fs := Formats()
+	i := slices.IndexFunc(fs, func(f Format) bool { return f.Name == name })
+	if i < 0 {
+		return Format{}, fmt.Errorf("--format %q: want %s", name, strings.Join(FormatNames(), ", "))
+	}
+	return fs[i], nil
+}
+
+// Check reports a source that cannot load, before any file is read: an
+// unknown format, no question file, a shared-KG format without its KG.
+func (src Source) Check() error {
+	f, err := LookupFormat(src.Format)
+	if err != nil {
+		return err
+	}
+	if len(src.Questions) == 0 {
+		return fmt.Errorf("--questions names no file")
+	}
+	if f.SharedKG && src.KG == "" {
+		return fmt.Errorf("--format %s needs --kg FILE", f.Name)
+	}
+	if f.Name == "metaqa" && len(src.QTypes) != len(src.Questions) {
+		return fmt.Errorf("--format metaqa needs one --qtype file per --questions file (got %d and %d)", len(src.QTypes), len(src.Questions))
+	}
+	for _, p := range append(append(slices.Clone(src.Questions), src.QTypes...), src.KG, src.GoldPaths) {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("dataset file: %w", err)
+		}
+	}
+	return nil
+}
+
+// Load loads src's questions and, for a shared-KG format, its KG.
+func Load(ctx context.Context, src Source) (*Dataset, error) {
+	if err := src.Check(); err != nil {
+		return nil, err
+	}
+	f, _ := LookupFormat(src.Format)
+	d := &Dataset{}
+	if f.SharedKG {
+		g, err := kg.Load(ctx, src.KG, kg.FormatAuto)
+		if err != nil {
+			return nil, err
+		}
+		d.Graph = g
+	}
+	qs, err := f.load(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	d.Questions = qs
+	return d, nil
+}
+
+func eachFile(ctx context.Context, files []string, load func(context.Context, string) ([]Question, error)) ([]Question, error) {
+	var out []Question
+	for _, f := range files {
+		part, err := load(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, part...)
+	}
+	return out, nil
+}
+
+func loadMetaQA(ctx context.Context, src Source) ([]Question, error) {
+	var out []Question
+	for i, f := range src.Questions {
+		part, err := LoadMetaQA(ctx, f, src.QTypes[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, part...)
+	}
+	return out, nil
+}
+
+func loadRoG(ctx context.Context, src Source) ([]Question, error) {
+	var gold map[string][][]string
+	if p := src.GoldPaths; p != "" {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		gold, err = ReadGroundPaths(ctx, f, p)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return eachFile(ctx, src.Questions, func(ctx context.Context, f string) ([]Question, error) { return LoadRoG(ctx, f, gold) })
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/stem-kgqa/stem/models"
+	"github.com/stem-kgqa/stem/models/catalog"
+	"github.com/stem-kgqa/stem/models/llm"
+	"github.com/stem-kgqa/stem/settings"
+	"github.com/urfave/cli/v2"
+)
+
+// rawValue is a settings flag's value as typed: parsing waits for bind, so
+// that every setting is checked in one place, with one error style, before
+// any work starts. A list setting given more than once (--entity A
+// --entity B) keeps every value.
+type rawValue struct {
+	def  string
+	list []string
+}
+
+func (v *rawValue) Set(s string) error { v.list = append(v.list, s); return nil }
+func (v *rawValue) String() string {
+	if len(v.list) > 0 {
+		return v.list[len(v.list)-1]
+	}
+	return v.def
+}
+
+// flagsOf returns one flag per setting of the struct ptr points to, with
+// the struct's values as defaults; bind reads them back into it. A struct
+// that does not describe itself is a programming error that every test
+// building the app finds, so it panics.
+func flagsOf(ptr any) []cli.Flag {
+	fields, err := settings.Fields(ptr)
+	if err != nil {
+		panic(err)
+	}
+	out := make([]cli.Flag, 0, len(fields))
+	for _, f := range fields {
+		if f.IsBool() {
+			b, _ := strconv.ParseBool(f.String())
+			out = append(out, &cli.BoolFlag{Name: f.Name, Usage: f.Usage, Category: f.Category, Value: b})
+			continue
+		}
+		out = append(out, &cli.GenericFlag{Name: f.Name, Usage: f.Usage, Category: f.Category, Value: &rawValue{def: f.String()}})
+	}
+	return out
+}
+
+// configFlag names a JSON file of settings, so a whole pipeline
+// configuration (planner, encoder, tracing parameters, LLM server) can be
+// kept in one file and shared. Keys are flag names; flags given on the
+// command line win over the file.
+var configFlag = &cli.StringFlag{
+	Name:  "config",
+	Usage: `JSON file of settings, e.g. {"planner": "pattern", "planner-model": "pq.stempat", "beam": 4}; command-line flags win`,
+}
+
+// bind returns a Before hook that reads the command line into the structs
+// the command's flags were made from. A value a setting cannot take is an
+// error naming the flag and what it wants.
+func bind(ptrs ...any) cli.BeforeFunc {
+	return func(c *cli.Context) error { return readFlags(c, ptrs...) }
+}
+
+// bindWithConfig is bind followed by the --config file, for the settings
+// the command line did not give.
+func bindWithConfig(ptrs ...any) cli.BeforeFunc {
+	return func(c *cli.Context) error {
+		if err := readFlags(c, ptrs...); err != nil {
+			return err
+		}
+		path := c.String("config")
+		if path == "" {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("config: %w", err)
+		}
+		var fields []settings.Field
+		for _, p := range ptrs {
+			fs, err := settings.Fields(p)
+			if err != nil {
+				return err
+			}
+			fields = append(fields, fs...)
+		}
+		return settings.DecodeJSON(fields, data, "config "+path, c.IsSet)
+	}
+}
+
+// setFromFlag sets f from its flag when the command line gave it.
+func setFromFlag(c *cli.Context, f settings.Field) error {
+	if !c.IsSet(f.Name) {
+		return nil
+	}
+	if f.IsBool() {
+		return f.Set(strconv.FormatBool(c.Bool(f.Name)))
+	}
+	raw, ok := c.Generic(f.Name).(*rawValue)
+	if !ok {
+		return f.Set(c.String(f.Name))
+	}
+	for i, s := range raw.list {
+		set := f.Set
+		if i > 0 {
+			set = f.Append
+		}
+		if err := set(s); err != nil {
+			return fmt.Errorf("--%w", err)
+		}
+	}
+	return nil
+}
+
+// encoderFlags select and configure the text encoder, for the commands
+// that read the encoder settings back with openEncoder.
+func encoderFlags() []cli.Flag {
+	s := catalog.DefaultEncoderSettings()
+	return flagsOf(&s)
+}
+
+// openEncoder opens the encoder c's encoder flags name.
+func openEncoder(c *cli.Context, log io.Writer) (models.Encoder, func() error, error) {
+	s := catalog.DefaultEncoderSettings()
+	if err := readFlags(c, &s); err != nil {
+		return nil, func() error { return nil }, err
+	}
+	return catalog.OpenEncoder(c.Context, s, log)
+}
+
+// llmFlags describe the chat server every LLM stage talks to (openChat).
+func llmFlags() []cli.Flag {
+	s := catalog.DefaultChatSettings()
+	return flagsOf(&s)
+}
+
+// openChat builds the chat client c's --llm-* flags describe.
+func openChat(c *cli.Context) (*llm.Client, error) {
+	s := catalog.DefaultChatSettings()
+	if err := readFlags(c, &s); err != nil {
+		return nil, err
+	}
+	return catalog.OpenChat(s)
+}
+
+// readFlags reads c's flags into the settings structs ptrs point to.
+func readFlags(c *cli.Context, ptrs ...any) error {
+	for _, p := range ptrs {
+		fields, err := settings.Fields(p)
+		if err != nil {
+			return err
+		}
+		for _, f := range fields {
+			if err := setFromFlag(c, f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,42 @@
+package eval
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/stem-kgqa/stem/benchmark"
+	"github.com/stem-kgqa/stem/plan"
+	"github.com/stem-kgqa/stem/projection"
+)
+
+// Pipeline adapts stem's one pipeline to Answerer: a benchmark question
+// becomes a plan.Query (its marked entities, its own graph when it has one,
+// its gold paths for the oracle planner), and the pipeline's result becomes
+// the prediction the metrics score. A question that names no KG entity is
+// scored as unanswered rather than stopping the run.
+type Pipeline struct{ *plan.Pipeline }
+
+// Answer implements Answerer.
+func (p Pipeline) Answer(ctx context.Context, q benchmark.Question) (Prediction, error) {
+	query := plan.Query{Question: q.Text, Entities: q.Entities, Gold: &projection.Gold{Paths: q.Gold, Answers: len(q.Answers)}}
+	if q.Graph != nil {
+		query.Graph = q.Graph
+	}
+	res, err := p.Pipeline.Answer(ctx, query)
+	if errors.Is(err, plan.ErrNoEntity) {
+		return Prediction{}, nil
+	}
+	if err != nil {
+		return Prediction{}, err
+	}
+	pred := Prediction{EvidenceTriples: res.EvidenceTriples(), Unbacked: res.Unsupported(),
+		Stages: make(map[string]time.Duration, len(res.Timings))}
+	for _, a := range res.Answers {
+		pred.Answers = append(pred.Answers, a.Name)
+	}
+	for k, d := range res.Timings {
+		pred.Stages[k] = time.Duration(d)
+	}
+	return pred, nil
+}

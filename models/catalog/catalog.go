@@ -1,0 +1,164 @@
+// Package catalog opens the text encoders and chat clients stem can use
+// from their settings: the one place that knows every implementation of
+// models.Encoder and where the on-disk caches live, so that commands and
+// servers open models the same way.
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/stem-kgqa/stem/models"
+	"github.com/stem-kgqa/stem/models/embedcache"
+	"github.com/stem-kgqa/stem/models/llm"
+	"github.com/stem-kgqa/stem/models/onnxenc"
+	"github.com/stem-kgqa/stem/models/openaiembed"
+	"github.com/stem-kgqa/stem/models/wordvec"
+)
+
+// Encoder names an encoder implementation.
+type Encoder string
+
+// The encoders.
+const (
+	WordVec Encoder = "wordvec"
+	ONNX    Encoder = "onnx"
+	OpenAI  Encoder = "openai"
+)
+
+// UnmarshalText accepts wordvec, onnx or openai.
+func (e *Encoder) UnmarshalText(b []byte) error {
+	switch v := Encoder(b); v {
+	case WordVec, ONNX, OpenAI:
+		*e = v
+		return nil
+	}
+	return fmt.Errorf("want wordvec, onnx or openai")
+}
+
+// Pooling is how an ONNX encoder pools token vectors.
+type Pooling string
+
+// UnmarshalText accepts mean or cls.
+func (p *Pooling) UnmarshalText(b []byte) error {
+	switch v := Pooling(b); v {
+	case "mean", "cls":
+		*p = v
+		return nil
+	}
+	return fmt.Errorf("want mean or cls")
+}
+
+// EncoderSettings select and configure the text encoder.
+type EncoderSettings struct {
+	Encoder   Encoder `flag:"encoder" category:"encoder" usage:"text encoder: wordvec (word vectors, the default), onnx (a local transformer export), openai (a /v1/embeddings server)"`
+	Vectors   string  `flag:"vectors" category:"encoder" usage:"wordvec: vector file (stem's converted format, GloVe text or word2vec binary); default: the wink vectors set up by 'stem setup'"`
+	ModelDir  string  `flag:"model-dir" category:"encoder" usage:"onnx: directory holding model.onnx and tokenizer.json (BERT, MiniLM, bge family)"`
+	Pooling   Pooling `flag:"pooling" category:"encoder" usage:"onnx: mean or cls pooling of the token vectors"`
+	BaseURL   string  `flag:"base-url" category:"encoder" usage:"openai: API root of the embeddings server"`
+	Model     string  `flag:"model" category:"encoder" usage:"openai: model name sent with each request"`
+	APIKeyEnv string  `flag:"api-key-env" category:"encoder" usage:"openai: environment variable that holds the API key"`
+	Cache     bool    `flag:"embed-cache" category:"encoder" usage:"keep every computed vector in an on-disk cache under the cache directory (worth it for onnx and openai)"`
+}
+
+// DefaultEncoderSettings returns the default: the wink word vectors.
+func DefaultEncoderSettings() EncoderSettings {
+	return EncoderSettings{Encoder: WordVec, Pooling: "mean", BaseURL: "http://localhost:8000/v1", APIKeyEnv: "OPENAI_API_KEY"}
+}
+
+// Check reports settings that cannot work, before anything is opened.
+func (s EncoderSettings) Check() error {
+	switch s.Encoder {
+	case ONNX:
+		if s.ModelDir == "" {
+			return fmt.Errorf("--encoder onnx needs --model-dir DIR (a folder with model.onnx and tokenizer.json)")
+		}
+	case OpenAI:
+		if s.Model == "" {
+			return fmt.Errorf("--encoder openai needs --model NAME")
+		}
+	}
+	return nil
+}
+
+// OpenEncoder opens the encoder s names; the default word vectors are set
+// up on first use, with progress on log. close releases the on-disk cache
+// when one is used; it is never nil.
+func OpenEncoder(ctx context.Context, s EncoderSettings, log io.Writer) (enc models.Encoder, close func() error, err error) {
+	close = func() error { return nil }
+	if err := s.Check(); err != nil {
+		return nil, close, err
+	}
+	switch s.Encoder {
+	case WordVec, "":
+		path := s.Vectors
+		if path == "" {
+			if path, err = wordvec.Setup(ctx, wordvec.SetupOptions{Log: log}); err != nil {
+				return nil, close, err
+			}
+		}
+		v, err := wordvec.Open(path)
+		if err != nil {
+			return nil, close, err
+		}
+		enc = wordvec.New(v, wordvec.Options{})
+	case ONNX:
+		pool := onnxenc.PoolMean
+		if s.Pooling == "cls" {
+			pool = onnxenc.PoolCLS
+		}
+		if enc, err = onnxenc.New(s.ModelDir, onnxenc.Options{Pooling: pool}); err != nil {
+			return nil, close, err
+		}
+	case OpenAI:
+		if enc, err = openaiembed.New(ctx, openaiembed.Config{BaseURL: s.BaseURL, Model: s.Model, APIKeyEnv: s.APIKeyEnv}); err != nil {
+			return nil, close, err
+		}
+	}
+	if !s.Cache {
+		return enc, close, nil
+	}
+	dir, err := wordvec.DefaultCacheDir()
+	if err != nil {
+		return nil, close, err
+	}
+	cache, err := embedcache.Open(filepath.Join(dir, "embeddings"), enc)
+	if err != nil {
+		return nil, close, err
+	}
+	return cache, cache.Close, nil
+}
+
+// ChatSettings describe the OpenAI-compatible chat server every LLM stage
+// talks to.
+type ChatSettings struct {
+	BaseURL   string        `flag:"llm-base-url" category:"llm" usage:"llm: API root of an OpenAI-compatible chat server (vLLM, llama.cpp, Ollama, OpenAI)"`
+	Model     string        `flag:"llm-model" category:"llm" usage:"llm: model name"`
+	APIKeyEnv string        `flag:"llm-api-key-env" category:"llm" usage:"llm: environment variable holding the API key"`
+	Timeout   time.Duration `flag:"llm-timeout" category:"llm" usage:"llm: time limit of one request"`
+	NoCache   bool          `flag:"llm-no-cache" category:"llm" usage:"llm: do not keep replies in the on-disk cache (the cache makes reruns repeatable and free)"`
+}
+
+// DefaultChatSettings returns a local server's defaults.
+func DefaultChatSettings() ChatSettings {
+	return ChatSettings{BaseURL: "http://localhost:8000/v1", APIKeyEnv: "OPENAI_API_KEY", Timeout: 60 * time.Second}
+}
+
+// OpenChat builds the chat client s describes.
+func OpenChat(s ChatSettings) (*llm.Client, error) {
+	if s.Model == "" {
+		return nil, fmt.Errorf("an LLM stage needs --llm-model NAME (and --llm-base-url of an OpenAI-compatible server)")
+	}
+	cfg := llm.Config{BaseURL: s.BaseURL, Model: s.Model, APIKeyEnv: s.APIKeyEnv, Timeout: s.Timeout}
+	if !s.NoCache {
+		dir, err := wordvec.DefaultCacheDir()
+		if err != nil {
+			return nil, err
+		}
+		cfg.CacheDir = filepath.Join(dir, "llm")
+	}
+	return llm.New(cfg)
+}

@@ -1,0 +1,270 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/stem-kgqa/stem/generation"
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/kgvec"
+	"github.com/stem-kgqa/stem/models"
+	"github.com/stem-kgqa/stem/models/catalog"
+	"github.com/stem-kgqa/stem/models/llm"
+	"github.com/stem-kgqa/stem/projection"
+	"github.com/stem-kgqa/stem/projection/linking"
+	"github.com/stem-kgqa/stem/projection/llmplan"
+	"github.com/stem-kgqa/stem/projection/oracle"
+	"github.com/stem-kgqa/stem/projection/pattern"
+	"github.com/stem-kgqa/stem/projection/zeroshot"
+	"github.com/stem-kgqa/stem/schema"
+	"github.com/stem-kgqa/stem/tracing"
+)
+
+// Settings is everything that decides how a question is answered: the
+// planner, the strategy, the retrieval strategy and its parameters, the
+// guidance model and the generator. `stem ask`, `stem eval` and `stem
+// compare` read their flags, `--config` files and compare configurations
+// into it (package settings); adding a setting is adding a tagged field.
+type Settings struct {
+	Planner      PlannerName `flag:"planner" category:"planner" usage:"where schema graphs come from: auto, oracle (the gold path; eval only), pattern, schema or llm"`
+	PlannerModel string      `flag:"planner-model" category:"planner" usage:"pattern: model file written by 'stem train planner'"`
+	Beam         int         `flag:"beam" min:"1" max:"64" category:"planner" usage:"candidate schema graphs per question (B)"`
+	// Examples, ExamplesFormat and ExamplesQType name the training
+	// questions the llm planner takes few-shot examples from.
+	Examples       string `flag:"llm-examples" category:"llm" usage:"llm: training questions for few-shot examples (same formats as 'stem train planner')"`
+	ExamplesFormat string `flag:"llm-examples-format" category:"llm" usage:"llm: format of --llm-examples: pq, metaqa, webqsp-paths"`
+	ExamplesQType  string `flag:"llm-examples-qtype" category:"llm" usage:"llm: qtype file(s) for metaqa --llm-examples"`
+
+	Strategy StrategyChoice `flag:"strategy" usage:"auto (the planner's choice), precision or breadth"`
+	// Retriever names the retrieval strategy in the Registry.
+	Retriever string `flag:"retriever" usage:"retrieval strategy, by name (stem: guidance + structure tracing)"`
+	// GNN is the Triple-GNN model file whose guidance graph biases
+	// tracing; "" means none.
+	GNN       OptionalFile  `flag:"gnn" category:"guidance" usage:"Triple-GNN model (from 'stem train gnn') whose guidance graph biases tracing"`
+	Generator GeneratorName `flag:"generator" usage:"structural (the entities bound to the answer slot) or llm (prompt P3 over the chains)"`
+
+	Tracing tracing.Config
+	Chat    catalog.ChatSettings
+}
+
+// DefaultSettings returns the paper's parameters with the auto planner,
+// structural answers and STEM's retrieval.
+func DefaultSettings() Settings {
+	return Settings{Planner: "auto", Beam: projection.DefaultBeam, ExamplesFormat: "pq", Strategy: "auto",
+		Retriever: DefaultStrategy, Generator: "structural", Tracing: tracing.DefaultConfig(), Chat: catalog.DefaultChatSettings()}
+}
+
+// PlannerName names a planner.
+type PlannerName string
+
+// UnmarshalText accepts auto, oracle, pattern, schema or llm.
+func (p *PlannerName) UnmarshalText(b []byte) error {
+	switch v := PlannerName(b); v {
+	case "auto", "oracle", "pattern", "schema", "llm":
+		*p = v
+		return nil
+	}
+	return errors.New("want auto, oracle, pattern, schema or llm")
+}
+
+// StrategyChoice is auto (the planner's strategy) or a forced one.
+type StrategyChoice string
+
+// UnmarshalText accepts auto, precision or breadth.
+func (s *StrategyChoice) UnmarshalText(b []byte) error {
+	switch v := StrategyChoice(b); v {
+	case "auto", "precision", "breadth":
+		*s = v
+		return nil
+	}
+	return errors.New("want auto, precision or breadth")
+}
+
+// Override returns the forced strategy, nil for auto.
+func (s StrategyChoice) Override() *schema.Strategy {
+	st, err := schema.ParseStrategy(string(s))
+	if err != nil {
+		return nil
+	}
+	return &st
+}
+
+// OptionalFile is a file setting that "off" or "none" clears, so that a
+// compare configuration can switch off what the command line turned on
+// (gnn=off).
+type OptionalFile string
+
+// UnmarshalText reads a path; "off" and "none" mean no file.
+func (f *OptionalFile) UnmarshalText(b []byte) error {
+	switch s := string(b); s {
+	case "off", "none":
+		*f = ""
+	default:
+		*f = OptionalFile(s)
+	}
+	return nil
+}
+
+// GeneratorName names a generator.
+type GeneratorName string
+
+// UnmarshalText accepts structural or llm.
+func (g *GeneratorName) UnmarshalText(b []byte) error {
+	switch v := GeneratorName(b); v {
+	case "structural", "llm":
+		*g = v
+		return nil
+	}
+	return errors.New("want structural or llm")
+}
+
+// Check reports settings that cannot work together, before any work
+// starts: a pattern planner without its model, excluded ablations, an
+// unknown retrieval strategy, an LLM stage without a model.
+func (s Settings) Check(reg *Registry) error {
+	if s.Planner == "pattern" && s.PlannerModel == "" {
+		return fmt.Errorf("--planner pattern needs --planner-model FILE (train one with 'stem train planner')")
+	}
+	if (s.Planner == "llm" || s.Generator == "llm") && s.Chat.Model == "" {
+		return fmt.Errorf("--planner llm and --generator llm need --llm-model NAME (and --llm-base-url of an OpenAI-compatible server)")
+	}
+	if err := s.Tracing.Check(); err != nil {
+		return err
+	}
+	if reg != nil {
+		if err := reg.Check(s.Retriever); err != nil {
+			return fmt.Errorf("--retriever: %w", err)
+		}
+	}
+	return nil
+}
+
+// Assets is what a pipeline is built over, loaded once and shared by every
+// configuration that runs over the same data.
+type Assets struct {
+	// Graph is the shared KG; nil when every question brings its own.
+	Graph kg.Reader
+	// Entities indexes Graph's entities; nil builds it when needed.
+	Entities *kgvec.Entities
+	Encoder  models.Encoder
+	// Retrievers finds the retrieval strategy; nil means
+	// DefaultRetrievers.
+	Retrievers *Registry
+	// Examples are the llm planner's few-shot examples.
+	Examples []llmplan.Example
+	// AutoPlanner, when not nil, is what --planner auto resolves to
+	// without a --planner-model (the demo's planner on the demo KG);
+	// otherwise auto means the zero-shot schema planner.
+	AutoPlanner projection.Planner
+	// OpenGuider loads a Triple-GNN model file into a Guider over Graph.
+	OpenGuider func(path string) (Guider, error)
+}
+
+// Open builds the pipeline s describes over a. close releases what it
+// opened (a chat client); it is never nil.
+func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() error, err error) {
+	var closers []func() error
+	close = func() error {
+		var errs []error
+		for _, c := range closers {
+			errs = append(errs, c())
+		}
+		return errors.Join(errs...)
+	}
+	reg := a.Retrievers
+	if reg == nil {
+		reg = DefaultRetrievers()
+	}
+	if err := s.Check(reg); err != nil {
+		return nil, close, err
+	}
+	// One chat client serves the llm planner and the llm generator.
+	var chat *llm.Client
+	openChat := func() (*llm.Client, error) {
+		if chat != nil {
+			return chat, nil
+		}
+		c, err := catalog.OpenChat(s.Chat)
+		if err != nil {
+			return nil, err
+		}
+		chat = c
+		closers = append(closers, c.Close)
+		return c, nil
+	}
+	planner, err := openPlanner(ctx, s, a, openChat)
+	if err != nil {
+		return nil, close, err
+	}
+	p = &Pipeline{Graph: a.Graph, Planner: planner, Strategy: s.Strategy.Override(), Generator: generation.Structural{}}
+	if a.Graph != nil {
+		p.Linker = linking.New(a.Graph, a.Entities)
+	}
+	env := Env{Graph: a.Graph, Entities: a.Entities, Encoder: a.Encoder, Tracing: s.Tracing}
+	if s.GNN != "" {
+		if a.Graph == nil {
+			return nil, close, fmt.Errorf("--gnn needs a shared KG (formats pq, metaqa): per-question graphs are traced without guidance")
+		}
+		if a.OpenGuider == nil {
+			return nil, close, fmt.Errorf("--gnn: this command cannot load a Triple-GNN")
+		}
+		if env.Guider, err = a.OpenGuider(string(s.GNN)); err != nil {
+			return nil, close, err
+		}
+	}
+	if p.Retriever, err = reg.New(ctx, s.Retriever, env); err != nil {
+		return nil, close, err
+	}
+	if s.Generator == "llm" {
+		c, err := openChat()
+		if err != nil {
+			return nil, close, err
+		}
+		p.Generator = generation.LLM{Chat: c}
+	}
+	return p, close, nil
+}
+
+// openPlanner builds the planner s names.
+func openPlanner(ctx context.Context, s Settings, a Assets, openChat func() (*llm.Client, error)) (projection.Planner, error) {
+	name := s.Planner
+	if name == "auto" {
+		switch {
+		case s.PlannerModel != "":
+			name = "pattern"
+		case a.AutoPlanner != nil:
+			return a.AutoPlanner, nil
+		default:
+			name = "schema"
+		}
+	}
+	switch name {
+	case "oracle":
+		return oracle.Planner{Beam: s.Beam}, nil
+	case "pattern":
+		m, err := pattern.Load(s.PlannerModel, a.Encoder)
+		if err != nil {
+			return nil, err
+		}
+		return pattern.New(m, a.Encoder, pattern.Config{Beam: s.Beam, Graph: a.Graph})
+	case "schema":
+		if a.Graph == nil {
+			return nil, fmt.Errorf("--planner schema needs a KG: it enumerates the relation paths leaving the question's entity")
+		}
+		return zeroshot.New(ctx, a.Graph, a.Encoder, zeroshot.Config{Beam: s.Beam})
+	case "llm":
+		c, err := openChat()
+		if err != nil {
+			return nil, err
+		}
+		cfg := llmplan.Config{Chat: c, Samples: s.Beam, Encoder: a.Encoder, Examples: a.Examples}
+		if a.Graph != nil {
+			for r := range a.Graph.NumRelations() {
+				cfg.Relations = append(cfg.Relations, a.Graph.RelationName(int32(r)))
+			}
+		}
+		return llmplan.New(ctx, cfg)
+	}
+	return nil, fmt.Errorf("--planner %q: want auto, oracle, pattern, schema or llm", name)
+}

@@ -1,0 +1,156 @@
+package plan
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/stem-kgqa/stem/generation"
+	"github.com/stem-kgqa/stem/projection"
+	"github.com/stem-kgqa/stem/projection/linking"
+	"github.com/stem-kgqa/stem/tracing"
+)
+
+// View is a Result as `stem ask --json` prints it (and a server returns
+// it): answers, chains and timings, and with explain the whole trace.
+type View struct {
+	Question string              `json:"question"`
+	Answers  []generation.Answer `json:"answers"`
+	Chains   []string            `json:"chains"`
+	Timings  map[string]Duration `json:"timings_ms"`
+	Explain  *ExplainView        `json:"explain,omitempty"`
+}
+
+// ExplainView is the trace behind a View's answers.
+type ExplainView struct {
+	Entities []linking.Link        `json:"entities"`
+	Plan     projection.Projection `json:"plan"`
+	Schema   []string              `json:"schema_graphs"`
+	Strategy string                `json:"strategy"`
+	Anchors  []tracing.Anchor      `json:"anchors"`
+	Guidance []string              `json:"guidance_entities,omitempty"`
+	Matched  []MatchedTripleView   `json:"matched_triples"`
+	Audit    AuditView             `json:"audit"`
+	Problems []string              `json:"problems,omitempty"`
+}
+
+// MatchedTripleView is one evidence triple with its scores.
+type MatchedTripleView struct {
+	Graph        int       `json:"graph"`
+	SchemaTriple int       `json:"schema_triple"`
+	Triple       [3]string `json:"triple"`
+	TScore       float32   `json:"t_score"`
+	Bias         float32   `json:"bias"`
+	Cumulative   float32   `json:"cumulative"`
+}
+
+// AuditView is the faithfulness audit's counts.
+type AuditView struct {
+	Evidence int `json:"evidence_triples"`
+	Answers  int `json:"answers"`
+	Unbacked int `json:"unbacked"`
+}
+
+// View returns r as printed by `stem ask --json`.
+func (r *Result) View(explain bool) View {
+	out := View{Question: r.Question, Answers: r.Answers, Chains: r.Chains, Timings: r.Timings}
+	if out.Answers == nil {
+		out.Answers = []generation.Answer{}
+	}
+	if !explain {
+		return out
+	}
+	ev := r.Evidence
+	ex := &ExplainView{Entities: r.Links, Plan: r.Projection, Strategy: r.Strategy, Anchors: ev.Anchors, Guidance: r.Guidance,
+		Audit: AuditView{Evidence: len(ev.Evidence), Answers: len(ev.Answers), Unbacked: ev.Unbacked}, Problems: ev.Problems}
+	for _, gr := range r.Projection.Graphs() {
+		ex.Schema = append(ex.Schema, gr.String())
+	}
+	names := r.EvidenceTriples()
+	for i, m := range ev.Evidence {
+		ex.Matched = append(ex.Matched, MatchedTripleView{Graph: m.Graph, SchemaTriple: m.SchemaTriple,
+			Triple: names[i], TScore: m.TScore, Bias: m.Bias, Cumulative: m.Cum})
+	}
+	out.Explain = ex
+	return out
+}
+
+// WriteText prints r for a person: the answers with up to maxChains
+// supporting chains each (0 = all), the whole trace with explain, then the
+// timings, start-up first.
+func (r *Result) WriteText(w io.Writer, explain bool, maxChains int, startup time.Duration) {
+	fmt.Fprintf(w, "Q: %s\n", r.Question)
+	if len(r.Answers) == 0 {
+		fmt.Fprintln(w, "no answer: the KG holds no evidence that matches the question's plan")
+		for _, pr := range r.Evidence.Problems {
+			fmt.Fprintf(w, "  (%s)\n", pr)
+		}
+	}
+	for i, a := range r.Answers {
+		flag := ""
+		if !a.Supported {
+			flag = "  [UNSUPPORTED: no evidence in the KG names it]"
+		}
+		fmt.Fprintf(w, "%d. %s%s\n", i+1, a.Name, flag)
+		chains := a.Chains
+		if maxChains > 0 && len(chains) > maxChains {
+			chains = chains[:maxChains]
+		}
+		for _, ch := range chains {
+			fmt.Fprintf(w, "     %s\n", ch)
+		}
+		if len(chains) < len(a.Chains) {
+			fmt.Fprintf(w, "     ... %d more chains\n", len(a.Chains)-len(chains))
+		}
+	}
+	if explain {
+		r.writeExplain(w)
+	}
+	fmt.Fprintf(w, "timings: start-up %s", startup.Round(time.Millisecond))
+	for _, s := range []string{StageLink, StagePlan, StageGuide, StageTrace, StageGenerate} {
+		if d, ok := r.Timings[s]; ok {
+			fmt.Fprintf(w, ", %s %s", s, time.Duration(d).Round(time.Microsecond))
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+func (r *Result) writeExplain(w io.Writer) {
+	fmt.Fprintf(w, "\nentities:\n")
+	for _, l := range r.Links {
+		fmt.Fprintf(w, "  %q -> %s (%s, %.3f)\n", l.Mention, l.Entity, l.Method, l.Score)
+	}
+	fmt.Fprintf(w, "plan (strategy %s):\n", r.Strategy)
+	for i, cand := range r.Projection.Candidates {
+		fmt.Fprintf(w, "  [%d] %.3f  %s\n", i, cand.Score, cand.Graph)
+		for _, a := range cand.Assertions {
+			fmt.Fprintf(w, "        %s\n", a)
+		}
+	}
+	for _, n := range r.Projection.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+	ev := r.Evidence
+	fmt.Fprintf(w, "anchors:\n")
+	for _, a := range ev.Anchors {
+		fmt.Fprintf(w, "  %q -> %s (%.3f)\n", a.Mention, a.Name, a.Score)
+	}
+	if len(r.Guidance) > 0 {
+		g := append([]string(nil), r.Guidance...)
+		sort.Strings(g)
+		fmt.Fprintf(w, "guidance entities: %s\n", strings.Join(g, ", "))
+	}
+	fmt.Fprintf(w, "matched triples:\n")
+	names := r.EvidenceTriples()
+	for i, m := range ev.Evidence {
+		t := names[i]
+		fmt.Fprintf(w, "  graph %d edge %d  T %.3f (bias %.2f)  S %.3f  (%s, %s, %s)\n", m.Graph, m.SchemaTriple, m.TScore, m.Bias, m.Cum, t[0], t[1], t[2])
+	}
+	fmt.Fprintf(w, "audit: %d evidence triples and %d answers checked against the KG, %d unbacked\n", len(ev.Evidence), len(ev.Answers), ev.Unbacked)
+	for _, p := range ev.Problems {
+		fmt.Fprintf(w, "problem: %s\n", p)
+	}
+	fmt.Fprintln(w)
+}
