@@ -120,12 +120,21 @@ func Load(ctx context.Context, src Source) (*Dataset, error) {
 		}
 		d.Graph = g
 	}
-	qs, err := f.load(ctx, src)
+	qs, err := f.LoadQuestions(ctx, src)
 	if err != nil {
 		return nil, err
 	}
 	d.Questions = qs
 	return d, nil
+}
+
+// LoadQuestions loads src's questions alone, for callers that hold the
+// shared KG already.
+func (f Format) LoadQuestions(ctx context.Context, src Source) ([]Question, error) {
+	if f.Name == "metaqa" && len(src.QTypes) != len(src.Questions) {
+		return nil, fmt.Errorf("--format metaqa needs one --qtype file per --questions file (got %d and %d)", len(src.QTypes), len(src.Questions))
+	}
+	return f.load(ctx, src)
 }
 
 func eachFile(ctx context.Context, files []string, load func(context.Context, string) ([]Question, error)) ([]Question, error) {

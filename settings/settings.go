@@ -176,6 +176,11 @@ func (f Field) set(s string) error {
 		if err != nil || n != math.Trunc(n) || math.IsInf(n, 0) {
 			return errors.New("want a whole number")
 		}
+		// Beyond 2^53 a float64 no longer holds every whole number, and
+		// int conversion would wrap silently.
+		if math.Abs(n) > 1<<53 {
+			return errors.New("want a whole number of at most 2^53")
+		}
 		if err := f.check(n); err != nil {
 			return err
 		}

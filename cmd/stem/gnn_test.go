@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stem-kgqa/stem/demo"
+	"github.com/stem-kgqa/stem/models/wordvec"
+	"github.com/stem-kgqa/stem/tripgnn"
 )
 
 // TestGNNEndToEnd trains a tiny Triple-GNN on the demo questions through the
@@ -55,6 +57,29 @@ func TestGNNEndToEnd(t *testing.T) {
 	}
 	if !strings.Contains(out, "guidance entities:") || !strings.Contains(out, "Christopher_Nolan") {
 		t.Errorf("ask --gnn --explain:\n%s", out)
+	}
+
+	// --k-factor and --plain-mean are stored in the model.
+	plain := filepath.Join(t.TempDir(), "plain.gnn")
+	if _, _, err := run(t, "train", "gnn", "--vectors", tinyVectors, "--format", "pq", "--questions", qs, "--kg", kb,
+		"--out", plain, "--epochs", "1", "--width", "8", "--layers", "1", "--k-factor", "2", "--plain-mean"); err != nil {
+		t.Fatal(err)
+	}
+	vecs, err := wordvec.Open(tinyVectors)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := wordvec.New(vecs, wordvec.Options{})
+	pm, err := tripgnn.Load(plain, enc.Name(), enc.Dim())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg := pm.Config(); cfg.KFactor != 2 || !cfg.NoBoundary || pm.K(3) != 6 {
+		t.Errorf("--k-factor 2 --plain-mean: config %+v, K(3) = %d; want KFactor 2, NoBoundary, K 6", cfg, pm.K(3))
+	}
+	if _, _, err := run(t, "train", "gnn", "--vectors", tinyVectors, "--format", "pq", "--questions", qs, "--kg", kb,
+		"--out", plain, "--k-factor", "0"); err == nil || !strings.Contains(err.Error(), "--k-factor 0") {
+		t.Errorf("--k-factor 0: err = %v", err)
 	}
 
 	// A checkpoint trained with another encoder is refused with a clear error.

@@ -30,13 +30,15 @@ func gnnDataFlags() []cli.Flag {
 	}
 }
 
-// loadGNNQuestions reads questions of a format; g is the shared KG (nil for
-// webqsp-mini, whose questions carry their own graphs).
+// loadGNNQuestions reads questions of a benchmark format; g is the shared
+// KG when it is loaded already (nil loads kgPath for the formats that have
+// one).
 func loadGNNQuestions(ctx context.Context, format, questions, kgPath, qtype, goldPaths string, g *kg.Graph) ([]benchmark.Question, *kg.Graph, error) {
-	files := splitList(questions)
-	var qs []benchmark.Question
-	var err error
-	if format != "webqsp-mini" && g == nil {
+	f, err := benchmark.LookupFormat(format)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.SharedKG && g == nil {
 		if kgPath == "" {
 			return nil, nil, fmt.Errorf("--format %s needs --kg FILE", format)
 		}
@@ -44,38 +46,8 @@ func loadGNNQuestions(ctx context.Context, format, questions, kgPath, qtype, gol
 			return nil, nil, err
 		}
 	}
-	switch format {
-	case "pq":
-		for _, f := range files {
-			part, err := benchmark.LoadPathQuestion(ctx, f)
-			if err != nil {
-				return nil, nil, err
-			}
-			qs = append(qs, part...)
-		}
-	case "metaqa":
-		types := splitList(qtype)
-		if len(types) != len(files) {
-			return nil, nil, fmt.Errorf("--format metaqa needs one qtype file per question file (got %d and %d)", len(types), len(files))
-		}
-		for i, f := range files {
-			part, err := benchmark.LoadMetaQA(ctx, f, types[i])
-			if err != nil {
-				return nil, nil, err
-			}
-			qs = append(qs, part...)
-		}
-	case "webqsp-mini":
-		if goldPaths == "" {
-			return nil, nil, fmt.Errorf("--format webqsp-mini needs --gold-paths rog_paths_*.jsonl (labels come from the gold paths)")
-		}
-		if qs, err = benchmark.LoadWebQSP(ctx, files, goldPaths); err != nil {
-			return nil, nil, err
-		}
-	default:
-		return nil, nil, fmt.Errorf("--format %q: want pq, metaqa or webqsp-mini", format)
-	}
-	return qs, g, nil
+	qs, err := f.LoadQuestions(ctx, benchmark.Source{Format: format, Questions: splitList(questions), QTypes: splitList(qtype), GoldPaths: goldPaths})
+	return qs, g, err
 }
 
 // sample keeps n of qs chosen by seed, in their original order.
@@ -127,6 +99,8 @@ func trainGNNSubcommand() *cli.Command {
 			&cli.IntFlag{Name: "batch", Value: train.DefaultBatch, Usage: "graphs per training step"},
 			&cli.Float64Flag{Name: "lr", Value: tripgnn.DefaultLR, Usage: "AdamW learning rate"},
 			&cli.StringFlag{Name: "loss", Value: "bce", Usage: "bce (the paper's) or mix (gfm-rag's 0.3 BCE + 0.7 listwise)"},
+			&cli.IntFlag{Name: "k-factor", Value: tripgnn.DefaultKFactor, Usage: "guidance graph size K = k-factor x schema triples (paper: 4), stored in the model"},
+			&cli.BoolFlag{Name: "plain-mean", Usage: "aggregate messages by the paper's plain mean, without gfm-rag's boundary self-loop (h0 added at every layer)"},
 		), encoderFlags()...),
 		Action: runTrainGNN,
 	}
@@ -141,6 +115,9 @@ func runTrainGNN(c *cli.Context) error {
 		mix = 0.7
 	default:
 		return fmt.Errorf("--loss %q: want bce or mix", c.String("loss"))
+	}
+	if k := c.Int("k-factor"); k < 1 || k > 64 {
+		return fmt.Errorf("--k-factor %d: want a whole number from 1 to 64", k)
 	}
 	var (
 		qs        []benchmark.Question
@@ -206,6 +183,7 @@ func runTrainGNN(c *cli.Context) error {
 	m, err := tripgnn.New(tripgnn.Config{
 		EncoderName: enc.Name(), EncoderDim: enc.Dim(),
 		Layers: c.Int("layers"), Width: c.Int("width"), LR: c.Float64("lr"), LossMix: mix, Seed: seed,
+		KFactor: c.Int("k-factor"), NoBoundary: c.Bool("plain-mean"),
 	})
 	if err != nil {
 		return err

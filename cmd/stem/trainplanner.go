@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/eval/planeval"
@@ -132,29 +133,17 @@ func loadPlanQuestions(ctx context.Context, format, questions, qtypes string) ([
 		return pq
 	}
 	switch format {
-	case "pq":
-		for _, f := range files {
-			qs, err := benchmark.LoadPathQuestion(ctx, f)
-			if err != nil {
-				return nil, err
-			}
-			for _, q := range qs {
-				out = append(out, fromEval(q))
-			}
+	case "pq", "metaqa", "webqsp-mini", "rog":
+		f, err := benchmark.LookupFormat(format)
+		if err != nil {
+			return nil, err
 		}
-	case "metaqa":
-		types := splitList(qtypes)
-		if len(types) != len(files) {
-			return nil, fmt.Errorf("--format metaqa needs one --qtype file per --questions file (got %d and %d)", len(types), len(files))
+		qs, err := f.LoadQuestions(ctx, benchmark.Source{Format: format, Questions: files, QTypes: splitList(qtypes)})
+		if err != nil {
+			return nil, err
 		}
-		for i, f := range files {
-			qs, err := benchmark.LoadMetaQA(ctx, f, types[i])
-			if err != nil {
-				return nil, err
-			}
-			for _, q := range qs {
-				out = append(out, fromEval(q))
-			}
+		for _, q := range qs {
+			out = append(out, fromEval(q))
 		}
 	case "webqsp-paths":
 		for _, f := range files {
@@ -179,7 +168,7 @@ func loadPlanQuestions(ctx context.Context, format, questions, qtypes string) ([
 			}
 		}
 	default:
-		return nil, fmt.Errorf("--format %q: want pq, metaqa, webqsp-paths or items", format)
+		return nil, fmt.Errorf("--format %q: want %s, webqsp-paths or items", format, strings.Join(benchmark.FormatNames(), ", "))
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no questions in %s", questions)
