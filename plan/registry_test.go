@@ -10,7 +10,9 @@ import (
 // nothing is a retrieval strategy that finds no evidence.
 type nothing struct{}
 
-func (nothing) Retrieve(context.Context, Request) (*Evidence, error) { return nil, errors.New("nothing") }
+func (nothing) Retrieve(context.Context, Request) (*Evidence, error) {
+	return nil, errors.New("nothing")
+}
 
 func TestRegistry(t *testing.T) {
 	r := DefaultRetrievers()
