@@ -8,6 +8,7 @@ require (
 	github.com/gomlx/gomlx v0.28.0
 	github.com/gomlx/onnx-gomlx v0.5.0
 	github.com/openai/openai-go/v3 v3.96.0
+	github.com/samber/lo v1.53.0
 	github.com/urfave/cli/v2 v2.27.7
 	github.com/viterin/vek v0.4.2
 )

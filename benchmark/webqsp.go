@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/samber/lo"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/schema"
 )
@@ -177,7 +178,7 @@ func LoadWebQSP(ctx context.Context, gnnragFiles []string, groundPaths string) (
 			}
 			for _, p := range row.Paths {
 				triples[row.ID] = append(triples[row.ID], p...)
-				qs[i].Entities = appendUnique(qs[i].Entities, p[0][0])
+				qs[i].Entities = lo.Uniq(append(qs[i].Entities, p[0][0]))
 			}
 			return nil
 		})
@@ -242,15 +243,6 @@ func emptyGraph() (*kg.Graph, error) {
 		err = fmt.Errorf("kg.ReadRoG gave no row for an empty subgraph")
 	}
 	return g, err
-}
-
-func appendUnique(xs []string, s string) []string {
-	for _, x := range xs {
-		if x == s {
-			return xs
-		}
-	}
-	return append(xs, s)
 }
 
 // eachJSONLine calls fn with each non-blank line and its 1-based number.

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/samber/lo"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models/llm"
 	"github.com/stem-kgqa/stem/projection/llmplan"
@@ -137,17 +138,10 @@ func ParseAnswerList(reply string) []string {
 }
 
 func clean(xs []string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, x := range xs {
+	return lo.Uniq(lo.FilterMap(xs, func(x string, _ int) (string, bool) {
 		x = strings.Trim(strings.TrimSpace(x), `"'.`)
-		if x == "" || seen[x] {
-			continue
-		}
-		seen[x] = true
-		out = append(out, x)
-	}
-	return out
+		return x, x != ""
+	}))
 }
 
 // chainsWith returns the chains in which name is one of the entities, each
@@ -155,13 +149,9 @@ func clean(xs []string) []string {
 // its support, what the walk found beyond it is not. Duplicates that the cut
 // creates are dropped.
 func chainsWith(chains []string, name string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, c := range chains {
-		if cut, ok := chainUpTo(c, name); ok && !seen[cut] {
-			seen[cut] = true
-			out = append(out, cut)
-		}
+	out := lo.Uniq(lo.FilterMap(chains, func(c string, _ int) (string, bool) { return chainUpTo(c, name) }))
+	if len(out) == 0 {
+		return nil // an answer with no chain prints "chains": null, as before
 	}
 	return out
 }

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/samber/lo"
 )
 
 // Strategy is how tracing selects KG edges for a schema edge.
@@ -95,36 +97,20 @@ func CanonicalPlaceholder(s string) string {
 // Placeholders returns the distinct placeholders in order of first
 // appearance.
 func (g Graph) Placeholders() []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, t := range g.Triples {
-		for _, n := range [2]string{t.Head, t.Tail} {
-			if IsPlaceholder(n) {
-				c := CanonicalPlaceholder(n)
-				if !seen[c] {
-					seen[c] = true
-					out = append(out, c)
-				}
-			}
-		}
-	}
-	return out
+	return lo.Uniq(lo.FilterMap(g.ends(), func(n string, _ int) (string, bool) {
+		return CanonicalPlaceholder(n), IsPlaceholder(n)
+	}))
+}
+
+// ends lists every triple's head and tail, in order.
+func (g Graph) ends() []string {
+	return lo.FlatMap(g.Triples, func(t Triple, _ int) []string { return []string{t.Head, t.Tail} })
 }
 
 // Mentions returns the distinct entity mentions (ends that are not
 // placeholders) in order of first appearance.
 func (g Graph) Mentions() []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, t := range g.Triples {
-		for _, n := range [2]string{t.Head, t.Tail} {
-			if !IsPlaceholder(n) && !seen[n] {
-				seen[n] = true
-				out = append(out, n)
-			}
-		}
-	}
-	return out
+	return lo.Uniq(lo.Reject(g.ends(), func(n string, _ int) bool { return IsPlaceholder(n) }))
 }
 
 // AnswerSlot returns the answer placeholder: Answer when set, else the

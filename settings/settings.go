@@ -25,6 +25,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/samber/lo"
 )
 
 // Field is one setting of a struct: a view of the struct's field, so that
@@ -55,12 +57,8 @@ func Fields(ptr any) ([]Field, error) {
 	if err := walk(v.Elem(), &out); err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
-	for _, f := range out {
-		if seen[f.Name] {
-			return nil, fmt.Errorf("settings: two fields of %T are named %q", ptr, f.Name)
-		}
-		seen[f.Name] = true
+	if dup := lo.FindDuplicates(Names(out)); len(dup) > 0 {
+		return nil, fmt.Errorf("settings: two fields of %T are named %q", ptr, dup[0])
 	}
 	return out, nil
 }
