@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/samber/lo"
@@ -43,8 +44,13 @@ type Structural struct{}
 // Generate implements Generator.
 func (Structural) Generate(_ context.Context, _ string, _ kg.Reader, res *tracing.Result) ([]Answer, error) {
 	out := make([]Answer, 0, len(res.Answers))
+	names := make([]string, len(res.Answers))
+	for i, a := range res.Answers {
+		names[i] = a.Name
+	}
+	support := supportIndex(res.Chains, names)
 	for _, a := range res.Answers {
-		out = append(out, Answer{Name: a.Name, Entity: a.Name, Score: a.Score, Supported: true, Chains: chainsWith(res.Chains, a.Name)})
+		out = append(out, Answer{Name: a.Name, Entity: a.Name, Score: a.Score, Supported: true, Chains: support[a.Name]})
 	}
 	return out, nil
 }
@@ -91,13 +97,18 @@ func (l LLM) Generate(ctx context.Context, question string, g kg.Reader, res *tr
 		}
 	}
 	out := make([]Answer, 0, len(names))
+	evNames := make([]string, len(evidence))
+	for i, e := range evidence {
+		evNames[i] = e.name
+	}
+	support := supportIndex(res.Chains, evNames)
 	for _, n := range names {
 		a := Answer{Name: n}
 		nn := kg.Normalize(n)
 		for _, e := range evidence {
 			if nn != "" && e.norm != "" && (strings.Contains(e.norm, nn) || strings.Contains(nn, e.norm)) {
 				a.Entity, a.Supported = e.name, true
-				a.Chains = chainsWith(res.Chains, e.name)
+				a.Chains = support[e.name]
 				break
 			}
 		}
@@ -149,46 +160,86 @@ func clean(xs []string) []string {
 // its support, what the walk found beyond it is not. Duplicates that the cut
 // creates are dropped.
 func chainsWith(chains []string, name string) []string {
-	out := lo.Uniq(lo.FilterMap(chains, func(c string, _ int) (string, bool) { return chainUpTo(c, name) }))
-	if len(out) == 0 {
-		return nil // an answer with no chain prints "chains": null, as before
-	}
-	return out
+	return supportIndex(chains, []string{name})[name]
 }
 
-// chainUpTo returns chain cut after the first occurrence of entity name.
-func chainUpTo(chain, name string) (string, bool) {
-	for i, part := range chainParts(chain) {
-		if i%2 == 0 && part.text == name {
-			return chain[:part.end], true
+// supportIndex is chainsWith for each of names at once, in one pass over
+// the chains that allocates only for the cuts it keeps, so that answering
+// with many answers over hundreds of chains costs less than tracing them.
+// Names and cuts are few per question, so they are looked up by scanning;
+// a name with many cuts gets a set.
+func supportIndex(chains []string, names []string) map[string][]string {
+	const small = 16
+	idx := make(map[string][]string, len(names))
+	var want map[string]bool // for many names
+	if len(names) > small {
+		want = make(map[string]bool, len(names))
+		for _, n := range names {
+			want[n] = true
 		}
 	}
-	return "", false
+	sets := map[string]map[string]bool{} // cuts of names with many
+	var done []string                    // entities of the current chain already cut
+	for _, c := range chains {
+		done = done[:0]
+		eachEntity(c, func(name string, end int) {
+			if want != nil && !want[name] || want == nil && !slices.Contains(names, name) || slices.Contains(done, name) {
+				return
+			}
+			done = append(done, name)
+			cut, have := c[:end], idx[name]
+			if set := sets[name]; set != nil {
+				if set[cut] {
+					return
+				}
+				set[cut] = true
+			} else if slices.Contains(have, cut) {
+				return
+			} else if len(have) == small {
+				set := make(map[string]bool, 2*small)
+				for _, h := range have {
+					set[h] = true
+				}
+				set[cut] = true
+				sets[name] = set
+			}
+			idx[name] = append(have, cut)
+		})
+	}
+	return idx
 }
 
-type chainPart struct {
-	text string
-	end  int // byte offset in the chain just after the part
-}
-
-// chainParts splits "A -> r -> B <- s <- C" into A, r, B, s, C with their
-// end offsets; entities sit at even positions.
-func chainParts(chain string) []chainPart {
-	var parts []chainPart
+// eachEntity calls fn with each entity of a chain "A -> r -> B <- s <- C"
+// (A, B and C) and the byte offset just after it, in order.
+func eachEntity(chain string, fn func(name string, end int)) {
 	off := 0
 	rest := chain
-	for {
-		i := strings.Index(rest, " -> ")
-		j := strings.Index(rest, " <- ")
-		k := i
-		if k < 0 || (j >= 0 && j < k) {
-			k = j
-		}
+	for i := 0; ; i++ {
+		k := arrow(rest)
 		if k < 0 {
-			return append(parts, chainPart{rest, off + len(rest)})
+			if i%2 == 0 {
+				fn(rest, off+len(rest))
+			}
+			return
 		}
-		parts = append(parts, chainPart{rest[:k], off + k})
+		if i%2 == 0 {
+			fn(rest[:k], off+k)
+		}
 		off += k + 4
 		rest = rest[k+4:]
+	}
+}
+
+// arrow returns the index of the first " -> " or " <- " in s, or -1.
+func arrow(s string) int {
+	for j := 0; ; j++ {
+		k := strings.IndexByte(s[j:], ' ')
+		if k < 0 || j+k+4 > len(s) {
+			return -1
+		}
+		j += k
+		if a := s[j+1 : j+4]; a == "-> " || a == "<- " {
+			return j
+		}
 	}
 }

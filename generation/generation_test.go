@@ -1,6 +1,7 @@
 package generation
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -33,5 +34,62 @@ func TestChainsWith(t *testing.T) {
 	}
 	if got := chainsWith(chains, "r"); got != nil {
 		t.Errorf("a relation is not an entity: %q", got)
+	}
+}
+
+// FuzzEachEntity holds eachEntity to a plain reference: split the chain at
+// every " -> " and " <- ", keep the even parts, and each part's end offset.
+func FuzzEachEntity(f *testing.F) {
+	for _, s := range []string{"A -> r -> B <- s <- C", "Tom Hanks -> starred -> Big", "A", "", " -> ", "a <-  <- b", "x ->y -> z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, chain string) {
+		type part struct {
+			name string
+			end  int
+		}
+		var want []part
+		off, rest := 0, chain
+		for i := 0; ; i++ {
+			a, b := strings.Index(rest, " -> "), strings.Index(rest, " <- ")
+			k := a
+			if k < 0 || (b >= 0 && b < k) {
+				k = b
+			}
+			if k < 0 {
+				if i%2 == 0 {
+					want = append(want, part{rest, off + len(rest)})
+				}
+				break
+			}
+			if i%2 == 0 {
+				want = append(want, part{rest[:k], off + k})
+			}
+			off, rest = off+k+4, rest[k+4:]
+		}
+		var got []part
+		eachEntity(chain, func(name string, end int) { got = append(got, part{name, end}) })
+		if len(got) != len(want) {
+			t.Fatalf("eachEntity(%q) = %v, want %v", chain, got, want)
+		}
+		for i := range got {
+			if got[i] != want[i] || chain[:got[i].end] != chain[:want[i].end] {
+				t.Fatalf("eachEntity(%q) = %v, want %v", chain, got, want)
+			}
+		}
+	})
+}
+
+func TestSupportIndexManyCuts(t *testing.T) {
+	// More cuts than the scan handles: the set takes over, order and
+	// de-duplication stay the same.
+	var chains []string
+	for i := range 40 {
+		c := fmt.Sprintf("A -> r -> B%d <- s <- X", i)
+		chains = append(chains, c, c)
+	}
+	got := supportIndex(chains, []string{"X", "A"})
+	if len(got["X"]) != 40 || got["X"][39] != "A -> r -> B39 <- s <- X" || len(got["A"]) != 1 || got["A"][0] != "A" {
+		t.Errorf("X: %d cuts, last %q; A: %q", len(got["X"]), got["X"][len(got["X"])-1], got["A"])
 	}
 }
