@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/samber/lo"
+	"github.com/stem-kgqa/stem/internal/editdist"
 )
 
 // Field is one setting of a struct: a view of the struct's field, so that
@@ -406,32 +407,11 @@ func ApplySpec(fields []Field, spec string) (name string, err error) {
 func Nearest(s string, candidates []string) string {
 	best, bestD := "", max(2, len(s)/3)+1
 	for _, c := range candidates {
-		if d := editDistance(s, c); d < bestD {
+		if d := editdist.Distance(s, c); d < bestD {
 			best, bestD = c, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, by bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // unknown is the error for a key that names no setting.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/stem-kgqa/stem/internal/editdist"
 	"github.com/stem-kgqa/stem/kg"
 )
 
@@ -86,7 +87,7 @@ func (t *Tracer) anchorOne(ctx context.Context, mention string, bias func(int32)
 				continue
 			}
 			seen[h.Entity] = true
-			s := (1-w)*h.Score + w*editRatio(kg.Normalize(t.g.EntityName(h.Entity)), norm)
+			s := (1-w)*h.Score + w*editdist.Ratio(kg.Normalize(t.g.EntityName(h.Entity)), norm)
 			cands = append(cands, cand{h.Entity, s * bias(h.Entity)})
 		}
 	}

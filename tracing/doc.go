@@ -12,9 +12,9 @@
 // mention's (kg.EntitiesByNorm) are candidates. A candidate's score is 1 when
 // its normalised name equals the mention's; otherwise it is
 //
-//	(1-StringWeight)*cosine + StringWeight*editRatio
+//	(1-StringWeight)*cosine + StringWeight*editdist.Ratio
 //
-// where editRatio is 1 - Levenshtein distance / longer length on the
+// where editdist.Ratio is 1 - Levenshtein distance / longer length on the
 // normalised names. Embeddings alone rank "inception" and "insomnia" close
 // when the vectors know neither; the string term makes exact and near-exact
 // names win. The score is then multiplied by Lambda when the entity is in the
@@ -22,7 +22,7 @@
 // broken by higher degree (the better-connected namesake is the likelier
 // intended one) and then by id. Explicit Request.Anchors skip all of this and
 // start at S0 = 1 (times Lambda in the guidance graph). The schema-side node
-// is the schema mention with the best editRatio against the question mention.
+// is the schema mention with the best edit ratio against the question mention.
 //
 // # Matching
 //

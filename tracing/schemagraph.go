@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/stem-kgqa/stem/internal/editdist"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/schema"
 )
@@ -117,45 +118,15 @@ func (s *sGraph) mentionNodes() []int {
 func (s *sGraph) bestNode(mention, entityText string) (int, float32) {
 	best, bestR := -1, float32(-1)
 	for _, n := range s.mentionNodes() {
-		r := editRatio(kg.Normalize(s.nodes[n]), kg.Normalize(mention))
+		r := editdist.Ratio(kg.Normalize(s.nodes[n]), kg.Normalize(mention))
 		if entityText != "" {
-			r = max(r, editRatio(kg.Normalize(s.nodes[n]), kg.Normalize(entityText)))
+			r = max(r, editdist.Ratio(kg.Normalize(s.nodes[n]), kg.Normalize(entityText)))
 		}
 		if r > bestR {
 			best, bestR = n, r
 		}
 	}
 	return best, bestR
-}
-
-// editRatio is 1 - Levenshtein distance / longer length, over runes; 1 for
-// two empty strings.
-func editRatio(a, b string) float32 {
-	if a == b {
-		return 1
-	}
-	ra, rb := []rune(a), []rune(b)
-	if len(ra) == 0 || len(rb) == 0 {
-		return 0
-	}
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			c := prev[j-1]
-			if ra[i-1] != rb[j-1] {
-				c++
-			}
-			c = min(c, prev[j]+1, cur[j-1]+1)
-			cur[j] = c
-		}
-		prev, cur = cur, prev
-	}
-	return 1 - float32(prev[len(rb)])/float32(max(len(ra), len(rb)))
 }
 
 // schemaText writes a schema triple with only the chosen ends.

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/stem-kgqa/stem/demo"
+	"github.com/stem-kgqa/stem/internal/editdist"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kgvec"
 	"github.com/stem-kgqa/stem/models"
@@ -408,8 +409,8 @@ func TestEditRatio(t *testing.T) {
 		a, b string
 		want float32
 	}{{"", "", 1}, {"abc", "", 0}, {"kitten", "sitting", 1 - 3.0/7}, {"inception", "inception", 1}, {"ab", "ba", 0}} {
-		if got := editRatio(c.a, c.b); got-c.want > 1e-6 || c.want-got > 1e-6 {
-			t.Errorf("editRatio(%q,%q) = %v, want %v", c.a, c.b, got, c.want)
+		if got := editdist.Ratio(c.a, c.b); got-c.want > 1e-6 || c.want-got > 1e-6 {
+			t.Errorf("editdist.Ratio(%q,%q) = %v, want %v", c.a, c.b, got, c.want)
 		}
 	}
 }
