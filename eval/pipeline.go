@@ -19,7 +19,7 @@ type Pipeline struct{ *plan.Pipeline }
 
 // Answer implements Answerer.
 func (p Pipeline) Answer(ctx context.Context, q benchmark.Question) (Prediction, error) {
-	query := plan.Query{Question: q.Text, Entities: q.Entities, Gold: &projection.Gold{Paths: q.Gold, Answers: len(q.Answers)}}
+	query := plan.Query{Question: q.Text, Entities: q.Entities, Gold: &projection.Gold{Paths: q.Gold, Answers: len(q.Answers)}, AnswersOnly: true}
 	if q.Graph != nil {
 		query.Graph = q.Graph
 	}

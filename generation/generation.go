@@ -32,7 +32,9 @@ type Answer struct {
 	Chains    []string `json:"chains"`
 }
 
-// Generator turns the traced evidence into answers.
+// Generator turns the traced evidence into answers: names, scores, and the
+// evidence entity each one names (Entity, Supported). Supporting chains are
+// attached afterwards by Support, for the callers that show them.
 type Generator interface {
 	Generate(ctx context.Context, question string, g kg.Reader, res *tracing.Result) ([]Answer, error)
 }
@@ -44,15 +46,30 @@ type Structural struct{}
 // Generate implements Generator.
 func (Structural) Generate(_ context.Context, _ string, _ kg.Reader, res *tracing.Result) ([]Answer, error) {
 	out := make([]Answer, 0, len(res.Answers))
-	names := make([]string, len(res.Answers))
-	for i, a := range res.Answers {
-		names[i] = a.Name
-	}
-	support := supportIndex(res.Chains, names)
 	for _, a := range res.Answers {
-		out = append(out, Answer{Name: a.Name, Entity: a.Name, Score: a.Score, Supported: true, Chains: support[a.Name]})
+		out = append(out, Answer{Name: a.Name, Entity: a.Name, Score: a.Score, Supported: true})
 	}
 	return out, nil
+}
+
+// Support attaches to every answer that names an evidence entity the
+// reasoning chains through that entity, each cut after it: the part of a
+// chain that leads to the answer is its support, what the walk found beyond
+// it is not. It is a separate step because only readers need it; scoring
+// needs the answers alone.
+func Support(answers []Answer, chains []string) {
+	names := make([]string, 0, len(answers))
+	for _, a := range answers {
+		if a.Entity != "" {
+			names = append(names, a.Entity)
+		}
+	}
+	support := supportIndex(chains, names)
+	for i, a := range answers {
+		if a.Entity != "" {
+			answers[i].Chains = support[a.Entity]
+		}
+	}
 }
 
 // LLM answers with prompt P3 over the reasoning chains and links every
@@ -97,18 +114,12 @@ func (l LLM) Generate(ctx context.Context, question string, g kg.Reader, res *tr
 		}
 	}
 	out := make([]Answer, 0, len(names))
-	evNames := make([]string, len(evidence))
-	for i, e := range evidence {
-		evNames[i] = e.name
-	}
-	support := supportIndex(res.Chains, evNames)
 	for _, n := range names {
 		a := Answer{Name: n}
 		nn := kg.Normalize(n)
 		for _, e := range evidence {
 			if nn != "" && e.norm != "" && (strings.Contains(e.norm, nn) || strings.Contains(nn, e.norm)) {
 				a.Entity, a.Supported = e.name, true
-				a.Chains = support[e.name]
 				break
 			}
 		}
@@ -172,6 +183,7 @@ func supportIndex(chains []string, names []string) map[string][]string {
 	const small = 16
 	idx := make(map[string][]string, len(names))
 	var want map[string]bool // for many names
+	names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == "" })
 	if len(names) > small {
 		want = make(map[string]bool, len(names))
 		for _, n := range names {

@@ -2,6 +2,7 @@ package generation
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -92,4 +93,47 @@ func TestSupportIndexManyCuts(t *testing.T) {
 	if len(got["X"]) != 40 || got["X"][39] != "A -> r -> B39 <- s <- X" || len(got["A"]) != 1 || got["A"][0] != "A" {
 		t.Errorf("X: %d cuts, last %q; A: %q", len(got["X"]), got["X"][len(got["X"])-1], got["A"])
 	}
+}
+
+// FuzzSupportIndex holds supportIndex, with few names (scanned) and many
+// (a set), to the plain definition: each chain cut after the name's first occurrence as an
+// entity, duplicates dropped, chain order kept.
+func FuzzSupportIndex(f *testing.F) {
+	f.Add("A -> r -> B <- s <- C\nA -> r -> B\nAB -> r -> A\nr -> A -> r")
+	f.Add("Tom Hanks -> starred -> Big -> year -> 1988\nBig <- starred <- Tom Hanks")
+	f.Add("x -> x -> x\nx")
+	f.Fuzz(func(t *testing.T, text string) {
+		chains := strings.Split(text, "\n")
+		var names []string
+		for _, c := range chains {
+			eachEntity(c, func(name string, _ int) {
+				if !slices.Contains(names, name) {
+					names = append(names, name)
+				}
+			})
+		}
+		names = append(names, "r", "->", "")
+		want := map[string][]string{}
+		for _, n := range names {
+			for _, c := range chains {
+				cut, found := "", false
+				eachEntity(c, func(name string, end int) {
+					if !found && name == n {
+						cut, found = c[:end], true
+					}
+				})
+				if found && n != "" && !slices.Contains(want[n], cut) {
+					want[n] = append(want[n], cut)
+				}
+			}
+		}
+		for _, set := range [][]string{names, names[:min(len(names), 3)]} {
+			got := supportIndex(chains, set)
+			for _, n := range set {
+				if !slices.Equal(got[n], want[n]) {
+					t.Fatalf("supportIndex(%q, %d names)[%q] = %q, want %q", chains, len(set), n, got[n], want[n])
+				}
+			}
+		}
+	})
 }

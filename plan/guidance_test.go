@@ -10,7 +10,6 @@ import (
 	"github.com/stem-kgqa/stem/models/wordvec"
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/schema"
-	"github.com/stem-kgqa/stem/train"
 	"github.com/stem-kgqa/stem/tripgnn"
 )
 
@@ -25,7 +24,7 @@ func TestGNNGuider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gd, err := NewGNNGuider(g, m, enc, train.SubgraphOptions{})
+	gd, err := NewGNNGuider(g, m, enc, tripgnn.SubgraphOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,11 +54,11 @@ func TestGNNGuider(t *testing.T) {
 	if gu, err := gd.Guide(ctx, projection.Input{Entities: []string{"Inception"}}, projection.Projection{}); gu != nil || err != nil {
 		t.Errorf("empty plan: %v, %v; want no guidance", gu, err)
 	}
-	if _, err := gd.Guide(ctx, projection.Input{Entities: []string{"Atlantis"}}, pl); !errors.Is(err, train.ErrNoQuestionEntity) {
+	if _, err := gd.Guide(ctx, projection.Input{Entities: []string{"Atlantis"}}, pl); !errors.Is(err, tripgnn.ErrNoQuestionEntity) {
 		t.Errorf("unknown entity: %v, want ErrNoQuestionEntity", err)
 	}
 	other, _ := tripgnn.New(tripgnn.Config{EncoderName: "x", EncoderDim: enc.Dim() + 1, Layers: 1, Width: 8})
-	if _, err := NewGNNGuider(g, other, enc, train.SubgraphOptions{}); err == nil {
+	if _, err := NewGNNGuider(g, other, enc, tripgnn.SubgraphOptions{}); err == nil {
 		t.Error("a model of another encoder dimension was accepted")
 	}
 }

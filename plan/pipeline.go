@@ -50,6 +50,9 @@ type Query struct {
 	Graph kg.Reader
 	// Gold is a benchmark's answer sheet, for the oracle planner only.
 	Gold *projection.Gold
+	// AnswersOnly skips attaching each answer's supporting chains, which
+	// only a reader needs (evaluation scores the answers alone).
+	AnswersOnly bool
 }
 
 // Result is everything the pipeline did for a question: the answers with
@@ -197,6 +200,9 @@ func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
 	}
 	if res.Answers, err = gen.Generate(ctx, q.Question, g, ev.Trace); err != nil {
 		return nil, fmt.Errorf("generate an answer to %q: %w", q.Question, err)
+	}
+	if !q.AnswersOnly {
+		generation.Support(res.Answers, res.Chains)
 	}
 	stage(StageGenerate, start)
 	return res, nil

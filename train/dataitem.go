@@ -9,6 +9,7 @@ import (
 	"github.com/stem-kgqa/stem/kg"
 	prog "github.com/stem-kgqa/stem/progress"
 	"github.com/stem-kgqa/stem/train/dataset"
+	"github.com/stem-kgqa/stem/tripgnn"
 )
 
 // ErrDropped marks a data-file item that was dropped when it was made
@@ -27,7 +28,7 @@ var ErrDropped = errors.New("item was dropped")
 // chains, so their number is not the reasoning depth. A dropped item is
 // ErrDropped; one with no triples, or no labelled entity in g, is
 // errNoGold (skipped by LabeledDataAll).
-func (b *Builder) LabeledData(ctx context.Context, g *kg.Graph, it *dataset.Item) (*Item, error) {
+func LabeledData(ctx context.Context, b *tripgnn.Builder, g *kg.Graph, it *dataset.Item) (*tripgnn.Input, error) {
 	if it.Dropped != "" {
 		return nil, fmt.Errorf("train: item %s: %w (%s)", it.ID, ErrDropped, it.Dropped)
 	}
@@ -42,7 +43,7 @@ func (b *Builder) LabeledData(ctx context.Context, g *kg.Graph, it *dataset.Item
 	if hops <= 0 {
 		hops = it.Hops
 	}
-	out, err := b.build(ctx, g, it.Entities, sg, it.Question, hops)
+	out, err := b.BuildHops(ctx, g, it.Entities, sg, it.Question, hops)
 	if err != nil {
 		return nil, fmt.Errorf("train: item %s: %w", it.ID, err)
 	}
@@ -61,7 +62,7 @@ func (b *Builder) LabeledData(ctx context.Context, g *kg.Graph, it *dataset.Item
 // counting) dropped items and those with no question entity or no
 // labelled entity in g. Any other error stops. progress, when not nil,
 // receives a bar.
-func (b *Builder) LabeledDataAll(ctx context.Context, g *kg.Graph, items []dataset.Item, progress io.Writer) (out []*Item, skipped int, err error) {
+func LabeledDataAll(ctx context.Context, b *tripgnn.Builder, g *kg.Graph, items []dataset.Item, progress io.Writer) (out []*tripgnn.Input, skipped int, err error) {
 	var bar *prog.Bar
 	if progress != nil {
 		bar = prog.New(progress, "build examples", int64(len(items)))
@@ -71,10 +72,10 @@ func (b *Builder) LabeledDataAll(ctx context.Context, g *kg.Graph, items []datas
 		if err := ctx.Err(); err != nil {
 			return nil, 0, err
 		}
-		it, err := b.LabeledData(ctx, g, &items[i])
+		it, err := LabeledData(ctx, b, g, &items[i])
 		bar.Add(1)
 		if err != nil {
-			if errors.Is(err, ErrDropped) || errors.Is(err, ErrNoQuestionEntity) || errors.Is(err, errNoGold) {
+			if errors.Is(err, ErrDropped) || errors.Is(err, tripgnn.ErrNoQuestionEntity) || errors.Is(err, errNoGold) {
 				skipped++
 				continue
 			}

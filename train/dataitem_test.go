@@ -8,6 +8,7 @@ import (
 
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/train/dataset"
+	"github.com/stem-kgqa/stem/tripgnn"
 )
 
 // TestLabeledDataMatchesLabeled checks that an item file's item gives the
@@ -33,11 +34,11 @@ func TestLabeledDataMatchesLabeled(t *testing.T) {
 	}
 	ctx := context.Background()
 	b := testBuilder()
-	want, err := b.Labeled(ctx, g, q)
+	want, err := Labeled(ctx, b, g, q)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := b.LabeledData(ctx, g, &it)
+	got, err := LabeledData(ctx, b, g, &it)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,16 +69,16 @@ func TestLabeledData(t *testing.T) {
 			{"Inception", "written_by", "[ENT1]"}},
 		AnswerSlot: "[ENT2]", Hops: 2, Strategy: dataset.Precision,
 	}
-	it, err := b.LabeledData(ctx, g, &two)
+	it, err := LabeledData(ctx, b, g, &two)
 	if err != nil {
 		t.Fatal(err)
 	}
 	inc, _ := g.Entity("Inception")
-	ents, _, err := Subgraph(g, []int32{inc}, 2, b.Opt)
+	ents, _, err := tripgnn.Subgraph(g, []int32{inc}, 2, b.Opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ents3, _, _ := Subgraph(g, []int32{inc}, 3, b.Opt); len(ents3) == len(ents) {
+	if ents3, _, _ := tripgnn.Subgraph(g, []int32{inc}, 3, b.Opt); len(ents3) == len(ents) {
 		t.Fatalf("the demo's 2- and 3-hop subgraphs of Inception have the same size (%d): the test cannot tell them apart", len(ents))
 	}
 	if !slices.Equal(it.Entities, ents) || it.NumSchema != 3 {
@@ -90,7 +91,7 @@ func TestLabeledData(t *testing.T) {
 	// SubgraphEntities, when set, are the labels.
 	sub := two
 	sub.SubgraphEntities = []string{"London", "not_in_the_kg"}
-	it, err = b.LabeledData(ctx, g, &sub)
+	it, err = LabeledData(ctx, b, g, &sub)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,14 +115,14 @@ func TestLabeledData(t *testing.T) {
 		want error
 	}{
 		{dropped, ErrDropped},
-		{noEntity, ErrNoQuestionEntity},
+		{noEntity, tripgnn.ErrNoQuestionEntity},
 		{noLabel, errNoGold},
 	} {
-		if _, err := b.LabeledData(ctx, g, &tc.it); !errors.Is(err, tc.want) {
+		if _, err := LabeledData(ctx, b, g, &tc.it); !errors.Is(err, tc.want) {
 			t.Errorf("item %s: error %v, want %v", tc.it.ID, err, tc.want)
 		}
 	}
-	items, skipped, err := b.LabeledDataAll(ctx, g, []dataset.Item{two, dropped, noEntity, sub, noLabel}, nil)
+	items, skipped, err := LabeledDataAll(ctx, b, g, []dataset.Item{two, dropped, noEntity, sub, noLabel}, nil)
 	if err != nil || len(items) != 2 || skipped != 3 || items[0].ID != "two" || items[1].ID != "two" {
 		t.Errorf("LabeledDataAll: %d items, %d skipped, %v", len(items), skipped, err)
 	}

@@ -57,7 +57,7 @@ type History struct {
 // stops early after Patience epochs without improvement. On return m holds
 // the last epoch's weights; load Out for the best. A non-finite loss stops
 // training with an error, leaving Out as the best model so far.
-func Fit(ctx context.Context, m *tripgnn.Model, items, dev []*Item, opt Options) (h History, err error) {
+func Fit(ctx context.Context, m *tripgnn.Model, items, dev []*tripgnn.Input, opt Options) (h History, err error) {
 	if len(items) == 0 {
 		return h, errors.New("train: no training examples")
 	}
@@ -141,7 +141,7 @@ func Fit(ctx context.Context, m *tripgnn.Model, items, dev []*Item, opt Options)
 
 // Split holds out frac of items (at least one) as a dev set, chosen by
 // seed, keeping the rest in order.
-func Split(items []*Item, frac float64, seed uint64) (trainSet, dev []*Item) {
+func Split(items []*tripgnn.Input, frac float64, seed uint64) (trainSet, dev []*tripgnn.Input) {
 	n := int(float64(len(items)) * frac)
 	if n < 1 {
 		n = 1

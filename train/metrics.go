@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/tripgnn"
 )
@@ -45,7 +46,7 @@ func Recall(top, ents, gold []int32) float64 {
 
 // RankHops orders it's entities by hop distance from the question entities
 // (edges walked both ways), then KG degree, higher first, then id.
-func RankHops(it *Item) []int32 {
+func RankHops(it *tripgnn.Input) []int32 {
 	ex := it.Example
 	n := ex.NumEntities
 	adj := make([][]int32, n)
@@ -94,12 +95,12 @@ func RankHops(it *Item) []int32 {
 
 // RankSimilarity orders it's entities by the cosine between each entity's
 // text and the question text, highest first (ties by id).
-func (b *Builder) RankSimilarity(ctx context.Context, it *Item) ([]int32, error) {
+func RankSimilarity(ctx context.Context, b *tripgnn.Builder, it *tripgnn.Input) ([]int32, error) {
 	d := b.Enc.Dim()
 	texts := make([]string, 0, len(it.Entities)+1)
 	texts = append(texts, it.Text)
 	for _, e := range it.Entities {
-		texts = append(texts, it.Graph.EntityText(e))
+		texts = append(texts, kg.EntityTextOf(it.Graph, e))
 	}
 	vecs, err := b.Encode(ctx, texts)
 	if err != nil {
@@ -114,18 +115,18 @@ func (b *Builder) RankSimilarity(ctx context.Context, it *Item) ([]int32, error)
 
 // Evaluate scores the model and both baselines on items (which must carry
 // Gold), K = m.K(NumSchema) per question.
-func Evaluate(ctx context.Context, m *tripgnn.Model, b *Builder, items []*Item) (Metrics, error) {
+func Evaluate(ctx context.Context, m *tripgnn.Model, b *tripgnn.Builder, items []*tripgnn.Input) (Metrics, error) {
 	var s Metrics
 	for _, it := range items {
 		if err := ctx.Err(); err != nil {
 			return s, err
 		}
 		k := m.K(it.NumSchema)
-		probs, err := Predict(ctx, m, it.Example)
+		probs, err := m.PredictPadded(ctx, it.Example)
 		if err != nil {
 			return s, fmt.Errorf("train: question %s: %w", it.ID, err)
 		}
-		sim, err := b.RankSimilarity(ctx, it)
+		sim, err := RankSimilarity(ctx, b, it)
 		if err != nil {
 			return s, err
 		}
@@ -156,9 +157,9 @@ func Evaluate(ctx context.Context, m *tripgnn.Model, b *Builder, items []*Item) 
 // metric) and its mean R-precision, recall at K = the number of gold
 // entities the subgraph holds, which breaks ties once recall@K saturates
 // (PathQuestion's small subgraphs reach recall@K 1 within an epoch).
-func DevScore(ctx context.Context, m *tripgnn.Model, items []*Item) (recall, rprec float64, err error) {
+func DevScore(ctx context.Context, m *tripgnn.Model, items []*tripgnn.Input) (recall, rprec float64, err error) {
 	for _, it := range items {
-		probs, err := Predict(ctx, m, it.Example)
+		probs, err := m.PredictPadded(ctx, it.Example)
 		if err != nil {
 			return 0, 0, fmt.Errorf("train: question %s: %w", it.ID, err)
 		}

@@ -3,7 +3,6 @@ package train
 import (
 	"bytes"
 	"context"
-	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -32,8 +31,8 @@ func demoData(t testing.TB) (*kg.Graph, []benchmark.Question) {
 	return g, qs
 }
 
-func testBuilder() *Builder {
-	return NewBuilder(wordvec.New(nil, wordvec.Options{}), SubgraphOptions{})
+func testBuilder() *tripgnn.Builder {
+	return tripgnn.NewBuilder(wordvec.New(nil, wordvec.Options{}), tripgnn.SubgraphOptions{})
 }
 
 func names(g *kg.Graph, ids []int32) []string {
@@ -76,7 +75,7 @@ func TestLabeledDemo(t *testing.T) {
 				t.Fatalf("demo has no question %q", tc.question)
 			}
 		}
-		it, err := b.Labeled(ctx, g, *q)
+		it, err := Labeled(ctx, b, g, *q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,78 +109,6 @@ func TestLabeledDemo(t *testing.T) {
 				t.Fatalf("edge %d does not map to KG triple %d", j, tr)
 			}
 		}
-	}
-}
-
-func TestSubgraphCap(t *testing.T) {
-	g, _ := demoData(t)
-	us, ok := g.Entity("United_States")
-	if !ok {
-		t.Fatal("no United_States in the demo KG")
-	}
-	if g.Degree(us) < 60 {
-		t.Fatalf("United_States has degree %d, the test needs a hub", g.Degree(us))
-	}
-	for _, tc := range []struct {
-		hops, nb, nodes int
-		wantEnts        int
-	}{
-		{1, 10, 0, 11},    // the hub plus 10 sampled neighbours
-		{1, 1000, 0, 0},   // 0: the whole 1-hop neighbourhood, checked below
-		{2, 1000, 30, 30}, // the node cap binds
-	} {
-		opt := SubgraphOptions{MaxNeighbors: tc.nb, MaxNodes: tc.nodes}
-		ents, triples, err := Subgraph(g, []int32{us}, tc.hops, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ents2, triples2, _ := Subgraph(g, []int32{us}, tc.hops, opt)
-		if !slices.Equal(ents, ents2) || !slices.Equal(triples, triples2) {
-			t.Errorf("%+v: two runs differ", tc)
-		}
-		want := tc.wantEnts
-		if want == 0 {
-			nb := map[int32]bool{us: true}
-			for _, tr := range append(slices.Clone(g.Out(us)), g.In(us)...) {
-				nb[g.Triple(tr).Head], nb[g.Triple(tr).Tail] = true, true
-			}
-			want = len(nb)
-		}
-		if len(ents) != want || ents[0] != us {
-			t.Errorf("%+v: %d entities (first %d), want %d starting with the seed", tc, len(ents), ents[0], want)
-		}
-		in := map[int32]bool{}
-		for _, e := range ents {
-			in[e] = true
-		}
-		for _, tr := range triples {
-			if kt := g.Triple(tr); !in[kt.Head] || !in[kt.Tail] {
-				t.Errorf("%+v: triple %d leaves the subgraph", tc, tr)
-			}
-		}
-	}
-	if _, _, err := Subgraph(g, nil, 2, SubgraphOptions{}); !errors.Is(err, ErrNoQuestionEntity) {
-		t.Errorf("no seeds: %v, want ErrNoQuestionEntity", err)
-	}
-}
-
-func TestBuildBadInput(t *testing.T) {
-	g, _ := demoData(t)
-	b := testBuilder()
-	ctx := context.Background()
-	sg := schema.Path("Inception", "directed_by")
-	if _, err := b.Build(ctx, g, []string{"Nowhere_Land"}, sg, "q"); !errors.Is(err, ErrNoQuestionEntity) {
-		t.Errorf("unknown entity: %v, want ErrNoQuestionEntity", err)
-	}
-	empty, _ := kg.NewBuilder().Build()
-	if _, err := b.Build(ctx, empty, []string{"Inception"}, sg, "q"); err == nil {
-		t.Error("empty graph: no error")
-	}
-	if _, err := b.Build(ctx, nil, []string{"Inception"}, sg, "q"); err == nil {
-		t.Error("nil graph: no error")
-	}
-	if _, err := b.Build(ctx, g, []string{"Inception"}, schema.Graph{}, "q"); err == nil {
-		t.Error("empty schema graph: no error")
 	}
 }
 
@@ -228,17 +155,17 @@ func TestRecallAndBaselines(t *testing.T) {
 	if r := Recall(nil, it.Entities, nil); r != 0 {
 		t.Errorf("empty gold: %v", r)
 	}
-	sim, err := b.RankSimilarity(context.Background(), it)
+	sim, err := RankSimilarity(context.Background(), b, it)
 	if err != nil || len(sim) != 7 {
 		t.Fatalf("similarity ranking %v, %v", sim, err)
 	}
 }
 
 // trainOnDemo builds the demo's examples and a small model.
-func trainOnDemo(t *testing.T) (*tripgnn.Model, []*Item, *Builder) {
+func trainOnDemo(t *testing.T) (*tripgnn.Model, []*tripgnn.Input, *tripgnn.Builder) {
 	g, qs := demoData(t)
 	b := testBuilder()
-	items, skipped, err := b.LabeledAll(context.Background(), g, qs, nil)
+	items, skipped, err := LabeledAll(context.Background(), b, g, qs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +219,7 @@ func TestFitEarlyStop(t *testing.T) {
 	// A dev set the model cannot improve on: its only question's subgraph
 	// is the gold chain itself, so recall@K is 1 from the start, and its
 	// R-precision is 1 too (every entity is gold).
-	dev := []*Item{items[0]}
+	dev := []*tripgnn.Input{items[0]}
 	one := *items[0]
 	ex := *one.Example
 	ex.NumEntities = 1
@@ -322,7 +249,7 @@ func TestFitKeepsGoodCheckpoint(t *testing.T) {
 	ex.Labels = slices.Clone(ex.Labels)
 	ex.Labels[0] = float32(math.NaN())
 	bad.Example = &ex
-	if _, err := Fit(context.Background(), m, []*Item{&bad}, items, Options{Epochs: 1, Out: out}); err == nil {
+	if _, err := Fit(context.Background(), m, []*tripgnn.Input{&bad}, items, Options{Epochs: 1, Out: out}); err == nil {
 		t.Fatal("NaN label: no error")
 	}
 	after, _ := os.ReadFile(out)
@@ -357,9 +284,9 @@ func TestEvaluateToy(t *testing.T) {
 }
 
 func TestSplit(t *testing.T) {
-	items := make([]*Item, 20)
+	items := make([]*tripgnn.Input, 20)
 	for i := range items {
-		items[i] = &Item{ID: string(rune('a' + i))}
+		items[i] = &tripgnn.Input{ID: string(rune('a' + i))}
 	}
 	tr, dev := Split(items, 0.1, 7)
 	tr2, dev2 := Split(items, 0.1, 7)
@@ -376,7 +303,7 @@ func TestPredictPaddingKeepsScores(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := Predict(ctx, m, it.Example)
+		got, err := m.PredictPadded(ctx, it.Example)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,7 +18,6 @@ import (
 	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/projection/pattern"
-	"github.com/stem-kgqa/stem/train"
 	"github.com/stem-kgqa/stem/tripgnn"
 	"github.com/urfave/cli/v2"
 )
@@ -148,6 +147,6 @@ func guiderOpener(g *kg.Graph, enc models.Encoder) func(string) (plan.Guider, er
 		if err != nil {
 			return nil, err
 		}
-		return plan.NewGNNGuider(g, m, enc, train.SubgraphOptions{})
+		return plan.NewGNNGuider(g, m, enc, tripgnn.SubgraphOptions{})
 	}
 }

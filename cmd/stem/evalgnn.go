@@ -41,8 +41,8 @@ func runEvalGNN(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	b := train.NewBuilder(enc, subgraphOptions(c))
-	items, skipped, err := b.LabeledAll(ctx, g, qs, c.App.ErrWriter)
+	b := tripgnn.NewBuilder(enc, subgraphOptions(c))
+	items, skipped, err := train.LabeledAll(ctx, b, g, qs, c.App.ErrWriter)
 	if err != nil {
 		return err
 	}

@@ -23,8 +23,8 @@ func gnnDataFlags() []cli.Flag {
 		&cli.StringFlag{Name: "kg", Usage: "the shared KG file (pq, metaqa)"},
 		&cli.StringFlag{Name: "qtype", Usage: "metaqa: question-type file(s), one per --questions file"},
 		&cli.StringFlag{Name: "gold-paths", Usage: "webqsp-mini: rog_paths_*.jsonl with the gold relation paths"},
-		&cli.IntFlag{Name: "max-nodes", Value: train.DefaultMaxNodes, Usage: "subgraph cap: most entities per question"},
-		&cli.IntFlag{Name: "max-neighbors", Value: train.DefaultMaxNeighbors, Usage: "subgraph cap: most incident triples a node expands through (a label-blind hash sample)"},
+		&cli.IntFlag{Name: "max-nodes", Value: tripgnn.DefaultMaxNodes, Usage: "subgraph cap: most entities per question"},
+		&cli.IntFlag{Name: "max-neighbors", Value: tripgnn.DefaultMaxNeighbors, Usage: "subgraph cap: most incident triples a node expands through (a label-blind hash sample)"},
 		&cli.IntFlag{Name: "limit", Usage: "use N questions, sampled by --seed (0 = all)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed for initial weights, shuffling, sampling and the held-out dev split"},
 	}
@@ -69,8 +69,8 @@ func sample[T any](qs []T, n int, seed uint64) []T {
 	return out
 }
 
-func subgraphOptions(c *cli.Context) train.SubgraphOptions {
-	return train.SubgraphOptions{MaxNodes: c.Int("max-nodes"), MaxNeighbors: c.Int("max-neighbors")}
+func subgraphOptions(c *cli.Context) tripgnn.SubgraphOptions {
+	return tripgnn.SubgraphOptions{MaxNodes: c.Int("max-nodes"), MaxNeighbors: c.Int("max-neighbors")}
 }
 
 func trainGNNSubcommand() *cli.Command {
@@ -144,27 +144,27 @@ func runTrainGNN(c *cli.Context) error {
 		return err
 	}
 	defer closeEnc()
-	b := train.NewBuilder(enc, subgraphOptions(c))
+	b := tripgnn.NewBuilder(enc, subgraphOptions(c))
 	var (
-		items   []*train.Item
+		items   []*tripgnn.Input
 		skipped int
 	)
 	if fromItems {
-		items, skipped, err = b.LabeledDataAll(ctx, g, data, c.App.ErrWriter)
+		items, skipped, err = train.LabeledDataAll(ctx, b, g, data, c.App.ErrWriter)
 	} else {
-		items, skipped, err = b.LabeledAll(ctx, g, qs, c.App.ErrWriter)
+		items, skipped, err = train.LabeledAll(ctx, b, g, qs, c.App.ErrWriter)
 	}
 	if err != nil {
 		return err
 	}
-	var dev []*train.Item
+	var dev []*tripgnn.Input
 	if d := c.String("dev"); d != "" && fromItems {
 		ddata, _, err := loadItemFiles(ctx, d, "")
 		if err != nil {
 			return err
 		}
 		ddata = sample(ddata, max(c.Int("limit")/5, 0), seed)
-		if dev, _, err = b.LabeledDataAll(ctx, g, ddata, nil); err != nil {
+		if dev, _, err = train.LabeledDataAll(ctx, b, g, ddata, nil); err != nil {
 			return err
 		}
 	} else if d != "" {
@@ -173,7 +173,7 @@ func runTrainGNN(c *cli.Context) error {
 			return err
 		}
 		dqs = sample(dqs, max(c.Int("limit")/5, 0), seed)
-		if dev, _, err = b.LabeledAll(ctx, g, dqs, nil); err != nil {
+		if dev, _, err = train.LabeledAll(ctx, b, g, dqs, nil); err != nil {
 			return err
 		}
 	} else {

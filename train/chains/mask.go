@@ -15,7 +15,7 @@ type Evidence struct {
 	Triples [][3]string
 	// Masked is T', parallel to Triples. Relations stay KG relation
 	// names, as the oracle planner's schema graphs (schema.PathGraph)
-	// write them, so train.Builder encodes both alike.
+	// write them, so tripgnn.Builder encodes both alike.
 	Masked [][3]string
 	// Placeholders maps each placeholder of Masked to the KG entity name
 	// it hides.

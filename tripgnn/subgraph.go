@@ -1,4 +1,4 @@
-package train
+package tripgnn
 
 import (
 	"errors"
@@ -55,12 +55,12 @@ func mix(x uint64) uint64 {
 // breadth-first order, and the ids of the KG triples among them, sorted.
 // Seeds outside g are an error; an empty seeds list gives
 // ErrNoQuestionEntity.
-func Subgraph(g *kg.Graph, seeds []int32, hops int, opt SubgraphOptions) (ents, triples []int32, err error) {
+func Subgraph(g kg.Reader, seeds []int32, hops int, opt SubgraphOptions) (ents, triples []int32, err error) {
 	opt = opt.withDefaults()
 	local := map[int32]bool{}
 	for _, s := range seeds {
 		if s < 0 || int(s) >= g.NumEntities() {
-			return nil, nil, errors.New("train: seed entity id outside the KG")
+			return nil, nil, errors.New("tripgnn: seed entity id outside the KG")
 		}
 		if !local[s] {
 			local[s] = true

@@ -1,24 +1,21 @@
-package train
+package tripgnn
 
 import (
 	"context"
-	"math/bits"
-
-	"github.com/stem-kgqa/stem/tripgnn"
 )
 
-// Predict is m.Predict with the example padded to power-of-two entity and
+// PredictPadded is Predict with the example padded to power-of-two entity and
 // edge counts. GoMLX compiles one program per input shape and a Model's
 // cache holds 256; the finer buckets tripgnn pads to run out of room over
 // a few thousand MetaQA subgraphs of varied sizes. The padding is one
 // isolated entity carrying self-loops, so it changes no real entity's
 // score; the returned slice holds the real entities only.
-func Predict(ctx context.Context, m *tripgnn.Model, ex *tripgnn.Example) ([]float32, error) {
+func (m *Model) PredictPadded(ctx context.Context, ex *Example) ([]float32, error) {
 	n, e := ex.NumEntities, len(ex.Heads)
-	np := pow2(n + 1)
+	np := pow2(n+1, 16)
 	ep := e
 	if e > 0 {
-		ep = pow2(e)
+		ep = pow2(e, 16)
 	}
 	if n <= 0 || np == n && ep == e {
 		return m.Predict(ctx, ex)
@@ -38,11 +35,4 @@ func Predict(ctx context.Context, m *tripgnn.Model, ex *tripgnn.Example) ([]floa
 		return nil, err
 	}
 	return probs[:n], nil
-}
-
-func pow2(n int) int {
-	if n <= 16 {
-		return 16
-	}
-	return 1 << bits.Len(uint(n-1))
 }
