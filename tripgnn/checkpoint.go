@@ -157,8 +157,5 @@ func decode(data []byte, encoderName string, encoderDim int) (*Model, error) {
 	if len(rest) != 0 {
 		return nil, fmt.Errorf("%d bytes after the weights", len(rest))
 	}
-	if err := m.init(); err != nil {
-		return nil, err
-	}
 	return m, nil
 }

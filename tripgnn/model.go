@@ -148,11 +148,45 @@ func New(cfg Config) (*Model, error) {
 			}
 		}
 	}
-	if err := m.init(); err != nil {
-		return nil, err
-	}
 	return m, nil
 }
+
+// The parameters' places in Model.params, in layout order: the two input
+// MLPs, then one block of layerParams per message-passing layer, then the
+// readout. The native engine and the GoMLX graph both index by these names.
+const (
+	pTripleW = iota // MLP_phi2: schema-triple text -> question vector, [3e, d]
+	pTripleB
+	pRelW // MLP_phi4: relation text -> relation feature, [e, d]
+	pRelB
+	pLayers // the first layer's block
+)
+
+// Offsets within a layer's block.
+const (
+	lRel1W  = iota // the layer's relation projection g^l, first linear map [d, d]
+	lRel1B         //
+	lRel2W         // its second linear map [d, d]
+	lRel2B         //
+	lUpdW          // update: [h, aggregate] -> h', [2d, d]
+	lUpdB          //
+	lLNGain        // LayerNorm of the update
+	lLNBias        //
+	layerParams
+)
+
+// Offsets within the readout block (MLP_phi1: h -> logit).
+const (
+	oW = iota // [d, 1]
+	oB
+)
+
+// layerBase is the index of layer l's first parameter.
+func layerBase(l int) int { return pLayers + layerParams*l }
+
+// readout is the index of the readout's first parameter in a model with
+// the given number of layers.
+func readout(layers int) int { return layerBase(layers) }
 
 // layout lists the parameters in their fixed order (the checkpoint order).
 func layout(cfg Config) []param {
@@ -189,8 +223,14 @@ func isGain(name string) bool {
 	return len(name) >= 7 && name[len(name)-7:] == "ln/gain"
 }
 
-// init creates the backend and the two graph functions.
-func (m *Model) init() error {
+// gomlx creates the GoMLX backend and the two graph functions the first
+// time the GoMLX engine runs: the native engine, the default, never needs
+// them, and starting the backend costs every model that never uses it.
+// The caller holds m.mu.
+func (m *Model) gomlx() error {
+	if m.backend != nil {
+		return nil
+	}
 	// Ops run one after another, each one multi-threaded inside. GoMLX's
 	// default (ops in parallel when nothing else runs) deadlocks in this
 	// version of the Go backend: a large SIMD matrix product waits on the
@@ -326,9 +366,9 @@ func (m *Model) forward(in, ws []*graph.Node, how path) *graph.Node {
 	g := in[inSchema].Graph()
 	np := in[inGidx].Shape().Dimensions[0]
 
-	eq := dense(in[inSchema], w(0), w(1))                      // [nb, d]
+	eq := dense(in[inSchema], w(pTripleW), w(pTripleB))                      // [nb, d]
 	h0 := graph.Mul(graph.Gather(eq, in[inGidx]), in[inQmask]) // [np, d]
-	z := dense(in[inRelVec], w(2), w(3))                       // [rp, d]
+	z := dense(in[inRelVec], w(pRelW), w(pRelB))                       // [rp, d]
 	h := h0
 	var onehot, onehotT *graph.Node
 	if rp := in[inRelVec].Shape().Dimensions[0]; rp <= maxOneHot && how != pathPlain {
@@ -343,8 +383,8 @@ func (m *Model) forward(in, ws []*graph.Node, how path) *graph.Node {
 		}
 	}
 	for l := range m.cfg.Layers {
-		k := 4 + 8*l
-		r := dense(relu(dense(z, w(k), w(k+1))), w(k+2), w(k+3))
+		k := layerBase(l)
+		r := dense(relu(dense(z, w(k+lRel1W), w(k+lRel1B))), w(k+lRel2W), w(k+lRel2B))
 		var agg *graph.Node
 		switch how {
 		case pathPlain:
@@ -357,11 +397,11 @@ func (m *Model) forward(in, ws []*graph.Node, how path) *graph.Node {
 			agg = graph.Add(agg, h0)
 		}
 		agg = graph.Mul(agg, in[inInvdeg])
-		u := dense(graph.Concatenate([]*graph.Node{h, agg}, -1), w(k+4), w(k+5))
-		h = graph.Add(h, relu(layerNorm(u, w(k+6), w(k+7))))
+		u := dense(graph.Concatenate([]*graph.Node{h, agg}, -1), w(k+lUpdW), w(k+lUpdB))
+		h = graph.Add(h, relu(layerNorm(u, w(k+lLNGain), w(k+lLNBias))))
 	}
-	k := 4 + 8*m.cfg.Layers
-	return dense(h, w(k), w(k+1))
+	o := readout(m.cfg.Layers)
+	return dense(h, w(o+oW), w(o+oB))
 }
 
 // gatherRows is Gather(x, idx) for a matrix x. The Go backend's Gather

@@ -46,8 +46,8 @@ func (m *Model) nativeForward(p *packed, keep bool) *nativeRun {
 	run := &nativeRun{p: p, d: d, e: e}
 
 	run.eq = make([]float32, p.nb*d)
-	matMul(run.eq, p.schema, w(0), p.nb, 3*e, d, false)
-	addBias(run.eq, w(1), p.nb, d)
+	matMul(run.eq, p.schema, w(pTripleW), p.nb, 3*e, d, false)
+	addBias(run.eq, w(pTripleB), p.nb, d)
 	run.h0 = make([]float32, p.np*d)
 	for i := range p.np {
 		if q := p.qmask[i]; q != 0 {
@@ -56,8 +56,8 @@ func (m *Model) nativeForward(p *packed, keep bool) *nativeRun {
 		}
 	}
 	run.z = make([]float32, p.rp*d)
-	matMul(run.z, p.relvec, w(2), p.rp, e, d, false)
-	addBias(run.z, w(3), p.rp, d)
+	matMul(run.z, p.relvec, w(pRelW), p.rp, e, d, false)
+	addBias(run.z, w(pRelB), p.rp, d)
 
 	// Edges are sorted by destination: entity i hears edges
 	// [rowEnd[i-1], rowEnd[i]).
@@ -87,18 +87,18 @@ func (m *Model) nativeForward(p *packed, keep bool) *nativeRun {
 		shared = newLayer()
 	}
 	for l := range m.cfg.Layers {
-		k := 4 + 8*l
+		k := layerBase(l)
 		L := shared
 		if keep {
 			L = newLayer()
 		}
-		matMul(L.t1, run.z, w(k), p.rp, d, d, false)
-		addBias(L.t1, w(k+1), p.rp, d)
+		matMul(L.t1, run.z, w(k+lRel1W), p.rp, d, d, false)
+		addBias(L.t1, w(k+lRel1B), p.rp, d)
 		for i, v := range L.t1 {
 			L.a1[i] = max(v, 0)
 		}
-		matMul(L.r, L.a1, w(k+2), p.rp, d, d, false)
-		addBias(L.r, w(k+3), p.rp, d)
+		matMul(L.r, L.a1, w(k+lRel2W), p.rp, d, d, false)
+		addBias(L.r, w(k+lRel2B), p.rp, d)
 
 		// x = [h, (sum of h[src] ⊙ r[rel] over incoming edges + h0) / deg].
 		x := L.x
@@ -127,9 +127,9 @@ func (m *Model) nativeForward(p *packed, keep bool) *nativeRun {
 			}
 		})
 
-		matMul(u, x, w(k+4), p.np, 2*d, d, false)
-		addBias(u, w(k+5), p.np, d)
-		gain, bias := w(k+6), w(k+7)
+		matMul(u, x, w(k+lUpdW), p.np, 2*d, d, false)
+		addBias(u, w(k+lUpdB), p.np, d)
+		gain, bias := w(k+lLNGain), w(k+lLNBias)
 		var next []float32
 		if keep || l == 0 {
 			next = make([]float32, p.np*d)
@@ -147,8 +147,8 @@ func (m *Model) nativeForward(p *packed, keep bool) *nativeRun {
 		h = next
 	}
 	run.h = h
-	k := 4 + 8*m.cfg.Layers
-	wo, bo := w(k), w(k + 1)[0]
+	o := readout(m.cfg.Layers)
+	wo, bo := w(o+oW), w(o+oB)[0]
 	run.logits = make([]float32, p.np)
 	for i := range p.np {
 		run.logits[i] = dot(h[i*d:(i+1)*d], wo) + bo
@@ -241,15 +241,15 @@ func (m *Model) nativeBackward(run *nativeRun, dlogits []float32) [][]float32 {
 	boundary := !m.cfg.NoBoundary
 
 	// Readout.
-	k := 4 + 8*m.cfg.Layers
+	o := readout(m.cfg.Layers)
 	dh := make([]float32, p.np*d)
 	for i, g := range dlogits {
 		if g == 0 {
 			continue
 		}
-		axpy(grads[k], g, run.h[i*d:(i+1)*d])
-		grads[k+1][0] += g
-		axpy(dh[i*d:(i+1)*d], g, w(k))
+		axpy(grads[o+oW], g, run.h[i*d:(i+1)*d])
+		grads[o+oB][0] += g
+		axpy(dh[i*d:(i+1)*d], g, w(o+oW))
 	}
 
 	dh0 := make([]float32, p.np*d)
@@ -263,10 +263,10 @@ func (m *Model) nativeBackward(run *nativeRun, dlogits []float32) [][]float32 {
 	bySrc, srcEnd := edgesBySource(p)
 	for l := m.cfg.Layers - 1; l >= 0; l-- {
 		L := &run.layers[l]
-		k := 4 + 8*l
-		gain := w(k + 6)
+		k := layerBase(l)
+		gain := w(k+lLNGain)
 		// h' = h + relu(y), y = nrm ⊙ gain + bias, nrm = LayerNorm(u).
-		dgain, dbias := grads[k+6], grads[k+7]
+		dgain, dbias := grads[k+lLNGain], grads[k+lLNBias]
 		for i := range p.np {
 			dhr, yr, nr := dh[i*d:(i+1)*d], L.y[i*d:(i+1)*d], L.nrm[i*d:(i+1)*d]
 			dur := du[i*d : (i+1)*d]
@@ -291,9 +291,9 @@ func (m *Model) nativeBackward(run *nativeRun, dlogits []float32) [][]float32 {
 			}
 		}
 		// u = x W + b.
-		matMulTN(grads[k+4], L.x, du, p.np, 2*d, d, false)
-		colSum(grads[k+5], du, p.np, d)
-		matMulNT(dx, du, w(k+4), tmp, p.np, d, 2*d, false)
+		matMulTN(grads[k+lUpdW], L.x, du, p.np, 2*d, d, false)
+		colSum(grads[k+lUpdB], du, p.np, d)
+		matMulNT(dx, du, w(k+lUpdW), tmp, p.np, d, 2*d, false)
 		// x = [h, agg]; agg = (S + h0) ⊙ invdeg. dS is kept in dx's right half.
 		for i := range p.np {
 			dxr := dx[i*2*d : (i+1)*2*d]
@@ -329,22 +329,22 @@ func (m *Model) nativeBackward(run *nativeRun, dlogits []float32) [][]float32 {
 			mulAcc(dr[r*d:(r+1)*d], dx[t*2*d+d:(t+1)*2*d], x[s*2*d:s*2*d+d])
 		}
 		// r = relu(z W1 + b1) W2 + b2.
-		matMulTN(grads[k+2], L.a1, dr, p.rp, d, d, false)
-		colSum(grads[k+3], dr, p.rp, d)
-		matMulNT(da, dr, w(k+2), tmp, p.rp, d, d, false)
+		matMulTN(grads[k+lRel2W], L.a1, dr, p.rp, d, d, false)
+		colSum(grads[k+lRel2B], dr, p.rp, d)
+		matMulNT(da, dr, w(k+lRel2W), tmp, p.rp, d, d, false)
 		for i, v := range L.t1 {
 			if v <= 0 {
 				da[i] = 0
 			}
 		}
-		matMulTN(grads[k], run.z, da, p.rp, d, d, false)
-		colSum(grads[k+1], da, p.rp, d)
-		matMulNT(dz, da, w(k), tmp, p.rp, d, d, true)
+		matMulTN(grads[k+lRel1W], run.z, da, p.rp, d, d, false)
+		colSum(grads[k+lRel1B], da, p.rp, d)
+		matMulNT(dz, da, w(k+lRel1W), tmp, p.rp, d, d, true)
 	}
 	// The first layer's input h is h0.
 	addTo(dh0, dh)
-	matMulTN(grads[2], p.relvec, dz, p.rp, e, d, false)
-	colSum(grads[3], dz, p.rp, d)
+	matMulTN(grads[pRelW], p.relvec, dz, p.rp, e, d, false)
+	colSum(grads[pRelB], dz, p.rp, d)
 	deq := make([]float32, p.nb*d)
 	for i := range p.np {
 		if q := p.qmask[i]; q != 0 {
@@ -352,8 +352,8 @@ func (m *Model) nativeBackward(run *nativeRun, dlogits []float32) [][]float32 {
 			axpy(deq[g*d:(g+1)*d], q, dh0[i*d:(i+1)*d])
 		}
 	}
-	matMulTN(grads[0], p.schema, deq, p.nb, 3*e, d, false)
-	colSum(grads[1], deq, p.nb, d)
+	matMulTN(grads[pTripleW], p.schema, deq, p.nb, 3*e, d, false)
+	colSum(grads[pTripleB], deq, p.nb, d)
 	return grads
 }
 

@@ -21,6 +21,7 @@ func TestNativeMatchesGoMLX(t *testing.T) {
 	}{{0, 32, false}, {0.7, 32, false}, {0, 15, true}, {0.7, 40, false}, {0, 64, false}} {
 		m := newTest(t, Config{Seed: 5, LossMix: c.mix, Width: c.width, Layers: 3, NoBoundary: c.noBoundary})
 		jitterBiases(m, 8)
+		mustGoMLX(t, m)
 		ref, err := graph.NewExec(m.backend, m.trainGraph(pathPlain))
 		if err != nil {
 			t.Fatal(err)

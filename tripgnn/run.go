@@ -24,6 +24,9 @@ func (m *Model) Predict(ctx context.Context, ex *Example) ([]float32, error) {
 	if m.engine == Native {
 		logits = m.nativeForward(p, false).logits
 	} else {
+		if err := m.gomlx(); err != nil {
+			return nil, err
+		}
 		args := append(p.inputs(m.cfg.EncoderDim), m.weights()...)
 		out, err := m.call("predict", m.predict.Call, args)
 		if err != nil {
@@ -73,6 +76,9 @@ func (m *Model) TrainStep(ctx context.Context, batch []*Example) (float32, error
 		}
 		m.adamW(grads)
 		return loss, nil
+	}
+	if err := m.gomlx(); err != nil {
+		return 0, err
 	}
 	args := append(p.inputs(m.cfg.EncoderDim), p.lossInputs()...)
 	args = append(args, m.weights()...)

@@ -215,6 +215,7 @@ func TestPaddingAndBatchingInvariance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mustGoMLX(t, m)
 	out, err := m.call("test", m.predict.Call, append(p.inputs(testDim), m.weights()...))
 	if err != nil {
 		t.Fatal(err)
@@ -442,6 +443,7 @@ func TestFastGradientsMatchPlain(t *testing.T) {
 	}{{0, 16}, {0.7, 16}, {0.7, 15}} {
 		mix := c.mix
 		m := newTest(t, Config{Seed: 3, LossMix: mix, Width: c.width, Layers: 3})
+		mustGoMLX(t, m)
 		ref, err := graph.NewExec(m.backend, m.trainGraph(pathPlain))
 		if err != nil {
 			t.Fatal(err)
@@ -547,6 +549,7 @@ func TestSegSumMatchesScatterSum(t *testing.T) {
 // the plain Gather/ScatterSum graph does.
 func TestPredictMatchesPlain(t *testing.T) {
 	m := newTest(t, Config{Seed: 4, Width: 16, Layers: 3})
+	mustGoMLX(t, m)
 	ref, err := graph.NewExec(m.backend, func(in []*graph.Node) []*graph.Node {
 		return []*graph.Node{m.forward(in[:numInputs], in[numInputs:], pathPlain)}
 	})
@@ -580,6 +583,7 @@ func TestPredictMatchesPlain(t *testing.T) {
 func TestMoreShapesThanCompiledPrograms(t *testing.T) {
 	ctx := context.Background()
 	m := newTest(t, Config{Seed: 2})
+	mustGoMLX(t, m)
 	m.predict.limit, m.train.limit = 2, 2
 	ref := newTest(t, Config{Seed: 2})
 	data := toyData(15, 8) // 12 to 23 entities: several buckets
@@ -617,5 +621,55 @@ func TestMoreShapesThanCompiledPrograms(t *testing.T) {
 	}
 	if len(m.predict.seen) > 2 || len(m.train.seen) > 2 {
 		t.Errorf("%d and %d programs kept, limit 2", len(m.predict.seen), len(m.train.seen))
+	}
+}
+
+// mustGoMLX builds the GoMLX reference engine of m, for tests that reach
+// into it.
+func mustGoMLX(t testing.TB, m *Model) {
+	t.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.gomlx(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestGoMLXOnlyWhenAskedFor(t *testing.T) {
+	m, err := New(Config{EncoderName: "t", EncoderDim: testDim, Layers: 2, Width: 8, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := toyData(1, 1)[0]
+	if _, err := m.Predict(context.Background(), ex); err != nil {
+		t.Fatal(err)
+	}
+	if m.backend != nil || m.predict != nil {
+		t.Fatal("the native engine built the GoMLX backend")
+	}
+	m.SetEngine(GoMLX)
+	if _, err := m.Predict(context.Background(), ex); err != nil {
+		t.Fatal(err)
+	}
+	if m.backend == nil {
+		t.Error("the GoMLX engine ran without its backend")
+	}
+}
+
+func TestParamLayoutNames(t *testing.T) {
+	m, err := New(Config{EncoderName: "t", EncoderDim: testDim, Layers: 3, Width: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]string{pTripleW: "triple/w", pTripleB: "triple/b", pRelW: "rel/w", pRelB: "rel/b",
+		layerBase(2) + lRel1W: "layer2/rel1/w", layerBase(1) + lUpdW: "layer1/upd/w", layerBase(0) + lLNGain: "layer0/ln/gain",
+		layerBase(2) + lLNBias: "layer2/ln/bias", readout(3) + oW: "out/w", readout(3) + oB: "out/b"}
+	for i, name := range want {
+		if got := m.params[i].name; got != name {
+			t.Errorf("params[%d] = %s, want %s", i, got, name)
+		}
+	}
+	if n := len(m.params); n != readout(3)+oB+1 {
+		t.Errorf("%d parameters, want %d", n, readout(3)+oB+1)
 	}
 }
