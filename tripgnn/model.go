@@ -366,9 +366,9 @@ func (m *Model) forward(in, ws []*graph.Node, how path) *graph.Node {
 	g := in[inSchema].Graph()
 	np := in[inGidx].Shape().Dimensions[0]
 
-	eq := dense(in[inSchema], w(pTripleW), w(pTripleB))                      // [nb, d]
+	eq := dense(in[inSchema], w(pTripleW), w(pTripleB))        // [nb, d]
 	h0 := graph.Mul(graph.Gather(eq, in[inGidx]), in[inQmask]) // [np, d]
-	z := dense(in[inRelVec], w(pRelW), w(pRelB))                       // [rp, d]
+	z := dense(in[inRelVec], w(pRelW), w(pRelB))               // [rp, d]
 	h := h0
 	var onehot, onehotT *graph.Node
 	if rp := in[inRelVec].Shape().Dimensions[0]; rp <= maxOneHot && how != pathPlain {

@@ -148,7 +148,7 @@ func (m *Model) nativeForward(p *packed, keep bool) *nativeRun {
 	}
 	run.h = h
 	o := readout(m.cfg.Layers)
-	wo, bo := w(o+oW), w(o+oB)[0]
+	wo, bo := w(o+oW), w(o + oB)[0]
 	run.logits = make([]float32, p.np)
 	for i := range p.np {
 		run.logits[i] = dot(h[i*d:(i+1)*d], wo) + bo
@@ -264,7 +264,7 @@ func (m *Model) nativeBackward(run *nativeRun, dlogits []float32) [][]float32 {
 	for l := m.cfg.Layers - 1; l >= 0; l-- {
 		L := &run.layers[l]
 		k := layerBase(l)
-		gain := w(k+lLNGain)
+		gain := w(k + lLNGain)
 		// h' = h + relu(y), y = nrm ⊙ gain + bias, nrm = LayerNorm(u).
 		dgain, dbias := grads[k+lLNGain], grads[k+lLNBias]
 		for i := range p.np {
