@@ -3,8 +3,9 @@
 // mentions can be anchored to KG entities by meaning as well as by name.
 //
 // Encoding every entity of a large KG takes seconds, so the index is saved
-// beside the KG file, named after the encoder, and reused while both the KG
-// file and the encoder are unchanged.
+// in the cache directory, named by a hash of the KG file's content and the
+// encoder's identity, and reused while both are unchanged. Nothing is ever
+// written beside the KG, so stem works on a read-only data folder.
 package kgvec
 
 import (
@@ -14,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models"
@@ -30,7 +32,18 @@ const batch = 2048
 type Entities struct {
 	g     kg.Reader
 	enc   models.Encoder
-	index *vecindex.Flat
+	index vecindex.Index
+}
+
+// New returns the entity index of g made of index, whose row i is entity
+// i's vector under enc: the way to plug in another vecindex.Index (an
+// approximate or remote one).
+func New(g kg.Reader, enc models.Encoder, index vecindex.Index) (*Entities, error) {
+	if index.Dim() != enc.Dim() || index.Len() != g.NumEntities() {
+		return nil, fmt.Errorf("entity index: %d vectors of %d dimensions for %d entities under %s (%d dimensions)",
+			index.Len(), index.Dim(), g.NumEntities(), enc.Name(), enc.Dim())
+	}
+	return &Entities{g: g, enc: enc, index: index}, nil
 }
 
 // Hit is an entity and its cosine similarity with a query.
@@ -43,6 +56,12 @@ type Hit struct {
 // Build encodes every entity of g (by its readable text, kg.EntityText) and
 // indexes the vectors. Progress is drawn on log when it is not nil.
 func Build(ctx context.Context, g kg.Reader, enc models.Encoder, log io.Writer) (*Entities, error) {
+	e, _, err := build(ctx, g, enc, log)
+	return e, err
+}
+
+// build is Build, also returning the flat index to save.
+func build(ctx context.Context, g kg.Reader, enc models.Encoder, log io.Writer) (*Entities, *vecindex.Flat, error) {
 	n := g.NumEntities()
 	var bar *progress.Bar
 	if log != nil && n > batch {
@@ -58,49 +77,60 @@ func Build(ctx context.Context, g kg.Reader, enc models.Encoder, log io.Writer) 
 			texts = append(texts, kg.EntityTextOf(g, int32(id)))
 		}
 		if err := enc.Encode(ctx, texts, vecs[lo*dim:hi*dim]); err != nil {
-			return nil, fmt.Errorf("encode entities %d-%d with %s: %w", lo, hi-1, enc.Name(), err)
+			return nil, nil, fmt.Errorf("encode entities %d-%d with %s: %w", lo, hi-1, enc.Name(), err)
 		}
 		bar.Add(int64(hi - lo))
 	}
 	bar.Finish()
 	ix := vecindex.NewFlat(dim)
 	if err := ix.Add(vecs); err != nil {
-		return nil, fmt.Errorf("index entity vectors: %w", err)
+		return nil, nil, fmt.Errorf("index entity vectors: %w", err)
 	}
-	return &Entities{g: g, enc: enc, index: ix}, nil
+	return &Entities{g: g, enc: enc, index: ix}, ix, nil
 }
 
 // CachePath is where the entity index of the KG file kgPath under enc is
-// kept: beside the KG file, named by a hash of the encoder's name and the KG
-// file's size and modification time, so a changed KG or encoder never reuses
-// stale vectors.
-func CachePath(kgPath string, enc models.Encoder) (string, error) {
-	st, err := os.Stat(kgPath)
+// kept in cacheDir: named by a SHA-256 of the file's content and the
+// encoder's name and dimension, so an edited KG or another encoder never
+// reuses stale vectors, and a KG moved or copied elsewhere reuses them.
+func CachePath(cacheDir, kgPath string, enc models.Encoder) (string, error) {
+	f, err := os.Open(kgPath)
 	if err != nil {
 		return "", fmt.Errorf("entity index for %s: %w", kgPath, err)
 	}
+	defer f.Close()
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%d\x00%d\x00%d", enc.Name(), enc.Dim(), st.Size(), st.ModTime().UnixNano())
-	return kgPath + "." + hex.EncodeToString(h.Sum(nil))[:12] + ".vx", nil
+	fmt.Fprintf(h, "%s\x00%d\x00", enc.Name(), enc.Dim())
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("entity index for %s: hash the KG file: %w", kgPath, err)
+	}
+	return filepath.Join(cacheDir, "entities", hex.EncodeToString(h.Sum(nil))[:32]+".vx"), nil
 }
 
 // LoadOrBuild returns the entity index of g, which was loaded from kgPath:
-// read from the cache file beside kgPath when it exists and matches, else
-// built and saved there (atomically). A cache file that cannot be written,
-// for example in a read-only data folder, is reported on log and skipped.
-func LoadOrBuild(ctx context.Context, g *kg.Graph, kgPath string, enc models.Encoder, log io.Writer) (*Entities, error) {
-	path, err := CachePath(kgPath, enc)
+// read from its cache file in cacheDir (see CachePath) when that exists and
+// is whole, else built and saved there (atomically). A cache file that
+// cannot be read back whole is rebuilt, never trusted; one that cannot be
+// written is reported on log and skipped.
+func LoadOrBuild(ctx context.Context, g kg.Reader, kgPath, cacheDir string, enc models.Encoder, log io.Writer) (*Entities, error) {
+	path, err := CachePath(cacheDir, kgPath, enc)
 	if err != nil {
 		return nil, err
 	}
-	if ix, err := vecindex.Load(path); err == nil && ix.Dim() == enc.Dim() && ix.Len() == g.NumEntities() {
-		return &Entities{g: g, enc: enc, index: ix}, nil
+	if ix, err := vecindex.Load(path); err == nil {
+		if e, err := New(g, enc, ix); err == nil {
+			return e, nil
+		}
 	}
-	e, err := Build(ctx, g, enc, log)
+	e, flat, err := build(ctx, g, enc, log)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.index.Save(path); err != nil && log != nil {
+	err = os.MkdirAll(filepath.Dir(path), 0o755)
+	if err == nil {
+		err = flat.Save(path)
+	}
+	if err != nil && log != nil {
 		fmt.Fprintf(log, "note: entity index not cached: %v\n", err)
 	}
 	return e, nil

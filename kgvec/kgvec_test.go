@@ -9,6 +9,7 @@ import (
 
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models/wordvec"
+	"github.com/stem-kgqa/stem/vecindex"
 )
 
 const triples = "Christopher_Nolan\tdirected\tInception\n" +
@@ -17,18 +18,23 @@ const triples = "Christopher_Nolan\tdirected\tInception\n" +
 
 func TestNearestAndCache(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
+	dir, cacheDir := t.TempDir(), t.TempDir()
 	path := filepath.Join(dir, "kb.txt")
 	if err := os.WriteFile(path, []byte(triples), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A read-only data folder: nothing may be written beside the KG.
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o755) })
 	g, err := kg.Load(ctx, path, kg.FormatTSV)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Spelling-only encoder: no word vectors needed for the test.
 	enc := wordvec.New(nil, wordvec.Options{})
-	e, err := LoadOrBuild(ctx, g, path, enc, nil)
+	e, err := LoadOrBuild(ctx, g, path, cacheDir, enc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,18 +59,21 @@ func TestNearestAndCache(t *testing.T) {
 			t.Errorf("Nearest(%q) not sorted: %+v", tc.query, hits)
 		}
 	}
-	cache, err := CachePath(path, enc)
+	cache, err := CachePath(cacheDir, path, enc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(cache); err != nil {
 		t.Fatalf("cache file not written: %v", err)
 	}
-	if !strings.HasPrefix(cache, path+".") {
-		t.Errorf("cache %s not beside %s", cache, path)
+	if !strings.HasPrefix(cache, cacheDir+string(filepath.Separator)) {
+		t.Errorf("cache %s not in the cache directory %s", cache, cacheDir)
+	}
+	if ls, _ := os.ReadDir(dir); len(ls) != 1 {
+		t.Errorf("the data folder holds %d files, want the KG alone", len(ls))
 	}
 	// A second load reads the cache and answers the same.
-	e2, err := LoadOrBuild(ctx, g, path, enc, nil)
+	e2, err := LoadOrBuild(ctx, g, path, cacheDir, enc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,14 +85,46 @@ func TestNearestAndCache(t *testing.T) {
 		}
 	}
 	// Another encoder configuration gets another cache file.
-	other, _ := CachePath(path, wordvec.New(nil, wordvec.Options{NGramDims: 32}))
+	other, _ := CachePath(cacheDir, path, wordvec.New(nil, wordvec.Options{NGramDims: 32}))
 	if other == cache {
 		t.Error("different encoders share a cache path")
+	}
+	// The same content elsewhere shares the cache; other content does not.
+	copyPath := filepath.Join(t.TempDir(), "copy.txt")
+	if err := os.WriteFile(copyPath, []byte(triples), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := CachePath(cacheDir, copyPath, enc); c != cache {
+		t.Errorf("a copy of the KG has cache %s, want %s", c, cache)
+	}
+	if err := os.WriteFile(copyPath, []byte(triples+"A\tr\tB\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := CachePath(cacheDir, copyPath, enc); c == cache {
+		t.Error("an edited KG reuses the old cache")
+	}
+	// A corrupt cache file is rebuilt, not trusted.
+	if err := os.WriteFile(cache, []byte("STEMVX garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e3, err := LoadOrBuild(ctx, g, path, cacheDir, enc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h3, _ := e3.Nearest(ctx, "nolan", 3); len(h3) != 3 || h3[0] != h1[0] {
+		t.Errorf("rebuilt index answers %+v, want %+v first", h3, h1[0])
+	}
+	if ix, err := vecindex.Load(cache); err != nil || ix.Len() != g.NumEntities() {
+		t.Errorf("corrupt cache not rewritten: %v", err)
+	}
+	// An index of the wrong size is refused.
+	if _, err := New(g, enc, vecindex.NewFlat(enc.Dim())); err == nil {
+		t.Error("New accepted an empty index for a KG with entities")
 	}
 }
 
 func TestCachePathMissingKG(t *testing.T) {
-	_, err := CachePath(filepath.Join(t.TempDir(), "nope.txt"), wordvec.New(nil, wordvec.Options{}))
+	_, err := CachePath(t.TempDir(), filepath.Join(t.TempDir(), "nope.txt"), wordvec.New(nil, wordvec.Options{}))
 	if err == nil || !strings.Contains(err.Error(), "nope.txt") {
 		t.Fatalf("err = %v, want one naming the file", err)
 	}

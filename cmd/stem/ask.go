@@ -97,7 +97,7 @@ func runAsk(ctx context.Context, w, log io.Writer, question string, o askOptions
 			a.AutoPlanner, err = demoPlanner(ctx, g, enc, s.Beam)
 		}
 	} else {
-		a.Entities, err = kgvec.LoadOrBuild(ctx, g, o.KG, enc, log)
+		a.Entities, err = entityIndex(ctx, g, o.KG, enc, log)
 	}
 	if err != nil {
 		return err

@@ -6,7 +6,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/stem-kgqa/stem/kgvec"
 	"github.com/stem-kgqa/stem/models"
 	"github.com/urfave/cli/v2"
 )
@@ -94,7 +93,7 @@ func searchCommand() *cli.Command {
 				return err
 			}
 			defer closeEnc()
-			ents, err := kgvec.LoadOrBuild(c.Context, g, c.String("kg"), enc, c.App.ErrWriter)
+			ents, err := entityIndex(c.Context, g, c.String("kg"), enc, c.App.ErrWriter)
 			if err != nil {
 				return err
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/stem-kgqa/stem/kgvec"
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/models/catalog"
+	"github.com/stem-kgqa/stem/models/wordvec"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/settings"
 	"github.com/urfave/cli/v2"
@@ -144,6 +145,16 @@ func evalConfig(d dataOptions, s plan.Settings, enc catalog.EncoderSettings) map
 	return m
 }
 
+// entityIndex returns the entity index of g (loaded from kgPath) from the
+// cache directory, building it there the first time.
+func entityIndex(ctx context.Context, g *kg.Graph, kgPath string, enc models.Encoder, log io.Writer) (*kgvec.Entities, error) {
+	dir, err := wordvec.DefaultCacheDir()
+	if err != nil {
+		return nil, err
+	}
+	return kgvec.LoadOrBuild(ctx, g, kgPath, dir, enc, log)
+}
+
 // evalEnv is what every configuration over one dataset shares: the
 // encoder and the KG's entity vectors.
 type evalEnv struct {
@@ -160,7 +171,7 @@ func openEvalEnv(ctx context.Context, d *evalData, kgPath string, encS catalog.E
 	}
 	env := &evalEnv{enc: enc, close: closeEnc}
 	if d.Graph != nil {
-		if env.ents, err = kgvec.LoadOrBuild(ctx, d.Graph, kgPath, enc, log); err != nil {
+		if env.ents, err = entityIndex(ctx, d.Graph, kgPath, enc, log); err != nil {
 			closeEnc()
 			return nil, err
 		}

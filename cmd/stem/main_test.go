@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stem-kgqa/stem/demo"
+	"github.com/stem-kgqa/stem/models/wordvec"
 )
 
 // run executes the CLI in-process and returns what it printed and the error
@@ -164,6 +165,8 @@ func TestBuildFailureWritesNothing(t *testing.T) {
 }
 
 func TestEncodeAndSearch(t *testing.T) {
+	cacheDir := t.TempDir()
+	t.Setenv(wordvec.CacheEnv, cacheDir)
 	out, _, err := run(t, "encode", "--vectors", tinyVectors, "directed", "director", "born")
 	if err != nil {
 		t.Fatal(err)
@@ -180,8 +183,10 @@ func TestEncodeAndSearch(t *testing.T) {
 	if len(lines) != 4 || !strings.HasSuffix(lines[1], "Christopher_Nolan") || !strings.HasSuffix(lines[3], "London") {
 		t.Errorf("search output:\n%s", out)
 	}
-	matches, _ := filepath.Glob(kb + ".*.vx")
-	if len(matches) != 1 {
-		t.Errorf("entity index not cached beside the KG: %v", matches)
+	if beside, _ := filepath.Glob(kb + ".*"); len(beside) != 0 {
+		t.Errorf("files written beside the KG: %v", beside)
+	}
+	if cached, _ := filepath.Glob(filepath.Join(cacheDir, "entities", "*.vx")); len(cached) != 1 {
+		t.Errorf("entity index not cached in the cache directory: %v", cached)
 	}
 }
