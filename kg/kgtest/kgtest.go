@@ -14,17 +14,17 @@ import (
 
 // Triples is the fixed graph every backend serves:
 //
-//	             born_in                 capital_of
-//	  Nolan ─────────────────► London ─────────────► UK
-//	   │  ▲                      ▲ │
-//	   │  │ directed_by          │ │ twinned_with (both ways)
-//	   │  │ (and produced_by:    │ ▼
-//	   │  │  two parallel edges) Paris
-//	   ▼  │
-//	  Inception    Nolan ──knows──► Nolan (a self-loop)
+//	           born_in                 capital_of
+//	Nolan ─────────────────► London ─────────────► UK
+//	 │  ▲                      ▲ │
+//	 │  │ directed_by          │ │ twinned_with (both ways)
+//	 │  │ (and produced_by:    │ ▼
+//	 │  │  two parallel edges) Paris
+//	 ▼  │
+//	Inception    Nolan ──knows──► Nolan (a self-loop)
 //
-//	  "hub": every film F1..F6 has  Fi ──genre──► Drama
-//	  "namesakes": "New York" and "new-york" normalise alike
+//	"hub": every film F1..F6 has  Fi ──genre──► Drama
+//	"namesakes": "New York" and "new-york" normalise alike
 var Triples = [][3]string{
 	{"Nolan", "born_in", "London"},
 	{"London", "capital_of", "UK"},
