@@ -209,8 +209,8 @@ func printChainsSummary(w io.Writer, s *chainsSummary) {
 	fmt.Fprintf(&b, "answer is a question entity %d (closed walks)\n", s.AnswerIsEntity)
 	fmt.Fprintf(&b, "chains              %d kept; cap %d per question left out %d chains in %d questions (%d answers without a chain)\n",
 		s.Chains, s.MaxPaths, s.CappedChains, s.Capped, s.CappedAnswers)
-	writeCounts(&b, "hops               ", s.Hops)
-	writeCounts(&b, "strategies         ", s.Strategies)
+	dataset.WriteCounts(&b, "hops               ", s.Hops)
+	dataset.WriteCounts(&b, "strategies         ", s.Strategies)
 	fmt.Fprintf(&b, "items               %s\ncard                %s\n", s.Out, s.Card)
 	io.WriteString(w, b.String())
 }

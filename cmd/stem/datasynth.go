@@ -1,23 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
-	"fmt"
 	"io"
-	"maps"
-	"os"
-	"path/filepath"
-	"regexp"
-	"slices"
-	"strconv"
-	"strings"
-	"time"
 
-	"github.com/stem-kgqa/stem/atomicfile"
-	"github.com/stem-kgqa/stem/kg"
-	"github.com/stem-kgqa/stem/progress"
-	"github.com/stem-kgqa/stem/train/dataset"
 	"github.com/stem-kgqa/stem/train/synth"
 	"github.com/urfave/cli/v2"
 )
@@ -73,296 +59,39 @@ func dataSynthCommand() *cli.Command {
 	}
 }
 
-// synthSummary is the printed summary of a run.
-type synthSummary struct {
-	synth.Stats
-	// UnknownSeeds counts --seed-entities names the KG lacks.
-	UnknownSeeds int `json:"unknown_seeds"`
-	// Resumed counts items already in the file, skipped; Written those
-	// written now.
-	Resumed int `json:"resumed"`
-	Written int `json:"written"`
-	// Usable counts the written items that are not dropped.
-	Usable int `json:"usable"`
-	// LLMDropped counts the written items an LLM check dropped, by reason.
-	LLMDropped map[string]int `json:"llm_dropped,omitempty"`
-	// P5 is how many strategies P5 gave, and how many equal the
-	// answer-count rule.
-	P5Asked     int     `json:"p5_answered,omitempty"`
-	P5Agree     int     `json:"p5_agree,omitempty"`
-	P5Agreement float64 `json:"p5_agreement,omitempty"`
-	Questions   string  `json:"questions"`
-	Seconds     float64 `json:"seconds"`
-	// SamplesPerSec is emitted items per second of the whole run
-	// (sampling, questions and writing).
-	SamplesPerSec float64 `json:"samples_per_sec"`
-	Out           string  `json:"out"`
-	Card          string  `json:"card"`
-}
-
 func runDataSynth(c *cli.Context) error {
-	ctx := c.Context
-	hops, err := synth.ParseHops(c.String("hops"))
-	if err != nil {
-		return fmt.Errorf("--hops: %w", err)
+	o := synth.RunOptions{
+		KG: c.String("kg"), Out: c.String("out"), Seeds: c.Int("seeds"), SeedEntities: c.String("seed-entities"),
+		Hops: c.String("hops"), Mention: c.String("mention"), SkipEntity: c.String("skip-entity"), SkipRelation: c.String("skip-relation"),
+		Branch: c.Float64("branch"), PerSeed: c.Int("per-seed"), Max: c.Int("max"), MaxAnswers: c.Int("max-answers"),
+		MaxFanout: c.Int("max-fanout"), MaxDegree: c.Int("max-degree"), Seed: c.Uint64("seed"), Workers: c.Int("workers"),
+		LLMWorkers: c.Int("llm-workers"), Resume: c.Bool("resume"), Log: c.App.ErrWriter,
 	}
-	mention, err := synth.ParseMention(c.String("mention"))
-	if err != nil {
-		return fmt.Errorf("--mention: %w", err)
-	}
-	compile := func(flag string) (*regexp.Regexp, error) {
-		if c.String(flag) == "" {
-			return nil, nil
-		}
-		re, err := regexp.Compile(c.String(flag))
-		if err != nil {
-			return nil, fmt.Errorf("--%s: %w", flag, err)
-		}
-		return re, nil
-	}
-	skipEnt, err := compile("skip-entity")
-	if err != nil {
+	if err := o.Check(); err != nil {
 		return err
 	}
-	skipRel, err := compile("skip-relation")
-	if err != nil {
-		return err
-	}
-	if c.IsSet("seeds") && c.IsSet("seed-entities") {
-		return fmt.Errorf("give --seeds or --seed-entities, not both")
-	}
-	opt := synth.Options{
-		Hops: hops, Branch: c.Float64("branch"), PerSeed: c.Int("per-seed"), Max: c.Int("max"),
-		MaxAnswers: c.Int("max-answers"), MaxFanout: c.Int("max-fanout"),
-		SkipEntity: skipEnt, SkipRelation: skipRel, MaxDegree: c.Int("max-degree"),
-		Seed: c.Uint64("seed"), Workers: c.Int("workers"),
-	}
-	if opt.PerSeed < 1 || opt.MaxAnswers < 1 || opt.MaxFanout < 1 || opt.Max < 0 || opt.MaxDegree < 0 || c.Int("seeds") < 0 {
-		return fmt.Errorf("--per-seed, --max-answers and --max-fanout must be at least 1; --max, --max-degree and --seeds not negative")
-	}
-	g, err := kg.Load(ctx, c.String("kg"), kg.FormatAuto)
-	if err != nil {
-		return err
-	}
-	s, err := synth.NewSampler(g, opt)
-	if err != nil {
-		return err
-	}
-	sum := synthSummary{Out: c.String("out"), Card: c.String("out") + ".card.md", Questions: synth.QuestionSourceVerbalizer}
-	var seeds []int32
-	if f := c.String("seed-entities"); f != "" {
-		names, err := readLines(f)
-		if err != nil {
-			return err
-		}
-		var unknown []string
-		seeds, unknown = s.SeedsByName(names)
-		if sum.UnknownSeeds = len(unknown); len(unknown) > 0 {
-			fmt.Fprintf(c.App.ErrWriter, "warning: %d seed entities of %s are not in the KG (first: %q)\n", len(unknown), f, unknown[0])
-		}
-		if len(seeds) == 0 {
-			return fmt.Errorf("%s: no seed entity is in the KG", f)
-		}
-	} else {
-		seeds = s.Seeds(c.Int("seeds"))
-		if len(seeds) == 0 {
-			return fmt.Errorf("%s: no entity may seed a walk (all skipped or hubs)", c.String("kg"))
-		}
-	}
-
-	var gen *synth.Generator
 	if c.String("llm-model") != "" {
 		chat, err := openChat(c)
 		if err != nil {
 			return err
 		}
 		defer chat.Close()
-		gen = &synth.Generator{Chat: chat, Model: chat.Model(), Temperature: c.Float64("temperature"), NoStrategy: c.Bool("no-strategy")}
-		sum.Questions = "llm:" + chat.Model()
+		o.Generator = &synth.Generator{Chat: chat, Model: chat.Model(), Temperature: c.Float64("temperature"), NoStrategy: c.Bool("no-strategy")}
 	}
-	// Options that shape the items; --max and --seeds only choose how long
-	// a prefix of the same sequence is written, so they may change on
-	// resume.
-	config := map[string]string{
-		"kg": filepath.Base(c.String("kg")), "hops": c.String("hops"), "branch": strconv.FormatFloat(opt.Branch, 'g', -1, 64),
-		"per-seed": strconv.Itoa(opt.PerSeed), "max-answers": strconv.Itoa(opt.MaxAnswers), "max-fanout": strconv.Itoa(opt.MaxFanout),
-		"skip-entity": c.String("skip-entity"), "skip-relation": c.String("skip-relation"), "max-degree": strconv.Itoa(opt.MaxDegree),
-		"mention": string(mention), "seed": strconv.FormatUint(opt.Seed, 10), "questions": sum.Questions,
-	}
-	if f := c.String("seed-entities"); f != "" {
-		config["seed-entities"] = filepath.Base(f)
-	}
-	if gen != nil {
-		config["temperature"] = strconv.FormatFloat(gen.Temperature, 'g', -1, 64)
-		config["no-strategy"] = strconv.FormatBool(gen.NoStrategy)
-	}
-	w, _, err := dataset.Create(sum.Out, "synth", config, c.Bool("resume"))
+	sum, err := synth.Run(c.Context, o)
 	if err != nil {
 		return err
 	}
-	total := int64(len(seeds) * opt.PerSeed)
-	if opt.Max > 0 {
-		total = min(total, int64(opt.Max))
-	}
-	bar := progress.New(c.App.ErrWriter, "synth", total)
-	write := func(it *dataset.Item) error {
-		if err := w.Write(it); err != nil {
-			return err
-		}
-		sum.Written++
-		if it.Usable() {
-			sum.Usable++
-		}
-		return nil
-	}
-	var pool *synth.Pool
-	if gen != nil {
-		sum.LLMDropped = map[string]int{}
-		pool = gen.NewPool(ctx, c.Int("llm-workers"), func(it *dataset.Item, res synth.Result) error {
-			bar.Add(1)
-			if res.Dropped != "" {
-				sum.LLMDropped[res.Dropped]++
-			}
-			if res.Strategy != "" {
-				sum.P5Asked++
-				if res.StrategyAgrees {
-					sum.P5Agree++
-				}
-			}
-			return write(it)
-		})
-	}
-	verb := synth.Verbalizer{Mention: mention, Seed: opt.Seed}
-	start := time.Now()
-	st, err := s.Run(ctx, seeds, func(it *dataset.Item) error {
-		if w.Done(it.ID) {
-			sum.Resumed++
-			bar.Add(1)
-			return nil
-		}
-		if pool != nil {
-			return pool.Submit(it)
-		}
-		if err := verb.Apply(it); err != nil {
-			return err
-		}
-		bar.Add(1)
-		return write(it)
-	})
-	if pool != nil {
-		if perr := pool.Wait(); err == nil {
-			err = perr
-		}
-	}
-	bar.Finish()
-	sum.Stats = st
-	sum.Seconds = time.Since(start).Seconds()
-	if sum.Seconds > 0 {
-		sum.SamplesPerSec = float64(st.Kept) / sum.Seconds
-	}
-	if sum.P5Asked > 0 {
-		sum.P5Agreement = 100 * float64(sum.P5Agree) / float64(sum.P5Asked)
-	}
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("data synth stopped after %d items (rerun with --resume to continue): %w", sum.Resumed+sum.Written, err)
-	}
-	_, items, err := dataset.ReadFile(sum.Out)
-	if err != nil {
-		return err
-	}
-	card := dataset.NewCard(items)
-	if err := atomicfile.Write(sum.Card, 0o644, func(wr io.Writer) error {
-		if err := card.WriteMarkdown(wr, "Reverse-generated questions: "+filepath.Base(sum.Out)); err != nil {
-			return err
-		}
-		return writeSynthCardSection(wr, config, &sum)
-	}); err != nil {
-		return err
-	}
-	if c.Bool("json") {
-		enc := json.NewEncoder(c.App.Writer)
+	return printSummary(c.App.Writer, c.Bool("json"), sum)
+}
+
+// printSummary prints a data command's summary: one JSON object, or its
+// text form.
+func printSummary(w io.Writer, asJSON bool, sum interface{ WriteText(io.Writer) error }) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(sum)
 	}
-	printSynthSummary(c.App.Writer, &sum)
-	return nil
-}
-
-// writeSynthCardSection adds what the card of items cannot know: the
-// options and the walks that gave no item.
-func writeSynthCardSection(w io.Writer, config map[string]string, s *synthSummary) error {
-	var b strings.Builder
-	b.WriteString("\n## Sampling (this run)\n\n| statistic | value |\n|---|---|\n")
-	for _, k := range slices.Sorted(maps.Keys(config)) {
-		fmt.Fprintf(&b, "| option %s | `%s` |\n", k, config[k])
-	}
-	fmt.Fprintf(&b, "| seeds walked | %d |\n| seeds with no usable edge | %d |\n| walks | %d |\n| items emitted | %d |\n",
-		s.Seeds, s.NoEdges, s.Attempts, s.Kept)
-	for _, k := range slices.Sorted(maps.Keys(s.Dropped)) {
-		fmt.Fprintf(&b, "| walks dropped: %s | %d |\n", k, s.Dropped[k])
-	}
-	if s.UnknownSeeds > 0 {
-		fmt.Fprintf(&b, "| seed names not in the KG | %d |\n", s.UnknownSeeds)
-	}
-	if s.P5Asked > 0 {
-		fmt.Fprintf(&b, "| P5 strategy = answer-count rule | %d of %d (%.1f%%) |\n", s.P5Agree, s.P5Asked, s.P5Agreement)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// writeCounts writes a summary line of counts by reason, sorted.
-func writeCounts(b *strings.Builder, label string, counts map[string]int) {
-	b.WriteString(label)
-	if len(counts) == 0 {
-		b.WriteString(" none")
-	}
-	for _, k := range slices.Sorted(maps.Keys(counts)) {
-		fmt.Fprintf(b, " %s:%d", k, counts[k])
-	}
-	b.WriteString("\n")
-}
-
-func printSynthSummary(w io.Writer, s *synthSummary) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "seeds        %d walked (%d with no usable edge", s.Seeds, s.NoEdges)
-	if s.UnknownSeeds > 0 {
-		fmt.Fprintf(&b, ", %d names not in the KG", s.UnknownSeeds)
-	}
-	fmt.Fprintf(&b, ")\nsamples      %d walks, %d kept (%d written now, %d already in the file)\n", s.Attempts, s.Kept, s.Written, s.Resumed)
-	writeCounts(&b, "dropped     ", s.Dropped)
-	if s.LLMDropped != nil {
-		writeCounts(&b, "llm dropped ", s.LLMDropped)
-		if s.P5Asked > 0 {
-			fmt.Fprintf(&b, "P5 strategy  agrees with the answer-count rule on %d of %d (%.1f%%)\n", s.P5Agree, s.P5Asked, s.P5Agreement)
-		}
-	}
-	fmt.Fprintf(&b, "usable       %d of the %d items written now\nquestions    %s\n", s.Usable, s.Written, s.Questions)
-	fmt.Fprintf(&b, "speed        %.0f samples/s (%.2f s)\nitems        %s\ncard         %s\n", s.SamplesPerSec, s.Seconds, s.Out, s.Card)
-	io.WriteString(w, b.String())
-}
-
-// readLines reads non-empty lines, skipping # comments.
-func readLines(path string) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line != "" && !strings.HasPrefix(line, "#") {
-			out = append(out, line)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return out, nil
+	return sum.WriteText(w)
 }

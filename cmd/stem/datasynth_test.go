@@ -13,6 +13,7 @@ import (
 	"github.com/stem-kgqa/stem/models/llm/llmtest"
 	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/train/dataset"
+	"github.com/stem-kgqa/stem/train/synth"
 )
 
 // synthKG is a small family KG in the PathQuestion format.
@@ -27,10 +28,10 @@ const synthKG = "alice\tspouse\tbob\n" +
 	"carol\tgender\tfemale\n" +
 	"m.0abc12\tspouse\tcarol\n"
 
-func synthRun(t *testing.T, args ...string) (synthSummary, error) {
+func synthRun(t *testing.T, args ...string) (synth.Summary, error) {
 	t.Helper()
 	out, _, err := run(t, append([]string{"data", "synth", "--json"}, args...)...)
-	var sum synthSummary
+	var sum synth.Summary
 	if err == nil {
 		if jerr := json.Unmarshal([]byte(out), &sum); jerr != nil {
 			t.Fatalf("summary is not JSON: %v\n%s", jerr, out)

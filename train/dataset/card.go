@@ -94,3 +94,16 @@ func (c Card) WriteMarkdown(w io.Writer, title string) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// WriteCounts writes one summary line of counts by reason, sorted by
+// reason: "label none" when there are none.
+func WriteCounts(b *strings.Builder, label string, counts map[string]int) {
+	b.WriteString(label)
+	if len(counts) == 0 {
+		b.WriteString(" none")
+	}
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		fmt.Fprintf(b, " %s:%d", k, counts[k])
+	}
+	b.WriteString("\n")
+}
