@@ -1,18 +1,9 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"maps"
-	"os"
-	"path/filepath"
-	"slices"
 	"strconv"
 
-	"github.com/stem-kgqa/stem/atomicfile"
-	"github.com/stem-kgqa/stem/train/dataset"
 	"github.com/stem-kgqa/stem/train/sft"
 	"github.com/urfave/cli/v2"
 )
@@ -62,51 +53,15 @@ func dataSFTCommand() *cli.Command {
 	}
 }
 
-// Files written by `stem data sft`, relative to --out.
-const (
-	sftItemsFile = "items.jsonl"
-	sftCardMD    = "card.md"
-	sftCardJSON  = "card.json"
-)
-
-// sftSummary is the printed summary of `stem data sft`.
-type sftSummary struct {
-	Out        string `json:"out"`
-	AssertedBy string `json:"asserted_by"`
-	Input      int    `json:"input"`
-	sft.RunStats
-	SGDA    int            `json:"sgda"`
-	SAGB    int            `json:"sagb"`
-	Skipped map[string]int `json:"skipped"`
-	Files   []string       `json:"files"`
-	Card    *sft.Card      `json:"card"`
-}
-
 func runDataSFT(c *cli.Context) error {
-	ctx := c.Context
 	if c.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q: item files go in --items", c.Args().Slice())
 	}
-	files := splitList(c.String("items"))
-	if len(files) == 0 {
-		return errors.New("--items names no file")
+	if c.Int("concurrency") < 1 {
+		return fmt.Errorf("--concurrency %d: want at least 1", c.Int("concurrency"))
 	}
-	var input []dataset.Item
-	from := map[string]string{}
-	for _, f := range files {
-		_, items, err := dataset.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		for _, it := range items {
-			if prev, ok := from[it.ID]; ok {
-				return fmt.Errorf("item %q is in both %s and %s: item ids must be unique across --items", it.ID, prev, f)
-			}
-			from[it.ID] = f
-		}
-		input = append(input, items...)
-	}
-
+	o := sft.ExportOptions{Items: splitList(c.String("items")), Out: c.String("out"), Config: map[string]string{},
+		Workers: c.Int("concurrency"), Resume: c.Bool("resume"), Log: c.App.ErrWriter}
 	mode := c.String("assertions")
 	if mode == "" {
 		mode = "verbalizer"
@@ -114,20 +69,19 @@ func runDataSFT(c *cli.Context) error {
 			mode = "llm"
 		}
 	}
-	var (
-		asserter sft.Asserter
-		config   = map[string]string{}
-		closeLLM = func() error { return nil }
-	)
 	switch mode {
 	case "verbalizer":
-		asserter = sft.Verbalizer{}
+		o.Asserter = sft.Verbalizer{}
 	case "llm":
 		chat, err := openChat(c)
 		if err != nil {
 			return err
 		}
-		closeLLM = chat.Close
+		defer func() {
+			if err := chat.Close(); err != nil {
+				fmt.Fprintf(c.App.ErrWriter, "warning: %v\n", err)
+			}
+		}()
 		temp := c.Float64("llm-temperature")
 		if temp == 0 {
 			temp = -1 // greedy: sft.LLMConfig reads 0 as its default
@@ -135,99 +89,22 @@ func runDataSFT(c *cli.Context) error {
 		a, err := sft.NewLLM(sft.LLMConfig{Chat: chat, Temperature: temp, Seed: c.Int64("llm-seed"),
 			MaxTokens: c.Int("llm-max-tokens"), Retries: retries(c.Int("llm-retries"))})
 		if err != nil {
-			chat.Close()
 			return err
 		}
-		asserter = a
-		config["temperature"] = strconv.FormatFloat(c.Float64("llm-temperature"), 'g', -1, 64)
-		config["seed"] = strconv.FormatInt(c.Int64("llm-seed"), 10)
+		o.Asserter = a
+		o.Config["temperature"] = strconv.FormatFloat(c.Float64("llm-temperature"), 'g', -1, 64)
+		o.Config["seed"] = strconv.FormatInt(c.Int64("llm-seed"), 10)
 	default:
 		return fmt.Errorf("--assertions %q: want llm or verbalizer", mode)
 	}
-	defer func() { closeLLM() }()
-	config["assertions"] = asserter.Source()
-
-	dir := c.String("out")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	itemsPath := filepath.Join(dir, sftItemsFile)
-	w, prior, err := dataset.Create(itemsPath, "assertions", config, c.Bool("resume"))
+	sum, err := sft.Export(c.Context, o)
 	if err != nil {
 		return err
 	}
-	if len(prior) > 0 {
-		fmt.Fprintf(c.App.ErrWriter, "resume: %d items already in %s\n", len(prior), itemsPath)
-	}
-	fmt.Fprintf(c.App.ErrWriter, "assertions by %s for %d items from %d file(s)\n", asserter.Source(), len(input), len(files))
-	st, err := sft.AssertItems(ctx, w, input, sft.RunOptions{Asserter: asserter, Workers: c.Int("concurrency"), Progress: c.App.ErrWriter})
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted: %w; the items written so far are kept, rerun with --resume to finish", err)
-		}
+	if err := printSummary(c.App.Writer, c.Bool("json"), sum); err != nil {
 		return err
 	}
-	if err := closeLLM(); err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "warning: %v\n", err)
-	}
-	closeLLM = func() error { return nil }
-
-	_, items, err := dataset.ReadFile(itemsPath)
-	if err != nil {
-		return err
-	}
-	set := sft.Build(items)
-	card := sft.NewCard(items, set, asserter.Source())
-	card.NotWritten = st.Failed
-	outputs := []struct {
-		name  string
-		exs   []sft.Example
-		write func(io.Writer, []sft.Example) error
-	}{
-		{"sgda.messages.jsonl", set.SGDA, sft.WriteMessages},
-		{"sgda.alpaca.jsonl", set.SGDA, sft.WriteAlpaca},
-		{"sagb.messages.jsonl", set.SAGB, sft.WriteMessages},
-		{"sagb.alpaca.jsonl", set.SAGB, sft.WriteAlpaca},
-	}
-	for _, o := range outputs {
-		if err := atomicfile.Write(filepath.Join(dir, o.name), 0o644, func(wr io.Writer) error { return o.write(wr, o.exs) }); err != nil {
-			return err
-		}
-		card.Export.Files = append(card.Export.Files, o.name)
-	}
-	title := "SFT data: " + filepath.Base(filepath.Clean(dir))
-	if err := atomicfile.Write(filepath.Join(dir, sftCardMD), 0o644, func(wr io.Writer) error { return card.WriteMarkdown(wr, title) }); err != nil {
-		return err
-	}
-	if err := atomicfile.Write(filepath.Join(dir, sftCardJSON), 0o644, func(wr io.Writer) error {
-		enc := json.NewEncoder(wr)
-		enc.SetIndent("", "  ")
-		return enc.Encode(card)
-	}); err != nil {
-		return err
-	}
-
-	sum := sftSummary{Out: dir, AssertedBy: asserter.Source(), Input: len(input), RunStats: st,
-		SGDA: len(set.SGDA), SAGB: len(set.SAGB), Skipped: set.Skipped, Files: card.Export.Files, Card: &card}
-	if c.Bool("json") {
-		enc := json.NewEncoder(c.App.Writer)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(sum); err != nil {
-			return err
-		}
-	} else {
-		printSFTSummary(c.App.Writer, &sum)
-	}
-	if st.Stopped {
-		return fmt.Errorf("stopped after %d LLM requests failed in a row (first: %v): is the server up? Rerun with --resume to continue", st.Failed, st.FirstFailure)
-	}
-	if st.Failed > 0 {
-		return fmt.Errorf("%d items were not written because their LLM requests failed (first: %v); rerun with --resume to retry them", st.Failed, st.FirstFailure)
-	}
-	return nil
+	return sum.Err()
 }
 
 // retries maps the --llm-retries flag (0 = none) to sft.LLMConfig.Retries
@@ -237,19 +114,4 @@ func retries(n int) int {
 		return -1
 	}
 	return n
-}
-
-func printSFTSummary(w io.Writer, s *sftSummary) {
-	fmt.Fprintf(w, "assertions written by %s\n", s.AssertedBy)
-	fmt.Fprintf(w, "items: %d read, %d already done, %d asserted, %d kept as they were, %d dropped, %d failed\n",
-		s.Input, s.Resumed, s.Asserted, s.Kept, s.Dropped, s.Failed)
-	fmt.Fprintf(w, "in %s: %d items, %d usable\n", filepath.Join(s.Out, sftItemsFile), s.Card.Items, s.Card.Usable)
-	for _, k := range slices.Sorted(maps.Keys(s.Card.Dropped)) {
-		fmt.Fprintf(w, "  dropped: %s: %d\n", k, s.Card.Dropped[k])
-	}
-	fmt.Fprintf(w, "exported: %d SGDA and %d SAGB examples\n", s.SGDA, s.SAGB)
-	for _, k := range slices.Sorted(maps.Keys(s.Skipped)) {
-		fmt.Fprintf(w, "  skipped: %s: %d\n", k, s.Skipped[k])
-	}
-	fmt.Fprintf(w, "wrote %s (and %s, %s, %s)\n", filepath.Join(s.Out, "{sgda,sagb}.{messages,alpaca}.jsonl"), sftItemsFile, sftCardMD, sftCardJSON)
 }

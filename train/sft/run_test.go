@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -153,5 +154,44 @@ func TestAssertItemsStopsOnFailuresInRow(t *testing.T) {
 	}
 	if !st.Stopped || st.Failed != MaxFailuresInRow || w.Len() != 0 {
 		t.Fatalf("stats %+v, %d written; want a stop after %d failures", st, w.Len(), MaxFailuresInRow)
+	}
+}
+
+func TestExport(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	w, _, err := dataset.Create(in, "synth", map[string]string{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range runItems() {
+		if err := w.Write(&it); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeAsserter{}
+	f.failing.Store(true)
+	out := filepath.Join(dir, "sft")
+	sum, err := Export(context.Background(), ExportOptions{Items: []string{in}, Out: out, Asserter: f, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Input != 6 || sum.Asserted != 2 || sum.Failed != 1 || sum.Err() == nil || !strings.Contains(sum.Err().Error(), "--resume") {
+		t.Errorf("summary %+v, err %v", sum, sum.Err())
+	}
+	if len(sum.Files) != 4 || sum.Card.NotWritten != 1 {
+		t.Errorf("files %v, card not written %d", sum.Files, sum.Card.NotWritten)
+	}
+	for _, name := range append(sum.Files, ItemsFile, CardMD, CardJSON) {
+		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
+			t.Errorf("%s not written: %v", name, err)
+		}
+	}
+	// The same item in two inputs is refused before any work.
+	if _, err := Export(context.Background(), ExportOptions{Items: []string{in, in}, Out: out, Asserter: f}); err == nil || !strings.Contains(err.Error(), "in both") {
+		t.Errorf("duplicate ids: err = %v", err)
 	}
 }
