@@ -1,0 +1,189 @@
+package chains
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/stem-kgqa/stem/atomicfile"
+	"github.com/stem-kgqa/stem/benchmark"
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/progress"
+	"github.com/stem-kgqa/stem/train/dataset"
+)
+
+// RunOptions is one `stem data chains` run.
+type RunOptions struct {
+	// Format is pq or metaqa; Questions the question files, QTypes
+	// MetaQA's question-type files (optional: they give gold paths).
+	Format    string
+	Questions []string
+	QTypes    []string
+	// KG is the KG file; Out the item file written.
+	KG, Out string
+	Options
+	// Resume keeps the items Out holds and writes the rest.
+	Resume bool
+	// Log receives a progress bar.
+	Log io.Writer
+}
+
+// RunSummary is what a Run did: the extraction counts plus where the
+// items went.
+type RunSummary struct {
+	*Summary
+	Out     string `json:"out"`
+	Card    string `json:"card"`
+	Written int    `json:"written"`
+	Resumed int    `json:"resumed"`
+}
+
+// Run extracts the chains of every question, writing items to Out as they
+// come (so an interrupted run resumes), then the dataset card OUT.card.md.
+func Run(ctx context.Context, o RunOptions) (*RunSummary, error) {
+	opt := o.Options
+	if opt.MaxHops < 1 || opt.MaxPaths < 1 {
+		return nil, fmt.Errorf("--max-hops and --max-paths must be at least 1 (got %d and %d)", opt.MaxHops, opt.MaxPaths)
+	}
+	if opt.MinHops < 0 || opt.MinHops > opt.MaxHops {
+		return nil, fmt.Errorf("--min-hops %d: want 0 to --max-hops (%d)", opt.MinHops, opt.MaxHops)
+	}
+	format, qtypes := o.Format, o.QTypes
+	qs, err := loadQuestions(ctx, format, o.Questions, qtypes)
+	if err != nil {
+		return nil, err
+	}
+	if len(qs) == 0 {
+		return nil, fmt.Errorf("%s: no questions", strings.Join(o.Questions, ","))
+	}
+	g, err := kg.Load(ctx, o.KG, kg.FormatAuto)
+	if err != nil {
+		return nil, err
+	}
+	config := map[string]string{
+		"format": format, "kg": filepath.Base(o.KG),
+		"max-hops": strconv.Itoa(opt.MaxHops), "max-paths": strconv.Itoa(opt.MaxPaths),
+		"min-hops": strconv.Itoa(opt.MinHops), "question-hops": strconv.FormatBool(opt.QuestionHops),
+	}
+	if format == "metaqa" {
+		config["qtype"] = strconv.FormatBool(len(qtypes) > 0) // the qtypes give --question-hops its hop counts
+	}
+	out := o.Out
+	w, resumed, err := dataset.Create(out, "chains", config, o.Resume)
+	if err != nil {
+		return nil, err
+	}
+	items := resumed
+	sum := &RunSummary{Summary: NewSummary(opt), Out: out, Card: out + ".card.md", Resumed: len(resumed)}
+	log := o.Log
+	if log == nil {
+		log = io.Discard
+	}
+	err = extract(ctx, log, g, qs, opt, w, &items, sum)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	title := "Reasoning chains: " + filepath.Base(out)
+	card := dataset.NewCard(items)
+	if err := atomicfile.Write(sum.Card, 0o644, func(wr io.Writer) error { return card.WriteMarkdown(wr, title) }); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// extract extracts every question, writing those the file does not
+// hold yet. Resumed questions are extracted again (it is cheap and
+// deterministic) so the summary covers the whole file.
+func extract(ctx context.Context, progressW io.Writer, g *kg.Graph, qs []benchmark.Question, opt Options, w *dataset.Writer, items *[]dataset.Item, sum *RunSummary) error {
+	x := NewExtractor(g, opt)
+	bar := progress.New(progressW, "chains", int64(len(qs)))
+	defer bar.Finish()
+	for i, q := range qs {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("data chains stopped after %d of %d questions (rerun with --resume): %w", i, len(qs), err)
+			}
+		}
+		it, o := x.Extract(q)
+		sum.Add(&it, o)
+		if !w.Done(it.ID) {
+			if err := w.Write(&it); err != nil {
+				return err
+			}
+			*items = append(*items, it)
+			sum.Written++
+		}
+		bar.Add(1)
+	}
+	return nil
+}
+
+// loadQuestions reads pq or metaqa questions and refuses files whose
+// question ids collide (ids are file base name and line).
+func loadQuestions(ctx context.Context, format string, files, qtypes []string) ([]benchmark.Question, error) {
+	var qs []benchmark.Question
+	switch format {
+	case "pq":
+		if len(qtypes) > 0 {
+			return nil, fmt.Errorf("--qtype is for --format metaqa")
+		}
+		for _, f := range files {
+			part, err := benchmark.LoadPathQuestion(ctx, f)
+			if err != nil {
+				return nil, err
+			}
+			qs = append(qs, part...)
+		}
+	case "metaqa":
+		if len(qtypes) > 0 && len(qtypes) != len(files) {
+			return nil, fmt.Errorf("--qtype needs one file per --questions file (got %d and %d)", len(qtypes), len(files))
+		}
+		for i, f := range files {
+			qt := ""
+			if len(qtypes) > 0 {
+				qt = qtypes[i]
+			}
+			part, err := benchmark.LoadMetaQA(ctx, f, qt)
+			if err != nil {
+				return nil, err
+			}
+			qs = append(qs, part...)
+		}
+	default:
+		return nil, fmt.Errorf("--format %q: want pq or metaqa", format)
+	}
+	seen := make(map[string]bool, len(qs))
+	for _, q := range qs {
+		if seen[q.ID] {
+			return nil, fmt.Errorf("question id %s appears twice: two --questions files share a base name", q.ID)
+		}
+		seen[q.ID] = true
+	}
+	return qs, nil
+}
+
+// WriteText prints the summary for a person.
+func (s *RunSummary) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "questions           %d (%d written now, %d already in the file)\n", s.N, s.Written, s.Resumed)
+	fmt.Fprintf(&b, "with a chain        %d\n", s.WithChain)
+	if s.WithGold > 0 {
+		fmt.Fprintf(&b, "contain gold path   %d = %.2f%% of questions (%d carry a gold path)\n", s.GoldPath, s.GoldPathShare, s.WithGold)
+	}
+	fmt.Fprintf(&b, "dropped             %d no question entity in the KG, %d no answer within %d hops\n", s.NoEntity, s.Unreachable, s.MaxHops)
+	fmt.Fprintf(&b, "answers out of reach %d (%d not KG entities); %d kept questions miss some answer\n", s.UnreachableAnswers, s.NotInKG, s.Partial)
+	fmt.Fprintf(&b, "answer is a question entity %d (closed walks)\n", s.AnswerIsEntity)
+	fmt.Fprintf(&b, "chains              %d kept; cap %d per question left out %d chains in %d questions (%d answers without a chain)\n",
+		s.Chains, s.MaxPaths, s.CappedChains, s.Capped, s.CappedAnswers)
+	dataset.WriteCounts(&b, "hops               ", s.Hops)
+	dataset.WriteCounts(&b, "strategies         ", s.Strategies)
+	fmt.Fprintf(&b, "items               %s\ncard                %s\n", s.Out, s.Card)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
