@@ -2,6 +2,8 @@ package eval
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stem-kgqa/stem/benchmark"
@@ -9,6 +11,7 @@ import (
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models/wordvec"
 	"github.com/stem-kgqa/stem/plan"
+	"github.com/stem-kgqa/stem/tripgnn"
 )
 
 // benchEval answers qs over g with the oracle planner through the whole
@@ -57,4 +60,71 @@ func BenchmarkEvalMetaQA2Hop(b *testing.B) {
 		b.Fatal(err)
 	}
 	benchEval(b, g, qs[:2000])
+}
+
+// BenchmarkGuidanceEffect answers PathQuestion's test splits with the
+// oracle planner, without the Triple-GNN and with it (with each bias
+// ablated), and reports Hits@1, F1 and coverage: the figures behind the
+// README's guidance table. It needs models trained by `stem train gnn`
+// with the default word vectors: STEM_GNN_MODELS=DIR holding pq2h.gnn and
+// pq3h.gnn.
+func BenchmarkGuidanceEffect(b *testing.B) {
+	dir := os.Getenv("STEM_GNN_MODELS")
+	if dir == "" {
+		b.Skip("set STEM_GNN_MODELS to a folder with pq2h.gnn and pq3h.gnn (stem train gnn) to measure guidance")
+	}
+	ctx := context.Background()
+	path, err := wordvec.DefaultPath()
+	if err != nil {
+		b.Skip(err)
+	}
+	vecs, err := wordvec.Open(path)
+	if err != nil {
+		b.Skip(err)
+	}
+	enc := wordvec.New(vecs, wordvec.Options{})
+	for _, ds := range []struct{ name, kb, model string }{{"PQ-2H", "2H-kb.txt", "pq2h.gnn"}, {"PQ-3H", "3H-kb.txt", "pq3h.gnn"}} {
+		g, err := kg.Load(ctx, shareddata.Path(b, "pathquestion/"+ds.kb), kg.FormatAuto)
+		if err != nil {
+			b.Fatal(err)
+		}
+		qs, err := benchmark.LoadPathQuestion(ctx, shareddata.Path(b, "pathquestion/splits/"+ds.name+".test.txt"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		openGuider := func(path string) (plan.Guider, error) {
+			m, err := tripgnn.Load(path, enc.Name(), enc.Dim())
+			if err != nil {
+				return nil, err
+			}
+			return plan.NewGNNGuider(g, m, enc, tripgnn.SubgraphOptions{})
+		}
+		for _, run := range []struct {
+			name          string
+			gnn           bool
+			noEnt, noTrip bool
+		}{{"no-gnn", false, false, false}, {"gnn", true, false, false}, {"gnn-no-entity-bias", true, true, false}, {"gnn-no-triple-bias", true, false, true}} {
+			b.Run(ds.name+"/"+run.name, func(b *testing.B) {
+				s := plan.DefaultSettings()
+				s.Planner = "oracle"
+				s.Tracing.NoEntityBias, s.Tracing.NoTripleBias = run.noEnt, run.noTrip
+				if run.gnn {
+					s.GNN = plan.OptionalFile(filepath.Join(dir, ds.model))
+				}
+				p, _, err := plan.Open(ctx, s, plan.Assets{Graph: g, Encoder: enc, OpenGuider: openGuider})
+				if err != nil {
+					b.Fatal(err)
+				}
+				var rep *Report
+				for b.Loop() {
+					if rep, err = Run(ctx, qs, Pipeline{p}, Options{Graph: g}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(rep.Hits1, "hits@1")
+				b.ReportMetric(rep.F1, "f1")
+				b.ReportMetric(rep.Coverage, "coverage")
+			})
+		}
+	}
 }

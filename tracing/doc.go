@@ -27,7 +27,7 @@
 // # Matching
 //
 // The search follows Algorithm 1/2 with these decisions, each fixing a gap or
-// a fault of the released code (see the project's spec/NOTES.md):
+// a fault of the authors' released code (PennyYu123/STEM_RAG):
 //
 //   - Both graphs are walked undirected: a schema edge is reached from either
 //     end, and a KG in-edge matches as well as an out-edge.

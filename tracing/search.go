@@ -74,7 +74,8 @@ func (r *run) trace(ctx context.Context, node int, anchor int32, s0 float32) err
 // this branch is matched in turn from n. S is threaded through the edges,
 // so the value returned is the cumulative score of the best completion of
 // the subgraph below n (Algorithm 1 hands every edge the same S and never
-// uses S to choose; see NOTES.md fault 5).
+// uses S to choose, and the authors' released code computes S but never
+// uses it to choose between results).
 func (r *run) match(ctx context.Context, n int, S float32, depth int) (float32, error) {
 	for _, ei := range r.s.adj[n] {
 		if r.usedSchema[ei] {

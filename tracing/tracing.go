@@ -105,7 +105,8 @@ func (c Config) Check() error {
 	return nil
 }
 
-// DefaultConfig returns the paper's parameters (NOTES.md table).
+// DefaultConfig returns the paper's parameters: top-N 50 anchor candidates
+// (section 3.4), λ 1.5 and τ 0.5 (eq. 10-13, D.4), θ 0.6 (3.5, B.2).
 func DefaultConfig() Config {
 	return Config{TopN: 50, Lambda: 1.5, Tau: 0.5, Theta: 0.6, StringWeight: 0.5, MaxChains: 500}
 }

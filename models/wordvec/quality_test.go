@@ -3,8 +3,6 @@ package wordvec
 import (
 	"bytes"
 	"context"
-	"flag"
-	"fmt"
 	"os"
 	"slices"
 	"sort"
@@ -20,7 +18,7 @@ import (
 // entity from a sloppy mention, and matching a question's wording to a
 // relation. The sweep behind the defaults runs with
 //
-//	go test -run TestQualityGrid -grid -v ./models/wordvec/
+//	go test -run '^$' -bench QualityGrid -benchtime 1x ./models/wordvec/
 //
 // and gave (wink GloVe 100d vectors; typo: nearest-neighbour accuracy of 500
 // misspelt MetaQA entity names among all 42,873; metaqa: 1-hop test question
@@ -52,8 +50,6 @@ import (
 // keeps relation matching near its best while spelling still finds 4 in 5
 // misspelt names (case and '_' versus ' ' never matter: the tokeniser
 // removes them).
-
-var gridFlag = flag.Bool("grid", false, "run TestQualityGrid, the option sweep behind the encoder defaults")
 
 // realVectors loads the converted default vectors, or skips.
 var realVectors = sync.OnceValues(func() (*Vectors, error) {
@@ -421,13 +417,15 @@ func TestQualityMetaQA(t *testing.T) {
 	}
 }
 
-// TestQualityGrid sweeps the n-gram options; it only runs with -grid.
-func TestQualityGrid(t *testing.T) {
-	if !*gridFlag {
-		t.Skip("option sweep: run with -grid")
-	}
-	v := needRealVectors(t)
-	ents := metaQAEntities(t)
+// BenchmarkQualityGrid is the option sweep behind the encoder's defaults:
+// one sub-benchmark per configuration, reporting the accuracies the
+// quality tests hold the default to (typo-entity retrieval, MetaQA
+// relation choice, PathQuestion relation choice on PQ-2H and PQL-2H,
+// paraphrase pairs). Run it with
+// go test -run '^$' -bench QualityGrid -benchtime 1x ./models/wordvec/
+func BenchmarkQualityGrid(b *testing.B) {
+	v := needRealVectors(b)
+	ents := metaQAEntities(b)
 	type cfg struct {
 		v    *Vectors
 		opts Options
@@ -445,15 +443,23 @@ func TestQualityGrid(t *testing.T) {
 	} {
 		cfgs = append(cfgs, cfg{v, Options{NGramDims: c.dims, NGramWeight: c.w, SIF: c.sif}})
 	}
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "\n%-40s %6s %6s %6s %6s %6s\n", "encoder", "typo", "metaqa", "pq2h", "pql2h", "pairs")
 	for _, c := range cfgs {
 		enc := New(c.v, c.opts)
-		acc := entityAccuracy(t, enc, ents, 500, 2)
-		fmt.Fprintf(&sb, "%-40s %6.3f %6.3f %6.3f %6.3f %6.3f\n", enc.Name(), acc[2], relationAccuracy(t, enc),
-			pathQuestionAccuracy(t, enc, "pathquestion/splits/PQ-2H.train.txt", "pathquestion/2H-kb.txt"),
-			pathQuestionAccuracy(t, enc, "pathquestion/splits/PQL-2H.train.txt", "pathquestion/PQL2-KB.txt"),
-			pairAccuracy(t, enc, false))
+		b.Run(enc.Name(), func(b *testing.B) {
+			var acc []float64
+			var rel, pq2, pql2, pairs float64
+			for b.Loop() {
+				acc = entityAccuracy(b, enc, ents, 500, 2)
+				rel = relationAccuracy(b, enc)
+				pq2 = pathQuestionAccuracy(b, enc, "pathquestion/splits/PQ-2H.train.txt", "pathquestion/2H-kb.txt")
+				pql2 = pathQuestionAccuracy(b, enc, "pathquestion/splits/PQL-2H.train.txt", "pathquestion/PQL2-KB.txt")
+				pairs = pairAccuracy(b, enc, false)
+			}
+			b.ReportMetric(acc[2], "typo")
+			b.ReportMetric(rel, "metaqa")
+			b.ReportMetric(pq2, "pq2h")
+			b.ReportMetric(pql2, "pql2h")
+			b.ReportMetric(pairs, "pairs")
+		})
 	}
-	t.Log(sb.String())
 }
