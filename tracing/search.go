@@ -15,6 +15,7 @@ import (
 // cand is one KG edge considered for a schema edge.
 type cand struct {
 	tid, far    int32
+	rel         int32
 	score, bias float32
 	aligned     bool // the KG edge points the way the schema edge does
 }
@@ -121,7 +122,7 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 	if err := ctx.Err(); err != nil {
 		return S, err
 	}
-	g := r.t.g
+	g, t := r.t.g, r.t
 	e := &r.s.edges[ei]
 	m, inclNear, inclFar, sv := e.tail, e.inclHead, e.inclTail, e.vec
 	if e.head != n {
@@ -131,21 +132,21 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 	fixed := r.bind[m]
 	cands := r.bufs[depth][:0]
 	for _, tid := range g.Out(x) {
-		tr := g.Triple(tid)
+		tr := t.triple(tid)
 		if (fixed >= 0 && tr.Tail != fixed) || !r.reusable(n, tid, tr.Head == tr.Tail) {
 			continue
 		}
-		cands = append(cands, cand{tid: tid, far: tr.Tail, aligned: e.head == n})
+		cands = append(cands, cand{tid: tid, far: tr.Tail, rel: tr.Rel, aligned: e.head == n})
 	}
 	for _, tid := range g.In(x) {
-		tr := g.Triple(tid)
+		tr := t.triple(tid)
 		if tr.Head == tr.Tail { // a self-loop was seen in Out
 			continue
 		}
 		if (fixed >= 0 && tr.Head != fixed) || !r.reusable(n, tid, false) {
 			continue
 		}
-		cands = append(cands, cand{tid: tid, far: tr.Head, aligned: e.head != n})
+		cands = append(cands, cand{tid: tid, far: tr.Head, rel: tr.Rel, aligned: e.head != n})
 	}
 	r.bufs[depth] = cands
 	if len(cands) == 0 {
@@ -262,7 +263,7 @@ func (r *run) scoreAdditive(sv []float32, x int32, inclNear, inclFar bool, cands
 	}
 	lastRel, last := int32(-1), float32(0)
 	for i := range cands {
-		rel := t.g.Triple(cands[i].tid).Rel
+		rel := cands[i].rel
 		if !inclFar && rel == lastRel {
 			cands[i].score = last
 			continue
@@ -295,7 +296,7 @@ func (r *run) scoreTexts(ctx context.Context, sv []float32, x int32, inclNear, i
 	pending := map[string]bool{}
 	var sb strings.Builder
 	for i, c := range cands {
-		tr := t.g.Triple(c.tid)
+		tr := t.triple(c.tid)
 		inclH, inclT := inclNear, inclFar
 		if tr.Head != x {
 			inclH, inclT = inclFar, inclNear

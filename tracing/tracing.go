@@ -220,6 +220,18 @@ type Tracer struct {
 	// entity and relation text (Additive encoders only), row-major.
 	entParts, relParts []float32
 	relByText          map[string]bool
+	// heads, rels and tails are the KG's triple table when the backend
+	// hands it out (kg.Columnar): the search reads an edge's ends from
+	// them instead of a call through the interface per edge.
+	heads, rels, tails []int32
+}
+
+// triple returns KG triple id, from the columns when there are some.
+func (t *Tracer) triple(id int32) kg.Triple {
+	if t.rels != nil {
+		return kg.Triple{Head: t.heads[id], Rel: t.rels[id], Tail: t.tails[id]}
+	}
+	return t.g.Triple(id)
 }
 
 const partBatch = 4096
@@ -238,6 +250,9 @@ func New(g kg.Reader, enc models.Encoder, ents *kgvec.Entities, cfg Config) (*Tr
 		return nil, fmt.Errorf("tracing: unknown text mode %d", int(cfg.Text))
 	}
 	t := &Tracer{g: g, enc: enc, ents: ents, cfg: cfg, dim: enc.Dim(), relByText: map[string]bool{}}
+	if c, ok := g.(kg.Columnar); ok {
+		t.heads, t.rels, t.tails = c.Columns()
+	}
 	for r := 0; r < g.NumRelations(); r++ {
 		t.relByText[kg.RelationTextOf(g, int32(r))] = true
 	}

@@ -538,3 +538,40 @@ func TestConstraintMention(t *testing.T) {
 		}
 	}
 }
+
+// plainReader hides every optional capability of the in-memory graph
+// (Columnar, Texter): what a remote backend offers.
+type plainReader struct{ kg.Reader }
+
+// TestPlainBackendTracesAlike holds tracing over a backend with only the
+// kg.Reader methods to the same results as over *kg.Graph, whose columns
+// and texts it reads directly otherwise.
+func TestPlainBackendTracesAlike(t *testing.T) {
+	g := demoGraph(t)
+	enc := wordvec.New(nil, wordvec.Options{})
+	ents, err := kgvec.Build(context.Background(), g, enc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, err := New(g, enc, ents, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := New(plainReader{g}, enc, ents, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.rels != nil || fast.rels == nil {
+		t.Fatal("the plain backend should have no columns, the graph should")
+	}
+	for _, req := range []Request{
+		{Graphs: []schema.Graph{schema.Path("Inception", "directed_by", "place_of_birth", "located_in")}, Mentions: []string{"inception"}},
+		{Graphs: []schema.Graph{schema.Path("Inception", "starred_actors")}, Strategy: schema.Breadth, Mentions: []string{"inception"}},
+		{Graphs: []schema.Graph{schema.Path("Switzerland", "language spoken")}, Strategy: schema.Breadth, Mentions: []string{"switzerland"}},
+	} {
+		a, b := mustTrace(t, fast, req), mustTrace(t, plain, req)
+		if !slices.Equal(answerNames(a), answerNames(b)) || !slices.Equal(a.Chains, b.Chains) || len(a.Evidence) != len(b.Evidence) {
+			t.Errorf("%v: graph %v / %d chains, plain backend %v / %d chains", req.Graphs[0], answerNames(a), len(a.Chains), answerNames(b), len(b.Chains))
+		}
+	}
+}
