@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/train/sft"
 	"github.com/urfave/cli/v2"
 )
@@ -11,6 +12,7 @@ import (
 // dataSFTCommand writes the assertions S of training items and exports
 // the SGDA and SAGB fine-tuning sets (appendix C.1).
 func dataSFTCommand() *cli.Command {
+	chatS := catalog.DefaultChatSettings()
 	return &cli.Command{
 		Name:      "sft",
 		Usage:     "write assertions for items, then export SGDA and SAGB fine-tuning sets (chat messages and Alpaca JSONL) with a dataset card",
@@ -48,12 +50,13 @@ func dataSFTCommand() *cli.Command {
 			&cli.IntFlag{Name: "concurrency", Value: 4, Usage: "items asserted at once (the LLM client also keeps at most 4 requests in flight)"},
 			&cli.BoolFlag{Name: "resume", Usage: "continue an interrupted run: keep the items DIR/items.jsonl holds and do the rest (options must match)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as one JSON object"},
-		}, llmFlags()...),
-		Action: runDataSFT,
+		}, flagsOf(&chatS)...),
+		Before: bind(&chatS),
+		Action: func(c *cli.Context) error { return runDataSFT(c, chatS) },
 	}
 }
 
-func runDataSFT(c *cli.Context) error {
+func runDataSFT(c *cli.Context, chatS catalog.ChatSettings) error {
 	if c.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q: item files go in --items", c.Args().Slice())
 	}
@@ -65,7 +68,7 @@ func runDataSFT(c *cli.Context) error {
 	mode := c.String("assertions")
 	if mode == "" {
 		mode = "verbalizer"
-		if c.String("llm-model") != "" {
+		if chatS.Model != "" {
 			mode = "llm"
 		}
 	}
@@ -73,7 +76,7 @@ func runDataSFT(c *cli.Context) error {
 	case "verbalizer":
 		o.Asserter = sft.Verbalizer{}
 	case "llm":
-		chat, err := openChat(c)
+		chat, err := catalog.OpenChat(chatS)
 		if err != nil {
 			return err
 		}

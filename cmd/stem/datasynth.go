@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 
+	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/train/synth"
 	"github.com/urfave/cli/v2"
 )
@@ -11,6 +12,7 @@ import (
 // dataSynthCommand is Structure-to-Query reverse generation (appendix
 // C.2): random-walk subgraphs of a KG turned into questions.
 func dataSynthCommand() *cli.Command {
+	chatS := catalog.DefaultChatSettings()
 	return &cli.Command{
 		Name:  "synth",
 		Usage: "generate training questions from random-walk subgraphs of a KG (reverse generation, no human questions)",
@@ -54,12 +56,13 @@ func dataSynthCommand() *cli.Command {
 			&cli.BoolFlag{Name: "no-strategy", Category: "llm", Usage: "llm: do not ask P5 for a strategy"},
 			&cli.BoolFlag{Name: "resume", Usage: "continue an interrupted run: keep the items --out holds and write the rest (its options must match)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as one JSON object"},
-		}, llmFlags()...),
-		Action: runDataSynth,
+		}, flagsOf(&chatS)...),
+		Before: bind(&chatS),
+		Action: func(c *cli.Context) error { return runDataSynth(c, chatS) },
 	}
 }
 
-func runDataSynth(c *cli.Context) error {
+func runDataSynth(c *cli.Context, chatS catalog.ChatSettings) error {
 	o := synth.RunOptions{
 		KG: c.String("kg"), Out: c.String("out"), Seeds: c.Int("seeds"), SeedEntities: c.String("seed-entities"),
 		Hops: c.String("hops"), Mention: c.String("mention"), SkipEntity: c.String("skip-entity"), SkipRelation: c.String("skip-relation"),
@@ -70,8 +73,8 @@ func runDataSynth(c *cli.Context) error {
 	if err := o.Check(); err != nil {
 		return err
 	}
-	if c.String("llm-model") != "" {
-		chat, err := openChat(c)
+	if chatS.Model != "" {
+		chat, err := catalog.OpenChat(chatS)
 		if err != nil {
 			return err
 		}

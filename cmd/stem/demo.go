@@ -13,6 +13,7 @@ import (
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kgvec"
 	"github.com/stem-kgqa/stem/models"
+	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/models/wordvec"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/projection"
@@ -30,6 +31,7 @@ var demoQuestions = []string{
 }
 
 func demoCommand() *cli.Command {
+	encS := catalog.DefaultEncoderSettings()
 	return &cli.Command{
 		Name:  "demo",
 		Usage: "the quick start: answer questions over the embedded demo KG (and PathQuestion when ../shared/data is present)",
@@ -45,12 +47,13 @@ func demoCommand() *cli.Command {
 			&cli.StringFlag{Name: "entity", Aliases: []string{"e"}, Value: demo.Sample, Usage: "entity whose neighbourhood to show"},
 			&cli.IntFlag{Name: "limit", Value: 20, Usage: "edges to show per relation and direction (0 = all)"},
 			&cli.BoolFlag{Name: "shared", Value: true, Usage: "also answer PathQuestion test questions when ../shared/data is present"},
-		}, encoderFlags()...),
-		Action: runDemo,
+		}, flagsOf(&encS)...),
+		Before: bind(&encS),
+		Action: func(c *cli.Context) error { return runDemo(c, encS) },
 	}
 }
 
-func runDemo(c *cli.Context) error {
+func runDemo(c *cli.Context, encS catalog.EncoderSettings) error {
 	ctx, w := c.Context, c.App.Writer
 	g, err := kg.ReadTSV(demo.KG(), demo.KGName)
 	if err != nil {
@@ -58,7 +61,7 @@ func runDemo(c *cli.Context) error {
 	}
 	printStats(w, demo.KGName+" (embedded demo KG)", g, 5)
 	fmt.Fprintln(w)
-	enc, closeEnc, err := openEncoder(c, c.App.ErrWriter)
+	enc, closeEnc, err := catalog.OpenEncoder(c.Context, encS, c.App.ErrWriter)
 	if err != nil {
 		return err
 	}

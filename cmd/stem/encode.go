@@ -7,10 +7,12 @@ import (
 	"time"
 
 	"github.com/stem-kgqa/stem/models"
+	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/urfave/cli/v2"
 )
 
 func encodeCommand() *cli.Command {
+	encS := catalog.DefaultEncoderSettings()
 	return &cli.Command{
 		Name:      "encode",
 		Usage:     "encode texts and print their pairwise cosine similarities (to compare encoders)",
@@ -19,13 +21,14 @@ func encodeCommand() *cli.Command {
 			"         stem encode --encoder onnx --model-dir ./minilm 'who directed inception'",
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "vectors-out", Usage: "also print each vector"},
-		}, encoderFlags()...),
+		}, flagsOf(&encS)...),
+		Before: bind(&encS),
 		Action: func(c *cli.Context) error {
 			texts := c.Args().Slice()
 			if len(texts) == 0 {
 				return fmt.Errorf("encode: give at least one TEXT")
 			}
-			enc, closeEnc, err := openEncoder(c, c.App.ErrWriter)
+			enc, closeEnc, err := catalog.OpenEncoder(c.Context, encS, c.App.ErrWriter)
 			if err != nil {
 				return err
 			}
@@ -67,6 +70,7 @@ func encodeCommand() *cli.Command {
 }
 
 func searchCommand() *cli.Command {
+	encS := catalog.DefaultEncoderSettings()
 	return &cli.Command{
 		Name:      "search",
 		Usage:     "find the KG entities nearest to each query by the encoder (exact cosine search)",
@@ -79,7 +83,8 @@ func searchCommand() *cli.Command {
 			&cli.StringFlag{Name: "kg", Required: true, Usage: "KG file (any format `stem kg` reads)"},
 			formatFlag,
 			&cli.IntFlag{Name: "k", Value: 10, Usage: "how many entities to list per query"},
-		}, encoderFlags()...),
+		}, flagsOf(&encS)...),
+		Before: bind(&encS),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return fmt.Errorf("search: give at least one QUERY")
@@ -88,7 +93,7 @@ func searchCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			enc, closeEnc, err := openEncoder(c, c.App.ErrWriter)
+			enc, closeEnc, err := catalog.OpenEncoder(c.Context, encS, c.App.ErrWriter)
 			if err != nil {
 				return err
 			}

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/train"
 	"github.com/stem-kgqa/stem/tripgnn"
 	"github.com/urfave/cli/v2"
 )
 
 func evalGNNCommand() *cli.Command {
+	encS := catalog.DefaultEncoderSettings()
 	return &cli.Command{
 		Name:  "eval-gnn",
 		Usage: "score the Triple-GNN's guidance graph: recall@K of gold-chain entities against similarity and hop baselines",
@@ -20,19 +22,20 @@ func evalGNNCommand() *cli.Command {
 		Flags: append(append(gnnDataFlags(),
 			&cli.StringFlag{Name: "gnn", Required: true, Usage: "Triple-GNN checkpoint (stem train gnn)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
-		), encoderFlags()...),
-		Action: runEvalGNN,
+		), flagsOf(&encS)...),
+		Before: bind(&encS),
+		Action: func(c *cli.Context) error { return runEvalGNN(c, encS) },
 	}
 }
 
-func runEvalGNN(c *cli.Context) error {
+func runEvalGNN(c *cli.Context, encS catalog.EncoderSettings) error {
 	ctx := c.Context
 	qs, g, err := loadGNNQuestions(ctx, c.String("format"), c.String("questions"), c.String("kg"), c.String("qtype"), c.String("gold-paths"), nil)
 	if err != nil {
 		return err
 	}
 	qs = sample(qs, c.Int("limit"), c.Uint64("seed"))
-	enc, closeEnc, err := openEncoder(c, c.App.ErrWriter)
+	enc, closeEnc, err := catalog.OpenEncoder(c.Context, encS, c.App.ErrWriter)
 	if err != nil {
 		return err
 	}

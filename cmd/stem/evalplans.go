@@ -7,6 +7,7 @@ import (
 
 	"github.com/stem-kgqa/stem/eval/planeval"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/projection/pattern"
 	"github.com/stem-kgqa/stem/projection/zeroshot"
@@ -17,6 +18,7 @@ import (
 // evalPlansCommand scores planners' relation paths and strategies against
 // gold paths, before any retrieval.
 func evalPlansCommand() *cli.Command {
+	encS := catalog.DefaultEncoderSettings()
 	return &cli.Command{
 		Name:  "eval-plans",
 		Usage: "score a planner's relation paths and strategies against gold paths (any-hit, top-1, path recall, strategy accuracy, latency)",
@@ -46,12 +48,13 @@ func evalPlansCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-hops", Value: 3, Usage: "schema: longest path enumerated"},
 			&cli.IntFlag{Name: "limit", Usage: "score only the first N questions (0 = all)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
-		}, encoderFlags()...),
-		Action: runEvalPlans,
+		}, flagsOf(&encS)...),
+		Before: bind(&encS),
+		Action: func(c *cli.Context) error { return runEvalPlans(c, encS) },
 	}
 }
 
-func runEvalPlans(c *cli.Context) error {
+func runEvalPlans(c *cli.Context, encS catalog.EncoderSettings) error {
 	ctx := c.Context
 	format := c.String("format")
 	qs, err := loadPlanQuestions(ctx, format, c.String("questions"), c.String("qtype"))
@@ -86,7 +89,7 @@ func runEvalPlans(c *cli.Context) error {
 		if c.String("planner-model") == "" {
 			return fmt.Errorf("--planner pattern needs --planner-model FILE (see `stem train planner`)")
 		}
-		enc, closeEnc, err := openEncoder(c, c.App.ErrWriter)
+		enc, closeEnc, err := catalog.OpenEncoder(c.Context, encS, c.App.ErrWriter)
 		if err != nil {
 			return err
 		}
@@ -111,7 +114,7 @@ func runEvalPlans(c *cli.Context) error {
 		if g == nil {
 			return fmt.Errorf("--planner schema needs --kg FILE (it enumerates the KG's paths from the question's entity)")
 		}
-		enc, closeEnc, err := openEncoder(c, c.App.ErrWriter)
+		enc, closeEnc, err := catalog.OpenEncoder(c.Context, encS, c.App.ErrWriter)
 		if err != nil {
 			return err
 		}

@@ -2,13 +2,9 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 
-	"github.com/stem-kgqa/stem/models"
-	"github.com/stem-kgqa/stem/models/catalog"
-	"github.com/stem-kgqa/stem/models/llm"
 	"github.com/stem-kgqa/stem/settings"
 	"github.com/urfave/cli/v2"
 )
@@ -116,37 +112,6 @@ func setFromFlag(c *cli.Context, f settings.Field) error {
 		}
 	}
 	return nil
-}
-
-// encoderFlags select and configure the text encoder, for the commands
-// that read the encoder settings back with openEncoder.
-func encoderFlags() []cli.Flag {
-	s := catalog.DefaultEncoderSettings()
-	return flagsOf(&s)
-}
-
-// openEncoder opens the encoder c's encoder flags name.
-func openEncoder(c *cli.Context, log io.Writer) (models.Encoder, func() error, error) {
-	s := catalog.DefaultEncoderSettings()
-	if err := readFlags(c, &s); err != nil {
-		return nil, func() error { return nil }, err
-	}
-	return catalog.OpenEncoder(c.Context, s, log)
-}
-
-// llmFlags describe the chat server every LLM stage talks to (openChat).
-func llmFlags() []cli.Flag {
-	s := catalog.DefaultChatSettings()
-	return flagsOf(&s)
-}
-
-// openChat builds the chat client c's --llm-* flags describe.
-func openChat(c *cli.Context) (*llm.Client, error) {
-	s := catalog.DefaultChatSettings()
-	if err := readFlags(c, &s); err != nil {
-		return nil, err
-	}
-	return catalog.OpenChat(s)
 }
 
 // readFlags reads c's flags into the settings structs ptrs point to.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/train"
 	"github.com/stem-kgqa/stem/train/dataset"
 	"github.com/stem-kgqa/stem/tripgnn"
@@ -74,6 +75,7 @@ func subgraphOptions(c *cli.Context) tripgnn.SubgraphOptions {
 }
 
 func trainGNNSubcommand() *cli.Command {
+	encS := catalog.DefaultEncoderSettings()
 	return &cli.Command{
 		Name:  "gnn",
 		Usage: "train the Triple-GNN (guidance graph) on questions with gold paths",
@@ -101,12 +103,13 @@ func trainGNNSubcommand() *cli.Command {
 			&cli.StringFlag{Name: "loss", Value: "bce", Usage: "bce (the paper's) or mix (gfm-rag's 0.3 BCE + 0.7 listwise)"},
 			&cli.IntFlag{Name: "k-factor", Value: tripgnn.DefaultKFactor, Usage: "guidance graph size K = k-factor x schema triples (paper: 4), stored in the model"},
 			&cli.BoolFlag{Name: "plain-mean", Usage: "aggregate messages by the paper's plain mean, without gfm-rag's boundary self-loop (h0 added at every layer)"},
-		), encoderFlags()...),
-		Action: runTrainGNN,
+		), flagsOf(&encS)...),
+		Before: bind(&encS),
+		Action: func(c *cli.Context) error { return runTrainGNN(c, encS) },
 	}
 }
 
-func runTrainGNN(c *cli.Context) error {
+func runTrainGNN(c *cli.Context, encS catalog.EncoderSettings) error {
 	ctx := c.Context
 	var mix float64
 	switch c.String("loss") {
@@ -139,7 +142,7 @@ func runTrainGNN(c *cli.Context) error {
 	}
 	seed := c.Uint64("seed")
 	qs, data = sample(qs, c.Int("limit"), seed), sample(data, c.Int("limit"), seed)
-	enc, closeEnc, err := openEncoder(c, c.App.ErrWriter)
+	enc, closeEnc, err := catalog.OpenEncoder(c.Context, encS, c.App.ErrWriter)
 	if err != nil {
 		return err
 	}

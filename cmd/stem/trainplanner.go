@@ -8,6 +8,7 @@ import (
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/eval/planeval"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/projection/linking"
 	"github.com/stem-kgqa/stem/projection/pattern"
 	"github.com/stem-kgqa/stem/schema"
@@ -18,6 +19,7 @@ import (
 
 // trainCommand groups the commands that learn models from benchmark data.
 func trainCommand() *cli.Command {
+	encS := catalog.DefaultEncoderSettings()
 	return &cli.Command{
 		Name:  "train",
 		Usage: "learn models from training data",
@@ -51,14 +53,15 @@ func trainCommand() *cli.Command {
 					&cli.IntFlag{Name: "hidden", Usage: "path classifier hidden width (0 = default)"},
 					&cli.Float64Flag{Name: "lr", Usage: "path classifier initial learning rate (0 = default)"},
 					&cli.Uint64Flag{Name: "seed", Usage: "path classifier seed (initial weights, example order)"},
-				}, encoderFlags()...),
-				Action: runTrainPlanner,
+				}, flagsOf(&encS)...),
+				Before: bind(&encS),
+				Action: func(c *cli.Context) error { return runTrainPlanner(c, encS) },
 			},
 		},
 	}
 }
 
-func runTrainPlanner(c *cli.Context) error {
+func runTrainPlanner(c *cli.Context, encS catalog.EncoderSettings) error {
 	ctx := c.Context
 	qs, err := loadPlanQuestions(ctx, c.String("format"), c.String("questions"), c.String("qtype"))
 	if err != nil {
@@ -83,7 +86,7 @@ func runTrainPlanner(c *cli.Context) error {
 			fmt.Fprintf(c.App.ErrWriter, "warning: relation %q (%d gold steps) is not in %s\n", r, n, p)
 		}
 	}
-	enc, closeEnc, err := openEncoder(c, c.App.ErrWriter)
+	enc, closeEnc, err := catalog.OpenEncoder(c.Context, encS, c.App.ErrWriter)
 	if err != nil {
 		return err
 	}
