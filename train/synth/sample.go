@@ -328,14 +328,6 @@ func (s *Sampler) other(st step) int32 {
 	return s.tails[st.tri]
 }
 
-// near returns the end of triple t the walk stands on.
-func (s *Sampler) near(st step) int32 {
-	if st.inv {
-		return s.tails[st.tri]
-	}
-	return s.heads[st.tri]
-}
-
 func has(xs []int32, x int32) bool {
 	for _, y := range xs {
 		if y == x {
