@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/stem-kgqa/stem/eval"
@@ -58,6 +59,12 @@ func compareCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			setups, err := compareSetups(s, o.Preset, *configs)
 			if err != nil {
+				return err
+			}
+			if err := d.source().Check(); err != nil {
+				return err
+			}
+			if err := checkReportDir(o.Report); err != nil {
 				return err
 			}
 			return runCompare(c.Context, c.App.Writer, c.App.ErrWriter, commandLine(c), setups, d, r, o, enc)
@@ -156,18 +163,40 @@ func runCompare(ctx context.Context, w, log io.Writer, cmdline string, setups []
 			break
 		}
 	}
-	if o.Report != "" {
-		if err := report.WriteDir(o.Report, cmp); err != nil {
-			return errors.Join(runErr, err)
-		}
-		fmt.Fprintf(log, "report written to %s\n", o.Report)
-	}
+	// The table is printed first: a report folder that fails late (a full
+	// disk) must not cost the user the results.
+	var outErr error
 	if r.JSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return errors.Join(runErr, enc.Encode(cmp))
+		outErr = enc.Encode(cmp)
+	} else {
+		outErr = report.WriteTable(w, cmp.Entries)
 	}
-	return errors.Join(runErr, report.WriteTable(w, cmp.Entries))
+	if o.Report != "" {
+		if err := report.WriteDir(o.Report, cmp); err != nil {
+			return errors.Join(runErr, outErr, fmt.Errorf("the table above was not saved: %w", err))
+		}
+		fmt.Fprintf(log, "report written to %s\n", o.Report)
+	}
+	return errors.Join(runErr, outErr)
+}
+
+// checkReportDir makes sure the --report folder can be written before any
+// configuration runs.
+func checkReportDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--report %s: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".stem-write-check-*")
+	if err != nil {
+		return fmt.Errorf("--report %s: the folder cannot be written: %w", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // runSetup builds s's pipeline and runs it over data.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/stem-kgqa/stem/atomicfile"
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/kg"
@@ -200,6 +201,14 @@ func runEval(ctx context.Context, w, log io.Writer, d dataOptions, r runOptions,
 	}
 	if r.Resume && r.Out == "" {
 		return fmt.Errorf("--resume needs --out FILE, the results log to continue")
+	}
+	if r.Out != "" {
+		// Whether an existing log may be continued is eval.OpenLog's rule
+		// (--resume); that it is none of the inputs is checked here.
+		ins := append(append(append([]string{d.KG, d.GoldPaths, s.PlannerModel, string(s.GNN)}, d.Questions...), d.QType...), encS.Vectors)
+		if err := atomicfile.CheckOutput("--out", r.Out, true, ins...); err != nil {
+			return err
+		}
 	}
 	data, err := loadEvalData(ctx, d, log)
 	if err != nil {

@@ -56,6 +56,21 @@ var configFlag = &cli.StringFlag{
 	Usage: `JSON file of settings, e.g. {"planner": "pattern", "planner-model": "pq.stempat", "beam": 4}; command-line flags win`,
 }
 
+// forceFlag lets a command replace an output file that exists; without it
+// an existing output is refused (atomicfile.CheckOutput), and an output
+// that is one of the command's inputs is refused always.
+var forceFlag = &cli.BoolFlag{Name: "force", Usage: "replace --out when it exists (an --out that is one of the inputs is refused all the same)"}
+
+// inputs lists the files named by c's flags, comma-separated lists split,
+// for the check that an output is none of them.
+func inputs(c *cli.Context, flags ...string) []string {
+	var out []string
+	for _, f := range flags {
+		out = append(out, splitList(c.String(f))...)
+	}
+	return out
+}
+
 // bind returns a Before hook that reads the command line into the structs
 // the command's flags were made from. A value a setting cannot take is an
 // error naming the flag and what it wants.

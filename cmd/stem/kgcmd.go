@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/stem-kgqa/stem/atomicfile"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/urfave/cli/v2"
 )
@@ -34,10 +35,14 @@ func kgCommand() *cli.Command {
 				Flags: []cli.Flag{
 					formatFlag,
 					&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Required: true, Usage: "snapshot file to write"},
+					forceFlag,
 				},
 				Action: func(c *cli.Context) error {
 					in, err := oneArg(c, "INPUT")
 					if err != nil {
+						return err
+					}
+					if err := atomicfile.CheckOutput("--out", c.String("out"), c.Bool("force"), in); err != nil {
 						return err
 					}
 					start := time.Now()

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 
+	"github.com/stem-kgqa/stem/atomicfile"
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models/catalog"
@@ -94,6 +95,7 @@ func trainGNNSubcommand() *cli.Command {
 			&cli.StringFlag{Name: "dev", Usage: "dev question file(s) for early stopping (default: 10% of --questions held out)"},
 			&cli.StringFlag{Name: "dev-qtype", Usage: "metaqa: qtype file(s) of --dev"},
 			&cli.StringFlag{Name: "out", Required: true, Usage: "model file to write"},
+			forceFlag,
 			&cli.IntFlag{Name: "layers", Value: 3, Usage: "message-passing layers"},
 			&cli.IntFlag{Name: "width", Value: 64, Usage: "hidden width"},
 			&cli.IntFlag{Name: "epochs", Value: train.DefaultEpochs, Usage: "most passes over the training questions"},
@@ -138,6 +140,10 @@ func runTrainGNN(c *cli.Context, encS catalog.EncoderSettings) error {
 		qs, g, err = loadGNNQuestions(ctx, c.String("format"), c.String("questions"), c.String("kg"), c.String("qtype"), c.String("gold-paths"), nil)
 	}
 	if err != nil {
+		return err
+	}
+	// Before the encoder is opened and anything is trained.
+	if err := atomicfile.CheckOutput("--out", c.String("out"), c.Bool("force"), inputs(c, "questions", "dev", "kg", "qtype", "dev-qtype", "gold-paths", "vectors")...); err != nil {
 		return err
 	}
 	seed := c.Uint64("seed")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/stem-kgqa/stem/atomicfile"
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/eval/planeval"
 	"github.com/stem-kgqa/stem/kg"
@@ -45,6 +46,7 @@ func trainCommand() *cli.Command {
 					&cli.StringFlag{Name: "qtype", Usage: "metaqa: question-type file(s), one per --questions file"},
 					&cli.StringFlag{Name: "kg", Usage: "optional KG file: gold paths naming relations it lacks are reported"},
 					&cli.StringFlag{Name: "out", Required: true, Usage: "model file to write"},
+					forceFlag,
 					&cli.IntFlag{Name: "k", Usage: "neighbours that vote (0 = default)"},
 					&cli.Float64Flag{Name: "temperature", Usage: "vote weight exp((sim-best)/T) (0 = default)"},
 					&cli.Float64Flag{Name: "tfidf", Usage: "weight of the TF-IDF similarity in the blend (0 = default, negative = off)"},
@@ -63,6 +65,9 @@ func trainCommand() *cli.Command {
 
 func runTrainPlanner(c *cli.Context, encS catalog.EncoderSettings) error {
 	ctx := c.Context
+	if err := atomicfile.CheckOutput("--out", c.String("out"), c.Bool("force"), inputs(c, "questions", "qtype", "kg", "vectors")...); err != nil {
+		return err
+	}
 	qs, err := loadPlanQuestions(ctx, c.String("format"), c.String("questions"), c.String("qtype"))
 	if err != nil {
 		return err

@@ -45,6 +45,11 @@ type RunSummary struct {
 // come (so an interrupted run resumes), then the dataset card OUT.card.md.
 func Run(ctx context.Context, o RunOptions) (*RunSummary, error) {
 	opt := o.Options
+	// Whether an existing Out may be continued is dataset.Create's rule
+	// (--resume); that it is none of the inputs is checked here.
+	if err := atomicfile.CheckOutput("--out", o.Out, true, append(append([]string{o.KG}, o.Questions...), o.QTypes...)...); err != nil {
+		return nil, err
+	}
 	if opt.MaxHops < 1 || opt.MaxPaths < 1 {
 		return nil, fmt.Errorf("--max-hops and --max-paths must be at least 1 (got %d and %d)", opt.MaxHops, opt.MaxPaths)
 	}

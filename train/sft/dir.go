@@ -64,6 +64,9 @@ func Export(ctx context.Context, o ExportOptions) (*Summary, error) {
 	if o.Asserter == nil {
 		return nil, errors.New("sft: no asserter")
 	}
+	if err := atomicfile.CheckOutput("--out", filepath.Join(o.Out, ItemsFile), true, o.Items...); err != nil {
+		return nil, err
+	}
 	log := o.Log
 	if log == nil {
 		log = io.Discard

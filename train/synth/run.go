@@ -99,6 +99,11 @@ func (o RunOptions) Check() error {
 	if o.Branch < 0 || o.Branch > 1 {
 		return fmt.Errorf("--branch %v: want a probability from 0 to 1", o.Branch)
 	}
+	// Whether an existing Out may be continued is dataset.Create's rule
+	// (--resume); that it is none of the inputs is checked here.
+	if err := atomicfile.CheckOutput("--out", o.Out, true, o.KG, o.SeedEntities); err != nil {
+		return err
+	}
 	if o.Generator != nil && o.LLMWorkers < 1 {
 		return fmt.Errorf("--llm-workers %d: want at least 1", o.LLMWorkers)
 	}
