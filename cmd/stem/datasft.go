@@ -51,7 +51,7 @@ func dataSFTCommand() *cli.Command {
 			&cli.BoolFlag{Name: "resume", Usage: "continue an interrupted run: keep the items DIR/items.jsonl holds and do the rest (options must match)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as one JSON object"},
 		}, flagsOf(&chatS)...),
-		Before: bind(&chatS),
+		Before: before(guard(map[string]float64{"llm-max-tokens": 0, "llm-retries": 0, "concurrency": 1, "llm-temperature": 0}), bind(&chatS)),
 		Action: func(c *cli.Context) error { return runDataSFT(c, chatS) },
 	}
 }

@@ -57,7 +57,7 @@ func dataSynthCommand() *cli.Command {
 			&cli.BoolFlag{Name: "resume", Usage: "continue an interrupted run: keep the items --out holds and write the rest (its options must match)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as one JSON object"},
 		}, flagsOf(&chatS)...),
-		Before: bind(&chatS),
+		Before: before(guard(map[string]float64{"temperature": 0, "llm-workers": 1}), bind(&chatS)),
 		Action: func(c *cli.Context) error { return runDataSynth(c, chatS) },
 	}
 }

@@ -48,7 +48,7 @@ func demoCommand() *cli.Command {
 			&cli.IntFlag{Name: "limit", Value: 20, Usage: "edges to show per relation and direction (0 = all)"},
 			&cli.BoolFlag{Name: "shared", Value: true, Usage: "also answer PathQuestion test questions when ../shared/data is present"},
 		}, flagsOf(&encS)...),
-		Before: bind(&encS),
+		Before: before(guard(map[string]float64{"limit": 0}), bind(&encS)),
 		Action: func(c *cli.Context) error { return runDemo(c, encS) },
 	}
 }

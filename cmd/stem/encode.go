@@ -84,7 +84,7 @@ func searchCommand() *cli.Command {
 			formatFlag,
 			&cli.IntFlag{Name: "k", Value: 10, Usage: "how many entities to list per query"},
 		}, flagsOf(&encS)...),
-		Before: bind(&encS),
+		Before: before(guard(map[string]float64{"k": 1}), bind(&encS)),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return fmt.Errorf("search: give at least one QUERY")

@@ -23,7 +23,7 @@ func evalGNNCommand() *cli.Command {
 			&cli.StringFlag{Name: "gnn", Required: true, Usage: "Triple-GNN checkpoint (stem train gnn)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
 		), flagsOf(&encS)...),
-		Before: bind(&encS),
+		Before: before(guard(map[string]float64{"max-nodes": 0, "max-neighbors": 0, "limit": 0}), bind(&encS)),
 		Action: func(c *cli.Context) error { return runEvalGNN(c, encS) },
 	}
 }

@@ -49,7 +49,7 @@ func evalPlansCommand() *cli.Command {
 			&cli.IntFlag{Name: "limit", Usage: "score only the first N questions (0 = all)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
 		}, flagsOf(&encS)...),
-		Before: bind(&encS),
+		Before: before(guard(map[string]float64{"beam": 1, "limit": 0, "max-hops": 1, "k": 0}), bind(&encS)),
 		Action: func(c *cli.Context) error { return runEvalPlans(c, encS) },
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 
@@ -143,4 +144,42 @@ func readFlags(c *cli.Context, ptrs ...any) error {
 		}
 	}
 	return nil
+}
+
+// guard returns a Before hook that refuses, before any work, a number
+// flag below its minimum in min, and any float flag that is not finite
+// (--lr NaN).
+func guard(min map[string]float64) cli.BeforeFunc {
+	return func(c *cli.Context) error {
+		for _, f := range c.Command.Flags {
+			name := f.Names()[0]
+			switch f.(type) {
+			case *cli.Float64Flag:
+				v := c.Float64(name)
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return fmt.Errorf("--%s %v: want a finite number", name, v)
+				}
+				if m, ok := min[name]; ok && v < m {
+					return fmt.Errorf("--%s %v: want a number of at least %g", name, v, m)
+				}
+			case *cli.IntFlag:
+				if m, ok := min[name]; ok && float64(c.Int(name)) < m {
+					return fmt.Errorf("--%s %d: want a whole number of at least %g", name, c.Int(name), m)
+				}
+			}
+		}
+		return nil
+	}
+}
+
+// before runs hooks in order, stopping at the first error.
+func before(hooks ...cli.BeforeFunc) cli.BeforeFunc {
+	return func(c *cli.Context) error {
+		for _, h := range hooks {
+			if err := h(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }

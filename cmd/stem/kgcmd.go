@@ -66,6 +66,7 @@ func kgCommand() *cli.Command {
 					formatFlag,
 					&cli.IntFlag{Name: "top", Value: 10, Usage: "how many of the most frequent relations to list"},
 				},
+				Before: guard(map[string]float64{"top": 0}),
 				Action: func(c *cli.Context) error {
 					in, err := oneArg(c, "FILE")
 					if err != nil {
@@ -88,6 +89,7 @@ func kgCommand() *cli.Command {
 					formatFlag,
 					&cli.IntFlag{Name: "limit", Value: 20, Usage: "edges to show per relation and direction (0 = all)"},
 				},
+				Before: guard(map[string]float64{"limit": 0}),
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 2 {
 						return fmt.Errorf("kg neighbours: want FILE and ENTITY, got %d arguments (see stem kg neighbours --help)", c.NArg())

@@ -89,3 +89,40 @@ func TestCompareReportFolderCheckedFirst(t *testing.T) {
 		t.Errorf("a configuration ran before the report folder was checked:\n%s", stderr)
 	}
 }
+
+// TestNumbersCheckedBeforeWork: numeric settings out of range, and floats
+// that are not numbers, are refused before anything is read or computed.
+func TestNumbersCheckedBeforeWork(t *testing.T) {
+	kb := writeFile(t, "kg.tsv", string(demo.KGBytes()))
+	qs := writeFile(t, "questions.tsv", string(demo.Questions()))
+	ev := []string{"eval", "--vectors", tinyVectors, "--format", "pq", "--questions", qs, "--kg", kb}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{append(ev, "--workers", "-3"), `workers "-3": want a number from 1 to 256`},
+		{append(ev, "--workers", "0"), `workers "0"`},
+		{append(ev, "--limit", "-5"), `limit "-5": want a number of at least 0`},
+		{append(ev, "--beam", "0"), `beam "0"`},
+		{append(ev, "--lambda", "NaN"), `lambda "NaN": want a finite number`},
+		{append(ev, "--theta", "7"), `theta "7": want a number from -1 to 2`},
+		{[]string{"kg", "stats", "--top", "-1", kb}, "--top -1: want a whole number of at least 0"},
+		{[]string{"kg", "neighbours", "--limit", "-2", kb, "Inception"}, "--limit -2"},
+		{[]string{"search", "--vectors", tinyVectors, "--kg", kb, "--k", "0", "nolan"}, "--k 0"},
+		{[]string{"train", "gnn", "--vectors", tinyVectors, "--format", "pq", "--questions", qs, "--kg", kb, "--out", filepath.Join(t.TempDir(), "m"), "--lr", "NaN"}, "--lr NaN: want a finite number"},
+		{[]string{"train", "gnn", "--vectors", tinyVectors, "--format", "pq", "--questions", qs, "--kg", kb, "--out", filepath.Join(t.TempDir(), "m"), "--width", "0"}, "--width 0"},
+		{[]string{"eval-plans", "--vectors", tinyVectors, "--format", "pq", "--questions", qs, "--planner", "schema", "--kg", kb, "--beam", "0"}, "--beam 0"},
+	} {
+		if _, _, err := run(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err = %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	cfg := writeFile(t, "big.json", `{"limit": 1000000, "workers": 2}`)
+	if _, _, err := run(t, append(ev, "--config", cfg, "--json")...); err != nil {
+		t.Errorf("--config with limit 1000000: %v", err)
+	}
+	bad := writeFile(t, "bad.json", `{"limit": "many"}`)
+	if _, _, err := run(t, append(ev, "--config", bad)...); err == nil || !strings.Contains(err.Error(), `limit "many": want a whole number`) {
+		t.Errorf("--config with a string limit: err = %v", err)
+	}
+}

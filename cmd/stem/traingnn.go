@@ -106,7 +106,7 @@ func trainGNNSubcommand() *cli.Command {
 			&cli.IntFlag{Name: "k-factor", Value: tripgnn.DefaultKFactor, Usage: "guidance graph size K = k-factor x schema triples (paper: 4), stored in the model"},
 			&cli.BoolFlag{Name: "plain-mean", Usage: "aggregate messages by the paper's plain mean, without gfm-rag's boundary self-loop (h0 added at every layer)"},
 		), flagsOf(&encS)...),
-		Before: bind(&encS),
+		Before: before(guard(map[string]float64{"max-nodes": 0, "max-neighbors": 0, "limit": 0, "layers": 1, "width": 1, "epochs": 1, "patience": 0, "batch": 1, "lr": 1e-12}), bind(&encS)),
 		Action: func(c *cli.Context) error { return runTrainGNN(c, encS) },
 	}
 }

@@ -56,7 +56,7 @@ func trainCommand() *cli.Command {
 					&cli.Float64Flag{Name: "lr", Usage: "path classifier initial learning rate (0 = default)"},
 					&cli.Uint64Flag{Name: "seed", Usage: "path classifier seed (initial weights, example order)"},
 				}, flagsOf(&encS)...),
-				Before: bind(&encS),
+				Before: before(guard(map[string]float64{"k": 0, "hidden": 0}), bind(&encS)),
 				Action: func(c *cli.Context) error { return runTrainPlanner(c, encS) },
 			},
 		},
