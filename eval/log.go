@@ -106,9 +106,32 @@ type Log struct {
 // off, and the results it holds are returned for Options.Done. Resuming a
 // log that does not exist starts a new one.
 func OpenLog(path string, config map[string]string, resume bool) (*Log, []Result, error) {
+	l, rs, err := openLog(path, config, resume)
+	if err == nil {
+		// Best effort: PATH.lock only names the writer in a second run's
+		// refusal; Close removes it.
+		_ = os.WriteFile(path+".lock", fmt.Appendf(nil, "pid %d\n", os.Getpid()), 0o644)
+	}
+	return l, rs, err
+}
+
+func openLog(path string, config map[string]string, resume bool) (*Log, []Result, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open results log: %w", err)
+	}
+	// One writer at a time: a second run on the same log (two --resume
+	// runs) would interleave and duplicate results.
+	if err := lockFile(f); err != nil {
+		f.Close()
+		if errors.Is(err, errLocked) {
+			who := "another stem run"
+			if b, rerr := os.ReadFile(path + ".lock"); rerr == nil && len(b) > 0 {
+				who = "another stem run (" + strings.TrimSpace(string(b)) + ")"
+			}
+			return nil, nil, fmt.Errorf("results log %s is being written by %s: wait for it to finish, or give another --out", path, who)
+		}
+		return nil, nil, fmt.Errorf("lock results log %s: %w", path, err)
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -175,9 +198,13 @@ func (l *Log) Write(r Result) error {
 	return nil
 }
 
-// Close fsyncs and closes the log.
+// errLocked is lockFile's answer when another writer holds the log.
+var errLocked = errors.New("locked")
+
+// Close fsyncs and closes the log, which releases its lock.
 func (l *Log) Close() error {
 	serr := l.f.Sync()
+	os.Remove(l.path + ".lock")
 	cerr := l.f.Close()
 	if err := errors.Join(serr, cerr); err != nil {
 		return fmt.Errorf("results log %s: %w", l.path, err)

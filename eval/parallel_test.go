@@ -305,3 +305,28 @@ func FuzzReadLog(f *testing.F) {
 		}
 	})
 }
+
+// TestLogOneWriter: a second writer of a results log is refused, naming
+// the first, until the first closes it.
+func TestLogOneWriter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	cfg := map[string]string{"planner": "oracle"}
+	first, _, err := OpenLog(path, cfg, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := OpenLog(path, cfg, true); err == nil || !strings.Contains(err.Error(), "being written by another stem run (pid ") {
+		t.Fatalf("second writer: err = %v, want a refusal naming the first", err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + ".lock"); !os.IsNotExist(err) {
+		t.Errorf("the lock note outlived the writer: %v", err)
+	}
+	second, _, err := OpenLog(path, cfg, true)
+	if err != nil {
+		t.Fatalf("after the first closed: %v", err)
+	}
+	second.Close()
+}
