@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -34,7 +35,7 @@ func main() {
 // newApp builds the command tree. Output goes to stdout and stderr so tests
 // can run the whole CLI in-process and read what a user would see.
 func newApp(stdout, stderr io.Writer) *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:  "stem",
 		Usage: "faithful question answering over knowledge graphs",
 		Description: "stem projects a question onto schema graphs, scores the KG with a Triple-GNN,\n" +
@@ -69,4 +70,35 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			dataCommand(),
 		},
 	}
+	// A mistyped flag or command gets one line naming it and where the
+	// help is, not the whole help text on stdout.
+	app.Action = func(c *cli.Context) error {
+		if c.NArg() == 0 {
+			return cli.ShowAppHelp(c)
+		}
+		return fmt.Errorf("unknown command %q; the commands are %s (stem --help explains them)", c.Args().First(), strings.Join(commandNames(c.App.Commands), ", "))
+	}
+	var quiet func([]*cli.Command, string)
+	quiet = func(cmds []*cli.Command, parent string) {
+		for _, cmd := range cmds {
+			full := strings.TrimSpace(parent + " " + cmd.Name)
+			cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
+				return fmt.Errorf("%s: %w (see stem %s --help)", full, err, full)
+			}
+			quiet(cmd.Subcommands, full)
+		}
+	}
+	quiet(app.Commands, "")
+	return app
+}
+
+// commandNames lists the visible commands' names.
+func commandNames(cmds []*cli.Command) []string {
+	var out []string
+	for _, c := range cmds {
+		if !c.Hidden {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }

@@ -126,3 +126,24 @@ func TestNumbersCheckedBeforeWork(t *testing.T) {
 		t.Errorf("--config with a string limit: err = %v", err)
 	}
 }
+
+// TestMistakesGetOneLine: an unknown flag or command is one error line that
+// says where the help is, with no help text dumped on stdout.
+func TestMistakesGetOneLine(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ask", "--bogus", "x"}, "ask: flag provided but not defined: -bogus (see stem ask --help)"},
+		{[]string{"kg", "stats", "--nope", "x"}, "(see stem kg stats --help)"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"; the commands are ask, demo,`},
+	} {
+		out, _, err := run(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err = %v, want %q", tc.args, err, tc.want)
+		}
+		if out != "" {
+			t.Errorf("%v: printed %d bytes on stdout, want none", tc.args, len(out))
+		}
+	}
+}
