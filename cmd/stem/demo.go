@@ -59,7 +59,7 @@ func runDemo(c *cli.Context, encS catalog.EncoderSettings) error {
 	if err != nil {
 		return err
 	}
-	printStats(w, demo.KGName+" (embedded demo KG)", g, 5)
+	g.Stats(5).WriteText(w, demo.KGName+" (embedded demo KG)")
 	fmt.Fprintln(w)
 	enc, closeEnc, err := catalog.OpenEncoder(c.Context, encS, c.App.ErrWriter)
 	if err != nil {
@@ -181,7 +181,7 @@ func lookup(ctx context.Context, w io.Writer, g *kg.Graph, ents *kgvec.Entities,
 	}
 	fmt.Fprintf(w, "neighbourhood of %q, found %s:\n", name, how)
 	for _, id := range ids {
-		printNeighbourhood(w, g, id, limit)
+		kg.WriteNeighbourhood(w, g, id, limit)
 	}
 	fmt.Fprintf(w, "(looked up in %s)\n", time.Since(start).Round(time.Microsecond))
 	return nil
