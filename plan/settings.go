@@ -28,20 +28,20 @@ import (
 // into it (package settings); adding a setting is adding a tagged field.
 type Settings struct {
 	Planner      PlannerName `flag:"planner" category:"planner" usage:"where schema graphs come from: auto, oracle (the gold path; eval only), pattern, schema or llm"`
-	PlannerModel string      `flag:"planner-model" category:"planner" usage:"pattern: model file written by 'stem train planner'"`
+	PlannerModel string      `flag:"planner-model" placeholder:"FILE" category:"planner" usage:"pattern: model FILE written by 'stem train planner'"`
 	Beam         int         `flag:"beam" min:"1" max:"64" category:"planner" usage:"candidate schema graphs per question (B)"`
 	// Examples, ExamplesFormat and ExamplesQType name the training
 	// questions the llm planner takes few-shot examples from.
-	Examples       string `flag:"llm-examples" category:"llm" usage:"llm: training questions for few-shot examples (same formats as 'stem train planner')"`
+	Examples       string `flag:"llm-examples" placeholder:"FILE" category:"llm" usage:"llm: FILE of training questions for few-shot examples (same formats as 'stem train planner')"`
 	ExamplesFormat string `flag:"llm-examples-format" category:"llm" usage:"llm: format of --llm-examples: pq, metaqa, webqsp-paths"`
 	ExamplesQType  string `flag:"llm-examples-qtype" category:"llm" usage:"llm: qtype file(s) for metaqa --llm-examples"`
 
 	Strategy StrategyChoice `flag:"strategy" usage:"auto (the planner's choice), precision or breadth"`
 	// Retriever names the retrieval strategy in the Registry.
-	Retriever string `flag:"retriever" usage:"retrieval strategy, by name (stem: guidance + structure tracing)"`
+	Retriever string `flag:"retriever" placeholder:"NAME" usage:"retrieval strategy, by NAME (stem: guidance + structure tracing)"`
 	// GNN is the Triple-GNN model file whose guidance graph biases
 	// tracing; "" means none.
-	GNN       OptionalFile  `flag:"gnn" category:"guidance" usage:"Triple-GNN model (from 'stem train gnn') whose guidance graph biases tracing"`
+	GNN       OptionalFile  `flag:"gnn" placeholder:"MODEL" category:"guidance" usage:"Triple-GNN MODEL file (from 'stem train gnn') whose guidance graph biases tracing"`
 	Generator GeneratorName `flag:"generator" usage:"structural (the entities bound to the answer slot) or llm (prompt P3 over the chains)"`
 
 	Tracing tracing.Config

@@ -37,8 +37,11 @@ type Field struct {
 	Name     string
 	Usage    string
 	Category string
-	v        reflect.Value
-	min, max *float64
+	// Placeholder names the value in help text ("FILE", "MODEL"); from the
+	// tag `placeholder`.
+	Placeholder string
+	v           reflect.Value
+	min, max    *float64
 }
 
 var (
@@ -81,7 +84,7 @@ func walk(v reflect.Value, out *[]Field) error {
 		if name == "-" {
 			continue
 		}
-		f := Field{Name: name, Usage: sf.Tag.Get("usage"), Category: sf.Tag.Get("category"), v: fv}
+		f := Field{Name: name, Usage: sf.Tag.Get("usage"), Category: sf.Tag.Get("category"), Placeholder: sf.Tag.Get("placeholder"), v: fv}
 		for tag, dst := range map[string]**float64{"min": &f.min, "max": &f.max} {
 			if s, ok := sf.Tag.Lookup(tag); ok {
 				x, err := strconv.ParseFloat(s, 64)

@@ -24,9 +24,9 @@ import (
 
 // askOptions are stem ask's own settings, beside the pipeline's.
 type askOptions struct {
-	KG        string    `flag:"kg" usage:"KG file (any format 'stem kg' reads); default: the embedded demo KG"`
+	KG        string    `flag:"kg" placeholder:"FILE" usage:"KG FILE (any format 'stem kg' reads); default: the embedded demo KG"`
 	KGFormat  kg.Format `flag:"format" usage:"KG file format: auto, tsv (head<TAB>rel<TAB>tail), pipe (head|rel|tail), nt (N-Triples), snapshot"`
-	Entities  []string  `flag:"entity" usage:"the question's KG entities, comma-separated; default: linked from the question"`
+	Entities  []string  `flag:"entity" placeholder:"NAME" usage:"the question's KG entities by NAME, comma-separated; default: linked from the question"`
 	JSON      bool      `flag:"json" usage:"print one JSON object"`
 	Explain   bool      `flag:"explain" usage:"also show the whole trace: plans, anchors, every matched triple with its T-Score and bias, the audit"`
 	MaxChains int       `flag:"max-chains" min:"0" usage:"chains to print per answer in human output (0 = all)"`

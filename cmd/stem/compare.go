@@ -28,7 +28,7 @@ var presets = map[string][]string{
 // compareOptions are stem compare's own settings.
 type compareOptions struct {
 	Preset string `flag:"preset" usage:"add the configurations of the paper's table7 (guidance biases) or table11 (selection)"`
-	Report string `flag:"report" usage:"write report.md, report.json and SVG charts into DIR"`
+	Report string `flag:"report" placeholder:"DIR" usage:"write report.md, report.json and SVG charts into DIR"`
 }
 
 func compareCommand() *cli.Command {

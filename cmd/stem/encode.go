@@ -80,7 +80,7 @@ func searchCommand() *cli.Command {
 			"later searches start at once.\n\n" +
 			"Example: stem search --kg metaqa.kg 'tom hanks' 'the dark knight'",
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "kg", Required: true, Usage: "KG file (any format `stem kg` reads)"},
+			&cli.StringFlag{Name: "kg", Required: true, Usage: "KG `FILE` (any format 'stem kg' reads)"},
 			formatFlag,
 			&cli.IntFlag{Name: "k", Value: 10, Usage: "how many entities to list per query"},
 		}, flagsOf(&encS)...),

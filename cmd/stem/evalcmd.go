@@ -25,10 +25,10 @@ import (
 // dataOptions choose the questions and KG (stem eval, stem compare).
 type dataOptions struct {
 	Format         string   `flag:"format" usage:"dataset format: pq, metaqa, webqsp-mini, rog"`
-	Questions      []string `flag:"questions" usage:"question file(s), comma-separated"`
-	KG             string   `flag:"kg" usage:"the shared KG file (pq, metaqa)"`
-	QType          []string `flag:"qtype" usage:"metaqa: the question-type file(s), one per --questions file"`
-	GoldPaths      string   `flag:"gold-paths" usage:"webqsp-mini, rog: rog_paths_*.jsonl with each question's gold relation paths"`
+	Questions      []string `flag:"questions" placeholder:"FILES" usage:"question FILES, comma-separated"`
+	KG             string   `flag:"kg" placeholder:"FILE" usage:"the shared KG FILE (pq, metaqa)"`
+	QType          []string `flag:"qtype" placeholder:"FILES" usage:"metaqa: the question-type FILES, one per --questions file"`
+	GoldPaths      string   `flag:"gold-paths" placeholder:"FILE" usage:"webqsp-mini, rog: FILE rog_paths_*.jsonl with each question's gold relation paths"`
 	AnswerableOnly bool     `flag:"answerable-only" usage:"metaqa: keep questions whose answers all lie within the question's hop count of the topic entity"`
 	Limit          int      `flag:"limit" min:"0" usage:"score only the first N questions (0 = all)"`
 }
@@ -43,7 +43,7 @@ type runOptions struct {
 	KeepGoing   bool   `flag:"keep-going" usage:"score a question whose retrieval fails as unanswered instead of stopping"`
 	JSON        bool   `flag:"json" usage:"print one JSON object instead of a table"`
 	PerQuestion bool   `flag:"per-question" usage:"with --json: include every question's result"`
-	Out         string `flag:"out" usage:"append every question's result to FILE as one JSON line as soon as it is scored (a header line records the configuration)"`
+	Out         string `flag:"out" placeholder:"FILE" usage:"append every question's result to FILE as one JSON line as soon as it is scored (a header line records the configuration)"`
 	Resume      bool   `flag:"resume" usage:"with --out: skip the questions FILE already holds and report over all of them (FILE's configuration must match)"`
 }
 

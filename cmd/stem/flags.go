@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/stem-kgqa/stem/settings"
 	"github.com/urfave/cli/v2"
@@ -43,7 +44,17 @@ func flagsOf(ptr any) []cli.Flag {
 			out = append(out, &cli.BoolFlag{Name: f.Name, Usage: f.Usage, Category: f.Category, Value: b})
 			continue
 		}
-		out = append(out, &cli.GenericFlag{Name: f.Name, Usage: f.Usage, Category: f.Category, Value: &rawValue{def: f.String()}})
+		usage := f.Usage
+		if p := f.Placeholder; p != "" {
+			// cli shows the first back-quoted word of a usage as the
+			// value's placeholder (--gnn MODEL).
+			if strings.Contains(usage, p) {
+				usage = strings.Replace(usage, p, "`"+p+"`", 1)
+			} else {
+				usage = "`" + p + "`: " + usage
+			}
+		}
+		out = append(out, &cli.GenericFlag{Name: f.Name, Usage: usage, Category: f.Category, Value: &rawValue{def: f.String()}})
 	}
 	return out
 }

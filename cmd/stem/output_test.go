@@ -147,3 +147,24 @@ func TestMistakesGetOneLine(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpPlaceholders: help names a flag's value by what it is (--gnn
+// MODEL), never by a phrase quoted in its usage.
+func TestHelpPlaceholders(t *testing.T) {
+	out, _, err := run(t, "ask", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"--gnn MODEL", "--kg FILE", "--planner-model FILE", "--entity NAME", "--vectors FILE"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("ask --help lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "--gnn stem") || strings.Contains(out, "--planner-model stem") {
+		t.Errorf("a usage phrase became a placeholder:\n%s", out)
+	}
+	out, _, _ = run(t, "search", "--help")
+	if !strings.Contains(out, "--kg FILE") {
+		t.Errorf("search --help lacks --kg FILE:\n%s", out)
+	}
+}

@@ -55,11 +55,11 @@ func (p *Pooling) UnmarshalText(b []byte) error {
 // EncoderSettings select and configure the text encoder.
 type EncoderSettings struct {
 	Encoder   Encoder `flag:"encoder" category:"encoder" usage:"text encoder: wordvec (word vectors, the default), onnx (a local transformer export), openai (a /v1/embeddings server)"`
-	Vectors   string  `flag:"vectors" category:"encoder" usage:"wordvec: vector file (stem's converted format, GloVe text or word2vec binary); default: the wink vectors set up by 'stem setup'"`
-	ModelDir  string  `flag:"model-dir" category:"encoder" usage:"onnx: directory holding model.onnx and tokenizer.json (BERT, MiniLM, bge family)"`
+	Vectors   string  `flag:"vectors" placeholder:"FILE" category:"encoder" usage:"wordvec: vector FILE (stem's converted format, GloVe text or word2vec binary); default: the wink vectors set up by 'stem setup'"`
+	ModelDir  string  `flag:"model-dir" placeholder:"DIR" category:"encoder" usage:"onnx: DIR holding model.onnx and tokenizer.json (BERT, MiniLM, bge family)"`
 	Pooling   Pooling `flag:"pooling" category:"encoder" usage:"onnx: mean or cls pooling of the token vectors"`
-	BaseURL   string  `flag:"base-url" category:"encoder" usage:"openai: API root of the embeddings server"`
-	Model     string  `flag:"model" category:"encoder" usage:"openai: model name sent with each request"`
+	BaseURL   string  `flag:"base-url" placeholder:"URL" category:"encoder" usage:"openai: API root URL of the embeddings server"`
+	Model     string  `flag:"model" placeholder:"NAME" category:"encoder" usage:"openai: model NAME sent with each request"`
 	APIKeyEnv string  `flag:"api-key-env" category:"encoder" usage:"openai: environment variable that holds the API key"`
 	Cache     bool    `flag:"embed-cache" category:"encoder" usage:"keep every computed vector in an on-disk cache under the cache directory (worth it for onnx and openai)"`
 }
@@ -135,8 +135,8 @@ func OpenEncoder(ctx context.Context, s EncoderSettings, log io.Writer) (enc mod
 // ChatSettings describe the OpenAI-compatible chat server every LLM stage
 // talks to.
 type ChatSettings struct {
-	BaseURL   string        `flag:"llm-base-url" category:"llm" usage:"llm: API root of an OpenAI-compatible chat server (vLLM, llama.cpp, Ollama, OpenAI)"`
-	Model     string        `flag:"llm-model" category:"llm" usage:"llm: model name"`
+	BaseURL   string        `flag:"llm-base-url" placeholder:"URL" category:"llm" usage:"llm: API root URL of an OpenAI-compatible chat server (vLLM, llama.cpp, Ollama, OpenAI)"`
+	Model     string        `flag:"llm-model" placeholder:"NAME" category:"llm" usage:"llm: model NAME"`
 	APIKeyEnv string        `flag:"llm-api-key-env" category:"llm" usage:"llm: environment variable holding the API key"`
 	Timeout   time.Duration `flag:"llm-timeout" category:"llm" usage:"llm: time limit of one request"`
 	NoCache   bool          `flag:"llm-no-cache" category:"llm" usage:"llm: do not keep replies in the on-disk cache (the cache makes reruns repeatable and free)"`
