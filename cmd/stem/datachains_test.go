@@ -169,6 +169,18 @@ func TestTrainGNNItems(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &h); err != nil || h["best_epoch"] != 1.0 {
 		t.Errorf("history %v %s", err, stdout)
 	}
+	// eval-gnn reads the same item files.
+	out, _, err := run(t, "eval-gnn", "--vectors", tinyVectors, "--format", "items", "--questions", devItems, "--kg", kb, "--gnn", model, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var met map[string]any
+	if err := json.Unmarshal([]byte(out), &met); err != nil || met["n"] != 12.0 {
+		t.Errorf("eval-gnn --format items: %v %s", err, out)
+	}
+	if _, _, err := run(t, "eval-gnn", "--vectors", tinyVectors, "--format", "items", "--questions", devItems, "--gnn", model); err == nil || !strings.Contains(err.Error(), "--kg") {
+		t.Errorf("eval-gnn items without --kg: %v", err)
+	}
 	if _, _, err := run(t, "train", "gnn", "--vectors", tinyVectors, "--format", "items", "--questions", trainItems, "--out", model); err == nil || !strings.Contains(err.Error(), "--kg") {
 		t.Errorf("items without --kg: %v", err)
 	}

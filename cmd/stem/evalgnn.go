@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/stem-kgqa/stem/benchmark"
+	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/train"
+	"github.com/stem-kgqa/stem/train/dataset"
 	"github.com/stem-kgqa/stem/tripgnn"
 	"github.com/urfave/cli/v2"
 )
@@ -18,7 +21,7 @@ func evalGNNCommand() *cli.Command {
 		Description: "K = 4 x the number of schema triples of the question's gold path. Every ranking sees the same\n" +
 			"subgraph (built with the model's training rule, --max-nodes/--max-neighbors). Baselines: entities by\n" +
 			"encoder cosine of entity text and question text, and by hop distance from the question entities then degree.\n\n" +
-			"Example:\n  stem eval-gnn --format pq --questions splits/PQ-2H.test.txt --kg 2H-kb.txt --gnn pq2h.stemgnn --json",
+			"Formats as for stem train gnn, items included.\n\nExample:\n  stem eval-gnn --format pq --questions splits/PQ-2H.test.txt --kg 2H-kb.txt --gnn pq2h.stemgnn --json",
 		Flags: append(append(gnnDataFlags(),
 			&cli.StringFlag{Name: "gnn", Required: true, Usage: "Triple-GNN checkpoint (stem train gnn)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
@@ -30,11 +33,25 @@ func evalGNNCommand() *cli.Command {
 
 func runEvalGNN(c *cli.Context, encS catalog.EncoderSettings) error {
 	ctx := c.Context
-	qs, g, err := loadGNNQuestions(ctx, c.String("format"), c.String("questions"), c.String("kg"), c.String("qtype"), c.String("gold-paths"), nil)
+	fromItems := c.String("format") == "items"
+	var (
+		qs   []benchmark.Question
+		data []dataset.Item
+		g    *kg.Graph
+		err  error
+	)
+	if fromItems {
+		if c.String("kg") == "" {
+			return fmt.Errorf("--format items needs --kg FILE: the KG the items were made from")
+		}
+		data, g, err = loadItemFiles(ctx, c.String("questions"), c.String("kg"))
+	} else {
+		qs, g, err = loadGNNQuestions(ctx, c.String("format"), c.String("questions"), c.String("kg"), c.String("qtype"), c.String("gold-paths"), nil)
+	}
 	if err != nil {
 		return err
 	}
-	qs = sample(qs, c.Int("limit"), c.Uint64("seed"))
+	qs, data = sample(qs, c.Int("limit"), c.Uint64("seed")), sample(data, c.Int("limit"), c.Uint64("seed"))
 	enc, closeEnc, err := catalog.OpenEncoder(c.Context, encS, c.App.ErrWriter)
 	if err != nil {
 		return err
@@ -45,7 +62,15 @@ func runEvalGNN(c *cli.Context, encS catalog.EncoderSettings) error {
 		return err
 	}
 	b := tripgnn.NewBuilder(enc, subgraphOptions(c))
-	items, skipped, err := train.LabeledAll(ctx, b, g, qs, c.App.ErrWriter)
+	var (
+		items   []*tripgnn.Input
+		skipped int
+	)
+	if fromItems {
+		items, skipped, err = train.LabeledDataAll(ctx, b, g, data, c.App.ErrWriter)
+	} else {
+		items, skipped, err = train.LabeledAll(ctx, b, g, qs, c.App.ErrWriter)
+	}
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@ import (
 // gnnDataFlags name a question set and its KG for the Triple-GNN commands.
 func gnnDataFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "format", Required: true, Usage: "dataset format: pq, metaqa, webqsp-mini; train gnn also items (files from stem data chains or synth)"},
+		&cli.StringFlag{Name: "format", Required: true, Usage: "dataset format: pq, metaqa, webqsp-mini, rog, or items (files from stem data chains or synth)"},
 		&cli.StringFlag{Name: "questions", Required: true, Usage: "question (or item) file(s), comma-separated"},
 		&cli.StringFlag{Name: "kg", Usage: "the shared KG file (pq, metaqa)"},
 		&cli.StringFlag{Name: "qtype", Usage: "metaqa: question-type file(s), one per --questions file"},
