@@ -94,9 +94,11 @@ func ReadPipe(r io.Reader, name string) (*Graph, error) {
 	return readDelimited(context.Background(), r, name, '|')
 }
 
-// readDelimited reads three sep-separated columns per line. Fields are kept
-// byte for byte (no trimming: names may legitimately hold spaces); lines that
-// are empty or only spaces and tabs are skipped.
+// readDelimited reads three sep-separated columns per line. Pipe fields are
+// kept byte for byte (MetaQA names may hold any spaces); TSV fields lose the
+// spaces around them ("A \tr\t B" is A, r, B: padding around a tab is
+// layout, not a name), spaces inside stay. Lines that are empty or only
+// spaces and tabs are skipped.
 func readDelimited(ctx context.Context, r io.Reader, name string, sep byte) (*Graph, error) {
 	lr := newLineReader(r, name)
 	b := NewBuilder()
@@ -122,6 +124,9 @@ func readDelimited(ctx context.Context, r io.Reader, name string, sep byte) (*Gr
 		}
 		j += i + 1
 		head, rel, tail := line[:i], line[i+1:j], line[j+1:]
+		if sep == '\t' {
+			head, rel, tail = bytes.Trim(head, " "), bytes.Trim(rel, " "), bytes.Trim(tail, " ")
+		}
 		if err := checkFields(name, lr.line, head, rel, tail); err != nil {
 			return nil, err
 		}

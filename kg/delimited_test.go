@@ -36,8 +36,8 @@ func TestReadTSVAndPipe(t *testing.T) {
 			in:   "a\tr\tb\r\n\r\n\n   \nb\tr\tc",
 			want: []string{"a|r|b", "b|r|c"}},
 		{name: "tsv BOM", read: ReadTSV, in: "\xef\xbb\xbfa\tr\tb\n", want: []string{"a|r|b"}},
-		{name: "tsv names keep spaces and pipes", read: ReadTSV,
-			in: " a b \tr|s\tc\n", want: []string{" a b |r|s|c"}},
+		{name: "tsv names keep inner spaces and pipes, lose padding", read: ReadTSV,
+			in: " a b \tr|s\tc\n", want: []string{"a b|r|s|c"}},
 		{name: "tsv duplicates dropped", read: ReadTSV,
 			in: "a\tr\tb\na\tr\tb\na\ts\tb\n", want: []string{"a|r|b", "a|s|b"}, dups: 1},
 		{name: "pipe basic", read: ReadPipe,
@@ -115,5 +115,31 @@ func TestLongLines(t *testing.T) {
 	_, err = ReadTSV(strings.NewReader("a\tr\tb\n"+long+"\n"), "long.tsv")
 	if !errors.Is(err, ErrColumns) || !strings.Contains(err.Error(), "long.tsv:2:") {
 		t.Errorf("err = %v, want a column error on line 2", err)
+	}
+}
+
+func TestTSVTrimsPadding(t *testing.T) {
+	g, err := ReadTSV(strings.NewReader("A \tr\t B\nNew York  \t located in \tUS\n"), "pad.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"A", "B", "New York", "US"} {
+		if _, ok := g.Entity(name); !ok {
+			t.Errorf("entity %q missing (padding kept?)", name)
+		}
+	}
+	if _, ok := g.Relation("located in"); !ok {
+		t.Error(`relation "located in" missing: inner spaces must stay, outer ones go`)
+	}
+	if _, err := ReadTSV(strings.NewReader("A\t \tB\n"), "blank.tsv"); !errors.Is(err, ErrEmptyField) {
+		t.Errorf("a relation of spaces: err = %v, want ErrEmptyField", err)
+	}
+	// Pipe files keep their bytes: MetaQA names may hold any spaces.
+	p, err := ReadPipe(strings.NewReader("A |r| B\n"), "kb.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.Entity("A "); !ok {
+		t.Error("pipe fields were trimmed")
 	}
 }

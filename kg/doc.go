@@ -17,6 +17,8 @@
 //     PathQuestion knowledge-base format (2H-kb.txt, 3H-kb.txt,
 //     PQL2-KB.txt), where names use '_' for spaces, e.g.
 //     "ludwig_ii_of_bavaria<TAB>parents<TAB>maximilian_ii_of_bavaria".
+//     Spaces around a field are dropped ("A <TAB>r<TAB> B" is A, r, B);
+//     spaces inside a name stay.
 //   - pipe: head|relation|tail, the MetaQA kb.txt format, e.g.
 //     "Kismet|directed_by|William Dieterle". Names are kept byte for byte
 //     and may contain spaces.
