@@ -76,6 +76,19 @@ func (b *Bar) Note(format string, args ...any) {
 	b.extra = fmt.Sprintf(format, args...)
 }
 
+// Complete ends a bar whose total was an upper bound (walks that may give
+// no item, questions that may be skipped): the work is done, so the bar
+// ends at 100% of what was done. A run that stopped early calls Finish.
+func (b *Bar) Complete() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	b.total = b.done
+	b.mu.Unlock()
+	b.Finish()
+}
+
 // Finish draws the final state and ends the line.
 func (b *Bar) Finish() {
 	if b == nil {

@@ -44,3 +44,23 @@ func TestNilBar(t *testing.T) {
 	b.Note("x")
 	b.Finish()
 }
+
+func TestCompleteEndsAtFull(t *testing.T) {
+	var buf bytes.Buffer
+	b := New(&buf, "synth", 100) // an upper bound: 30 units came of it
+	b.Add(30)
+	b.Complete()
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if last := lines[len(lines)-1]; !strings.Contains(last, "100.0% 30/30") {
+		t.Errorf("last line %q, want 100%% of 30", last)
+	}
+	var stopped bytes.Buffer
+	s := New(&stopped, "synth", 100)
+	s.Add(30)
+	s.Finish()
+	if !strings.Contains(stopped.String(), " 30.0% 30/100") {
+		t.Errorf("a stopped run's bar %q should stay at 30%%", stopped.String())
+	}
+	var nilBar *Bar
+	nilBar.Complete()
+}

@@ -237,6 +237,9 @@ func Run(ctx context.Context, o RunOptions) (*Summary, error) {
 			err = perr
 		}
 	}
+	if err == nil {
+		bar.Complete() // the total counted walks that may give no item
+	}
 	bar.Finish()
 	sum.Stats = st
 	sum.Seconds = time.Since(start).Seconds()

@@ -24,9 +24,14 @@ func runOptions(t *testing.T) RunOptions {
 func TestRunWritesAndResumes(t *testing.T) {
 	ctx := context.Background()
 	o := runOptions(t)
+	var log strings.Builder
+	o.Log = &log
 	sum, err := Run(ctx, o)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if lines := strings.Split(strings.TrimSpace(log.String()), "\n"); !strings.Contains(lines[len(lines)-1], "100.0% 20/20") {
+		t.Errorf("progress ends %q, want 100%% of the 20 items", lines[len(lines)-1])
 	}
 	if sum.Written != 20 || sum.Resumed != 0 || sum.Kept != 20 || sum.Questions != QuestionSourceVerbalizer {
 		t.Errorf("first run: %+v", sum)
