@@ -182,6 +182,10 @@ func DecodeSnapshot(data []byte, name string) (*Graph, error) {
 	d := data[len(snapshotMagic):]
 	version := le.Uint32(d)
 	switch {
+	case version > SnapshotVersion && crc32.Checksum(data[:len(data)-4], castagnoli) != le.Uint32(data[len(data)-4:]):
+		// A newer writer keeps the trailing checksum; a version field that
+		// fails it is a damaged file, not a reason to upgrade.
+		return nil, corrupt("checksum mismatch: the file is damaged (its version field reads %d)", version)
 	case version > SnapshotVersion:
 		return nil, fmt.Errorf("%s: %w: format version %d, this build reads up to %d (upgrade stem, or rebuild the snapshot with `stem kg build`)",
 			name, ErrNewerVersion, version, SnapshotVersion)

@@ -106,16 +106,18 @@ func decode(data []byte, encoderName string, encoderDim int) (*Model, error) {
 	if len(data) < fixed+sha256.Size || string(data[:len(checkpointMagic)]) != checkpointMagic {
 		return nil, fmt.Errorf("not a Triple-GNN checkpoint (%d bytes, no %q header)", len(data), checkpointMagic)
 	}
+	// The checksum covers the version field: check it first, so that a
+	// damaged version byte reads as damage, not as a newer stem.
+	body, sum := data[:len(data)-sha256.Size], data[len(data)-sha256.Size:]
+	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
+		return nil, fmt.Errorf("checksum mismatch: the file is truncated or corrupt")
+	}
 	version := binary.LittleEndian.Uint32(data[len(checkpointMagic):])
 	if version > checkpointVersion {
 		return nil, fmt.Errorf("format version %d is newer than this build reads (%d): upgrade stem", version, checkpointVersion)
 	}
 	if version == 0 {
 		return nil, fmt.Errorf("format version 0 is invalid")
-	}
-	body, sum := data[:len(data)-sha256.Size], data[len(data)-sha256.Size:]
-	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
-		return nil, fmt.Errorf("checksum mismatch: the file is truncated or corrupt")
 	}
 	hdrLen := int(binary.LittleEndian.Uint32(data[len(checkpointMagic)+4:]))
 	if hdrLen > maxHeader || fixed+hdrLen > len(body) {

@@ -2,6 +2,7 @@ package tripgnn
 
 import (
 	"context"
+	"crypto/sha256"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -306,8 +307,13 @@ func TestCheckpointErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	damagedVersion := slices.Clone(good)
+	damagedVersion[8] = 99
+	// A genuinely newer file keeps a valid checksum.
 	newer := slices.Clone(good)
 	newer[8] = 99
+	sum := sha256.Sum256(newer[:len(newer)-sha256.Size])
+	copy(newer[len(newer)-sha256.Size:], sum[:])
 	flipped := slices.Clone(good)
 	flipped[len(flipped)/2] ^= 1
 	cases := []struct {
@@ -323,6 +329,7 @@ func TestCheckpointErrors(t *testing.T) {
 		{"tiny", good[:20], "test-enc", testDim, "not a Triple-GNN checkpoint"},
 		{"bit flip", flipped, "test-enc", testDim, "checksum"},
 		{"newer", newer, "test-enc", testDim, "newer"},
+		{"damaged version byte", damagedVersion, "test-enc", testDim, "checksum mismatch"},
 		{"empty", nil, "test-enc", testDim, "not a Triple-GNN checkpoint"},
 	}
 	for _, c := range cases {
