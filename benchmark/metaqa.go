@@ -112,7 +112,7 @@ func ReadMetaQA(ctx context.Context, qa io.Reader, qaName string, qtypes io.Read
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", qaName, n, err)
 		}
-		q.ID = qaName + ":" + strconv.Itoa(n)
+		q.ID = filepath.Base(qaName) + ":" + strconv.Itoa(n)
 		if ts != nil {
 			if !ts.Scan() {
 				if err := ts.Err(); err != nil {
@@ -156,9 +156,9 @@ func LoadMetaQA(ctx context.Context, qaPath, qtypePath string) ([]Question, erro
 			return nil, fmt.Errorf("load MetaQA qtypes: %w", err)
 		}
 		defer g.Close()
-		qt, qtName = g, filepath.Base(qtypePath)
+		qt, qtName = g, qtypePath
 	}
-	return ReadMetaQA(ctx, f, filepath.Base(qaPath), qt, qtName)
+	return ReadMetaQA(ctx, f, qaPath, qt, qtName)
 }
 
 // Answerable keeps the questions whose gold answers all lie within

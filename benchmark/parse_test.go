@@ -3,6 +3,8 @@ package benchmark
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -77,7 +79,7 @@ func TestReadPathQuestionDemo(t *testing.T) {
 		t.Fatal("no demo questions")
 	}
 	q := qs[2] // who starred in inception ?
-	if q.ID != "demo/questions.tsv:3" || len(q.Answers) != 5 || q.Answers[4] != "Marion_Cotillard" || q.Hops != 1 {
+	if q.ID != "questions.tsv:3" || len(q.Answers) != 5 || q.Answers[4] != "Marion_Cotillard" || q.Hops != 1 {
 		t.Errorf("demo question 3 = %+v", q)
 	}
 	_, err = ReadPathQuestion(context.Background(), strings.NewReader(pq2Line+"\nbad line\n"), "x.txt")
@@ -162,5 +164,33 @@ func TestParseReasoningPath(t *testing.T) {
 	}
 	if paths, err := ReasoningPaths("Reasoning Paths:\n\nQuestion:\nq"); err != nil || len(paths) != 0 {
 		t.Errorf("empty block: %v, %v", paths, err)
+	}
+}
+
+// TestErrorsNameThePathAsGiven: a bad line is reported with the file's
+// path as the user gave it, while question ids keep the base name.
+func TestErrorsNameThePathAsGiven(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sub")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "q.txt")
+	if err := os.WriteFile(bad, []byte("who?\tx(x/)\tA#r#x\nno tabs here\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadPathQuestion(context.Background(), bad)
+	if err == nil || !strings.HasPrefix(err.Error(), bad+":2: ") {
+		t.Errorf("err = %v, want it to start with %s:2:", err, bad)
+	}
+	good := filepath.Join(dir, "ok.txt")
+	if err := os.WriteFile(good, []byte("who?\tx(x/)\tA#r#x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	qs, err := LoadPathQuestion(context.Background(), good)
+	if err != nil || qs[0].ID != "ok.txt:1" {
+		t.Errorf("ids: %+v, %v; want ok.txt:1", qs, err)
+	}
+	if _, err := LoadMetaQA(context.Background(), bad, ""); err == nil || !strings.Contains(err.Error(), bad+":") {
+		t.Errorf("metaqa: err = %v, want the path as given", err)
 	}
 }

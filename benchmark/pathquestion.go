@@ -108,8 +108,9 @@ func clip(s string) string {
 	return s[:n] + "..."
 }
 
-// ReadPathQuestion reads PathQuestion lines from r; name labels errors and
-// IDs ("name:LINE"). Blank lines are skipped.
+// ReadPathQuestion reads PathQuestion lines from r; name labels errors
+// (name:LINE, as given) and IDs (its base name:LINE, so a run resumed from
+// another folder matches). Blank lines are skipped.
 func ReadPathQuestion(ctx context.Context, r io.Reader, name string) ([]Question, error) {
 	var out []Question
 	err := eachLine(ctx, r, name, func(n int, line string) error {
@@ -117,7 +118,7 @@ func ReadPathQuestion(ctx context.Context, r io.Reader, name string) ([]Question
 		if err != nil {
 			return err
 		}
-		q.ID = name + ":" + strconv.Itoa(n)
+		q.ID = filepath.Base(name) + ":" + strconv.Itoa(n)
 		out = append(out, q)
 		return nil
 	})
@@ -132,7 +133,7 @@ func LoadPathQuestion(ctx context.Context, path string) ([]Question, error) {
 		return nil, fmt.Errorf("load PathQuestion: %w", err)
 	}
 	defer f.Close()
-	return ReadPathQuestion(ctx, f, filepath.Base(path))
+	return ReadPathQuestion(ctx, f, path)
 }
 
 // eachLine calls fn with each non-blank line (without its line ending) and

@@ -21,7 +21,7 @@ func ReadRoG(ctx context.Context, r io.Reader, name string, groundPaths map[stri
 	err := kg.ReadRoG(ctx, r, name, func(row kg.RoGRow) error {
 		q := Question{ID: row.ID, Text: row.Question, Answers: row.Answers, Entities: row.QEntities, Graph: row.Graph}
 		if q.ID == "" {
-			q.ID = fmt.Sprintf("%s:%d", name, row.Line)
+			q.ID = fmt.Sprintf("%s:%d", filepath.Base(name), row.Line)
 		}
 		for _, rels := range groundPaths[row.ID] {
 			gp := schema.GoldPath{Steps: make([]schema.Step, len(rels))}
@@ -47,5 +47,5 @@ func LoadRoG(ctx context.Context, path string, groundPaths map[string][][]string
 		return nil, fmt.Errorf("load RoG: %w", err)
 	}
 	defer f.Close()
-	return ReadRoG(ctx, f, filepath.Base(path), groundPaths)
+	return ReadRoG(ctx, f, path, groundPaths)
 }

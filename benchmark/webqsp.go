@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/samber/lo"
@@ -165,12 +164,12 @@ func LoadWebQSP(ctx context.Context, gnnragFiles []string, groundPaths string) (
 		if err != nil {
 			return nil, fmt.Errorf("load WebQSP: %w", err)
 		}
-		name := filepath.Base(path)
+		name := path
 		err = ReadGNNRAG(ctx, f, name, func(row GNNRAGRow) error {
 			i, ok := index[row.ID]
 			if !ok {
 				if fi > 0 {
-					return fmt.Errorf("%s:%d: question %q is not in %s", name, row.Line, row.ID, filepath.Base(gnnragFiles[0]))
+					return fmt.Errorf("%s:%d: question %q is not in %s", name, row.Line, row.ID, gnnragFiles[0])
 				}
 				i = len(qs)
 				index[row.ID] = i
@@ -193,7 +192,7 @@ func LoadWebQSP(ctx context.Context, gnnragFiles []string, groundPaths string) (
 		if err != nil {
 			return nil, fmt.Errorf("load WebQSP: %w", err)
 		}
-		gold, err = ReadGroundPaths(ctx, f, filepath.Base(groundPaths))
+		gold, err = ReadGroundPaths(ctx, f, groundPaths)
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("load WebQSP: %w", err)

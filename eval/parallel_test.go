@@ -134,7 +134,7 @@ func TestRunFatalErrorStopsWorkers(t *testing.T) {
 	qs, g := demoSet(t)
 	for _, w := range []int{1, 4} {
 		rep, err := Run(context.Background(), qs, failRetriever{}, Options{Graph: g, Workers: w})
-		if rep != nil || !errors.Is(err, errFail) || !strings.Contains(err.Error(), "demo/questions.tsv:1") {
+		if rep != nil || !errors.Is(err, errFail) || !strings.Contains(err.Error(), "question questions.tsv:1") {
 			t.Errorf("workers %d: %v, %v; want the first question's error and no report", w, rep, err)
 		}
 	}

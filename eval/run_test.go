@@ -93,7 +93,7 @@ func TestRunGoldAndEmpty(t *testing.T) {
 func TestRunErrors(t *testing.T) {
 	qs, g := demoSet(t)
 	_, err := Run(context.Background(), qs, failRetriever{}, Options{Graph: g})
-	if !errors.Is(err, errFail) || !strings.Contains(err.Error(), "demo/questions.tsv:1") {
+	if !errors.Is(err, errFail) || !strings.Contains(err.Error(), "question questions.tsv:1") {
 		t.Errorf("error = %v, want the retriever's error naming the question", err)
 	}
 	rep, err := Run(context.Background(), qs, failRetriever{}, Options{Graph: g, KeepGoing: true})
