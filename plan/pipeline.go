@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stem-kgqa/stem/generation"
 	"github.com/stem-kgqa/stem/kg"
@@ -36,6 +37,14 @@ const (
 
 // ErrNoEntity is returned when a question names no entity of the KG.
 var ErrNoEntity = errors.New("the question names no entity of the KG")
+
+// ErrTooLong is returned for a question longer than Pipeline.MaxQuestion.
+var ErrTooLong = errors.New("question too long")
+
+// DefaultMaxQuestion is the longest question answered, in characters:
+// benchmark questions are under 300, and planning a 600 KB text took over
+// a minute before linking was bounded.
+const DefaultMaxQuestion = 4000
 
 // Query is one question to answer.
 type Query struct {
@@ -124,10 +133,20 @@ type Pipeline struct {
 	Generator generation.Generator
 	// Strategy, when not nil, overrides the planner's strategy.
 	Strategy *schema.Strategy
+	// MaxQuestion caps a question's length in characters
+	// (0 = DefaultMaxQuestion).
+	MaxQuestion int
 }
 
 // Answer answers one question.
 func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
+	limit := p.MaxQuestion
+	if limit <= 0 {
+		limit = DefaultMaxQuestion
+	}
+	if n := utf8.RuneCountInString(q.Question); n > limit {
+		return nil, fmt.Errorf("%w: %d characters, the limit is %d (raise it with --max-question)", ErrTooLong, n, limit)
+	}
 	res := &Result{Question: q.Question, Timings: map[string]Duration{}}
 	stage := func(name string, start time.Time) { res.Timings[name] = Duration(time.Since(start)) }
 	g, own := p.Graph, q.Graph != nil

@@ -1,11 +1,14 @@
 package plan
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/demo"
 	"github.com/stem-kgqa/stem/generation"
 	"github.com/stem-kgqa/stem/kg"
@@ -14,6 +17,7 @@ import (
 	"github.com/stem-kgqa/stem/models/wordvec"
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/projection/linking"
+	"github.com/stem-kgqa/stem/projection/pattern"
 	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/tracing"
 )
@@ -32,7 +36,7 @@ func (s scriptedChat) Chat(context.Context, llm.Request) (llm.Reply, error) {
 	return llm.Reply{Choices: []string{s.reply}}, nil
 }
 
-func demoPipeline(t *testing.T, rels ...string) *Pipeline {
+func demoPipeline(t testing.TB, rels ...string) *Pipeline {
 	t.Helper()
 	ctx := context.Background()
 	g, err := kg.ReadTSV(demo.KG(), demo.KGName)
@@ -122,5 +126,57 @@ func TestLLMGeneratorFlagsUnsupported(t *testing.T) {
 	}
 	if n := tr.Unsupported(); n != 1 {
 		t.Errorf("Unsupported() = %d, want 1", n)
+	}
+}
+
+func TestLongQuestions(t *testing.T) {
+	p := demoPipeline(t, "directed_by")
+	ctx := context.Background()
+	long := strings.Repeat("who directed inception ? ", 200) // 5,000 characters
+	if _, err := p.Answer(ctx, Query{Question: long}); !errors.Is(err, ErrTooLong) || !strings.Contains(err.Error(), "5000 characters, the limit is 4000") {
+		t.Errorf("err = %v, want ErrTooLong naming both lengths", err)
+	}
+	p.MaxQuestion = 10000
+	r, err := p.Answer(ctx, Query{Question: long})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Inception is named 200 times: one entity, one link.
+	if len(r.Links) != 1 || len(r.Answers) != 1 || r.Answers[0].Name != "Christopher_Nolan" {
+		t.Errorf("links %d, answers %+v", len(r.Links), r.Answers)
+	}
+}
+
+// BenchmarkAnswerLongQuestion answers questions of growing length that name
+// many entities many times, and reports the cost per character: with
+// linking bounded it stays flat as the question grows (it grew with the
+// length before, 18 s at 320 KB).
+func BenchmarkAnswerLongQuestion(b *testing.B) {
+	p := demoPipeline(b, "directed_by")
+	p.MaxQuestion = 1 << 20
+	// The demo's pattern planner, which masks every mention it is given.
+	qs, err := benchmark.ReadPathQuestion(context.Background(), bytes.NewReader(demo.Questions()), demo.QuestionsName)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if p.Planner, err = pattern.FromQuestions(context.Background(), p.Graph, wordvec.New(nil, wordvec.Options{}), qs, 4); err != nil {
+		b.Fatal(err)
+	}
+	words := strings.Fields("who directed inception the dark knight tenet memento interstellar dunkirk of the film by nolan")
+	for _, n := range []int{10000, 40000, 160000} {
+		var sb strings.Builder
+		for i := 0; sb.Len() < n; i++ {
+			sb.WriteString(words[(i*7)%len(words)])
+			sb.WriteByte(' ')
+		}
+		q := sb.String()
+		b.Run(fmt.Sprintf("chars=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := p.Answer(context.Background(), Query{Question: q}); err != nil && !errors.Is(err, ErrNoEntity) {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(q)), "ns/char")
+		})
 	}
 }

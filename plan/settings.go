@@ -44,6 +44,9 @@ type Settings struct {
 	GNN       OptionalFile  `flag:"gnn" placeholder:"MODEL" category:"guidance" usage:"Triple-GNN MODEL file (from 'stem train gnn') whose guidance graph biases tracing"`
 	Generator GeneratorName `flag:"generator" usage:"structural (the entities bound to the answer slot) or llm (prompt P3 over the chains)"`
 
+	// MaxQuestion is the longest question answered, in characters.
+	MaxQuestion int `flag:"max-question" min:"1" usage:"longest question answered, in characters"`
+
 	Tracing tracing.Config
 	Chat    catalog.ChatSettings
 }
@@ -52,7 +55,7 @@ type Settings struct {
 // structural answers and STEM's retrieval.
 func DefaultSettings() Settings {
 	return Settings{Planner: "auto", Beam: projection.DefaultBeam, ExamplesFormat: "pq", Strategy: "auto",
-		Retriever: DefaultStrategy, Generator: "structural", Tracing: tracing.DefaultConfig(), Chat: catalog.DefaultChatSettings()}
+		Retriever: DefaultStrategy, Generator: "structural", MaxQuestion: DefaultMaxQuestion, Tracing: tracing.DefaultConfig(), Chat: catalog.DefaultChatSettings()}
 }
 
 // PlannerName names a planner.
@@ -197,7 +200,7 @@ func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() 
 	if err != nil {
 		return nil, close, err
 	}
-	p = &Pipeline{Graph: a.Graph, Planner: planner, Strategy: s.Strategy.Override(), Generator: generation.Structural{}}
+	p = &Pipeline{Graph: a.Graph, Planner: planner, Strategy: s.Strategy.Override(), Generator: generation.Structural{}, MaxQuestion: s.MaxQuestion}
 	if a.Graph != nil {
 		p.Linker = linking.New(a.Graph, a.Entities)
 	}

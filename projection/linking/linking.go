@@ -56,7 +56,15 @@ type Linker struct {
 	// MinScore is the least cosine similarity the encoder fallback
 	// accepts; 0 means 0.6.
 	MinScore float32
+	// MaxLinks caps the distinct entities returned (0 = DefaultMaxLinks).
+	// A planner masks every mention in the question, so without a cap a
+	// long question naming many entities costs time quadratic in its
+	// length.
+	MaxLinks int
 }
+
+// DefaultMaxLinks is how many distinct entities a question links at most.
+const DefaultMaxLinks = 16
 
 // New returns a linker over g. ents may be nil, which disables the encoder
 // fallback.
@@ -111,7 +119,7 @@ func (l *Linker) Link(ctx context.Context, question string) ([]Link, error) {
 	}
 	if len(links) > 0 {
 		sortByStart(links)
-		return links, nil
+		return l.distinct(links), nil
 	}
 	if l.ents != nil {
 		var content []string
@@ -140,6 +148,24 @@ func (l *Linker) Link(ctx context.Context, question string) ([]Link, error) {
 		}
 	}
 	return nil, fmt.Errorf("link %q: %w", clip(question), ErrNoEntity)
+}
+
+// distinct keeps the first link to each entity, at most MaxLinks of them:
+// an entity named twice is one entity of the question.
+func (l *Linker) distinct(links []Link) []Link {
+	limit := l.MaxLinks
+	if limit <= 0 {
+		limit = DefaultMaxLinks
+	}
+	seen := map[string]bool{}
+	out := links[:0]
+	for _, lk := range links {
+		if !seen[lk.Entity] && len(out) < limit {
+			seen[lk.Entity] = true
+			out = append(out, lk)
+		}
+	}
+	return out
 }
 
 // best returns the entity whose normalised name equals text's, preferring

@@ -128,3 +128,23 @@ func FuzzMask(f *testing.F) {
 		}
 	})
 }
+
+func TestLinkDistinctAndCapped(t *testing.T) {
+	g := demoKG(t)
+	l := New(g, nil)
+	links, err := l.Link(context.Background(), strings.Repeat("inception and barbie and canada ", 50))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, lk := range links {
+		names = append(names, lk.Entity)
+	}
+	if strings.Join(names, ",") != "Inception,Barbie,Canada" {
+		t.Errorf("links %v, want each entity once in order of first mention", names)
+	}
+	l.MaxLinks = 2
+	if links, _ = l.Link(context.Background(), "inception and barbie and canada"); len(links) != 2 {
+		t.Errorf("MaxLinks 2: %d links", len(links))
+	}
+}
