@@ -55,20 +55,62 @@ func (Structural) Generate(_ context.Context, _ string, _ kg.Reader, res *tracin
 // Support attaches to every answer that names an evidence entity the
 // reasoning chains through that entity, each cut after it: the part of a
 // chain that leads to the answer is its support, what the walk found beyond
-// it is not. It is a separate step because only readers need it; scoring
+// it is not. An answer that tracing bound keeps only the chains of the
+// schema graph that bound it best: evidence comes from the plan that
+// produced the answer, not from another candidate that happened to reach
+// it too. It is a separate step because only readers need it; scoring
 // needs the answers alone.
-func Support(answers []Answer, chains []string) {
+func Support(answers []Answer, g kg.Reader, res *tracing.Result) {
 	names := make([]string, 0, len(answers))
 	for _, a := range answers {
 		if a.Entity != "" {
 			names = append(names, a.Entity)
 		}
 	}
-	support := supportIndex(chains, names)
-	for i, a := range answers {
-		if a.Entity != "" {
-			answers[i].Chains = support[a.Entity]
+	support := supportIndex(res.Chains, names)
+	graphOf := make(map[string]int, len(res.Answers))
+	for _, a := range res.Answers {
+		graphOf[a.Name] = a.Graph
+	}
+	// The relations each schema graph matched, by name.
+	rels := map[int]map[string]bool{}
+	for _, m := range res.Evidence {
+		if rels[m.Graph] == nil {
+			rels[m.Graph] = map[string]bool{}
 		}
+		rels[m.Graph][g.RelationName(g.Triple(m.Triple).Rel)] = true
+	}
+	for i, a := range answers {
+		if a.Entity == "" {
+			continue
+		}
+		chains := support[a.Entity]
+		if gi, ok := graphOf[a.Entity]; ok && len(res.Evidence) > 0 {
+			own := slices.DeleteFunc(slices.Clone(chains), func(c string) bool { return !chainWithin(c, rels[gi]) })
+			if len(own) > 0 {
+				chains = own
+			}
+		}
+		answers[i].Chains = chains
+	}
+}
+
+// chainWithin reports whether every relation of chain is in rels.
+func chainWithin(chain string, rels map[string]bool) bool {
+	rest := chain
+	for i := 0; ; i++ {
+		k := arrow(rest)
+		part := rest
+		if k >= 0 {
+			part = rest[:k]
+		}
+		if i%2 == 1 && !rels[part] {
+			return false
+		}
+		if k < 0 {
+			return true
+		}
+		rest = rest[k+4:]
 	}
 }
 

@@ -137,3 +137,18 @@ func FuzzSupportIndex(f *testing.F) {
 		}
 	})
 }
+
+func TestChainWithin(t *testing.T) {
+	rels := map[string]bool{"directed_by": true, "born in": true}
+	for chain, want := range map[string]bool{
+		"Inception -> directed_by -> Nolan":                      true,
+		"Inception -> directed_by -> Nolan -> born in -> London": true,
+		"Inception -> written_by -> Nolan":                       false,
+		"London <- born in <- Nolan <- spouse <- Emma":           false,
+		"Inception": true,
+	} {
+		if got := chainWithin(chain, rels); got != want {
+			t.Errorf("chainWithin(%q) = %v, want %v", chain, got, want)
+		}
+	}
+}

@@ -221,7 +221,7 @@ func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
 		return nil, fmt.Errorf("generate an answer to %q: %w", q.Question, err)
 	}
 	if !q.AnswersOnly {
-		generation.Support(res.Answers, res.Chains)
+		generation.Support(res.Answers, g, ev.Trace)
 	}
 	stage(StageGenerate, start)
 	return res, nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -178,5 +179,36 @@ func BenchmarkAnswerLongQuestion(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(q)), "ns/char")
 		})
+	}
+}
+
+// twoPlans plans "who directed X" as directed_by first, written_by second.
+type twoPlans struct{}
+
+func (twoPlans) Plan(_ context.Context, in projection.Input) (projection.Projection, error) {
+	return projection.Projection{Candidates: []projection.Candidate{
+		{Graph: schema.Path(in.Entities[0], "directed_by"), Score: 0.9},
+		{Graph: schema.Path(in.Entities[0], "written_by"), Score: 0.1},
+	}}, nil
+}
+
+// TestSupportFromOwnPlan: Nolan directed and wrote Inception; the answer
+// comes from the directed_by plan, so its evidence is that plan's chain,
+// not the written_by candidate's.
+func TestSupportFromOwnPlan(t *testing.T) {
+	p := demoPipeline(t)
+	p.Planner = twoPlans{}
+	r, err := p.Answer(context.Background(), Query{Question: "who directed inception ?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Answers) == 0 || r.Answers[0].Name != "Christopher_Nolan" {
+		t.Fatalf("answers %+v", r.Answers)
+	}
+	if got := r.Answers[0].Chains; len(got) != 1 || got[0] != "Inception -> directed_by -> Christopher_Nolan" {
+		t.Errorf("supporting chains %q, want the directed_by chain alone", got)
+	}
+	if !slices.Contains(r.Chains, "Inception -> written_by -> Christopher_Nolan") {
+		t.Errorf("the written_by evidence should still be in the result's chains: %q", r.Chains)
 	}
 }
