@@ -4,11 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/stem-kgqa/stem/benchmark"
-	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/train"
-	"github.com/stem-kgqa/stem/train/dataset"
 	"github.com/stem-kgqa/stem/tripgnn"
 	"github.com/urfave/cli/v2"
 )
@@ -33,25 +30,10 @@ func evalGNNCommand() *cli.Command {
 
 func runEvalGNN(c *cli.Context, encS catalog.EncoderSettings) error {
 	ctx := c.Context
-	fromItems := c.String("format") == "items"
-	var (
-		qs   []benchmark.Question
-		data []dataset.Item
-		g    *kg.Graph
-		err  error
-	)
-	if fromItems {
-		if c.String("kg") == "" {
-			return fmt.Errorf("--format items needs --kg FILE: the KG the items were made from")
-		}
-		data, g, err = loadItemFiles(ctx, c.String("questions"), c.String("kg"))
-	} else {
-		qs, g, err = loadGNNQuestions(ctx, c.String("format"), c.String("questions"), c.String("kg"), c.String("qtype"), c.String("gold-paths"), nil)
-	}
+	gd, err := loadGNNData(c)
 	if err != nil {
 		return err
 	}
-	qs, data = sample(qs, c.Int("limit"), c.Uint64("seed")), sample(data, c.Int("limit"), c.Uint64("seed"))
 	enc, closeEnc, err := catalog.OpenEncoder(c.Context, encS, c.App.ErrWriter)
 	if err != nil {
 		return err
@@ -62,15 +44,7 @@ func runEvalGNN(c *cli.Context, encS catalog.EncoderSettings) error {
 		return err
 	}
 	b := tripgnn.NewBuilder(enc, subgraphOptions(c))
-	var (
-		items   []*tripgnn.Input
-		skipped int
-	)
-	if fromItems {
-		items, skipped, err = train.LabeledDataAll(ctx, b, g, data, c.App.ErrWriter)
-	} else {
-		items, skipped, err = train.LabeledAll(ctx, b, g, qs, c.App.ErrWriter)
-	}
+	items, skipped, err := gd.label(ctx, b, c.App.ErrWriter)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 
@@ -30,6 +31,42 @@ func gnnDataFlags() []cli.Flag {
 		&cli.IntFlag{Name: "limit", Usage: "use N questions, sampled by --seed (0 = all)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed for initial weights, shuffling, sampling and the held-out dev split"},
 	}
+}
+
+// gnnData is what train gnn and eval-gnn read: benchmark questions, or
+// data items (--format items), sampled by --limit and --seed, and the KG.
+type gnnData struct {
+	items bool // --format items: data holds them
+	qs    []benchmark.Question
+	data  []dataset.Item
+	g     *kg.Graph
+}
+
+// loadGNNData reads the --format, --questions and --kg c names.
+func loadGNNData(c *cli.Context) (*gnnData, error) {
+	d := &gnnData{items: c.String("format") == "items"}
+	var err error
+	if d.items {
+		if c.String("kg") == "" {
+			return nil, fmt.Errorf("--format items needs --kg FILE: the KG the items were made from")
+		}
+		d.data, d.g, err = loadItemFiles(c.Context, c.String("questions"), c.String("kg"))
+	} else {
+		d.qs, d.g, err = loadGNNQuestions(c.Context, c.String("format"), c.String("questions"), c.String("kg"), c.String("qtype"), c.String("gold-paths"), nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	d.qs, d.data = sample(d.qs, c.Int("limit"), c.Uint64("seed")), sample(d.data, c.Int("limit"), c.Uint64("seed"))
+	return d, nil
+}
+
+// label builds the labelled Triple-GNN inputs, counting what it skips.
+func (d *gnnData) label(ctx context.Context, b *tripgnn.Builder, progress io.Writer) ([]*tripgnn.Input, int, error) {
+	if d.items {
+		return train.LabeledDataAll(ctx, b, d.g, d.data, progress)
+	}
+	return train.LabeledAll(ctx, b, d.g, d.qs, progress)
 }
 
 // loadGNNQuestions reads questions of a benchmark format; g is the shared
@@ -124,45 +161,23 @@ func runTrainGNN(c *cli.Context, encS catalog.EncoderSettings) error {
 	if k := c.Int("k-factor"); k < 1 || k > 64 {
 		return fmt.Errorf("--k-factor %d: want a whole number from 1 to 64", k)
 	}
-	var (
-		qs        []benchmark.Question
-		data      []dataset.Item
-		g         *kg.Graph
-		err       error
-		fromItems = c.String("format") == "items"
-	)
-	if fromItems {
-		if c.String("kg") == "" {
-			return fmt.Errorf("--format items needs --kg FILE: the KG the items were made from")
-		}
-		data, g, err = loadItemFiles(ctx, c.String("questions"), c.String("kg"))
-	} else {
-		qs, g, err = loadGNNQuestions(ctx, c.String("format"), c.String("questions"), c.String("kg"), c.String("qtype"), c.String("gold-paths"), nil)
-	}
+	gd, err := loadGNNData(c)
 	if err != nil {
 		return err
 	}
+	g, fromItems := gd.g, gd.items
 	// Before the encoder is opened and anything is trained.
 	if err := atomicfile.CheckOutput("--out", c.String("out"), c.Bool("force"), inputs(c, "questions", "dev", "kg", "qtype", "dev-qtype", "gold-paths", "vectors")...); err != nil {
 		return err
 	}
 	seed := c.Uint64("seed")
-	qs, data = sample(qs, c.Int("limit"), seed), sample(data, c.Int("limit"), seed)
 	enc, closeEnc, err := catalog.OpenEncoder(c.Context, encS, c.App.ErrWriter)
 	if err != nil {
 		return err
 	}
 	defer closeEnc()
 	b := tripgnn.NewBuilder(enc, subgraphOptions(c))
-	var (
-		items   []*tripgnn.Input
-		skipped int
-	)
-	if fromItems {
-		items, skipped, err = train.LabeledDataAll(ctx, b, g, data, c.App.ErrWriter)
-	} else {
-		items, skipped, err = train.LabeledAll(ctx, b, g, qs, c.App.ErrWriter)
-	}
+	items, skipped, err := gd.label(ctx, b, c.App.ErrWriter)
 	if err != nil {
 		return err
 	}
