@@ -75,9 +75,9 @@ func searchCommand() *cli.Command {
 		Name:      "search",
 		Usage:     "find the KG entities nearest to each query by the encoder (exact cosine search)",
 		ArgsUsage: "QUERY...",
-		Description: "Encodes every entity of the KG once and keeps the index beside the KG file\n" +
-			"(FILE.<hash>.vx, named after the encoder and the KG file's size and time), so\n" +
-			"later searches start at once.\n\n" +
+		Description: "Encodes every entity of the KG once and keeps the index in the cache directory\n" +
+			"($STEM_CACHE_DIR or ~/.cache/stem, entities/<hash>.vx, named by the KG file's content and the\n" +
+			"encoder), so later searches start at once; nothing is written beside the KG.\n\n" +
 			"Example: stem search --kg metaqa.kg 'tom hanks' 'the dark knight'",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "kg", Required: true, Usage: "KG `FILE` (any format 'stem kg' reads)"},
