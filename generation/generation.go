@@ -208,15 +208,9 @@ func clean(xs []string) []string {
 	}))
 }
 
-// chainsWith returns the chains in which name is one of the entities, each
-// cut after name: the part of a reasoning chain that leads to the answer is
-// its support, what the walk found beyond it is not. Duplicates that the cut
-// creates are dropped.
-func chainsWith(chains []string, name string) []string {
-	return supportIndex(chains, []string{name})[name]
-}
-
-// supportIndex is chainsWith for each of names at once, in one pass over
+// supportIndex returns, for each of names, the chains in which it is one
+// of the entities, each cut after it (its support: what the walk found
+// beyond it is not), duplicates the cut creates dropped, for all names at once, in one pass over
 // the chains that allocates only for the cuts it keeps, so that answering
 // with many answers over hundreds of chains costs less than tracing them.
 // Names and cuts are few per question, so they are looked up by scanning;

@@ -152,3 +152,8 @@ func TestChainWithin(t *testing.T) {
 		}
 	}
 }
+
+// chainsWith is supportIndex for one name.
+func chainsWith(chains []string, name string) []string {
+	return supportIndex(chains, []string{name})[name]
+}

@@ -244,7 +244,6 @@ func anchors(g kg.Reader, links []linking.Link, given bool) (ids []int32, mentio
 		}
 	}
 	if len(ids) == 0 && given {
-		mentions = mentions[:0]
 		for _, l := range links {
 			mentions = append(mentions, l.Entity)
 		}

@@ -26,17 +26,16 @@ type inner struct {
 }
 
 type testSettings struct {
-	Name    string        `flag:"name-of" usage:"a name"`
-	Beam    int           `flag:"beam" min:"1"`
-	On      bool          `flag:"on"`
-	Rate    float64       `flag:"rate"`
-	Seed    uint64        `flag:"seed"`
-	Wait    time.Duration `flag:"wait"`
-	Files   []string      `flag:"files"`
-	Mode    mode          `flag:"mode"`
-	Hidden  int           `flag:"-"`
-	Inner   inner
-	private int
+	Name   string        `flag:"name-of" usage:"a name"`
+	Beam   int           `flag:"beam" min:"1"`
+	On     bool          `flag:"on"`
+	Rate   float64       `flag:"rate"`
+	Seed   uint64        `flag:"seed"`
+	Wait   time.Duration `flag:"wait"`
+	Files  []string      `flag:"files"`
+	Mode   mode          `flag:"mode"`
+	Hidden int           `flag:"-"`
+	Inner  inner
 }
 
 func defaults() testSettings {

@@ -105,13 +105,9 @@ func bindWithConfig(ptrs ...any) cli.BeforeFunc {
 		if err != nil {
 			return fmt.Errorf("config: %w", err)
 		}
-		var fields []settings.Field
-		for _, p := range ptrs {
-			fs, err := settings.Fields(p)
-			if err != nil {
-				return err
-			}
-			fields = append(fields, fs...)
+		fields, err := fieldsOf(ptrs...)
+		if err != nil {
+			return err
 		}
 		return settings.DecodeJSON(fields, data, "config "+path, c.IsSet)
 	}
@@ -143,18 +139,29 @@ func setFromFlag(c *cli.Context, f settings.Field) error {
 
 // readFlags reads c's flags into the settings structs ptrs point to.
 func readFlags(c *cli.Context, ptrs ...any) error {
-	for _, p := range ptrs {
-		fields, err := settings.Fields(p)
-		if err != nil {
+	fields, err := fieldsOf(ptrs...)
+	if err != nil {
+		return err
+	}
+	for _, f := range fields {
+		if err := setFromFlag(c, f); err != nil {
 			return err
-		}
-		for _, f := range fields {
-			if err := setFromFlag(c, f); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
+}
+
+// fieldsOf lists the settings of every struct ptrs point to.
+func fieldsOf(ptrs ...any) ([]settings.Field, error) {
+	var out []settings.Field
+	for _, p := range ptrs {
+		fs, err := settings.Fields(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fs...)
+	}
+	return out, nil
 }
 
 // guard returns a Before hook that refuses, before any work, a number
