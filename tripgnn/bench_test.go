@@ -41,6 +41,9 @@ func BenchmarkPredict(b *testing.B) {
 	ex := benchExample(1024)
 	for _, c := range benchCases {
 		b.Run(fmt.Sprintf("%s/width%d", c.engine, c.width), func(b *testing.B) {
+			if c.engine == GoMLX && !haveGoMLX {
+				b.Skip("the GoMLX engine needs -tags gomlx")
+			}
 			m := newTest(b, Config{EncoderDim: 1024, Width: c.width, Layers: 6})
 			m.SetEngine(c.engine)
 			ctx := context.Background()
@@ -61,6 +64,9 @@ func BenchmarkTrainStep(b *testing.B) {
 	ex := benchExample(1024)
 	for _, c := range benchCases {
 		b.Run(fmt.Sprintf("%s/width%d", c.engine, c.width), func(b *testing.B) {
+			if c.engine == GoMLX && !haveGoMLX {
+				b.Skip("the GoMLX engine needs -tags gomlx")
+			}
 			m := newTest(b, Config{EncoderDim: 1024, Width: c.width, Layers: 6})
 			m.SetEngine(c.engine)
 			ctx := context.Background()

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-
-	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // Predict returns the probability of each of ex's entities being on the
@@ -24,15 +22,7 @@ func (m *Model) Predict(ctx context.Context, ex *Example) ([]float32, error) {
 	if m.engine == Native {
 		logits = m.nativeForward(p, false).logits
 	} else {
-		if err := m.gomlx(); err != nil {
-			return nil, err
-		}
-		args := append(p.inputs(m.cfg.EncoderDim), m.weights()...)
-		out, err := m.call("predict", m.predict.Call, args)
-		if err != nil {
-			return nil, err
-		}
-		if logits, err = flat(out[0]); err != nil {
+		if logits, err = m.gomlxPredict(p); err != nil {
 			return nil, err
 		}
 	}
@@ -77,33 +67,9 @@ func (m *Model) TrainStep(ctx context.Context, batch []*Example) (float32, error
 		m.adamW(grads)
 		return loss, nil
 	}
-	if err := m.gomlx(); err != nil {
-		return 0, err
-	}
-	args := append(p.inputs(m.cfg.EncoderDim), p.lossInputs()...)
-	args = append(args, m.weights()...)
-	out, err := m.call("train step", m.train.Call, args)
+	loss, grads, err := m.gomlxStep(p)
 	if err != nil {
-		return 0, err
-	}
-	lossv, err := flat(out[0])
-	if err != nil {
-		return 0, err
-	}
-	loss := lossv[0]
-	if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
-		return loss, fmt.Errorf("tripgnn: train step %d: loss is %v", m.step+1, loss)
-	}
-	grads := make([][]float32, len(m.params))
-	for i := range m.params {
-		g, err := flat(out[1+i])
-		if err != nil {
-			return 0, err
-		}
-		if err := finite("gradient of "+m.params[i].name, g); err != nil {
-			return loss, fmt.Errorf("tripgnn: train step %d: %w", m.step+1, err)
-		}
-		grads[i] = g
+		return loss, err
 	}
 	m.adamW(grads)
 	return loss, nil
@@ -146,42 +112,5 @@ func (m *Model) adamW(grads [][]float32) {
 			p.data[j] = float32(float64(x) - lr*upd)
 		}
 	}
-	m.cached = nil
-}
-
-// weights returns the parameters as tensors, cached until the next update.
-func (m *Model) weights() []any {
-	if m.cached == nil {
-		m.cached = make([]*tensors.Tensor, len(m.params))
-		for i, p := range m.params {
-			m.cached[i] = tensors.FromFlatDataAndDimensions(p.data, p.dims...)
-		}
-	}
-	out := make([]any, len(m.cached))
-	for i, t := range m.cached {
-		out[i] = t
-	}
-	return out
-}
-
-// call runs a graph function, turning GoMLX's panics into errors.
-func (m *Model) call(what string, fn func(...any) ([]*tensors.Tensor, error), args []any) (out []*tensors.Tensor, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			out, err = nil, fmt.Errorf("tripgnn: %s: GoMLX: %v", what, r)
-		}
-	}()
-	out, err = fn(args...)
-	if err != nil {
-		return nil, fmt.Errorf("tripgnn: %s: GoMLX: %w", what, err)
-	}
-	return out, nil
-}
-
-func flat(t *tensors.Tensor) ([]float32, error) {
-	v, err := tensors.CopyFlatData[float32](t)
-	if err != nil {
-		return nil, fmt.Errorf("tripgnn: read output: %w", err)
-	}
-	return v, nil
+	m.ref.stale()
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/models/embedcache"
 	"github.com/stem-kgqa/stem/models/llm"
-	"github.com/stem-kgqa/stem/models/onnxenc"
 	"github.com/stem-kgqa/stem/models/openaiembed"
 	"github.com/stem-kgqa/stem/models/wordvec"
 )
@@ -76,6 +75,9 @@ func (s EncoderSettings) Check() error {
 		if s.ModelDir == "" {
 			return fmt.Errorf("--encoder onnx needs --model-dir DIR (a folder with model.onnx and tokenizer.json)")
 		}
+		if !haveONNX {
+			return errNoONNX
+		}
 	case OpenAI:
 		if s.Model == "" {
 			return fmt.Errorf("--encoder openai needs --model NAME")
@@ -106,11 +108,7 @@ func OpenEncoder(ctx context.Context, s EncoderSettings, log io.Writer) (enc mod
 		}
 		enc = wordvec.New(v, wordvec.Options{})
 	case ONNX:
-		pool := onnxenc.PoolMean
-		if s.Pooling == "cls" {
-			pool = onnxenc.PoolCLS
-		}
-		if enc, err = onnxenc.New(s.ModelDir, onnxenc.Options{Pooling: pool}); err != nil {
+		if enc, err = openONNX(s); err != nil {
 			return nil, close, err
 		}
 	case OpenAI:

@@ -1,3 +1,5 @@
+//go:build gomlx
+
 package onnxenc
 
 import (
