@@ -7,7 +7,6 @@ require (
 	github.com/gomlx/go-huggingface v0.4.0
 	github.com/gomlx/gomlx v0.28.0
 	github.com/gomlx/onnx-gomlx v0.5.0
-	github.com/openai/openai-go/v3 v3.96.0
 	github.com/samber/lo v1.53.0
 	github.com/urfave/cli/v2 v2.27.7
 	github.com/viterin/vek v0.4.2
@@ -15,7 +14,6 @@ require (
 
 require (
 	github.com/chewxy/math32 v1.11.1 // indirect
-	github.com/coder/websocket v1.8.15 // indirect
 	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/gofrs/flock v0.13.0 // indirect
@@ -23,10 +21,6 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/russross/blackfriday/v2 v2.1.0 // indirect
-	github.com/tidwall/gjson v1.20.0 // indirect
-	github.com/tidwall/match v1.1.1 // indirect
-	github.com/tidwall/pretty v1.2.1 // indirect
-	github.com/tidwall/sjson v1.2.5 // indirect
 	github.com/viterin/partial v1.1.0 // indirect
 	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
 	golang.org/x/exp v0.0.0-20260410095643-746e56fc9e2f // indirect

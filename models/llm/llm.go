@@ -4,16 +4,20 @@
 // generator depend only on the Chatter interface, so tests can substitute a
 // fake; package llmtest provides a scripted fake server for the client itself.
 //
-// The client is built on github.com/openai/openai-go/v3 for the wire format,
-// but with the SDK's own retries switched off: its backoff is fixed at 0.5 s
-// doubling, which can be tuned neither for a local server nor for tests, and
-// its errors cannot say which setting to fix. Retries, per-attempt timeouts,
-// the concurrency limit, token accounting and an on-disk response cache (which
-// makes evaluations repeatable and cheap to re-run) are done here.
+// The client is written on net/http: the protocol is one JSON request and
+// reply, and github.com/openai/openai-go, whose generated code covers the
+// whole OpenAI API, took two thirds of the time of a first build of stem
+// (51 of 76 CPU-seconds) for the few fields used here. Its retries could
+// not be tuned either: their backoff is fixed at 0.5 s doubling. Retries,
+// per-attempt timeouts, the concurrency limit, token accounting and an
+// on-disk response cache (which makes evaluations repeatable and cheap to
+// re-run) are done here.
 package llm
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,14 +25,13 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/stem-kgqa/stem/internal/retry"
 )
 
@@ -152,9 +155,9 @@ const MaxRetryAfter = 2 * time.Minute
 // the Seed, or use a different CacheDir, to draw new ones.
 type Client struct {
 	cfg      Config
-	svc      openai.ChatCompletionService
-	endpoint string // for messages only
-	keySet   bool
+	http     *http.Client
+	endpoint string // BaseURL + "/chat/completions"
+	key      string // the API key, sent as a bearer token when set
 	sem      chan struct{}
 	cache    *cache
 	ownHTTP  *http.Client // closed by Close when we made it
@@ -205,17 +208,10 @@ func New(cfg Config) (*Client, error) {
 		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 		c.ownHTTP = hc
 	}
-	key := os.Getenv(cfg.APIKeyEnv)
-	c.keySet = key != ""
-	// The service is built directly rather than through openai.NewClient,
-	// which would also pick up OPENAI_BASE_URL, OPENAI_ORG_ID and friends from
-	// the environment behind the config's back.
-	c.svc = openai.NewChatCompletionService(
-		option.WithBaseURL(cfg.BaseURL+"/"),
-		option.WithAPIKey(key),
-		option.WithHTTPClient(hc),
-		option.WithMaxRetries(0),
-	)
+	c.http = hc
+	// Only the configured variable is read: no OPENAI_BASE_URL or
+	// OPENAI_ORG_ID behind the config's back.
+	c.key = os.Getenv(cfg.APIKeyEnv)
 	return c, nil
 }
 
@@ -365,50 +361,63 @@ func (c *Client) split(ctx context.Context, req Request, n int) (Reply, error) {
 	return r, nil
 }
 
-// params converts req to the SDK's request, asking for n choices and
-// shifting the seed by seedShift so repeated requests draw new samples.
-func (c *Client) params(req Request, n int, seedShift int64) openai.ChatCompletionNewParams {
-	p := openai.ChatCompletionNewParams{
-		Model:       c.cfg.Model,
-		Temperature: openai.Float(req.Temperature),
-	}
-	p.Messages = make([]openai.ChatCompletionMessageParamUnion, len(req.Messages))
-	for i, m := range req.Messages {
-		switch m.Role {
-		case "system":
-			p.Messages[i] = openai.SystemMessage(m.Content)
-		case "user":
-			p.Messages[i] = openai.UserMessage(m.Content)
-		default:
-			p.Messages[i] = openai.AssistantMessage(m.Content)
-		}
-	}
+// chatRequest is the body of POST /chat/completions. Optional fields are
+// left out when unset: some servers reject fields they do not know, and n
+// is left out when 1 for the same reason.
+type chatRequest struct {
+	Model               string    `json:"model"`
+	Messages            []Message `json:"messages"`
+	Temperature         float64   `json:"temperature"`
+	N                   int       `json:"n,omitempty"`
+	TopP                float64   `json:"top_p,omitempty"`
+	MaxTokens           int       `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int       `json:"max_completion_tokens,omitempty"`
+	Seed                *int64    `json:"seed,omitempty"`
+	Stop                []string  `json:"stop,omitempty"`
+}
+
+// chatReply is the part of a chat completion stem reads.
+type chatReply struct {
+	Choices []struct {
+		Index        int    `json:"index"`
+		FinishReason string `json:"finish_reason"`
+		Message      *struct {
+			Content string `json:"content"`
+		} `json:"message"`
+	} `json:"choices"`
+	Usage struct {
+		PromptTokens     int64 `json:"prompt_tokens"`
+		CompletionTokens int64 `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+// body encodes req as the request body, asking for n choices and shifting
+// the seed by seedShift so repeated requests draw new samples.
+func (c *Client) body(req Request, n int, seedShift int64) ([]byte, error) {
+	p := chatRequest{Model: c.cfg.Model, Messages: req.Messages, Temperature: req.Temperature, TopP: req.TopP, Stop: req.Stop}
 	if n > 1 {
-		// n is left out when 1: some servers reject the field outright.
-		p.N = openai.Int(int64(n))
-	}
-	if req.TopP > 0 {
-		p.TopP = openai.Float(req.TopP)
+		p.N = n
 	}
 	if req.MaxTokens > 0 {
 		if c.cfg.MaxCompletionTokens {
-			p.MaxCompletionTokens = openai.Int(int64(req.MaxTokens))
+			p.MaxCompletionTokens = req.MaxTokens
 		} else {
-			p.MaxTokens = openai.Int(int64(req.MaxTokens))
+			p.MaxTokens = req.MaxTokens
 		}
 	}
 	if req.Seed != nil {
-		p.Seed = openai.Int(*req.Seed + seedShift)
+		seed := *req.Seed + seedShift
+		p.Seed = &seed
 	}
-	if len(req.Stop) > 0 {
-		p.Stop = openai.ChatCompletionNewParamsStopUnion{OfStringArray: req.Stop}
-	}
-	return p
+	return json.Marshal(p)
 }
 
 // call makes one logical request for n choices, retrying transient failures.
 func (c *Client) call(ctx context.Context, req Request, n int, seedShift int64) (Reply, error) {
-	p := c.params(req, n, seedShift)
+	p, err := c.body(req, n, seedShift)
+	if err != nil {
+		return Reply{}, &fatalError{fmt.Errorf("encode request: %w", err)}
+	}
 	for attempt := 0; ; attempt++ {
 		r, retryAfter, err := c.attempt(ctx, p, n)
 		if err == nil {
@@ -447,7 +456,7 @@ func (e *fatalError) Unwrap() error { return e.err }
 // per-attempt timeout. It returns the server's Retry-After delay (-1 when
 // absent) alongside a retryable error, and a *fatalError for failures that
 // must not be retried.
-func (c *Client) attempt(ctx context.Context, p openai.ChatCompletionNewParams, n int) (Reply, time.Duration, error) {
+func (c *Client) attempt(ctx context.Context, body []byte, n int) (Reply, time.Duration, error) {
 	where := "chat server at " + c.cfg.BaseURL
 	select {
 	case c.sem <- struct{}{}:
@@ -455,47 +464,76 @@ func (c *Client) attempt(ctx context.Context, p openai.ChatCompletionNewParams, 
 		return Reply{}, -1, fmt.Errorf("%s: %w", where, ctx.Err())
 	}
 	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
-	var res *http.Response
-	comp, err := c.svc.New(actx, p, option.WithResponseInto(&res))
+	res, data, err := c.post(actx, body)
 	timedOut := actx.Err() != nil
 	cancel()
 	<-c.sem
 
-	if err == nil {
-		r, perr := parse(comp, n)
-		if perr != nil {
-			return Reply{}, -1, &fatalError{fmt.Errorf("%s: %w", where, perr)}
-		}
-		return r, -1, nil
-	}
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
 		return Reply{}, -1, fmt.Errorf("%s: %w", where, ctx.Err())
+	case res != nil && res.StatusCode >= 400:
+		return c.statusError(where, res, data, n)
+	case err != nil && timedOut:
+		return Reply{}, -1, fmt.Errorf("%s: no answer within %v (Config.Timeout): %w", where, c.cfg.Timeout, context.DeadlineExceeded)
+	case err != nil:
+		return Reply{}, -1, fmt.Errorf("%s unreachable: %w", where, err)
 	}
-	if res != nil && res.StatusCode >= 400 {
-		return c.statusError(where, res, err, n)
-	}
-	if res != nil {
-		// A 2xx the SDK could not decode: not JSON, or not a completion.
+	var comp chatReply
+	if err := json.Unmarshal(data, &comp); err != nil {
+		// A 2xx that is not JSON, or not a completion.
 		return Reply{}, -1, &fatalError{fmt.Errorf("%s: malformed response (%d %s): %v", where, res.StatusCode, http.StatusText(res.StatusCode), err)}
 	}
-	if timedOut {
-		return Reply{}, -1, fmt.Errorf("%s: no answer within %v (Config.Timeout): %w", where, c.cfg.Timeout, context.DeadlineExceeded)
+	r, perr := parse(&comp, n)
+	if perr != nil {
+		return Reply{}, -1, &fatalError{fmt.Errorf("%s: %w", where, perr)}
 	}
-	return Reply{}, -1, fmt.Errorf("%s unreachable: %w", where, err)
+	return r, -1, nil
+}
+
+// maxReply bounds the bytes read of one reply: far above any completion
+// stem asks for, it stops a broken server from filling memory.
+const maxReply = 64 << 20
+
+// post sends one request and reads the whole reply body. res is non-nil
+// whenever the server answered, even if reading its body then failed.
+func (c *Client) post(ctx context.Context, body []byte) (*http.Response, []byte, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "application/json")
+	if c.key != "" {
+		hreq.Header.Set("Authorization", "Bearer "+c.key)
+	}
+	res, err := c.http.Do(hreq)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(res.Body, maxReply+1))
+	if err == nil && len(data) > maxReply {
+		err = fmt.Errorf("reply over %d MiB", maxReply>>20)
+	}
+	if err != nil && res.StatusCode < 400 {
+		return nil, nil, fmt.Errorf("read reply: %w", err)
+	}
+	return res, data, nil
 }
 
 // statusError turns an HTTP error status into an error saying what to fix,
 // retryable or not.
-func (c *Client) statusError(where string, res *http.Response, err error, n int) (Reply, time.Duration, error) {
+func (c *Client) statusError(where string, res *http.Response, body []byte, n int) (Reply, time.Duration, error) {
 	code := res.StatusCode
 	status := fmt.Sprintf("%d %s", code, http.StatusText(code))
-	msg := serverMessage(res, err)
+	msg := serverMessage(body)
 	switch {
 	case code == http.StatusRequestTimeout || code == http.StatusConflict || code == http.StatusTooManyRequests || code >= 500:
 		return Reply{}, retryAfter(res.Header), fmt.Errorf("%s: %s%s", where, status, msg)
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
 		hint := "check $" + c.cfg.APIKeyEnv
-		if !c.keySet {
+		if c.key == "" {
 			hint += " (it is not set)"
 		}
 		return Reply{}, -1, &fatalError{fmt.Errorf("%s: %s: %s%s", where, status, hint, msg)}
@@ -509,20 +547,18 @@ func (c *Client) statusError(where string, res *http.Response, err error, n int)
 }
 
 // serverMessage extracts the error text of a failed response, formatted as
-// ": text", or "" when there is none. The SDK parses OpenAI's
-// {"error":{"message":...}}; other servers' bodies (vLLM's {"message":...},
-// a proxy's plain text) are quoted from the raw body.
-func serverMessage(res *http.Response, err error) string {
-	var apiErr *openai.Error
-	if errors.As(err, &apiErr) && apiErr.Message != "" {
-		return ": " + oneLine(apiErr.Message)
+// ": text", or "" when there is none: OpenAI's {"error":{"message":...}},
+// vLLM's {"message":...}, or a proxy's plain text quoted as it is.
+func serverMessage(body []byte) string {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
 	}
-	if res.Body == nil {
-		return ""
+	if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {
+		return ": " + oneLine(e.Error.Message)
 	}
-	data, _ := io.ReadAll(io.LimitReader(res.Body, 4096))
-	res.Body.Close()
-	if s := oneLine(string(data)); s != "" {
+	if s := oneLine(string(body[:min(len(body), 4096)])); s != "" {
 		return ": " + s
 	}
 	return ""
@@ -538,14 +574,14 @@ func oneLine(s string) string {
 }
 
 // parse checks a decoded completion and orders its choices by index.
-func parse(comp *openai.ChatCompletion, n int) (Reply, error) {
-	if comp == nil || len(comp.Choices) == 0 {
+func parse(comp *chatReply, n int) (Reply, error) {
+	if len(comp.Choices) == 0 {
 		return Reply{}, errors.New("malformed response: no choices")
 	}
 	if len(comp.Choices) > n {
 		return Reply{}, fmt.Errorf("malformed response: %d choices for n = %d", len(comp.Choices), n)
 	}
-	choices := append([]openai.ChatCompletionChoice(nil), comp.Choices...)
+	choices := slices.Clone(comp.Choices)
 	sort.SliceStable(choices, func(i, j int) bool { return choices[i].Index < choices[j].Index })
 	r := Reply{
 		Choices:       make([]string, len(choices)),
@@ -557,7 +593,7 @@ func parse(comp *openai.ChatCompletion, n int) (Reply, error) {
 		},
 	}
 	for i, ch := range choices {
-		if !ch.JSON.Message.Valid() {
+		if ch.Message == nil {
 			return Reply{}, fmt.Errorf("malformed response: choice %d has no message", ch.Index)
 		}
 		r.Choices[i] = ch.Message.Content
