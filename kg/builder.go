@@ -113,6 +113,11 @@ func (b *Builder) Build() (*Graph, error) {
 	return g, nil
 }
 
+// BuildAllowEmpty is Build, except that no triple is an empty graph rather
+// than ErrEmpty: a question's neighbourhood fetched from a remote KG may
+// be empty, and is still a graph to answer over (with nothing).
+func (b *Builder) BuildAllowEmpty() (*Graph, error) { return b.build(true) }
+
 // build is Build, optionally allowing an empty graph (RoG rows can have
 // empty subgraphs, and a row is still worth reading for its question).
 func (b *Builder) build(allowEmpty bool) (*Graph, error) {

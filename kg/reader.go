@@ -1,5 +1,11 @@
 package kg
 
+import (
+	"context"
+	"slices"
+	"strings"
+)
+
 // Reader is the read side of a KG as stem's stages use it: tracing,
 // entity linking, the planners and the Triple-GNN's subgraph builder ask
 // for nothing else. It is the seam a second backend (a SPARQL endpoint)
@@ -91,4 +97,73 @@ func Of(g *Graph) Reader {
 		return nil
 	}
 	return g
+}
+
+// Neighbourhooder is an optional Reader capability of a KG too large to
+// walk edge by edge, such as a SPARQL endpoint: the triples within hops of
+// some entities, fetched in bulk, as an in-memory graph of their own. The
+// pipeline answers each question over its neighbourhood instead of over
+// the whole KG, so tracing never waits on the network inside its loops.
+type Neighbourhooder interface {
+	Neighbourhood(ctx context.Context, seeds []string, hops int) (*Graph, error)
+}
+
+// Neighbourhood returns the triples of r within hops of the named seeds:
+// every edge of every entity at distance below hops. It is what a
+// Neighbourhooder must return, computed by walking r; seeds r lacks are
+// left out.
+func Neighbourhood(ctx context.Context, r Reader, seeds []string, hops int) (*Graph, error) {
+	var ts [][3]string
+	seen := map[int32]bool{}
+	var front []int32
+	for _, s := range seeds {
+		if id, ok := r.Entity(s); ok && !seen[id] {
+			seen[id] = true
+			front = append(front, id)
+		}
+	}
+	for hop := 0; hop < hops && len(front) > 0; hop++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var next []int32
+		for _, e := range front {
+			for _, row := range [][]int32{r.Out(e), r.In(e)} {
+				for _, tid := range row {
+					t := r.Triple(tid)
+					ts = append(ts, [3]string{r.EntityName(t.Head), r.RelationName(t.Rel), r.EntityName(t.Tail)})
+					for _, x := range []int32{t.Head, t.Tail} {
+						if !seen[x] {
+							seen[x] = true
+							next = append(next, x)
+						}
+					}
+				}
+			}
+		}
+		front = next
+	}
+	return GraphOf(ts)
+}
+
+// GraphOf builds a graph from (head, relation, tail) names, sorted first
+// so that the same triples give the same ids however they were gathered:
+// two backends' neighbourhoods of a question are then the same graph.
+// Duplicates are dropped; no triple is an empty graph.
+func GraphOf(ts [][3]string) (*Graph, error) {
+	ts = slices.Clone(ts)
+	slices.SortFunc(ts, func(a, b [3]string) int {
+		for i := range a {
+			if c := strings.Compare(a[i], b[i]); c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	ts = slices.Compact(ts)
+	b := NewBuilder()
+	for _, t := range ts {
+		b.Add(t[0], t[1], t[2])
+	}
+	return b.BuildAllowEmpty()
 }

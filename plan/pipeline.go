@@ -136,7 +136,19 @@ type Pipeline struct {
 	// MaxQuestion caps a question's length in characters
 	// (0 = DefaultMaxQuestion).
 	MaxQuestion int
+	// MaxHops caps how far from its entities a question's graph reaches
+	// when the shared KG is a kg.Neighbourhooder (a SPARQL endpoint);
+	// 0 = DefaultMaxHops.
+	MaxHops int
 }
+
+// DefaultMaxHops is the default Pipeline.MaxHops: the longest paths of
+// PathQuestion and MetaQA, and of most WebQSP and CWQ plans.
+const DefaultMaxHops = 3
+
+// StageFetch is the Result.Timings key of the time spent fetching a
+// question's graph from a remote KG.
+const StageFetch = "fetch"
 
 // Answer answers one question.
 func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
@@ -189,9 +201,21 @@ func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
 	stage(StageLink, start)
 
 	start = time.Now()
-	proj, err := p.Planner.Plan(ctx, in)
-	if err != nil {
-		return nil, fmt.Errorf("plan %q: %w", q.Question, err)
+	var proj projection.Projection
+	var err error
+	if nb, ok := g.(kg.Neighbourhooder); ok && !own {
+		// A remote KG: plan and answer over the question's neighbourhood.
+		if g, proj, err = p.fetch(ctx, nb, in, res); err != nil {
+			return nil, err
+		}
+		own, res.Graph, in.Graph = true, g, g
+	} else {
+		if own {
+			in.Graph = g
+		}
+		if proj, err = p.Planner.Plan(ctx, in); err != nil {
+			return nil, fmt.Errorf("plan %q: %w", q.Question, err)
+		}
 	}
 	res.Projection = proj
 	strat := proj.Strategy
@@ -225,6 +249,45 @@ func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
 	}
 	stage(StageGenerate, start)
 	return res, nil
+}
+
+// fetch plans a question over a remote KG. The question's graph is
+// fetched in rings around its entities: one hop, then as deep as the
+// plan's schema graphs reach (up to MaxHops), planning again over the
+// deeper graph, because a planner that checks paths in the KG sees more
+// of them. The result is what planning over the whole KG gives, since
+// nothing a plan of that depth touches lies further out.
+func (p *Pipeline) fetch(ctx context.Context, nb kg.Neighbourhooder, in projection.Input, res *Result) (*kg.Graph, projection.Projection, error) {
+	limit := p.MaxHops
+	if limit <= 0 {
+		limit = DefaultMaxHops
+	}
+	var fetchTime, planTime time.Duration
+	defer func() { res.Timings[StageFetch], res.Timings[StagePlan] = Duration(fetchTime), Duration(planTime) }()
+	for hops := 1; ; {
+		t0 := time.Now()
+		sub, err := nb.Neighbourhood(ctx, in.Entities, hops)
+		fetchTime += time.Since(t0)
+		if err != nil {
+			return nil, projection.Projection{}, fmt.Errorf("fetch the graph of %q: %w", in.Question, err)
+		}
+		in.Graph = sub
+		t0 = time.Now()
+		proj, err := p.Planner.Plan(ctx, in)
+		planTime += time.Since(t0)
+		if err != nil {
+			return nil, projection.Projection{}, fmt.Errorf("plan %q: %w", in.Question, err)
+		}
+		need := 1
+		for _, c := range proj.Candidates {
+			need = max(need, len(c.Graph.Triples))
+		}
+		need = min(need, limit)
+		if need <= hops {
+			return sub, proj, nil
+		}
+		hops = need
+	}
 }
 
 // anchors returns the KG ids the question's entities anchor on, with the

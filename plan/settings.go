@@ -46,6 +46,8 @@ type Settings struct {
 
 	// MaxQuestion is the longest question answered, in characters.
 	MaxQuestion int `flag:"max-question" min:"1" usage:"longest question answered, in characters"`
+	// MaxHops caps the reach of a question's graph over a SPARQL KG.
+	MaxHops int `flag:"kg-hops" min:"1" max:"6" category:"sparql" usage:"SPARQL KGs: the farthest hop from a question's entities its graph is fetched to (as far as its plans reach, up to this)"`
 
 	Tracing tracing.Config
 	Chat    catalog.ChatSettings
@@ -55,7 +57,7 @@ type Settings struct {
 // structural answers and STEM's retrieval.
 func DefaultSettings() Settings {
 	return Settings{Planner: "auto", Beam: projection.DefaultBeam, ExamplesFormat: "pq", Strategy: "auto",
-		Retriever: DefaultStrategy, Generator: "structural", MaxQuestion: DefaultMaxQuestion, Tracing: tracing.DefaultConfig(), Chat: catalog.DefaultChatSettings()}
+		Retriever: DefaultStrategy, Generator: "structural", MaxQuestion: DefaultMaxQuestion, MaxHops: DefaultMaxHops, Tracing: tracing.DefaultConfig(), Chat: catalog.DefaultChatSettings()}
 }
 
 // PlannerName names a planner.
@@ -200,12 +202,23 @@ func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() 
 	if err != nil {
 		return nil, close, err
 	}
-	p = &Pipeline{Graph: a.Graph, Planner: planner, Strategy: s.Strategy.Override(), Generator: generation.Structural{}, MaxQuestion: s.MaxQuestion}
-	if a.Graph != nil {
+	p = &Pipeline{Graph: a.Graph, Planner: planner, Strategy: s.Strategy.Override(), Generator: generation.Structural{}, MaxQuestion: s.MaxQuestion, MaxHops: s.MaxHops}
+	env := Env{Graph: a.Graph, Entities: a.Entities, Encoder: a.Encoder, Tracing: s.Tracing}
+	_, remote := a.Graph.(kg.Neighbourhooder)
+	switch {
+	case remote:
+		// Each question is answered over its own neighbourhood: the
+		// strategies prepare per question, and links are looked up by
+		// name at the endpoint (no vector for every entity).
+		p.Linker = linking.New(a.Graph, nil)
+		env.Graph, env.Entities = nil, nil
+	case a.Graph != nil:
 		p.Linker = linking.New(a.Graph, a.Entities)
 	}
-	env := Env{Graph: a.Graph, Entities: a.Entities, Encoder: a.Encoder, Tracing: s.Tracing}
 	if s.GNN != "" {
+		if remote {
+			return nil, close, fmt.Errorf("--gnn needs a KG in memory: guidance over a SPARQL endpoint would score every entity of the KG")
+		}
 		if a.Graph == nil {
 			return nil, close, fmt.Errorf("--gnn needs a shared KG (formats pq, metaqa): per-question graphs are traced without guidance")
 		}

@@ -13,6 +13,7 @@ package projection
 import (
 	"context"
 
+	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/schema"
 )
 
@@ -31,6 +32,11 @@ type Input struct {
 	// Mentions are the spans of Question that name Entities, when known
 	// (Mentions[i] names Entities[i]); pattern planners mask them.
 	Mentions []string
+	// Graph, when not nil, is the question's own graph (a per-question
+	// subgraph, or the neighbourhood fetched from a remote KG): planners
+	// that check paths in a KG check them there rather than in the KG
+	// they were built with.
+	Graph kg.Reader
 	// Gold is the benchmark's answer sheet, nil outside evaluation. Only the
 	// oracle planner reads it; a planner that looked at it would be
 	// measuring nothing.

@@ -98,6 +98,11 @@ var ErrEmptyQuestion = errors.New("pattern: empty question")
 // no Graph) named by mentions (may be empty: the entities are then looked
 // up in the text with linking.Find).
 func (p *Planner) Predict(ctx context.Context, question string, entities, mentions []string) (Prediction, error) {
+	return p.predict(ctx, p.cfg.Graph, question, entities, mentions)
+}
+
+// predict is Predict with paths checked in g (nil: not checked).
+func (p *Planner) predict(ctx context.Context, g kg.Reader, question string, entities, mentions []string) (Prediction, error) {
 	if len(linking.Words(question)) == 0 {
 		return Prediction{}, ErrEmptyQuestion
 	}
@@ -209,14 +214,14 @@ func (p *Planner) Predict(ctx context.Context, question string, entities, mentio
 	case breadth == 0 && precision == 0:
 		pred.Notes = append(pred.Notes, "no neighbour has a strategy label; strategy defaults to precision")
 	}
-	if g := p.cfg.Graph; g != nil {
+	if g != nil {
 		cands = p.checkKG(g, cands, entities, &pred)
 	}
 	if len(cands) > p.cfg.Beam {
 		cands = cands[:p.cfg.Beam]
 	}
 	pred.Paths = cands
-	if g := p.cfg.Graph; g != nil && !p.cfg.VoteStrategy && len(cands) > 0 && cands[0].Reach > 0 {
+	if g != nil && !p.cfg.VoteStrategy && len(cands) > 0 && cands[0].Reach > 0 {
 		pred.Strategy = schema.Precision
 		if cands[0].Reach > 1 {
 			pred.Strategy = schema.Breadth
@@ -340,7 +345,13 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 	if len(in.Entities) == 0 {
 		return projection.Projection{}, errors.New("pattern: plan: the question has no linked entity to anchor the paths on")
 	}
-	pred, err := p.Predict(ctx, in.Question, in.Entities, in.Mentions)
+	// A planner made for a KG checks paths in the question's view of it
+	// when there is one (a neighbourhood fetched from an endpoint).
+	g := p.cfg.Graph
+	if g != nil && in.Graph != nil {
+		g = in.Graph
+	}
+	pred, err := p.predict(ctx, g, in.Question, in.Entities, in.Mentions)
 	if err != nil {
 		return projection.Projection{}, err
 	}

@@ -1,0 +1,229 @@
+package sparql
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/stem-kgqa/stem/internal/retry"
+)
+
+// ErrTruncated is returned when an endpoint sent fewer rows than it said a
+// query has: engines cut results at a configured maximum without an error
+// (Virtuoso's ResultSetMaxRows is 10,000 by default), and a cut answer
+// would silently lose edges.
+var ErrTruncated = errors.New("result truncated by the endpoint")
+
+// Term is one RDF term of a result row.
+type Term struct {
+	// Type is "uri", "literal" or "bnode".
+	Type  string `json:"type"`
+	Value string `json:"value"`
+	Lang  string `json:"xml:lang,omitempty"`
+}
+
+// Results are the rows of a SELECT query: one map per row, from variable
+// name to its term; a variable left unbound is absent from its row.
+type Results struct {
+	Vars []string
+	Rows []map[string]Term
+}
+
+// ParseResults reads the SPARQL 1.1 Query Results JSON Format. It rejects
+// what is not that format (an HTML error page, an ASK result, a cut
+// document) with an error that says what it saw.
+func ParseResults(data []byte) (*Results, error) {
+	var doc struct {
+		Head *struct {
+			Vars []string `json:"vars"`
+		} `json:"head"`
+		Results *struct {
+			Bindings []map[string]Term `json:"bindings"`
+		} `json:"results"`
+		Boolean *bool `json:"boolean"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("not SPARQL JSON results (%v): %s", err, snippet(data))
+	}
+	if doc.Results == nil {
+		if doc.Boolean != nil {
+			return nil, errors.New("an ASK result where SELECT rows were expected")
+		}
+		return nil, fmt.Errorf("no \"results\" member: %s", snippet(data))
+	}
+	r := &Results{Rows: doc.Results.Bindings}
+	if doc.Head != nil {
+		r.Vars = doc.Head.Vars
+	}
+	for i, row := range r.Rows {
+		for v, t := range row {
+			switch t.Type {
+			case "uri", "literal", "bnode", "typed-literal":
+			default:
+				return nil, fmt.Errorf("row %d: variable %s has term type %q", i, v, t.Type)
+			}
+		}
+	}
+	return r, nil
+}
+
+// snippet is the start of a reply body, on one line, for an error message.
+func snippet(b []byte) string {
+	s := strings.Join(strings.Fields(string(b[:min(len(b), 2000)])), " ")
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	if s == "" {
+		return "(empty body)"
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// client sends SPARQL 1.1 protocol queries (POST, form-encoded) with a
+// per-query timeout and retries with backoff on 5xx replies and
+// connection errors. A 4xx means the query itself was refused: it is
+// never retried, and the server's message is shown.
+type client struct {
+	endpoint string
+	graph    string // default-graph-uri, when set
+	http     *http.Client
+	timeout  time.Duration
+	retries  int
+	backoff  retry.Backoff
+	queries  atomic.Int64 // requests that got an answer, for reports
+}
+
+// maxBody bounds the bytes read of one reply; pages are far smaller.
+const maxBody = 256 << 20
+
+// Select runs a SELECT query and returns its rows.
+func (c *client) Select(ctx context.Context, query string) (*Results, error) {
+	var last error
+	for attempt := 0; ; attempt++ {
+		res, retryAfter, err := c.attempt(ctx, query)
+		if err == nil {
+			return res, nil
+		}
+		var fatal *fatalError
+		if ctx.Err() != nil || errors.As(err, &fatal) {
+			return nil, err
+		}
+		last = err
+		if attempt >= c.retries {
+			if attempt > 0 {
+				return nil, fmt.Errorf("%w (gave up after %d attempts)", last, attempt+1)
+			}
+			return nil, last
+		}
+		t := time.NewTimer(c.backoff.Delay(attempt, retryAfter))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("%w (while waiting to retry after: %v)", ctx.Err(), last)
+		case <-t.C:
+		}
+	}
+}
+
+// fatalError marks a failure that retrying cannot fix.
+type fatalError struct{ err error }
+
+func (e *fatalError) Error() string { return e.err.Error() }
+func (e *fatalError) Unwrap() error { return e.err }
+
+func (c *client) attempt(ctx context.Context, query string) (*Results, time.Duration, error) {
+	where := "sparql: query " + c.endpoint
+	form := url.Values{"query": {query}}
+	if c.graph != "" {
+		form.Set("default-graph-uri", c.graph)
+	}
+	actx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, c.endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, -1, &fatalError{fmt.Errorf("%s: %w", where, err)}
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/sparql-results+json")
+	res, err := c.http.Do(req)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return nil, -1, fmt.Errorf("%s: %w", where, ctx.Err())
+		case actx.Err() != nil:
+			return nil, -1, fmt.Errorf("%s: no answer within %v (--sparql-timeout): %w", where, c.timeout, context.DeadlineExceeded)
+		}
+		return nil, -1, fmt.Errorf("%s: unreachable: %w", where, err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(res.Body, maxBody+1))
+	if err != nil {
+		if actx.Err() != nil && ctx.Err() == nil {
+			return nil, -1, fmt.Errorf("%s: reply not finished within %v (--sparql-timeout): %w", where, c.timeout, context.DeadlineExceeded)
+		}
+		return nil, -1, fmt.Errorf("%s: read reply: %w", where, err)
+	}
+	c.queries.Add(1)
+	if len(body) > maxBody {
+		return nil, -1, &fatalError{fmt.Errorf("%s: reply over %d MiB", where, maxBody>>20)}
+	}
+	status := fmt.Sprintf("status %d %s", res.StatusCode, http.StatusText(res.StatusCode))
+	switch {
+	case res.StatusCode >= 500 || res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusRequestTimeout:
+		return nil, retry.After(res.Header), fmt.Errorf("%s: %s: %s", where, status, message(body))
+	case res.StatusCode >= 400:
+		return nil, -1, &fatalError{fmt.Errorf("%s: %s: the server refused the query: %s", where, status, message(body))}
+	case res.StatusCode >= 300:
+		return nil, -1, &fatalError{fmt.Errorf("%s: %s (redirected to %q: give that URL)", where, status, res.Header.Get("Location"))}
+	}
+	r, err := ParseResults(body)
+	if err != nil {
+		ct := res.Header.Get("Content-Type")
+		return nil, -1, &fatalError{fmt.Errorf("%s: the reply (%s) is %w; is this a SPARQL endpoint?", where, ct, err)}
+	}
+	return r, -1, nil
+}
+
+// message is a server's error text, on one line and bounded.
+func message(body []byte) string {
+	s := strings.Join(strings.Fields(string(body[:min(len(body), 4000)])), " ")
+	if len(s) > 500 {
+		s = s[:500] + "..."
+	}
+	if s == "" {
+		return "(no message)"
+	}
+	return s
+}
+
+// literal quotes s as a SPARQL string literal.
+func literal(s string) string {
+	var b bytes.Buffer
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

@@ -1,0 +1,28 @@
+// Package sparql reads a KG from a SPARQL 1.1 endpoint (Virtuoso serving
+// Freebase, QLever, Jena Fuseki, GraphDB, Amazon Neptune) as a kg.Reader,
+// so every stage of stem runs over a graph too large to hold in memory.
+//
+// Only the SPARQL 1.1 protocol and standard query forms are used (POST
+// with a form-encoded query, JSON results, VALUES, GROUP BY, ORDER BY,
+// LIMIT/OFFSET): no engine extension is needed.
+//
+// Names: an IRI under Config.Prefix (Freebase's ns: by default) is named
+// by its local part, percent-decoded, so a KG exported by `stem kg export`
+// reads back with its original names; other IRIs are named by the whole
+// IRI, literals by their lexical form, as kg.ReadNTriples names them. The
+// name predicates (type.object.name, common.topic.alias, rdfs:label) are
+// read for name lookup and are not edges.
+//
+// Cost: a question's graph is fetched by Graph.Neighbourhood one hop at a
+// time: per hop and direction, one COUNT query per batch of entities (the
+// per-entity counts let a page the server cut short be detected, and cap
+// hubs before their edges are read) and then pages of rows, never one
+// query per edge. Engines cut results at a row limit without saying so
+// (Virtuoso's ResultSetMaxRows, 10,000 by default), and reject VALUES
+// blocks of a few thousand IRIs: pages are PageSize rows, batches Batch
+// entities, and a short page is ErrTruncated, never a smaller answer.
+//
+// Hubs: an entity with more than MaxDegree edges in a direction keeps its
+// first MaxDegree in the endpoint's (relation, other end) order, and is
+// counted in Stats.Capped.
+package sparql

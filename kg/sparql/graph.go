@@ -1,0 +1,772 @@
+package sparql
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/stem-kgqa/stem/internal/retry"
+	"github.com/stem-kgqa/stem/kg"
+)
+
+// Freebase's namespace and name predicates: the defaults, because Freebase
+// on Virtuoso is what the KGQA field serves.
+const (
+	FreebaseNS = "http://rdf.freebase.com/ns/"
+	RDFSLabel  = "http://www.w3.org/2000/01/rdf-schema#label"
+)
+
+// Config says where the endpoint is and how to read it.
+type Config struct {
+	// Endpoint is the SPARQL 1.1 query URL (http://host:8890/sparql).
+	Endpoint string
+	// Graph, when set, is the named graph queried (default-graph-uri).
+	Graph string
+	// Prefix is stripped from entity and relation IRIs to make their
+	// names, and put back to query them; names of IRIs outside it are the
+	// whole IRI. Default FreebaseNS.
+	Prefix string
+	// Names are the predicates that hold an entity's names. They are
+	// used for name lookup and are not edges. Default: Freebase's
+	// type.object.name and common.topic.alias, and rdfs:label.
+	Names []string
+	// Lang is the language tag of the names looked up ("" for any).
+	// Default "en".
+	Lang string
+	// Timeout bounds one query (default 60 s); Retries (default 4, -1 for
+	// none) retries a query that failed with a 5xx or a lost connection.
+	Timeout time.Duration
+	Retries int
+	// BackoffBase and BackoffMax shape the wait between retries
+	// (defaults 0.5 s and 30 s).
+	BackoffBase, BackoffMax time.Duration
+	// PageSize is the LIMIT of one page of rows (default 10,000, Virtuoso's
+	// default ResultSetMaxRows; it must not exceed the server's cap, and
+	// a cut page is detected and reported, never taken as complete).
+	PageSize int
+	// Batch is the most entities in one VALUES block (default 500;
+	// Virtuoso rejects blocks of a few thousand IRIs).
+	Batch int
+	// MaxDegree caps the edges kept per entity and direction (default
+	// 100,000). A hub over the cap keeps its first MaxDegree edges in
+	// (relation, other end) order and is counted in Stats.Capped: Freebase
+	// has entities with millions of edges, which no question can use
+	// whole.
+	MaxDegree int
+	// MaxCached bounds the triples whose adjacency is cached between
+	// calls (default 2,000,000); past it the adjacency cache is emptied.
+	MaxCached int
+	// HTTPClient, when set, sends the requests.
+	HTTPClient *http.Client
+}
+
+func (c Config) withDefaults() (Config, error) {
+	u, err := url.Parse(c.Endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return c, fmt.Errorf("sparql: endpoint %q: want http(s)://host[:port]/path", c.Endpoint)
+	}
+	if c.Prefix == "" {
+		c.Prefix = FreebaseNS
+	}
+	if c.Names == nil {
+		c.Names = []string{FreebaseNS + "type.object.name", FreebaseNS + "common.topic.alias", RDFSLabel}
+	}
+	if c.Lang == "" {
+		c.Lang = "en"
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 60 * time.Second
+	}
+	retry.FillDefaults(&c.Retries, &c.BackoffBase, &c.BackoffMax)
+	if c.PageSize <= 0 {
+		c.PageSize = 10000
+	}
+	if c.Batch <= 0 {
+		c.Batch = 500
+	}
+	if c.MaxDegree <= 0 {
+		c.MaxDegree = 100000
+	}
+	if c.MaxCached <= 0 {
+		c.MaxCached = 2000000
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = &http.Client{}
+	}
+	return c, nil
+}
+
+// IsEndpoint reports whether a --kg value names a SPARQL endpoint rather
+// than a file.
+func IsEndpoint(s string) bool {
+	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
+}
+
+// Graph is a KG read from a SPARQL endpoint: a kg.Reader whose ids are
+// interned in the order entities, relations and triples were first served.
+// Out, In and the other methods fetch what they need on first use; since
+// kg.Reader's methods cannot fail, a failure is kept and reported by Err,
+// and the method answers as if the entity had no edges. Callers that can
+// fail should use Neighbourhood, which fetches a question's whole graph
+// in batched queries and returns any error.
+type Graph struct {
+	cfg Config
+	c   *client
+
+	mu       sync.Mutex
+	ents     interner // entity name -> id; terms hold the SPARQL form
+	rels     interner
+	triples  map[kg.Triple]int32
+	heads    []int32
+	relsOf   []int32
+	tails    []int32
+	out, in  map[int32][]int32 // fetched adjacency, sorted by (relation, other end)
+	cached   int               // triples in out and in
+	capped   map[int32]bool
+	err      error
+	notFound map[string]bool // names known to be absent
+}
+
+var _ kg.Reader = (*Graph)(nil)
+
+// Open checks cfg; it sends no query, so the endpoint may come up later.
+func Open(cfg Config) (*Graph, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	g := &Graph{
+		cfg: cfg,
+		c: &client{endpoint: cfg.Endpoint, graph: cfg.Graph, http: cfg.HTTPClient, timeout: cfg.Timeout, retries: cfg.Retries,
+			backoff: retry.Backoff{Base: cfg.BackoffBase, Max: cfg.BackoffMax, MaxRetryAfter: time.Minute}},
+		ents: newInterner(), rels: newInterner(),
+		triples: map[kg.Triple]int32{},
+		out:     map[int32][]int32{}, in: map[int32][]int32{},
+		capped: map[int32]bool{}, notFound: map[string]bool{},
+	}
+	return g, nil
+}
+
+// Endpoint returns the endpoint URL.
+func (g *Graph) Endpoint() string { return g.cfg.Endpoint }
+
+// Stats are counts for reports.
+type Stats struct {
+	Queries int64 // requests answered by the endpoint
+	Capped  int   // entities whose edges were cut at MaxDegree
+}
+
+// Stats returns the counts so far.
+func (g *Graph) Stats() Stats {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return Stats{Queries: g.c.queries.Load(), Capped: len(g.capped)}
+}
+
+// Err returns the first failure of a method that could not return one.
+func (g *Graph) Err() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.err
+}
+
+// Ping runs a trivial query, to report a wrong URL before any work.
+func (g *Graph) Ping(ctx context.Context) error {
+	_, err := g.c.Select(ctx, "SELECT ?s WHERE { ?s ?p ?o } LIMIT 1")
+	return err
+}
+
+// interner numbers names densely and keeps each one's SPARQL term.
+type interner struct {
+	ids   map[string]int32
+	names []string
+	terms []string
+}
+
+func newInterner() interner { return interner{ids: map[string]int32{}} }
+
+func (n *interner) id(name, term string) int32 {
+	if id, ok := n.ids[name]; ok {
+		return id
+	}
+	id := int32(len(n.names))
+	n.ids[name] = id
+	n.names = append(n.names, name)
+	n.terms = append(n.terms, term)
+	return id
+}
+
+// nameOf returns the stem name of an RDF term: the local name under the
+// prefix (unescaped), a whole IRI outside it, "_:label" for a blank node,
+// and the lexical form of a literal (as kg.ReadNTriples names them).
+func (g *Graph) nameOf(t Term) string {
+	switch t.Type {
+	case "uri":
+		if rest, ok := strings.CutPrefix(t.Value, g.cfg.Prefix); ok && rest != "" {
+			if name, err := url.PathUnescape(rest); err == nil {
+				return name
+			}
+			return rest
+		}
+		return t.Value
+	case "bnode":
+		return "_:" + t.Value
+	}
+	return t.Value
+}
+
+// termOf writes t in SPARQL syntax, for VALUES blocks.
+func termOf(t Term) string {
+	switch t.Type {
+	case "uri":
+		return "<" + t.Value + ">"
+	case "literal", "typed-literal":
+		if t.Lang != "" {
+			return literal(t.Value) + "@" + t.Lang
+		}
+		return literal(t.Value)
+	}
+	return "" // a blank node cannot be named in a later query
+}
+
+// IRI returns the IRI a stem name stands for under the prefix: the
+// inverse of the naming rule (a name that is already an IRI is itself).
+func (g *Graph) IRI(name string) string {
+	if strings.Contains(name, "://") {
+		return name
+	}
+	return g.cfg.Prefix + escapeLocal(name)
+}
+
+// escapeLocal percent-encodes what an IRI cannot hold.
+func escapeLocal(name string) string {
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c <= ' ' || c == 0x7f || strings.IndexByte("<>\"{}|^`\\%", c) >= 0 {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// NumEntities returns the entities interned so far.
+func (g *Graph) NumEntities() int { g.mu.Lock(); defer g.mu.Unlock(); return len(g.ents.names) }
+
+// NumRelations returns the relations interned so far.
+func (g *Graph) NumRelations() int { g.mu.Lock(); defer g.mu.Unlock(); return len(g.rels.names) }
+
+// NumTriples returns the triples interned so far.
+func (g *Graph) NumTriples() int { g.mu.Lock(); defer g.mu.Unlock(); return len(g.heads) }
+
+// EntityName returns entity id's name.
+func (g *Graph) EntityName(id int32) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.ents.names[id]
+}
+
+// RelationName returns relation id's name.
+func (g *Graph) RelationName(id int32) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.rels.names[id]
+}
+
+// Triple returns triple id.
+func (g *Graph) Triple(id int32) kg.Triple {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return kg.Triple{Head: g.heads[id], Rel: g.relsOf[id], Tail: g.tails[id]}
+}
+
+// Entity looks an entity up by its name: it exists when it has an edge.
+func (g *Graph) Entity(name string) (int32, bool) {
+	g.mu.Lock()
+	id, ok := g.ents.ids[name]
+	known := g.notFound[name]
+	g.mu.Unlock()
+	if ok {
+		return id, true
+	}
+	if known || name == "" {
+		return -1, false
+	}
+	iri := "<" + g.IRI(name) + ">"
+	r, err := g.c.Select(g.ctx(), fmt.Sprintf("SELECT ?p WHERE { { %s ?p ?o } UNION { ?s ?p %s } } LIMIT 1", iri, iri))
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err != nil {
+		g.fail(err)
+		return -1, false
+	}
+	if len(r.Rows) == 0 {
+		g.notFound[name] = true
+		return -1, false
+	}
+	return g.ents.id(name, iri), true
+}
+
+// Relation looks a relation up by name; a relation not yet served is
+// checked at the endpoint.
+func (g *Graph) Relation(name string) (int32, bool) {
+	g.mu.Lock()
+	id, ok := g.rels.ids[name]
+	g.mu.Unlock()
+	if ok {
+		return id, true
+	}
+	if name == "" {
+		return -1, false
+	}
+	iri := "<" + g.IRI(name) + ">"
+	r, err := g.c.Select(g.ctx(), fmt.Sprintf("SELECT ?s WHERE { ?s %s ?o } LIMIT 1", iri))
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err != nil {
+		g.fail(err)
+		return -1, false
+	}
+	if len(r.Rows) == 0 {
+		return -1, false
+	}
+	return g.rels.id(name, iri), true
+}
+
+// EntitiesByNorm returns the entities whose name, or whose label under a
+// name predicate, equals name after kg.Normalize. The endpoint is asked
+// for the spellings a name is commonly written in (as given, lower case,
+// with underscores for spaces), so no full scan runs.
+func (g *Graph) EntitiesByNorm(name string) []int32 {
+	ids, err := g.LookupNames(g.ctx(), []string{name})
+	if err != nil {
+		g.mu.Lock()
+		g.fail(err)
+		g.mu.Unlock()
+		return nil
+	}
+	return ids[name]
+}
+
+// LookupNames returns, for each name, the entities whose name or label
+// matches it after kg.Normalize, in one query per batch of names.
+func (g *Graph) LookupNames(ctx context.Context, names []string) (map[string][]int32, error) {
+	want := map[string]string{} // variant -> normalized name asked
+	var iris, lits []string
+	for _, n := range names {
+		norm := kg.Normalize(n)
+		if norm == "" {
+			continue
+		}
+		for _, v := range spellings(n) {
+			if _, ok := want[v]; ok {
+				continue
+			}
+			want[v] = norm
+			iris = append(iris, "<"+g.IRI(v)+">")
+			lits = append(lits, literal(v))
+			if g.cfg.Lang != "" {
+				lits = append(lits, literal(v)+"@"+g.cfg.Lang)
+			}
+		}
+	}
+	out := map[string][]int32{}
+	if len(want) == 0 {
+		return out, nil
+	}
+	var preds []string
+	for _, p := range g.cfg.Names {
+		preds = append(preds, "<"+p+">")
+	}
+	found := map[string]map[int32]bool{} // normalized -> ids
+	add := func(norm string, id int32) {
+		if found[norm] == nil {
+			found[norm] = map[int32]bool{}
+		}
+		found[norm][id] = true
+	}
+	for lo := 0; lo < len(iris); lo += g.cfg.Batch {
+		batch := iris[lo:min(lo+g.cfg.Batch, len(iris))]
+		q := fmt.Sprintf("SELECT DISTINCT ?e WHERE { VALUES ?e { %s } { ?e ?p ?o } UNION { ?s ?p ?e } }", strings.Join(batch, " "))
+		r, err := g.c.Select(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		g.mu.Lock()
+		for _, row := range r.Rows {
+			t := row["e"]
+			name := g.nameOf(t)
+			if norm, ok := want[name]; ok && kg.Normalize(name) == norm {
+				add(norm, g.ents.id(name, termOf(t)))
+			}
+		}
+		g.mu.Unlock()
+	}
+	if len(preds) > 0 {
+		for lo := 0; lo < len(lits); lo += g.cfg.Batch {
+			batch := lits[lo:min(lo+g.cfg.Batch, len(lits))]
+			q := fmt.Sprintf("SELECT DISTINCT ?e ?l WHERE { VALUES ?l { %s } VALUES ?p { %s } ?e ?p ?l }", strings.Join(batch, " "), strings.Join(preds, " "))
+			r, err := g.c.Select(ctx, q)
+			if err != nil {
+				return nil, err
+			}
+			g.mu.Lock()
+			for _, row := range r.Rows {
+				t, l := row["e"], row["l"]
+				if t.Type != "uri" {
+					continue
+				}
+				if norm, ok := want[l.Value]; ok {
+					add(norm, g.ents.id(g.nameOf(t), termOf(t)))
+				}
+			}
+			g.mu.Unlock()
+		}
+	}
+	for _, n := range names {
+		ids := make([]int32, 0, len(found[kg.Normalize(n)]))
+		for id := range found[kg.Normalize(n)] {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		if len(ids) > 0 {
+			out[n] = ids
+		}
+	}
+	return out, nil
+}
+
+// spellings are the forms a name is looked up in.
+func spellings(name string) []string {
+	norm := kg.Normalize(name)
+	out := []string{name}
+	for _, v := range []string{norm, strings.ReplaceAll(norm, " ", "_"), strings.ReplaceAll(name, " ", "_"), strings.ReplaceAll(name, "_", " ")} {
+		if v != "" && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// ctx is the context of methods kg.Reader gives none: bounded by the
+// per-query timeout inside the client.
+func (g *Graph) ctx() context.Context { return context.Background() }
+
+// fail keeps the first error; the caller holds g.mu.
+func (g *Graph) fail(err error) {
+	if g.err == nil {
+		g.err = err
+	}
+}
+
+// Out returns the triples leaving e, fetched on first use.
+func (g *Graph) Out(e int32) []int32 { return g.adj(e, true) }
+
+// In returns the triples entering e, fetched on first use.
+func (g *Graph) In(e int32) []int32 { return g.adj(e, false) }
+
+// OutRel returns the triples leaving e with relation r.
+func (g *Graph) OutRel(e, r int32) []int32 { return g.relRange(g.Out(e), r) }
+
+// InRel returns the triples entering e with relation r.
+func (g *Graph) InRel(e, r int32) []int32 { return g.relRange(g.In(e), r) }
+
+func (g *Graph) relRange(row []int32, r int32) []int32 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	lo, _ := slices.BinarySearchFunc(row, r, func(t, r int32) int { return cmp.Compare(g.relsOf[t], r) })
+	hi := lo
+	for hi < len(row) && g.relsOf[row[hi]] == r {
+		hi++
+	}
+	return row[lo:hi]
+}
+
+// Degree is len(Out(e)) + len(In(e)).
+func (g *Graph) Degree(e int32) int { return len(g.Out(e)) + len(g.In(e)) }
+
+// HasTriple reports whether the endpoint holds (h, r, t).
+func (g *Graph) HasTriple(h, r, t int32) bool {
+	for _, id := range g.OutRel(h, r) {
+		if g.Triple(id).Tail == t {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *Graph) adj(e int32, out bool) []int32 {
+	g.mu.Lock()
+	m := g.in
+	if out {
+		m = g.out
+	}
+	if row, ok := m[e]; ok {
+		g.mu.Unlock()
+		return row
+	}
+	term := g.ents.terms[e]
+	g.mu.Unlock()
+	if err := g.fetch(g.ctx(), []int32{e}, []string{term}, out, nil); err != nil {
+		g.mu.Lock()
+		g.fail(err)
+		g.mu.Unlock()
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return m[e]
+}
+
+// edge is one fetched row: the entity asked about, the relation and the
+// other end.
+type edge struct {
+	self       int32
+	rel, other Term
+}
+
+// fetch reads the edges of ents in one direction, in batches of Batch
+// entities and pages of PageSize rows, and interns them. Each batch is
+// counted first, per entity, so that hubs over MaxDegree are capped and
+// a page the endpoint cut short is detected (ErrTruncated). With sink
+// set, the rows go to it instead of the adjacency cache.
+func (g *Graph) fetch(ctx context.Context, ents []int32, terms []string, out bool, sink func(edge)) error {
+	var small []int
+	var hubs []int
+	counts := map[int32]int{}
+	// Literals have no out-edges; blank nodes cannot be asked for again.
+	var ask []int
+	for i, t := range terms {
+		if t == "" || out && !strings.HasPrefix(t, "<") {
+			continue
+		}
+		ask = append(ask, i)
+	}
+	for lo := 0; lo < len(ask); lo += g.cfg.Batch {
+		batch := ask[lo:min(lo+g.cfg.Batch, len(ask))]
+		r, err := g.c.Select(ctx, g.countQuery(terms, batch, out))
+		if err != nil {
+			return err
+		}
+		byTerm := map[string]int{}
+		for _, row := range r.Rows {
+			n, err := strconv.Atoi(row["n"].Value)
+			if err != nil {
+				return fmt.Errorf("sparql: query %s: count %q is not a number", g.cfg.Endpoint, row["n"].Value)
+			}
+			byTerm[termOf(row["x"])] = n
+		}
+		for _, i := range batch {
+			n := byTerm[terms[i]]
+			counts[ents[i]] = n
+			switch {
+			case n > g.cfg.MaxDegree:
+				hubs = append(hubs, i)
+			case n > 0:
+				small = append(small, i)
+			}
+		}
+	}
+	rows := map[int32][]edge{}
+	collect := func(e edge) { rows[e.self] = append(rows[e.self], e) }
+	if sink != nil {
+		collect = sink
+	}
+	// Batches of small entities, each at most a few pages.
+	for lo := 0; lo < len(small); {
+		var batch []int
+		total := 0
+		for lo < len(small) && len(batch) < g.cfg.Batch && (len(batch) == 0 || total+counts[ents[small[lo]]] <= 4*g.cfg.PageSize) {
+			batch = append(batch, small[lo])
+			total += counts[ents[small[lo]]]
+			lo++
+		}
+		if err := g.pages(ctx, ents, terms, batch, out, total, collect); err != nil {
+			return err
+		}
+	}
+	for _, i := range hubs {
+		if err := g.pages(ctx, ents, terms, []int{i}, out, g.cfg.MaxDegree, collect); err != nil {
+			return err
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, i := range hubs {
+		g.capped[ents[i]] = true
+	}
+	if sink != nil {
+		return nil
+	}
+	if g.cached > g.cfg.MaxCached {
+		g.out, g.in, g.cached = map[int32][]int32{}, map[int32][]int32{}, 0
+	}
+	m := g.in
+	if out {
+		m = g.out
+	}
+	for i, e := range ents {
+		if terms[i] == "" {
+			continue
+		}
+		var row []int32
+		for _, ed := range rows[e] {
+			rel := g.rels.id(g.nameOf(ed.rel), termOf(ed.rel))
+			other := g.ents.id(g.nameOf(ed.other), termOf(ed.other))
+			tr := kg.Triple{Head: e, Rel: rel, Tail: other}
+			if !out {
+				tr = kg.Triple{Head: other, Rel: rel, Tail: e}
+			}
+			id, ok := g.triples[tr]
+			if !ok {
+				id = int32(len(g.heads))
+				g.triples[tr] = id
+				g.heads, g.relsOf, g.tails = append(g.heads, tr.Head), append(g.relsOf, tr.Rel), append(g.tails, tr.Tail)
+			}
+			row = append(row, id)
+		}
+		slices.SortFunc(row, func(a, b int32) int {
+			if c := cmp.Compare(g.relsOf[a], g.relsOf[b]); c != 0 {
+				return c
+			}
+			if out {
+				return cmp.Compare(g.tails[a], g.tails[b])
+			}
+			return cmp.Compare(g.heads[a], g.heads[b])
+		})
+		row = slices.Compact(row)
+		m[e] = row
+		g.cached += len(row)
+	}
+	return nil
+}
+
+// filter leaves out the name predicates, which are not edges.
+func (g *Graph) filter() string {
+	if len(g.cfg.Names) == 0 {
+		return ""
+	}
+	var ps []string
+	for _, p := range g.cfg.Names {
+		ps = append(ps, "<"+p+">")
+	}
+	return "FILTER(?p NOT IN (" + strings.Join(ps, ", ") + "))"
+}
+
+func (g *Graph) pattern(terms []string, batch []int, out bool) string {
+	vals := make([]string, len(batch))
+	for k, i := range batch {
+		vals[k] = terms[i]
+	}
+	if out {
+		return fmt.Sprintf("VALUES ?x { %s } ?x ?p ?o %s", strings.Join(vals, " "), g.filter())
+	}
+	return fmt.Sprintf("VALUES ?x { %s } ?o ?p ?x %s", strings.Join(vals, " "), g.filter())
+}
+
+func (g *Graph) countQuery(terms []string, batch []int, out bool) string {
+	return fmt.Sprintf("SELECT ?x (COUNT(*) AS ?n) WHERE { %s } GROUP BY ?x", g.pattern(terms, batch, out))
+}
+
+// pages reads want rows of the batch's edges, page by page in a fixed
+// order so that OFFSET is stable; for a capped hub want is MaxDegree.
+// Fewer rows than the count said is ErrTruncated.
+func (g *Graph) pages(ctx context.Context, ents []int32, terms []string, batch []int, out bool, want int, collect func(edge)) error {
+	idOf := map[string]int32{}
+	for _, i := range batch {
+		idOf[terms[i]] = ents[i]
+	}
+	got := 0
+	for got < want {
+		size := min(g.cfg.PageSize, want-got)
+		q := fmt.Sprintf("SELECT ?x ?p ?o WHERE { %s } ORDER BY ?x ?p ?o LIMIT %d OFFSET %d", g.pattern(terms, batch, out), size, got)
+		r, err := g.c.Select(ctx, q)
+		if err != nil {
+			return err
+		}
+		for _, row := range r.Rows {
+			self, ok := idOf[termOf(row["x"])]
+			if !ok {
+				return fmt.Errorf("sparql: query %s: a row for %s, which was not asked for", g.cfg.Endpoint, termOf(row["x"]))
+			}
+			collect(edge{self: self, rel: row["p"], other: row["o"]})
+		}
+		got += len(r.Rows)
+		if len(r.Rows) < size {
+			break
+		}
+	}
+	if got < want {
+		return fmt.Errorf("sparql: query %s: %w: %d of %d rows came back (the server caps results below the page size: lower --sparql-page, or raise ResultSetMaxRows in virtuoso.ini)", g.cfg.Endpoint, ErrTruncated, got, want)
+	}
+	return nil
+}
+
+// Neighbourhood returns the triples within hops of the named seed
+// entities as an in-memory graph of its own: entities at distance below
+// hops have all their edges (hubs capped at MaxDegree), fetched one ring
+// at a time with batched queries, so a question costs a few queries per
+// hop however many edges it meets. Seeds the endpoint does not hold are
+// left out; none found is an empty graph and no error.
+func (g *Graph) Neighbourhood(ctx context.Context, seeds []string, hops int) (*kg.Graph, error) {
+	var ts [][3]string
+	type node struct {
+		name, term string
+	}
+	seen := map[string]bool{}
+	var front []node
+	for _, s := range seeds {
+		if seen[s] {
+			continue
+		}
+		seen[s] = true
+		front = append(front, node{s, "<" + g.IRI(s) + ">"})
+	}
+	for hop := 0; hop < hops && len(front) > 0; hop++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		ids := make([]int32, len(front))
+		terms := make([]string, len(front))
+		for i, n := range front {
+			ids[i], terms[i] = int32(i), n.term
+		}
+		var next []node
+		for _, out := range []bool{true, false} {
+			err := g.fetch(ctx, ids, terms, out, func(e edge) {
+				self := front[e.self].name
+				other := g.nameOf(e.other)
+				rel := g.nameOf(e.rel)
+				if out {
+					ts = append(ts, [3]string{self, rel, other})
+				} else {
+					ts = append(ts, [3]string{other, rel, self})
+				}
+				if !seen[other] {
+					seen[other] = true
+					next = append(next, node{other, termOf(e.other)})
+				}
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		front = next
+	}
+	sub, err := kg.GraphOf(ts)
+	if err != nil {
+		return nil, fmt.Errorf("sparql: neighbourhood of %q: %w", seeds, err)
+	}
+	return sub, nil
+}
+
+var _ kg.Neighbourhooder = (*Graph)(nil)
