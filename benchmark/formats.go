@@ -90,13 +90,13 @@ func (src Source) Check() error {
 		return fmt.Errorf("--questions names no file")
 	}
 	if f.SharedKG && src.KG == "" {
-		return fmt.Errorf("--format %s needs --kg FILE", f.Name)
+		return fmt.Errorf("--format %s needs --kg FILE (or a SPARQL endpoint URL)", f.Name)
 	}
 	if f.Name == "metaqa" && len(src.QTypes) != len(src.Questions) {
 		return fmt.Errorf("--format metaqa needs one --qtype file per --questions file (got %d and %d)", len(src.QTypes), len(src.Questions))
 	}
 	for _, p := range append(append(slices.Clone(src.Questions), src.QTypes...), src.KG, src.GoldPaths) {
-		if p == "" {
+		if p == "" || p == src.KG && isURL(p) {
 			continue
 		}
 		if _, err := os.Stat(p); err != nil {
@@ -106,14 +106,19 @@ func (src Source) Check() error {
 	return nil
 }
 
-// Load loads src's questions and, for a shared-KG format, its KG.
+// isURL reports whether a KG is named by a URL (a SPARQL endpoint, which
+// the caller opens) rather than a file.
+func isURL(s string) bool { return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") }
+
+// Load loads src's questions and, for a shared-KG format, its KG; a KG
+// named by URL is left for the caller to open (Dataset.Graph is nil).
 func Load(ctx context.Context, src Source) (*Dataset, error) {
 	if err := src.Check(); err != nil {
 		return nil, err
 	}
 	f, _ := LookupFormat(src.Format)
 	d := &Dataset{}
-	if f.SharedKG {
+	if f.SharedKG && !isURL(src.KG) {
 		g, err := kg.Load(ctx, src.KG, kg.FormatAuto)
 		if err != nil {
 			return nil, err

@@ -216,6 +216,7 @@ func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
 		if proj, err = p.Planner.Plan(ctx, in); err != nil {
 			return nil, fmt.Errorf("plan %q: %w", q.Question, err)
 		}
+		stage(StagePlan, start)
 	}
 	res.Projection = proj
 	strat := proj.Strategy
@@ -223,7 +224,6 @@ func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
 		strat = *p.Strategy
 	}
 	res.Strategy = strat.String()
-	stage(StagePlan, start)
 
 	req := Request{Question: q.Question, Graph: g, Own: own, Input: in, Projection: proj, Strategy: strat}
 	req.Anchors, req.Mentions = anchors(g, res.Links, len(q.Entities) > 0)
@@ -264,7 +264,11 @@ func (p *Pipeline) fetch(ctx context.Context, nb kg.Neighbourhooder, in projecti
 	}
 	var fetchTime, planTime time.Duration
 	defer func() { res.Timings[StageFetch], res.Timings[StagePlan] = Duration(fetchTime), Duration(planTime) }()
-	for hops := 1; ; {
+	hops := 1
+	if r, ok := p.Planner.(Reacher); ok {
+		hops = max(1, min(r.Reach(), limit))
+	}
+	for {
 		t0 := time.Now()
 		sub, err := nb.Neighbourhood(ctx, in.Entities, hops)
 		fetchTime += time.Since(t0)

@@ -268,7 +268,15 @@ func openPlanner(ctx context.Context, s Settings, a Assets, openChat func() (*ll
 		if a.Graph == nil {
 			return nil, fmt.Errorf("--planner schema needs a KG: it enumerates the relation paths leaving the question's entity")
 		}
-		return zeroshot.New(ctx, a.Graph, a.Encoder, zeroshot.Config{Beam: s.Beam})
+		cfg := zeroshot.Config{Beam: s.Beam}
+		if _, remote := a.Graph.(kg.Neighbourhooder); remote {
+			// It encodes every relation of its KG up front: over an
+			// endpoint, that is each question's fetched graph.
+			return questionPlanner{reach: zeroshot.DefaultMaxHops, open: func(ctx context.Context, g kg.Reader) (projection.Planner, error) {
+				return zeroshot.New(ctx, g, a.Encoder, cfg)
+			}}, nil
+		}
+		return zeroshot.New(ctx, a.Graph, a.Encoder, cfg)
 	case "llm":
 		c, err := openChat()
 		if err != nil {
@@ -283,4 +291,34 @@ func openPlanner(ctx context.Context, s Settings, a Assets, openChat func() (*ll
 		return llmplan.New(ctx, cfg)
 	}
 	return nil, fmt.Errorf("--planner %q: want auto, oracle, pattern, schema or llm", name)
+}
+
+// questionPlanner builds a planner over each question's own graph, for
+// planners that prepare per KG and run over a remote KG.
+type questionPlanner struct {
+	reach int // hops of the graph the planner explores by itself
+	open  func(ctx context.Context, g kg.Reader) (projection.Planner, error)
+}
+
+// Plan implements projection.Planner.
+func (q questionPlanner) Plan(ctx context.Context, in projection.Input) (projection.Projection, error) {
+	if in.Graph == nil {
+		return projection.Projection{}, errors.New("plan: this planner needs the question's graph")
+	}
+	p, err := q.open(ctx, in.Graph)
+	if err != nil {
+		return projection.Projection{}, err
+	}
+	return p.Plan(ctx, in)
+}
+
+// Reach implements Reacher.
+func (q questionPlanner) Reach() int { return q.reach }
+
+// Reacher is an optional projection.Planner capability: a planner that
+// explores the question's graph by itself says how many hops of it it
+// needs, and a remote KG's neighbourhood is fetched that deep before it
+// plans.
+type Reacher interface {
+	Reach() int
 }

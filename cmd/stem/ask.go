@@ -13,6 +13,7 @@ import (
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/demo"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/kg/sparql"
 	"github.com/stem-kgqa/stem/kgvec"
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/models/catalog"
@@ -24,16 +25,17 @@ import (
 
 // askOptions are stem ask's own settings, beside the pipeline's.
 type askOptions struct {
-	KG        string    `flag:"kg" placeholder:"FILE" usage:"KG FILE (any format 'stem kg' reads); default: the embedded demo KG"`
+	KG        string    `flag:"kg" placeholder:"FILE|URL" usage:"KG FILE (any format 'stem kg' reads) or SPARQL endpoint URL (http://host:8890/sparql); default: the embedded demo KG"`
 	KGFormat  kg.Format `flag:"format" usage:"KG file format: auto, tsv (head<TAB>rel<TAB>tail), pipe (head|rel|tail), nt (N-Triples), snapshot"`
 	Entities  []string  `flag:"entity" placeholder:"NAME" usage:"the question's KG entities by NAME, comma-separated; default: linked from the question"`
 	JSON      bool      `flag:"json" usage:"print one JSON object"`
 	Explain   bool      `flag:"explain" usage:"also show the whole trace: plans, anchors, every matched triple with its T-Score and bias, the audit"`
 	MaxChains int       `flag:"max-chains" min:"0" usage:"chains to print per answer in human output (0 = all)"`
+	Sparql    sparql.Settings
 }
 
 func askCommand() *cli.Command {
-	o := askOptions{KGFormat: kg.FormatAuto, MaxChains: 20}
+	o := askOptions{KGFormat: kg.FormatAuto, MaxChains: 20, Sparql: sparql.DefaultSettings()}
 	s := plan.DefaultSettings()
 	enc := catalog.DefaultEncoderSettings()
 	return &cli.Command{
@@ -49,7 +51,8 @@ func askCommand() *cli.Command {
 			"Examples:\n" +
 			"  stem ask 'who directed inception ?'\n" +
 			"  stem ask --explain --json 'in which country was the director of inception born ?'\n" +
-			"  stem ask --kg metaqa.kg --planner-model metaqa.stempat 'what movies did [Tom Hanks] star in'",
+			"  stem ask --kg metaqa.kg --planner-model metaqa.stempat 'what movies did [Tom Hanks] star in'\n" +
+			"  stem ask --kg http://localhost:8890/sparql --entity m.0jcx 'where was [m.0jcx] born ?'",
 		Flags:  append(append(append([]cli.Flag{configFlag}, flagsOf(&o)...), flagsOf(&s)...), flagsOf(&enc)...),
 		Before: bindWithConfig(&o, &s, &enc),
 		Action: func(c *cli.Context) error {
@@ -67,6 +70,9 @@ func runAsk(ctx context.Context, w, log io.Writer, question string, o askOptions
 		return err
 	}
 	cold := time.Now()
+	if sparql.IsEndpoint(o.KG) {
+		return askRemote(ctx, w, log, question, o, s, encS)
+	}
 	var (
 		g   *kg.Graph
 		err error
@@ -79,11 +85,9 @@ func runAsk(ctx context.Context, w, log io.Writer, question string, o askOptions
 	if err != nil {
 		return err
 	}
-	entities := make([]string, len(o.Entities))
-	for i, e := range o.Entities {
-		if entities[i], err = plan.Resolve(g, e); err != nil {
-			return err
-		}
+	entities, err := resolveAll(g, o.Entities)
+	if err != nil {
+		return err
 	}
 	enc, closeEnc, err := catalog.OpenEncoder(ctx, encS, log)
 	if err != nil {
@@ -102,6 +106,63 @@ func runAsk(ctx context.Context, w, log io.Writer, question string, o askOptions
 	if err != nil {
 		return err
 	}
+	return answer(ctx, w, question, entities, o, s, a, cold)
+}
+
+// askRemote answers over a SPARQL endpoint: nothing of the KG is loaded
+// up front; each question's graph is fetched around its entities.
+func askRemote(ctx context.Context, w, log io.Writer, question string, o askOptions, s plan.Settings, encS catalog.EncoderSettings) error {
+	cold := time.Now()
+	g, err := openEndpoint(ctx, o.KG, o.Sparql)
+	if err != nil {
+		return err
+	}
+	entities, err := resolveAll(g, o.Entities)
+	if err == nil {
+		err = g.Err()
+	}
+	if err != nil {
+		return err
+	}
+	enc, closeEnc, err := catalog.OpenEncoder(ctx, encS, log)
+	if err != nil {
+		return err
+	}
+	defer closeEnc()
+	if err := answer(ctx, w, question, entities, o, s, plan.Assets{Graph: g, Encoder: enc}, cold); err != nil {
+		return err
+	}
+	return g.Err()
+}
+
+// openEndpoint opens a SPARQL KG and checks that it answers, so a wrong
+// URL is reported before any work.
+func openEndpoint(ctx context.Context, url string, s sparql.Settings) (*sparql.Graph, error) {
+	g, err := sparql.Open(s.Config(url))
+	if err != nil {
+		return nil, err
+	}
+	if err := g.Ping(ctx); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// resolveAll maps --entity names to KG names (plan.Resolve).
+func resolveAll(g kg.Reader, names []string) ([]string, error) {
+	out := make([]string, len(names))
+	for i, e := range names {
+		var err error
+		if out[i], err = plan.Resolve(g, e); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// answer opens the pipeline over a and prints its answer to question.
+func answer(ctx context.Context, w io.Writer, question string, entities []string, o askOptions, s plan.Settings, a plan.Assets, cold time.Time) error {
+	var err error
 	if s.Planner == "llm" && s.Examples != "" {
 		if a.Examples, err = llmExamples(ctx, s); err != nil {
 			return err

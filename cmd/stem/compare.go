@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/kg/sparql"
 	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/report"
@@ -32,7 +33,7 @@ type compareOptions struct {
 }
 
 func compareCommand() *cli.Command {
-	var d dataOptions
+	d := dataOptions{Sparql: sparql.DefaultSettings()}
 	var o compareOptions
 	r := runOptions{Workers: 1}
 	s := evalSettings()

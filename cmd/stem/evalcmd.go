@@ -13,6 +13,7 @@ import (
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/kg/sparql"
 	"github.com/stem-kgqa/stem/kgvec"
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/models/catalog"
@@ -26,11 +27,12 @@ import (
 type dataOptions struct {
 	Format         string   `flag:"format" usage:"dataset format: pq, metaqa, webqsp-mini, rog"`
 	Questions      []string `flag:"questions" placeholder:"FILES" usage:"question FILES, comma-separated"`
-	KG             string   `flag:"kg" placeholder:"FILE" usage:"the shared KG FILE (pq, metaqa)"`
+	KG             string   `flag:"kg" placeholder:"FILE|URL" usage:"the shared KG FILE (pq, metaqa), or a SPARQL endpoint URL serving it"`
 	QType          []string `flag:"qtype" placeholder:"FILES" usage:"metaqa: the question-type FILES, one per --questions file"`
 	GoldPaths      string   `flag:"gold-paths" placeholder:"FILE" usage:"webqsp-mini, rog: FILE rog_paths_*.jsonl with each question's gold relation paths"`
 	AnswerableOnly bool     `flag:"answerable-only" usage:"metaqa: keep questions whose answers all lie within the question's hop count of the topic entity"`
 	Limit          int      `flag:"limit" min:"0" usage:"score only the first N questions (0 = all)"`
+	Sparql         sparql.Settings
 }
 
 func (d dataOptions) source() benchmark.Source {
@@ -56,7 +58,7 @@ func evalSettings() plan.Settings {
 }
 
 func evalCommand() *cli.Command {
-	var d dataOptions
+	d := dataOptions{Sparql: sparql.DefaultSettings()}
 	r := runOptions{Workers: 1}
 	s := evalSettings()
 	enc := catalog.DefaultEncoderSettings()
@@ -90,6 +92,16 @@ func formatHelp() string {
 type evalData struct {
 	*benchmark.Dataset
 	dropped int
+	remote  *sparql.Graph // the KG, when --kg is a SPARQL endpoint
+}
+
+// reader is the shared KG the questions are answered over, nil when each
+// brings its own.
+func (d *evalData) reader() kg.Reader {
+	if d.remote != nil {
+		return d.remote
+	}
+	return kg.Of(d.Graph)
 }
 
 // loadEvalData loads the dataset d names.
@@ -102,6 +114,14 @@ func loadEvalData(ctx context.Context, d dataOptions, log io.Writer) (*evalData,
 		return nil, err
 	}
 	out := &evalData{Dataset: ds}
+	if sparql.IsEndpoint(d.KG) {
+		if d.AnswerableOnly {
+			return nil, fmt.Errorf("--answerable-only needs the KG in memory, not a SPARQL endpoint")
+		}
+		if out.remote, err = openEndpoint(ctx, d.KG, d.Sparql); err != nil {
+			return nil, err
+		}
+	}
 	if d.AnswerableOnly {
 		if ds.Questions, out.dropped, err = benchmark.Answerable(ctx, ds.Graph, ds.Questions); err != nil {
 			return nil, err
@@ -136,7 +156,7 @@ func evalConfig(d dataOptions, s plan.Settings, enc catalog.EncoderSettings) map
 			if p == "" {
 				continue
 			}
-			if abs, err := filepath.Abs(p); err == nil {
+			if abs, err := filepath.Abs(p); err == nil && !sparql.IsEndpoint(p) {
 				p = abs
 			}
 			parts = append(parts, p)
@@ -182,7 +202,7 @@ func openEvalEnv(ctx context.Context, d *evalData, kgPath string, encS catalog.E
 
 // openPipeline builds the pipeline s describes over d.
 func openPipeline(ctx context.Context, s plan.Settings, d *evalData, env *evalEnv) (*plan.Pipeline, func() error, error) {
-	a := plan.Assets{Graph: kg.Of(d.Graph), Entities: env.ents, Encoder: env.enc, OpenGuider: guiderOpener(d.Graph, env.enc)}
+	a := plan.Assets{Graph: d.reader(), Entities: env.ents, Encoder: env.enc, OpenGuider: guiderOpener(d.Graph, env.enc)}
 	if s.Planner == "llm" && s.Examples != "" {
 		var err error
 		if a.Examples, err = llmExamples(ctx, s); err != nil {

@@ -61,6 +61,9 @@ type Config struct {
 // DefaultLengthPenalty was chosen on the dev splits.
 const DefaultLengthPenalty = 0.05
 
+// DefaultMaxHops is the default Config.MaxHops: the longest path planned.
+const DefaultMaxHops = 3
+
 // reachCap bounds the entities counted per path.
 const reachCap = 10000
 
@@ -85,7 +88,7 @@ func New(ctx context.Context, g kg.Reader, enc models.Encoder, cfg Config) (*Pla
 		cfg.Beam = projection.DefaultBeam
 	}
 	if cfg.MaxHops <= 0 {
-		cfg.MaxHops = 3
+		cfg.MaxHops = DefaultMaxHops
 	}
 	if cfg.LengthPenalty == 0 {
 		cfg.LengthPenalty = DefaultLengthPenalty

@@ -1,0 +1,30 @@
+package sparql
+
+import "time"
+
+// Settings are the command-line knobs of a SPARQL KG (flags of every
+// command that takes --kg); Config adds what only code sets.
+type Settings struct {
+	Graph     string        `flag:"kg-graph" placeholder:"IRI" category:"sparql" usage:"SPARQL KGs: the named graph IRI to query (default: the endpoint's default graph)"`
+	Prefix    string        `flag:"kg-prefix" placeholder:"IRI" category:"sparql" usage:"SPARQL KGs: IRI prefix stripped from entity and relation IRIs to name them (Freebase's ns: by default)"`
+	Timeout   time.Duration `flag:"sparql-timeout" category:"sparql" usage:"SPARQL KGs: time limit of one query (retried on 5xx and lost connections)"`
+	Retries   int           `flag:"sparql-retries" min:"0" category:"sparql" usage:"SPARQL KGs: retries of a query that failed with a 5xx or a lost connection"`
+	PageSize  int           `flag:"sparql-page" min:"1" category:"sparql" usage:"SPARQL KGs: rows per page (at most the server's cap, Virtuoso's ResultSetMaxRows)"`
+	Batch     int           `flag:"sparql-batch" min:"1" category:"sparql" usage:"SPARQL KGs: entities per VALUES block"`
+	MaxDegree int           `flag:"sparql-max-degree" min:"1" category:"sparql" usage:"SPARQL KGs: edges kept per entity and direction; a hub keeps its first N in (relation, other end) order"`
+}
+
+// DefaultSettings returns the defaults Config documents.
+func DefaultSettings() Settings {
+	return Settings{Prefix: FreebaseNS, Timeout: 60 * time.Second, Retries: 4, PageSize: 10000, Batch: 500, MaxDegree: 100000}
+}
+
+// Config returns the configuration for endpoint.
+func (s Settings) Config(endpoint string) Config {
+	retries := s.Retries
+	if retries == 0 {
+		retries = -1 // Config's 0 means the default; the flag's 0 means none
+	}
+	return Config{Endpoint: endpoint, Graph: s.Graph, Prefix: s.Prefix, Timeout: s.Timeout, Retries: retries,
+		PageSize: s.PageSize, Batch: s.Batch, MaxDegree: s.MaxDegree}
+}
