@@ -269,6 +269,11 @@ func runEval(ctx context.Context, w, log io.Writer, d dataOptions, r runOptions,
 		fmt.Fprintln(log)
 	}
 	rep.Dropped = data.dropped
+	if data.remote != nil && rep.N > 0 {
+		st := data.remote.Stats()
+		fmt.Fprintf(log, "sparql: %d queries to %s, %.1f per question; %d hub entities capped at --sparql-max-degree\n",
+			st.Queries, data.remote.Endpoint(), float64(st.Queries)/float64(rep.N), st.Capped)
+	}
 	if r.JSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
