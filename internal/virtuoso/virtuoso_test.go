@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stem-kgqa/stem/kg"
 )
 
 // needVirtuoso skips t on a machine without Debian's Virtuoso.
@@ -317,5 +319,46 @@ func TestRDFExt(t *testing.T) {
 		if got := rdfExt(tc.path); got != tc.want {
 			t.Errorf("rdfExt(%s) = %s, want %s", tc.path, got, tc.want)
 		}
+	}
+}
+
+// TestExportedKG loads what `stem kg export` writes for awkward names and
+// reads the names back from the endpoint: Virtuoso keeps the escaped IRIs
+// byte for byte, so kg.NameFromIRI inverts them.
+func TestExportedKG(t *testing.T) {
+	needVirtuoso(t)
+	t.Parallel()
+	s := startServer(t, Options{})
+	b := kg.NewBuilder()
+	b.Add("AC/DC", "music.artist.genre", `Hard "rock"`)
+	b.Add("Zürich", "located in", "東京 <Tokyo>")
+	b.Add("100% real", "r#1", "http://dbpedia.org/resource/Paris")
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nt strings.Builder
+	if _, err := kg.WriteNTriples(context.Background(), &nt, g, ""); err != nil {
+		t.Fatal(err)
+	}
+	load(t, s, nt.String(), "http://x/kg")
+	rows, _ := query(t, s.URL(), `SELECT ?h ?r ?t ?n FROM <http://x/kg> WHERE { ?h ?r ?t . FILTER(isIRI(?t)) ?h <`+kg.NamePredicate+`> ?n } ORDER BY ?n`)
+	var got []string
+	for _, r := range rows {
+		name := func(iri string) string {
+			if n, ok := kg.NameFromIRI(kg.FreebaseNS, iri); ok {
+				return n
+			}
+			return iri
+		}
+		got = append(got, name(r["h"].Value)+" | "+name(r["r"].Value)+" | "+name(r["t"].Value)+" | "+r["n"].Value)
+	}
+	want := []string{
+		"100% real | r#1 | http://dbpedia.org/resource/Paris | 100% real",
+		`AC/DC | music.artist.genre | Hard "rock" | AC/DC`,
+		"Zürich | located in | 東京 <Tokyo> | Zürich",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("triples from the endpoint:\n got %q\nwant %q", got, want)
 	}
 }
