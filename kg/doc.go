@@ -50,6 +50,16 @@
 // FormatAuto picks the format from a snapshot's magic bytes, a .nt
 // extension, or the first data line (a tab means tsv, a '|' means pipe).
 //
+// # Export as RDF
+//
+// WriteNTriples (stem kg export) writes any KG as N-Triples for a SPARQL
+// store. A name that is already an absolute IRI (IsIRI) is kept; any
+// other becomes EntityIRI(base, name), base defaulting to Freebase's ns:
+// (FreebaseNS), with every character a SPARQL local name cannot hold
+// percent-encoded, so NameFromIRI gives the name back exactly. Each
+// entity also gets `<e> <NamePredicate> "name"@en .`. A SPARQL backend
+// names terms with NameFromIRI and looks names up through NamePredicate.
+//
 // # Names as text
 //
 // Encoders see words, not identifiers. EntityText turns "Barack_Obama" into

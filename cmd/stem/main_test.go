@@ -190,3 +190,58 @@ func TestEncodeAndSearch(t *testing.T) {
 		t.Errorf("entity index not cached in the cache directory: %v", cached)
 	}
 }
+
+func TestKGExport(t *testing.T) {
+	in := writeFile(t, "kb.txt", "AC/DC|genre|hard rock\nAC/DC|formed in|\"Sydney\"\n")
+	out, _, err := run(t, "kg", "export", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `<http://rdf.freebase.com/ns/AC%2FDC> <http://rdf.freebase.com/ns/genre> <http://rdf.freebase.com/ns/hard%20rock> .
+<http://rdf.freebase.com/ns/AC%2FDC> <http://rdf.freebase.com/ns/formed%20in> <http://rdf.freebase.com/ns/%22Sydney%22> .
+<http://rdf.freebase.com/ns/AC%2FDC> <http://rdf.freebase.com/ns/type.object.name> "AC/DC"@en .
+<http://rdf.freebase.com/ns/hard%20rock> <http://rdf.freebase.com/ns/type.object.name> "hard rock"@en .
+<http://rdf.freebase.com/ns/%22Sydney%22> <http://rdf.freebase.com/ns/type.object.name> "\"Sydney\""@en .
+`
+	if out != want {
+		t.Errorf("export to stdout:\n%s\nwant:\n%s", out, want)
+	}
+
+	nt := filepath.Join(t.TempDir(), "kb.nt")
+	out, _, err = run(t, "kg", "export", "--base-iri", "http://example.org/", "--out", nt, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "5 lines (2 triples, 3 entity names)") {
+		t.Errorf("export --out printed %q", out)
+	}
+	// The file is N-Triples stem reads: 2 triples + 3 names.
+	out, _, err = run(t, "kg", "stats", nt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if flat := strings.Join(strings.Fields(out), " "); !strings.Contains(flat, "triples 5") {
+		t.Errorf("stats of the export:\n%s", out)
+	}
+
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"exists", []string{"kg", "export", "--out", nt, in}, "--force"},
+		{"out is the input", []string{"kg", "export", "--force", "--out", in, in}, "is also an input"},
+		{"unknown output format", []string{"kg", "export", "--format", "turtle", in}, `--format "turtle"`},
+		{"bad base", []string{"kg", "export", "--base-iri", "ns:", in}, `--base-iri "ns:"`},
+		{"bad input format", []string{"kg", "export", "--in-format", "csv", in}, "csv"},
+		{"no KG", []string{"kg", "export"}, "want one KG argument"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := run(t, tc.args...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
