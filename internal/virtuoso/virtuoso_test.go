@@ -19,9 +19,7 @@ import (
 // needVirtuoso skips t on a machine without Debian's Virtuoso.
 func needVirtuoso(t *testing.T) {
 	t.Helper()
-	if err := Available(); err != nil {
-		t.Skipf("no Virtuoso here (%v); these tests run in CI, where .ci/run installs it", err)
-	}
+	SkipUnavailable(t)
 }
 
 // startServer starts a server for t and stops it when t ends.

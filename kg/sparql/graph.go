@@ -16,12 +16,9 @@ import (
 	"github.com/stem-kgqa/stem/kg"
 )
 
-// Freebase's namespace and name predicates: the defaults, because Freebase
-// on Virtuoso is what the KGQA field serves.
-const (
-	FreebaseNS = "http://rdf.freebase.com/ns/"
-	RDFSLabel  = "http://www.w3.org/2000/01/rdf-schema#label"
-)
+// RDFSLabel is rdfs:label, one of the default name predicates beside
+// Freebase's (kg.NamePredicate and common.topic.alias).
+const RDFSLabel = "http://www.w3.org/2000/01/rdf-schema#label"
 
 // Config says where the endpoint is and how to read it.
 type Config struct {
@@ -31,7 +28,7 @@ type Config struct {
 	Graph string
 	// Prefix is stripped from entity and relation IRIs to make their
 	// names, and put back to query them; names of IRIs outside it are the
-	// whole IRI. Default FreebaseNS.
+	// whole IRI. Default kg.FreebaseNS.
 	Prefix string
 	// Names are the predicates that hold an entity's names. They are
 	// used for name lookup and are not edges. Default: Freebase's
@@ -73,10 +70,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("sparql: endpoint %q: want http(s)://host[:port]/path", c.Endpoint)
 	}
 	if c.Prefix == "" {
-		c.Prefix = FreebaseNS
+		c.Prefix = kg.FreebaseNS
 	}
 	if c.Names == nil {
-		c.Names = []string{FreebaseNS + "type.object.name", FreebaseNS + "common.topic.alias", RDFSLabel}
+		c.Names = []string{kg.NamePredicate, kg.FreebaseNS + "common.topic.alias", RDFSLabel}
 	}
 	if c.Lang == "" {
 		c.Lang = "en"
@@ -209,11 +206,8 @@ func (n *interner) id(name, term string) int32 {
 func (g *Graph) nameOf(t Term) string {
 	switch t.Type {
 	case "uri":
-		if rest, ok := strings.CutPrefix(t.Value, g.cfg.Prefix); ok && rest != "" {
-			if name, err := url.PathUnescape(rest); err == nil {
-				return name
-			}
-			return rest
+		if name, ok := kg.NameFromIRI(g.cfg.Prefix, t.Value); ok && name != "" {
+			return name
 		}
 		return t.Value
 	case "bnode":
@@ -236,28 +230,9 @@ func termOf(t Term) string {
 	return "" // a blank node cannot be named in a later query
 }
 
-// IRI returns the IRI a stem name stands for under the prefix: the
-// inverse of the naming rule (a name that is already an IRI is itself).
-func (g *Graph) IRI(name string) string {
-	if strings.Contains(name, "://") {
-		return name
-	}
-	return g.cfg.Prefix + escapeLocal(name)
-}
-
-// escapeLocal percent-encodes what an IRI cannot hold.
-func escapeLocal(name string) string {
-	var b strings.Builder
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if c <= ' ' || c == 0x7f || strings.IndexByte("<>\"{}|^`\\%", c) >= 0 {
-			fmt.Fprintf(&b, "%%%02X", c)
-			continue
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
+// IRI returns the IRI a stem name stands for under the prefix, as `stem
+// kg export` writes it (kg.TermIRI): a name that is an IRI is itself.
+func (g *Graph) IRI(name string) string { return kg.TermIRI(g.cfg.Prefix, name) }
 
 // NumEntities returns the entities interned so far.
 func (g *Graph) NumEntities() int { g.mu.Lock(); defer g.mu.Unlock(); return len(g.ents.names) }
@@ -445,13 +420,23 @@ func (g *Graph) LookupNames(ctx context.Context, names []string) (map[string][]i
 	return out, nil
 }
 
-// spellings are the forms a name is looked up in.
+// spellings are the forms a name is looked up in: as given, and its
+// normalised words in lower case and in title case, joined by spaces,
+// underscores or hyphens. A loose match needs no full scan this way.
 func spellings(name string) []string {
 	norm := kg.Normalize(name)
+	title := []byte(norm)
+	for i := range title {
+		if (i == 0 || title[i-1] == ' ') && 'a' <= title[i] && title[i] <= 'z' {
+			title[i] -= 'a' - 'A'
+		}
+	}
 	out := []string{name}
-	for _, v := range []string{norm, strings.ReplaceAll(norm, " ", "_"), strings.ReplaceAll(name, " ", "_"), strings.ReplaceAll(name, "_", " ")} {
-		if v != "" && !slices.Contains(out, v) {
-			out = append(out, v)
+	for _, base := range []string{norm, string(title)} {
+		for _, sep := range []string{" ", "_", "-"} {
+			if v := strings.ReplaceAll(base, " ", sep); v != "" && !slices.Contains(out, v) {
+				out = append(out, v)
+			}
 		}
 	}
 	return out
@@ -506,6 +491,10 @@ func (g *Graph) HasTriple(h, r, t int32) bool {
 
 func (g *Graph) adj(e int32, out bool) []int32 {
 	g.mu.Lock()
+	if e < 0 || int(e) >= len(g.ents.names) {
+		g.mu.Unlock()
+		return nil // not an id this graph handed out
+	}
 	m := g.in
 	if out {
 		m = g.out

@@ -1,6 +1,10 @@
 package sparql
 
-import "time"
+import (
+	"time"
+
+	"github.com/stem-kgqa/stem/kg"
+)
 
 // Settings are the command-line knobs of a SPARQL KG (flags of every
 // command that takes --kg); Config adds what only code sets.
@@ -16,7 +20,7 @@ type Settings struct {
 
 // DefaultSettings returns the defaults Config documents.
 func DefaultSettings() Settings {
-	return Settings{Prefix: FreebaseNS, Timeout: 60 * time.Second, Retries: 4, PageSize: 10000, Batch: 500, MaxDegree: 100000}
+	return Settings{Prefix: kg.FreebaseNS, Timeout: 60 * time.Second, Retries: 4, PageSize: 10000, Batch: 500, MaxDegree: 100000}
 }
 
 // Config returns the configuration for endpoint.

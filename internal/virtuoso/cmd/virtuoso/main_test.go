@@ -37,9 +37,7 @@ func TestBadArguments(t *testing.T) {
 // TestStartLoadStop is what scripts/virtuoso does, in one process: the
 // detached server is found again by its folder.
 func TestStartLoadStop(t *testing.T) {
-	if err := virtuoso.Available(); err != nil {
-		t.Skipf("no Virtuoso here (%v); these tests run in CI, where .ci/run installs it", err)
-	}
+	virtuoso.SkipUnavailable(t)
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "db")
 	nt := filepath.Join(t.TempDir(), "kb.nt")
