@@ -1,15 +1,34 @@
 package tracing
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strings"
 )
+
+// byName orders triples by head, relation and tail name, then id: ids are
+// numbered by the backend (a SPARQL KG numbers them as it meets them), so
+// whatever is printed in order must not follow them.
+func (t *Tracer) byName(a, b int32) int {
+	x, y := t.g.Triple(a), t.g.Triple(b)
+	if c := strings.Compare(t.g.EntityName(x.Head), t.g.EntityName(y.Head)); c != 0 {
+		return c
+	}
+	if c := strings.Compare(t.g.RelationName(x.Rel), t.g.RelationName(y.Rel)); c != 0 {
+		return c
+	}
+	if c := strings.Compare(t.g.EntityName(x.Tail), t.g.EntityName(y.Tail)); c != 0 {
+		return c
+	}
+	return cmp.Compare(a, b)
+}
 
 // chains flattens the evidence by depth-first search from each anchor
 // (paper 3.6): every maximal simple path is one line, an edge walked along
 // its direction written "A -> relation -> B" and against it "A <- relation
-// <- B". Edges at an entity are taken in triple-id order, so the lines are
-// deterministic.
+// <- B". Edges at an entity are taken in the order of their triples' names
+// (t.byName), so the lines are deterministic and the same whichever
+// backend numbered the triples.
 func (t *Tracer) chains(res *Result) []string {
 	adj := map[int32][]int32{}
 	for _, m := range res.Evidence {
@@ -20,7 +39,7 @@ func (t *Tracer) chains(res *Result) []string {
 		}
 	}
 	for _, l := range adj {
-		sort.Slice(l, func(a, b int) bool { return l[a] < l[b] })
+		slices.SortFunc(l, t.byName)
 	}
 	var (
 		out     []string

@@ -436,7 +436,7 @@ func (t *Tracer) merge(req Request, strat schema.Strategy, sgs []*sGraph, jobs [
 		if x.Cum != y.Cum {
 			return x.Cum > y.Cum
 		}
-		return x.Triple < y.Triple
+		return t.byName(x.Triple, y.Triple) < 0
 	})
 	for _, a := range answers {
 		res.Answers = append(res.Answers, a)

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stem-kgqa/stem/internal/shareddata"
+	"github.com/stem-kgqa/stem/internal/virtuoso"
+	"github.com/stem-kgqa/stem/kg"
+)
+
+// startVirtuoso starts a private Virtuoso in dir serving the KG at kbPath
+// as graph.
+func startVirtuoso(t *testing.T, dir, kbPath, graph string) *virtuoso.Server {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, err := virtuoso.Start(ctx, virtuoso.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	g, err := kg.Load(ctx, kbPath, kg.FormatAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nt := filepath.Join(t.TempDir(), "kb.nt")
+	f, err := os.Create(nt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	if _, err := kg.WriteNTriples(ctx, w, g, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := errorsJoin(w.Flush(), f.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Load(ctx, nt, graph); err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+func errorsJoin(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// stem ask over an endpoint prints what it prints over the file; a wrong
+// URL fails before any work with the URL in the message.
+func TestAskOverSPARQL(t *testing.T) {
+	virtuoso.SkipUnavailable(t)
+	kb := shareddata.Path(t, "pathquestion/3H-kb.txt")
+	srv := startVirtuoso(t, t.TempDir(), kb, "http://stem.test/pq3h")
+	model := filepath.Join(t.TempDir(), "pq3h.stempat")
+	if _, _, err := run(t, "train", "planner", "--format", "pq", "--questions", shareddata.Path(t, "pathquestion/splits/PQ-3H.train.txt"), "--vectors", tinyVectors, "--out", model); err != nil {
+		t.Fatal(err)
+	}
+	q := "who is the husband of father of henry_v_count_palatine_of_the_rhine 's mom ?"
+	args := []string{"--vectors", tinyVectors, "--planner-model", model, "--entity", "henry_v_count_palatine_of_the_rhine", q}
+	fileOut, _, err := run(t, append([]string{"ask", "--kg", kb}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, append([]string{"ask", "--kg", srv.URL(), "--kg-graph", "http://stem.test/pq3h"}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if answers(out) != answers(fileOut) || !strings.Contains(out, "henry_x_duke_of_bavaria -> spouse -> gertrud_of_supplingenburg") {
+		t.Errorf("over SPARQL:\n%q\nover the file:\n%q", answers(out), answers(fileOut))
+	}
+	bad := strings.Replace(srv.URL(), "/sparql", "/nothing-here", 1)
+	if _, _, err := run(t, append([]string{"ask", "--kg", bad, "--sparql-retries", "0"}, args...)...); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("wrong URL: %v", err)
+	}
+}
+
+// answers drops the timings line, which differs run to run.
+func answers(out string) string {
+	var keep []string
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(l, "timings:") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
+}
+
+// The server killed in the middle of an eval: a clear error naming the
+// endpoint, a results log holding only whole results, and --resume, once
+// the server is back, ends with the figures of a run over the file.
+func TestEvalOverSPARQLSurvivesAKilledServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: an eval over SPARQL with a server restart")
+	}
+	virtuoso.SkipUnavailable(t)
+	kb := shareddata.Path(t, "pathquestion/3H-kb.txt")
+	qs := shareddata.Path(t, "pathquestion/splits/PQ-3H.test.txt")
+	dir := t.TempDir()
+	srv := startVirtuoso(t, dir, kb, "http://stem.test/pq3h")
+	log := filepath.Join(t.TempDir(), "run.jsonl")
+	base := []string{"eval", "--format", "pq", "--questions", qs, "--planner", "oracle", "--limit", "120", "--json", "--vectors", tinyVectors}
+	remote := append(base, "--kg", srv.URL(), "--kg-graph", "http://stem.test/pq3h", "--sparql-retries", "1", "--sparql-timeout", "3s", "--out", log)
+
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := run(t, remote...)
+		done <- err
+	}()
+	deadline := time.Now().Add(90 * time.Second)
+	for lines(t, log) < 30 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := srv.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	err := <-done
+	if err == nil || !strings.Contains(err.Error(), srv.URL()) {
+		t.Fatalf("eval with its server killed: %v, want an error naming %s", err, srv.URL())
+	}
+	t.Logf("the error: %v", err)
+	written := lines(t, log)
+	if written >= 121 {
+		t.Fatalf("%d lines in the log: the run finished before the kill", written)
+	}
+	data, _ := os.ReadFile(log)
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		t.Error("the log ends in a partial line")
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	again, err := virtuoso.Start(ctx, virtuoso.Options{Dir: dir, Port: srv.Port(), HTTPPort: srv.HTTPPort()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { again.Stop() })
+	out, stderr, err := run(t, append(remote, "--resume")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr, "resume:") {
+		t.Errorf("no resume note: %s", stderr)
+	}
+	fileOut, _, err := run(t, append(base, "--kg", kb)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want struct{ Hits1, F1 float64 }
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(fileOut), &want); err != nil {
+		t.Fatal(err)
+	}
+	if got != want || want.Hits1 == 0 {
+		t.Errorf("resumed over SPARQL %+v, over the file %+v", got, want)
+	}
+}
+
+// lines counts the newline-terminated lines of path (0 when absent).
+func lines(t *testing.T, path string) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	return bytes.Count(data, []byte("\n"))
+}
