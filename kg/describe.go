@@ -18,7 +18,11 @@ func (s Stats) WriteText(w io.Writer, name string) {
 	if s.Duplicates > 0 {
 		fmt.Fprintf(tw, "  duplicate lines dropped\t%d\n", s.Duplicates)
 	}
-	fmt.Fprintf(tw, "  degree max / p50 / p99\t%d / %v / %v\n", s.MaxDegree, s.P50Degree, s.P99Degree)
+	if s.NoDegree {
+		fmt.Fprintf(tw, "  degree max / p50 / p99\tnot computed (a full scan of the endpoint)\n")
+	} else {
+		fmt.Fprintf(tw, "  degree max / p50 / p99\t%d / %v / %v\n", s.MaxDegree, s.P50Degree, s.P99Degree)
+	}
 	tw.Flush()
 	if len(s.TopRelations) > 0 {
 		fmt.Fprintf(w, "  top relations:\n")
@@ -31,7 +35,8 @@ func (s Stats) WriteText(w io.Writer, name string) {
 
 // WriteNeighbourhood prints entity e's edges grouped by relation and
 // direction, at most limit entities a group (0 = all), so hub nodes stay
-// readable.
+// readable. Groups and the entities in them are in name order, so every
+// backend prints the same.
 func WriteNeighbourhood(w io.Writer, g Reader, e int32, limit int) {
 	type group struct {
 		rel      int32
@@ -73,6 +78,8 @@ func WriteNeighbourhood(w io.Writer, g Reader, e int32, limit int) {
 	fmt.Fprintf(w, "%s  (%d out, %d in)\n", name, len(g.Out(e)), len(g.In(e)))
 	for _, k := range order {
 		gr := groups[k]
+		// By name, not by id: ids are the backend's numbering.
+		sort.Strings(gr.others)
 		shown := gr.others
 		more := 0
 		if limit > 0 && len(shown) > limit {

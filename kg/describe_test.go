@@ -28,7 +28,7 @@ func TestDescribe(t *testing.T) {
 	WriteNeighbourhood(&s, g, nolan, 2)
 	want := "Nolan  (4 out, 1 in)\n" +
 		"  -> born_in -> London\n" +
-		"  -> directed -> Inception, Tenet, ... (1 more)\n" +
+		"  -> directed -> Inception, Memento, ... (1 more)\n" +
 		"  <- knows <- Caine\n"
 	if s.String() != want {
 		t.Errorf("neighbourhood:\n%s\nwant:\n%s", s.String(), want)

@@ -221,6 +221,9 @@ type Stats struct {
 	// (nearest-rank percentiles), which tells hub-heavy graphs apart.
 	MaxDegree            int
 	P50Degree, P99Degree float64
+	// NoDegree says the degrees were not computed: a SPARQL endpoint
+	// would scan every entity for them.
+	NoDegree bool
 	// TopRelations lists the most used relations, most frequent first (ties
 	// by name), at most the number asked for.
 	TopRelations []RelationCount

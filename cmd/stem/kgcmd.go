@@ -7,6 +7,7 @@ import (
 
 	"github.com/stem-kgqa/stem/atomicfile"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/kg/sparql"
 	"github.com/urfave/cli/v2"
 )
 
@@ -18,6 +19,7 @@ var formatFlag = &cli.StringFlag{
 }
 
 func kgCommand() *cli.Command {
+	ss := sparql.DefaultSettings()
 	return &cli.Command{
 		Name:  "kg",
 		Usage: "build, inspect and query knowledge-graph files",
@@ -117,16 +119,28 @@ func kgCommand() *cli.Command {
 			{
 				Name:      "stats",
 				Usage:     "print entity, relation and triple counts, the degree distribution and the top relations",
-				ArgsUsage: "FILE",
-				Flags: []cli.Flag{
-					formatFlag,
-					&cli.IntFlag{Name: "top", Value: 10, Usage: "how many of the most frequent relations to list"},
-				},
-				Before: guard(map[string]float64{"top": 0}),
+				ArgsUsage: "FILE|URL",
+				Description: "FILE is any KG stem reads; URL a SPARQL endpoint, counted by the engine\n" +
+					"(degrees are then left out: they would scan every entity).\n\n" +
+					"Examples:\n  stem kg stats ../shared/data/metaqa/kb.txt\n  stem kg stats --kg-graph http://stem.test/pq3h http://127.0.0.1:8890/sparql",
+				Flags:  append([]cli.Flag{formatFlag, &cli.IntFlag{Name: "top", Value: 10, Usage: "how many of the most frequent relations to list"}}, flagsOf(&ss)...),
+				Before: before(guard(map[string]float64{"top": 0}), bind(&ss)),
 				Action: func(c *cli.Context) error {
-					in, err := oneArg(c, "FILE")
+					in, err := oneArg(c, "FILE or URL")
 					if err != nil {
 						return err
+					}
+					if sparql.IsEndpoint(in) {
+						g, err := openEndpoint(c.Context, in, ss)
+						if err != nil {
+							return err
+						}
+						st, err := g.Describe(c.Context, c.Int("top"))
+						if err != nil {
+							return err
+						}
+						st.WriteText(c.App.Writer, in)
+						return nil
 					}
 					g, err := loadKG(c, in)
 					if err != nil {
@@ -140,19 +154,32 @@ func kgCommand() *cli.Command {
 				Name:      "neighbours",
 				Aliases:   []string{"neighbors"},
 				Usage:     "list the edges around an entity (exact name, or a name matched ignoring case and punctuation)",
-				ArgsUsage: "FILE ENTITY",
-				Flags: []cli.Flag{
+				ArgsUsage: "FILE|URL ENTITY",
+				Flags: append([]cli.Flag{
 					formatFlag,
 					&cli.IntFlag{Name: "limit", Value: 20, Usage: "edges to show per relation and direction (0 = all)"},
-				},
-				Before: guard(map[string]float64{"limit": 0}),
+				}, flagsOf(&ss)...),
+				Before: before(guard(map[string]float64{"limit": 0}), bind(&ss)),
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 2 {
 						return fmt.Errorf("kg neighbours: want FILE and ENTITY, got %d arguments (see stem kg neighbours --help)", c.NArg())
 					}
-					g, err := loadKG(c, c.Args().Get(0))
-					if err != nil {
-						return err
+					var (
+						g      kg.Reader
+						remote *sparql.Graph
+						err    error
+					)
+					if in := c.Args().Get(0); sparql.IsEndpoint(in) {
+						if remote, err = openEndpoint(c.Context, in, ss); err != nil {
+							return err
+						}
+						g = remote
+					} else {
+						mem, err := loadKG(c, in)
+						if err != nil {
+							return err
+						}
+						g = mem
 					}
 					name := c.Args().Get(1)
 					ids := lookupEntity(g, name)
@@ -161,6 +188,9 @@ func kgCommand() *cli.Command {
 					}
 					for _, id := range ids {
 						kg.WriteNeighbourhood(c.App.Writer, g, id, c.Int("limit"))
+					}
+					if remote != nil {
+						return remote.Err()
 					}
 					return nil
 				},
@@ -187,7 +217,7 @@ func loadKG(c *cli.Context, path string) (*kg.Graph, error) {
 }
 
 // lookupEntity finds an entity by exact name, else by normalised name.
-func lookupEntity(g *kg.Graph, name string) []int32 {
+func lookupEntity(g kg.Reader, name string) []int32 {
 	if id, ok := g.Entity(name); ok {
 		return []int32{id}
 	}

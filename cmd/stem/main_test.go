@@ -127,7 +127,7 @@ func TestBadInput(t *testing.T) {
 		{"truncated snapshot", []string{"kg", "stats", truncated}, "trunc.kg"},
 		{"vector file with wrong dimension", []string{"demo", "--vectors", badVec}, "bad.glove:2"},
 		{"missing vector file", []string{"demo", "--vectors", filepath.Join(dir, "none.vec")}, "none.vec"},
-		{"no argument", []string{"kg", "stats"}, "want one FILE argument"},
+		{"no argument", []string{"kg", "stats"}, "want one FILE or URL argument"},
 		{"unknown entity", []string{"kg", "neighbours", good, "zzz"}, `entity "zzz" not found`},
 		{"onnx without model dir", []string{"encode", "--encoder", "onnx", "x"}, "--model-dir"},
 		{"unknown encoder", []string{"encode", "--encoder", "bert", "x"}, `--encoder "bert"`},

@@ -176,3 +176,39 @@ func lines(t *testing.T, path string) int {
 	}
 	return bytes.Count(data, []byte("\n"))
 }
+
+// kg stats and kg neighbours over an endpoint print the file's counts and
+// edges.
+func TestKGCommandsOverSPARQL(t *testing.T) {
+	virtuoso.SkipUnavailable(t)
+	kb := shareddata.Path(t, "pathquestion/3H-kb.txt")
+	srv := startVirtuoso(t, t.TempDir(), kb, "http://stem.test/pq3h")
+	remote := []string{"--kg-graph", "http://stem.test/pq3h", srv.URL()}
+	out, _, err := run(t, append([]string{"kg", "stats"}, remote...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, _, err := run(t, "kg", "stats", kb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"entities                1836", "relations               13", "triples                 2839", "    573  children", "     90  cause_of_death"} {
+		if !strings.Contains(out, want) || !strings.Contains(file, want) {
+			t.Errorf("kg stats: %q missing\nover SPARQL:\n%s\nover the file:\n%s", want, out, file)
+		}
+	}
+	out, _, err = run(t, append(append([]string{"kg", "neighbours"}, remote...), "Henry the Lion")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, _, err = run(t, "kg", "neighbours", kb, "Henry the Lion")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != file || !strings.Contains(out, "henry_the_lion  (5 out, 1 in)") {
+		t.Errorf("kg neighbours over SPARQL:\n%s\nover the file:\n%s", out, file)
+	}
+	if _, _, err := run(t, append(append([]string{"kg", "neighbours"}, remote...), "Atlantis")...); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("a missing entity: %v", err)
+	}
+}

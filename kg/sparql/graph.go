@@ -759,3 +759,50 @@ func (g *Graph) Neighbourhood(ctx context.Context, seeds []string, hops int) (*k
 }
 
 var _ kg.Neighbourhooder = (*Graph)(nil)
+
+// Describe counts the endpoint's triples, relations and entities (name
+// predicates left out) and its top relations, in four aggregate queries
+// run by the engine. Degrees are not computed (Stats.NoDegree): that is a
+// scan of every entity.
+func (g *Graph) Describe(ctx context.Context, top int) (kg.Stats, error) {
+	s := kg.Stats{NoDegree: true}
+	f := g.filter()
+	count := func(q string) (int, error) {
+		r, err := g.c.Select(ctx, q)
+		if err != nil {
+			return 0, err
+		}
+		if len(r.Rows) != 1 {
+			return 0, fmt.Errorf("sparql: query %s: %d rows for a count", g.cfg.Endpoint, len(r.Rows))
+		}
+		n, err := strconv.Atoi(r.Rows[0]["n"].Value)
+		if err != nil {
+			return 0, fmt.Errorf("sparql: query %s: count %q is not a number", g.cfg.Endpoint, r.Rows[0]["n"].Value)
+		}
+		return n, nil
+	}
+	var err error
+	if s.Triples, err = count("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o " + f + " }"); err != nil {
+		return s, err
+	}
+	if s.Relations, err = count("SELECT (COUNT(DISTINCT ?p) AS ?n) WHERE { ?s ?p ?o " + f + " }"); err != nil {
+		return s, err
+	}
+	if s.Entities, err = count("SELECT (COUNT(DISTINCT ?e) AS ?n) WHERE { { ?e ?p ?o " + f + " } UNION { ?s ?p ?e " + f + " } }"); err != nil {
+		return s, err
+	}
+	if top > 0 {
+		r, err := g.c.Select(ctx, fmt.Sprintf("SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o %s } GROUP BY ?p ORDER BY DESC(?n) ?p LIMIT %d", f, top))
+		if err != nil {
+			return s, err
+		}
+		for _, row := range r.Rows {
+			n, err := strconv.Atoi(row["n"].Value)
+			if err != nil {
+				return s, fmt.Errorf("sparql: query %s: count %q is not a number", g.cfg.Endpoint, row["n"].Value)
+			}
+			s.TopRelations = append(s.TopRelations, kg.RelationCount{Name: g.nameOf(row["p"]), Count: n})
+		}
+	}
+	return s, nil
+}
