@@ -57,8 +57,10 @@ type Config struct {
 	// has entities with millions of edges, which no question can use
 	// whole.
 	MaxDegree int
-	// MaxCached bounds the triples whose adjacency is cached between
-	// calls (default 2,000,000); past it the adjacency cache is emptied.
+	// MaxCached bounds the edges cached between calls (default
+	// 2,000,000), so that questions sharing entities (a genre, a country)
+	// fetch them once; past it the cache is emptied. The cache assumes the
+	// KG does not change while the Graph is open.
 	MaxCached int
 	// HTTPClient, when set, sends the requests.
 	HTTPClient *http.Client
@@ -127,6 +129,8 @@ type Graph struct {
 	out, in  map[int32][]int32 // fetched adjacency, sorted by (relation, other end)
 	cached   int               // triples in out and in
 	capped   map[int32]bool
+	rows     map[rowKey][]row // Neighbourhood's fetched edges, by entity term and direction
+	rowCount int              // edges in rows, bounded by MaxCached
 	err      error
 	notFound map[string]bool // names known to be absent
 }
@@ -146,13 +150,16 @@ func Open(cfg Config) (*Graph, error) {
 		ents: newInterner(), rels: newInterner(),
 		triples: map[kg.Triple]int32{},
 		out:     map[int32][]int32{}, in: map[int32][]int32{},
-		capped: map[int32]bool{}, notFound: map[string]bool{},
+		capped: map[int32]bool{}, notFound: map[string]bool{}, rows: map[rowKey][]row{},
 	}
 	return g, nil
 }
 
 // Endpoint returns the endpoint URL.
 func (g *Graph) Endpoint() string { return g.cfg.Endpoint }
+
+// Graph returns the named graph queried ("" for the default graph).
+func (g *Graph) Graph() string { return g.cfg.Graph }
 
 // Stats are counts for reports.
 type Stats struct {
@@ -516,6 +523,15 @@ func (g *Graph) adj(e int32, out bool) []int32 {
 	return m[e]
 }
 
+// rowKey names the edges of one entity in one direction.
+type rowKey struct {
+	term string
+	out  bool
+}
+
+// row is one cached edge: the relation and the other end.
+type row struct{ rel, other Term }
+
 // edge is one fetched row: the entity asked about, the relation and the
 // other end.
 type edge struct {
@@ -700,6 +716,27 @@ func (g *Graph) pages(ctx context.Context, ents []int32, terms []string, batch [
 	return nil
 }
 
+// keep caches the edges just fetched for terms (none is a fact worth
+// keeping too), emptying the cache first when it would pass MaxCached.
+func (g *Graph) keep(ids []int32, terms []string, out bool, got map[int32][]row) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := 0
+	for _, rs := range got {
+		n += len(rs)
+	}
+	if g.rowCount+n > g.cfg.MaxCached {
+		g.rows, g.rowCount = map[rowKey][]row{}, 0
+	}
+	for i, id := range ids {
+		if terms[i] == "" {
+			continue
+		}
+		g.rows[rowKey{terms[i], out}] = got[id]
+	}
+	g.rowCount += n
+}
+
 // Neighbourhood returns the triples within hops of the named seed
 // entities as an in-memory graph of its own: entities at distance below
 // hops have all their edges (hubs capped at MaxDegree), fetched one ring
@@ -724,30 +761,46 @@ func (g *Graph) Neighbourhood(ctx context.Context, seeds []string, hops int) (*k
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		ids := make([]int32, len(front))
-		terms := make([]string, len(front))
-		for i, n := range front {
-			ids[i], terms[i] = int32(i), n.term
-		}
 		var next []node
 		for _, out := range []bool{true, false} {
-			err := g.fetch(ctx, ids, terms, out, func(e edge) {
-				self := front[e.self].name
+			add := func(self int, e row) {
 				other := g.nameOf(e.other)
 				rel := g.nameOf(e.rel)
 				if out {
-					ts = append(ts, [3]string{self, rel, other})
+					ts = append(ts, [3]string{front[self].name, rel, other})
 				} else {
-					ts = append(ts, [3]string{other, rel, self})
+					ts = append(ts, [3]string{other, rel, front[self].name})
 				}
 				if !seen[other] {
 					seen[other] = true
 					next = append(next, node{other, termOf(e.other)})
 				}
+			}
+			// Edges met by an earlier question or ring come from the
+			// cache; the rest are fetched in one batched pass.
+			var missIDs []int32
+			var missTerms []string
+			g.mu.Lock()
+			for i, n := range front {
+				if rs, ok := g.rows[rowKey{n.term, out}]; ok {
+					for _, r := range rs {
+						add(i, r)
+					}
+					continue
+				}
+				missIDs, missTerms = append(missIDs, int32(i)), append(missTerms, n.term)
+			}
+			g.mu.Unlock()
+			got := map[int32][]row{}
+			err := g.fetch(ctx, missIDs, missTerms, out, func(e edge) {
+				r := row{rel: e.rel, other: e.other}
+				got[e.self] = append(got[e.self], r)
+				add(int(e.self), r)
 			})
 			if err != nil {
 				return nil, err
 			}
+			g.keep(missIDs, missTerms, out, got)
 		}
 		front = next
 	}
