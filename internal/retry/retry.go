@@ -4,6 +4,9 @@
 package retry
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -84,5 +87,49 @@ func FillDefaults(maxRetries *int, base, max *time.Duration) {
 	}
 	if *max <= 0 {
 		*max = DefaultMax
+	}
+}
+
+// Fatal marks a failure that retrying cannot fix (a refused request, a
+// reply that is not what was asked for): Do returns it at once.
+type Fatal struct{ Err error }
+
+func (e *Fatal) Error() string { return e.Err.Error() }
+func (e *Fatal) Unwrap() error { return e.Err }
+
+// Permanent wraps err as a Fatal.
+func Permanent(err error) error { return &Fatal{Err: err} }
+
+// Do calls attempt until it succeeds, fails with a Fatal, ctx ends, or
+// maxRetries retries have failed too, waiting b.Delay between tries.
+// attempt returns the server's requested delay (-1 for none) beside a
+// retryable error. The last error says how many attempts were made.
+func Do[T any](ctx context.Context, maxRetries int, b Backoff, attempt func() (T, time.Duration, error)) (T, error) {
+	var zero T
+	for n := 0; ; n++ {
+		v, after, err := attempt()
+		if err == nil {
+			return v, nil
+		}
+		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+			return zero, fmt.Errorf("%w (the last attempt: %v)", cerr, err)
+		}
+		var fatal *Fatal
+		if ctx.Err() != nil || errors.As(err, &fatal) {
+			return zero, err
+		}
+		if n >= maxRetries {
+			if n > 0 {
+				return zero, fmt.Errorf("%w (gave up after %d attempts)", err, n+1)
+			}
+			return zero, err
+		}
+		t := time.NewTimer(b.Delay(n, after))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return zero, fmt.Errorf("%w (while waiting to retry after: %v)", ctx.Err(), err)
+		case <-t.C:
+		}
 	}
 }

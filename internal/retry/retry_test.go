@@ -1,6 +1,8 @@
 package retry
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"testing"
 	"time"
@@ -59,5 +61,49 @@ func TestFillDefaults(t *testing.T) {
 		if r != tc.wantRetries || b != tc.wantBase || m != tc.wantMax {
 			t.Errorf("FillDefaults(%d, %v, %v) = %d, %v, %v", tc.retries, tc.base, tc.max, r, b, m)
 		}
+	}
+}
+
+func TestDo(t *testing.T) {
+	b := Backoff{Base: time.Microsecond, Max: time.Microsecond, MaxRetryAfter: time.Millisecond}
+	busy := errors.New("busy")
+	refused := Permanent(errors.New("refused"))
+	for _, c := range []struct {
+		name    string
+		errs    []error // returned by successive attempts; then success
+		retries int
+		calls   int
+		want    string // "" for success
+	}{
+		{"first try", nil, 2, 1, ""},
+		{"after two failures", []error{busy, busy}, 2, 3, ""},
+		{"gives up", []error{busy, busy, busy, busy}, 2, 3, "busy (gave up after 3 attempts)"},
+		{"no retries", []error{busy}, 0, 1, "busy"},
+		{"fatal stops at once", []error{refused}, 5, 1, "refused"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			calls := 0
+			v, err := Do(context.Background(), c.retries, b, func() (int, time.Duration, error) {
+				calls++
+				if calls <= len(c.errs) {
+					return 0, -1, c.errs[calls-1]
+				}
+				return 42, -1, nil
+			})
+			if calls != c.calls {
+				t.Errorf("%d calls, want %d", calls, c.calls)
+			}
+			switch {
+			case c.want == "" && (err != nil || v != 42):
+				t.Errorf("got %v, %v; want 42", v, err)
+			case c.want != "" && (err == nil || err.Error() != c.want):
+				t.Errorf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Do(ctx, 3, Backoff{Base: time.Hour, Max: time.Hour}, func() (int, time.Duration, error) { return 0, -1, busy }); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
 	}
 }

@@ -106,38 +106,8 @@ const maxBody = 256 << 20
 
 // Select runs a SELECT query and returns its rows.
 func (c *client) Select(ctx context.Context, query string) (*Results, error) {
-	var last error
-	for attempt := 0; ; attempt++ {
-		res, retryAfter, err := c.attempt(ctx, query)
-		if err == nil {
-			return res, nil
-		}
-		var fatal *fatalError
-		if ctx.Err() != nil || errors.As(err, &fatal) {
-			return nil, err
-		}
-		last = err
-		if attempt >= c.retries {
-			if attempt > 0 {
-				return nil, fmt.Errorf("%w (gave up after %d attempts)", last, attempt+1)
-			}
-			return nil, last
-		}
-		t := time.NewTimer(c.backoff.Delay(attempt, retryAfter))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("%w (while waiting to retry after: %v)", ctx.Err(), last)
-		case <-t.C:
-		}
-	}
+	return retry.Do(ctx, c.retries, c.backoff, func() (*Results, time.Duration, error) { return c.attempt(ctx, query) })
 }
-
-// fatalError marks a failure that retrying cannot fix.
-type fatalError struct{ err error }
-
-func (e *fatalError) Error() string { return e.err.Error() }
-func (e *fatalError) Unwrap() error { return e.err }
 
 func (c *client) attempt(ctx context.Context, query string) (*Results, time.Duration, error) {
 	where := "sparql: query " + c.endpoint
@@ -149,7 +119,7 @@ func (c *client) attempt(ctx context.Context, query string) (*Results, time.Dura
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, c.endpoint, strings.NewReader(form.Encode()))
 	if err != nil {
-		return nil, -1, &fatalError{fmt.Errorf("%s: %w", where, err)}
+		return nil, -1, retry.Permanent(fmt.Errorf("%s: %w", where, err))
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/sparql-results+json")
@@ -173,21 +143,21 @@ func (c *client) attempt(ctx context.Context, query string) (*Results, time.Dura
 	}
 	c.queries.Add(1)
 	if len(body) > maxBody {
-		return nil, -1, &fatalError{fmt.Errorf("%s: reply over %d MiB", where, maxBody>>20)}
+		return nil, -1, retry.Permanent(fmt.Errorf("%s: reply over %d MiB", where, maxBody>>20))
 	}
 	status := fmt.Sprintf("status %d %s", res.StatusCode, http.StatusText(res.StatusCode))
 	switch {
 	case res.StatusCode >= 500 || res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusRequestTimeout:
 		return nil, retry.After(res.Header), fmt.Errorf("%s: %s: %s", where, status, message(body))
 	case res.StatusCode >= 400:
-		return nil, -1, &fatalError{fmt.Errorf("%s: %s: the server refused the query: %s", where, status, message(body))}
+		return nil, -1, retry.Permanent(fmt.Errorf("%s: %s: the server refused the query: %s", where, status, message(body)))
 	case res.StatusCode >= 300:
-		return nil, -1, &fatalError{fmt.Errorf("%s: %s (redirected to %q: give that URL)", where, status, res.Header.Get("Location"))}
+		return nil, -1, retry.Permanent(fmt.Errorf("%s: %s (redirected to %q: give that URL)", where, status, res.Header.Get("Location")))
 	}
 	r, err := ParseResults(body)
 	if err != nil {
 		ct := res.Header.Get("Content-Type")
-		return nil, -1, &fatalError{fmt.Errorf("%s: the reply (%s) is %w; is this a SPARQL endpoint?", where, ct, err)}
+		return nil, -1, retry.Permanent(fmt.Errorf("%s: the reply (%s) is %w; is this a SPARQL endpoint?", where, ct, err))
 	}
 	return r, -1, nil
 }

@@ -416,45 +416,21 @@ func (c *Client) body(req Request, n int, seedShift int64) ([]byte, error) {
 func (c *Client) call(ctx context.Context, req Request, n int, seedShift int64) (Reply, error) {
 	p, err := c.body(req, n, seedShift)
 	if err != nil {
-		return Reply{}, &fatalError{fmt.Errorf("encode request: %w", err)}
+		return Reply{}, retry.Permanent(fmt.Errorf("encode request: %w", err))
 	}
-	for attempt := 0; ; attempt++ {
-		r, retryAfter, err := c.attempt(ctx, p, n)
-		if err == nil {
-			c.mu.Lock()
-			c.usage = c.usage.Plus(r.Usage)
-			c.mu.Unlock()
-			return r, nil
-		}
-		var fatal *fatalError
-		if ctx.Err() != nil || errors.As(err, &fatal) {
-			return Reply{}, err
-		}
-		if attempt >= c.cfg.MaxRetries {
-			if attempt > 0 {
-				return Reply{}, fmt.Errorf("%w (gave up after %d attempts)", err, attempt+1)
-			}
-			return Reply{}, err
-		}
-		t := time.NewTimer(c.delay(attempt, retryAfter))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return Reply{}, fmt.Errorf("%w (while waiting to retry after: %v)", ctx.Err(), err)
-		case <-t.C:
-		}
+	r, err := retry.Do(ctx, c.cfg.MaxRetries, c.backoff(), func() (Reply, time.Duration, error) { return c.attempt(ctx, p, n) })
+	if err != nil {
+		return Reply{}, err
 	}
+	c.mu.Lock()
+	c.usage = c.usage.Plus(r.Usage)
+	c.mu.Unlock()
+	return r, nil
 }
-
-// fatalError marks a failure that retrying cannot fix.
-type fatalError struct{ err error }
-
-func (e *fatalError) Error() string { return e.err.Error() }
-func (e *fatalError) Unwrap() error { return e.err }
 
 // attempt makes one HTTP request under the concurrency limit and the
 // per-attempt timeout. It returns the server's Retry-After delay (-1 when
-// absent) alongside a retryable error, and a *fatalError for failures that
+// absent) alongside a retryable error, and a retry.Fatal for failures that
 // must not be retried.
 func (c *Client) attempt(ctx context.Context, body []byte, n int) (Reply, time.Duration, error) {
 	where := "chat server at " + c.cfg.BaseURL
@@ -482,11 +458,11 @@ func (c *Client) attempt(ctx context.Context, body []byte, n int) (Reply, time.D
 	var comp chatReply
 	if err := json.Unmarshal(data, &comp); err != nil {
 		// A 2xx that is not JSON, or not a completion.
-		return Reply{}, -1, &fatalError{fmt.Errorf("%s: malformed response (%d %s): %v", where, res.StatusCode, http.StatusText(res.StatusCode), err)}
+		return Reply{}, -1, retry.Permanent(fmt.Errorf("%s: malformed response (%d %s): %v", where, res.StatusCode, http.StatusText(res.StatusCode), err))
 	}
 	r, perr := parse(&comp, n)
 	if perr != nil {
-		return Reply{}, -1, &fatalError{fmt.Errorf("%s: %w", where, perr)}
+		return Reply{}, -1, retry.Permanent(fmt.Errorf("%s: %w", where, perr))
 	}
 	return r, -1, nil
 }
@@ -536,13 +512,13 @@ func (c *Client) statusError(where string, res *http.Response, body []byte, n in
 		if c.key == "" {
 			hint += " (it is not set)"
 		}
-		return Reply{}, -1, &fatalError{fmt.Errorf("%s: %s: %s%s", where, status, hint, msg)}
+		return Reply{}, -1, retry.Permanent(fmt.Errorf("%s: %s: %s%s", where, status, hint, msg))
 	case code == http.StatusNotFound:
-		return Reply{}, -1, &fatalError{fmt.Errorf("%s: %s: check the base URL (requests go to %s) and model %q%s", where, status, c.endpoint, c.cfg.Model, msg)}
+		return Reply{}, -1, retry.Permanent(fmt.Errorf("%s: %s: check the base URL (requests go to %s) and model %q%s", where, status, c.endpoint, c.cfg.Model, msg))
 	case code == http.StatusBadRequest && n > 1:
-		return Reply{}, -1, &fatalError{fmt.Errorf("%s: %s%s (if the server rejects n > 1, set Config.SplitN)", where, status, msg)}
+		return Reply{}, -1, retry.Permanent(fmt.Errorf("%s: %s%s (if the server rejects n > 1, set Config.SplitN)", where, status, msg))
 	default:
-		return Reply{}, -1, &fatalError{fmt.Errorf("%s: %s%s", where, status, msg)}
+		return Reply{}, -1, retry.Permanent(fmt.Errorf("%s: %s%s", where, status, msg))
 	}
 }
 
@@ -605,7 +581,12 @@ func parse(comp *chatReply, n int) (Reply, error) {
 // delay is how long to wait before retry number attempt+1 (see
 // retry.Backoff.Delay).
 func (c *Client) delay(attempt int, retryAfter time.Duration) time.Duration {
-	return retry.Backoff{Base: c.cfg.BackoffBase, Max: c.cfg.BackoffMax, MaxRetryAfter: MaxRetryAfter}.Delay(attempt, retryAfter)
+	return c.backoff().Delay(attempt, retryAfter)
+}
+
+// backoff is the client's waiting rule between retries.
+func (c *Client) backoff() retry.Backoff {
+	return retry.Backoff{Base: c.cfg.BackoffBase, Max: c.cfg.BackoffMax, MaxRetryAfter: MaxRetryAfter}
 }
 
 // retryAfter reads the server's requested delay; -1 when there is none.

@@ -204,39 +204,11 @@ func (c *Client) request(ctx context.Context, texts []string) ([][]float32, erro
 	if err != nil {
 		return nil, err
 	}
-	for attempt := 0; ; attempt++ {
-		rows, retryAfter, err := c.attempt(ctx, body, len(texts))
-		if err == nil {
-			return rows, nil
-		}
-		var fatal *fatalError
-		if ctx.Err() != nil || errors.As(err, &fatal) {
-			return nil, err
-		}
-		if attempt >= c.cfg.MaxRetries {
-			if attempt > 0 {
-				return nil, fmt.Errorf("%w (gave up after %d attempts)", err, attempt+1)
-			}
-			return nil, err
-		}
-		t := time.NewTimer(c.delay(attempt, retryAfter))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("%w (while waiting to retry after: %v)", ctx.Err(), err)
-		case <-t.C:
-		}
-	}
+	return retry.Do(ctx, c.cfg.MaxRetries, c.backoff(), func() ([][]float32, time.Duration, error) { return c.attempt(ctx, body, len(texts)) })
 }
 
-// fatalError marks a failure that retrying cannot fix.
-type fatalError struct{ err error }
-
-func (e *fatalError) Error() string { return e.err.Error() }
-func (e *fatalError) Unwrap() error { return e.err }
-
 // attempt makes one HTTP request. It returns the server's Retry-After delay
-// (-1 when absent) alongside a retryable error, and a *fatalError for
+// (-1 when absent) alongside a retryable error, and a retry.Fatal for
 // failures that must not be retried.
 func (c *Client) attempt(ctx context.Context, body []byte, n int) ([][]float32, time.Duration, error) {
 	where := "embeddings server at " + c.cfg.BaseURL
@@ -244,7 +216,7 @@ func (c *Client) attempt(ctx context.Context, body []byte, n int) ([][]float32, 
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, c.endpoint, bytes.NewReader(body))
 	if err != nil {
-		return nil, -1, &fatalError{fmt.Errorf("%s: %w", where, err)}
+		return nil, -1, retry.Permanent(fmt.Errorf("%s: %w", where, err))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
@@ -264,7 +236,7 @@ func (c *Client) attempt(ctx context.Context, body []byte, n int) ([][]float32, 
 		return nil, -1, fmt.Errorf("%s: reading response: %w", where, err)
 	}
 	if len(data) > maxBody {
-		return nil, -1, &fatalError{fmt.Errorf("%s: response larger than %d bytes", where, maxBody)}
+		return nil, -1, retry.Permanent(fmt.Errorf("%s: response larger than %d bytes", where, maxBody))
 	}
 	status := fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 	switch code := resp.StatusCode; {
@@ -276,15 +248,15 @@ func (c *Client) attempt(ctx context.Context, body []byte, n int) ([][]float32, 
 		if c.key == "" {
 			hint += " (it is not set)"
 		}
-		return nil, -1, &fatalError{fmt.Errorf("%s: %s: %s%s", where, status, hint, serverMessage(data))}
+		return nil, -1, retry.Permanent(fmt.Errorf("%s: %s: %s%s", where, status, hint, serverMessage(data)))
 	case code == http.StatusNotFound:
-		return nil, -1, &fatalError{fmt.Errorf("%s: %s: check the base URL (requests go to %s) and model %q%s", where, status, c.endpoint, c.cfg.Model, serverMessage(data))}
+		return nil, -1, retry.Permanent(fmt.Errorf("%s: %s: check the base URL (requests go to %s) and model %q%s", where, status, c.endpoint, c.cfg.Model, serverMessage(data)))
 	default:
-		return nil, -1, &fatalError{fmt.Errorf("%s: %s%s", where, status, serverMessage(data))}
+		return nil, -1, retry.Permanent(fmt.Errorf("%s: %s%s", where, status, serverMessage(data)))
 	}
 	rows, err := c.parse(data, n)
 	if err != nil {
-		return nil, -1, &fatalError{fmt.Errorf("%s: %w", where, err)}
+		return nil, -1, retry.Permanent(fmt.Errorf("%s: %w", where, err))
 	}
 	return rows, -1, nil
 }
@@ -333,7 +305,12 @@ func (c *Client) parse(data []byte, n int) ([][]float32, error) {
 // delay is how long to wait before retry number attempt+1 (see
 // retry.Backoff.Delay).
 func (c *Client) delay(attempt int, retryAfter time.Duration) time.Duration {
-	return retry.Backoff{Base: c.cfg.BackoffBase, Max: c.cfg.BackoffMax, MaxRetryAfter: MaxRetryAfter}.Delay(attempt, retryAfter)
+	return c.backoff().Delay(attempt, retryAfter)
+}
+
+// backoff is the client's waiting rule between retries.
+func (c *Client) backoff() retry.Backoff {
+	return retry.Backoff{Base: c.cfg.BackoffBase, Max: c.cfg.BackoffMax, MaxRetryAfter: MaxRetryAfter}
 }
 
 // retryAfter reads the server's requested delay; -1 when there is none.
