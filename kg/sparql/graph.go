@@ -428,21 +428,43 @@ func (g *Graph) LookupNames(ctx context.Context, names []string) (map[string][]i
 }
 
 // spellings are the forms a name is looked up in: as given, and its
-// normalised words in lower case and in title case, joined by spaces,
-// underscores or hyphens. A loose match needs no full scan this way.
+// normalised words with each word in lower or title case (every mix for
+// names of up to four words, "Osama bin Laden"; all lower or all title
+// beyond), joined by spaces, underscores or hyphens. A loose match needs
+// no full scan this way.
 func spellings(name string) []string {
-	norm := kg.Normalize(name)
-	title := []byte(norm)
-	for i := range title {
-		if (i == 0 || title[i-1] == ' ') && 'a' <= title[i] && title[i] <= 'z' {
-			title[i] -= 'a' - 'A'
+	words := strings.Fields(kg.Normalize(name))
+	title := func(w string) string {
+		b := []byte(w)
+		if len(b) > 0 && 'a' <= b[0] && b[0] <= 'z' {
+			b[0] -= 'a' - 'A'
 		}
+		return string(b)
+	}
+	var cased [][]string
+	if n := len(words); n > 0 && n <= 4 {
+		for mask := range 1 << n {
+			v := make([]string, n)
+			for i, w := range words {
+				if mask&(1<<i) != 0 {
+					w = title(w)
+				}
+				v[i] = w
+			}
+			cased = append(cased, v)
+		}
+	} else if n > 4 {
+		low, up := slices.Clone(words), make([]string, n)
+		for i, w := range words {
+			up[i] = title(w)
+		}
+		cased = [][]string{low, up}
 	}
 	out := []string{name}
-	for _, base := range []string{norm, string(title)} {
+	for _, v := range cased {
 		for _, sep := range []string{" ", "_", "-"} {
-			if v := strings.ReplaceAll(base, " ", sep); v != "" && !slices.Contains(out, v) {
-				out = append(out, v)
+			if s := strings.Join(v, sep); !slices.Contains(out, s) {
+				out = append(out, s)
 			}
 		}
 	}
