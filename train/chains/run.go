@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,6 +25,11 @@ type RunOptions struct {
 	QTypes    []string
 	// KG is the KG file; Out the item file written.
 	KG, Out string
+	// Remote, when not nil, is the KG instead of the file KG: a KG too
+	// large to hold (a SPARQL endpoint). Each question's chains are then
+	// found in its neighbourhood of MaxHops, which holds every chain of
+	// that length, so the items are those of the same KG in a file.
+	Remote kg.Neighbourhooder
 	Options
 	// Resume keeps the items Out holds and writes the rest.
 	Resume bool
@@ -47,7 +53,11 @@ func Run(ctx context.Context, o RunOptions) (*RunSummary, error) {
 	opt := o.Options
 	// Whether an existing Out may be continued is dataset.Create's rule
 	// (--resume); that it is none of the inputs is checked here.
-	if err := atomicfile.CheckOutput("--out", o.Out, true, append(append([]string{o.KG}, o.Questions...), o.QTypes...)...); err != nil {
+	ins := append(slices.Clone(o.Questions), o.QTypes...)
+	if o.Remote == nil {
+		ins = append(ins, o.KG)
+	}
+	if err := atomicfile.CheckOutput("--out", o.Out, true, ins...); err != nil {
 		return nil, err
 	}
 	if opt.MaxHops < 1 || opt.MaxPaths < 1 {
@@ -64,12 +74,14 @@ func Run(ctx context.Context, o RunOptions) (*RunSummary, error) {
 	if len(qs) == 0 {
 		return nil, fmt.Errorf("%s: no questions", strings.Join(o.Questions, ","))
 	}
-	g, err := kg.Load(ctx, o.KG, kg.FormatAuto)
-	if err != nil {
-		return nil, err
+	var g *kg.Graph
+	if o.Remote == nil {
+		if g, err = kg.Load(ctx, o.KG, kg.FormatAuto); err != nil {
+			return nil, err
+		}
 	}
 	config := map[string]string{
-		"format": format, "kg": filepath.Base(o.KG),
+		"format": format, "kg": kgName(o.KG),
 		"max-hops": strconv.Itoa(opt.MaxHops), "max-paths": strconv.Itoa(opt.MaxPaths),
 		"min-hops": strconv.Itoa(opt.MinHops), "question-hops": strconv.FormatBool(opt.QuestionHops),
 	}
@@ -87,7 +99,7 @@ func Run(ctx context.Context, o RunOptions) (*RunSummary, error) {
 	if log == nil {
 		log = io.Discard
 	}
-	err = extract(ctx, log, g, qs, opt, w, &items, sum)
+	err = extract(ctx, log, g, o.Remote, qs, opt, w, &items, sum)
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}
@@ -105,8 +117,11 @@ func Run(ctx context.Context, o RunOptions) (*RunSummary, error) {
 // extract extracts every question, writing those the file does not
 // hold yet. Resumed questions are extracted again (it is cheap and
 // deterministic) so the summary covers the whole file.
-func extract(ctx context.Context, progressW io.Writer, g *kg.Graph, qs []benchmark.Question, opt Options, w *dataset.Writer, items *[]dataset.Item, sum *RunSummary) error {
-	x := NewExtractor(g, opt)
+func extract(ctx context.Context, progressW io.Writer, g *kg.Graph, remote kg.Neighbourhooder, qs []benchmark.Question, opt Options, w *dataset.Writer, items *[]dataset.Item, sum *RunSummary) error {
+	var x *Extractor
+	if remote == nil {
+		x = NewExtractor(g, opt)
+	}
 	bar := progress.New(progressW, "chains", int64(len(qs)))
 	defer bar.Finish()
 	for i, q := range qs {
@@ -114,6 +129,13 @@ func extract(ctx context.Context, progressW io.Writer, g *kg.Graph, qs []benchma
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("data chains stopped after %d of %d questions (rerun with --resume): %w", i, len(qs), err)
 			}
+		}
+		if remote != nil {
+			sub, err := remote.Neighbourhood(ctx, q.Entities, opt.MaxHops)
+			if err != nil {
+				return fmt.Errorf("data chains stopped at question %s (rerun with --resume): %w", q.ID, err)
+			}
+			x = NewExtractor(sub, opt)
 		}
 		it, o := x.Extract(q)
 		sum.Add(&it, o)
@@ -127,6 +149,15 @@ func extract(ctx context.Context, progressW io.Writer, g *kg.Graph, qs []benchma
 		bar.Add(1)
 	}
 	return nil
+}
+
+// kgName is how the item file's header names the KG: a file by its base
+// name (the folder may move), an endpoint by its URL.
+func kgName(kgPath string) string {
+	if strings.Contains(kgPath, "://") {
+		return kgPath
+	}
+	return filepath.Base(kgPath)
 }
 
 // loadQuestions reads pq or metaqa questions and refuses files whose
