@@ -184,9 +184,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	cmd := exec.Command(ServerBinary, "-f", "-c", ini)
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = out, out
-	// A process group of its own, so Stop reaches everything it forks and
-	// a Ctrl-C meant for a test run does not reach it half-way.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = childAttr()
 	if opts.Detach {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	}
