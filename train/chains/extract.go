@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/kg"
@@ -111,6 +112,7 @@ func (x *Extractor) Extract(q benchmark.Question) (dataset.Item, Outcome) {
 		minHops = max(minHops, q.Hops)
 	}
 	res := x.f.FindMin(x.starts, x.answers, minHops)
+	byName(g, res.Chains)
 	o.Unreachable = o.NotInKG + len(res.Unreachable)
 	o.Chains, o.Found, o.Capped, o.CappedAnswers = len(res.Chains), res.Found, res.Capped, res.CappedAnswers
 	if len(res.Chains) == 0 {
@@ -328,4 +330,47 @@ func chainEntities(g *kg.Graph, chains []Chain) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// byName orders each answer's chains (a run of chains ending at the same
+// entity) by the names they walk. The finder meets them in triple-id order,
+// which is the backend's numbering: a KG read from a file and the same KG
+// fetched from a SPARQL endpoint must give the same item, down to which of
+// several equally short patterns becomes its schema graph.
+func byName(g *kg.Graph, cs []Chain) {
+	key := func(c Chain) string {
+		var b strings.Builder
+		for i, t := range c.Triples {
+			tr := g.Triple(t)
+			b.WriteString(g.EntityName(c.Entities[i]))
+			b.WriteByte(0)
+			b.WriteString(g.RelationName(tr.Rel))
+			b.WriteByte(0)
+		}
+		b.WriteString(g.EntityName(c.Entities[len(c.Entities)-1]))
+		return b.String()
+	}
+	for lo := 0; lo < len(cs); {
+		hi := lo + 1
+		end := cs[lo].Entities[len(cs[lo].Entities)-1]
+		for hi < len(cs) && cs[hi].Entities[len(cs[hi].Entities)-1] == end {
+			hi++
+		}
+		group := cs[lo:hi]
+		ks := make([]string, len(group))
+		for i := range group {
+			ks[i] = key(group[i])
+		}
+		idx := make([]int, len(group))
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return strings.Compare(ks[a], ks[b]) })
+		sorted := make([]Chain, len(group))
+		for i, j := range idx {
+			sorted[i] = group[j]
+		}
+		copy(group, sorted)
+		lo = hi
+	}
 }
