@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/kg/sparql"
 )
 
 // Source names a dataset's files, as the commands' data flags give them.
@@ -96,7 +97,7 @@ func (src Source) Check() error {
 		return fmt.Errorf("--format metaqa needs one --qtype file per --questions file (got %d and %d)", len(src.QTypes), len(src.Questions))
 	}
 	for _, p := range append(append(slices.Clone(src.Questions), src.QTypes...), src.KG, src.GoldPaths) {
-		if p == "" || p == src.KG && isURL(p) {
+		if p == "" || p == src.KG && sparql.IsEndpoint(p) {
 			continue
 		}
 		if _, err := os.Stat(p); err != nil {
@@ -106,10 +107,6 @@ func (src Source) Check() error {
 	return nil
 }
 
-// isURL reports whether a KG is named by a URL (a SPARQL endpoint, which
-// the caller opens) rather than a file.
-func isURL(s string) bool { return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") }
-
 // Load loads src's questions and, for a shared-KG format, its KG; a KG
 // named by URL is left for the caller to open (Dataset.Graph is nil).
 func Load(ctx context.Context, src Source) (*Dataset, error) {
@@ -118,7 +115,7 @@ func Load(ctx context.Context, src Source) (*Dataset, error) {
 	}
 	f, _ := LookupFormat(src.Format)
 	d := &Dataset{}
-	if f.SharedKG && !isURL(src.KG) {
+	if f.SharedKG && !sparql.IsEndpoint(src.KG) {
 		g, err := kg.Load(ctx, src.KG, kg.FormatAuto)
 		if err != nil {
 			return nil, err

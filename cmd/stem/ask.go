@@ -71,7 +71,7 @@ func runAsk(ctx context.Context, w, log io.Writer, question string, o askOptions
 	}
 	cold := time.Now()
 	if sparql.IsEndpoint(o.KG) {
-		return askRemote(ctx, w, log, question, o, s, encS)
+		return askRemote(ctx, w, log, question, o, s, encS, cold)
 	}
 	var (
 		g   *kg.Graph
@@ -111,15 +111,14 @@ func runAsk(ctx context.Context, w, log io.Writer, question string, o askOptions
 
 // askRemote answers over a SPARQL endpoint: nothing of the KG is loaded
 // up front; each question's graph is fetched around its entities.
-func askRemote(ctx context.Context, w, log io.Writer, question string, o askOptions, s plan.Settings, encS catalog.EncoderSettings) error {
-	cold := time.Now()
+func askRemote(ctx context.Context, w, log io.Writer, question string, o askOptions, s plan.Settings, encS catalog.EncoderSettings, cold time.Time) error {
 	g, err := openEndpoint(ctx, o.KG, o.Sparql)
 	if err != nil {
 		return err
 	}
 	entities, err := resolveAll(g, o.Entities)
-	if err == nil {
-		err = g.Err()
+	if gerr := g.Err(); gerr != nil {
+		err = gerr // the lookup failed, which is not "no such entity"
 	}
 	if err != nil {
 		return err

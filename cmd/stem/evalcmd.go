@@ -156,7 +156,9 @@ func evalConfig(d dataOptions, s plan.Settings, enc catalog.EncoderSettings) map
 			if p == "" {
 				continue
 			}
-			if abs, err := filepath.Abs(p); err == nil && !sparql.IsEndpoint(p) {
+			if sparql.IsEndpoint(p) {
+				// A URL is the same wherever the run is resumed.
+			} else if abs, err := filepath.Abs(p); err == nil {
 				p = abs
 			}
 			parts = append(parts, p)

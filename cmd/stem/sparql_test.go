@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -33,29 +32,10 @@ func startVirtuoso(t *testing.T, dir, kbPath, graph string) *virtuoso.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nt := filepath.Join(t.TempDir(), "kb.nt")
-	f, err := os.Create(nt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := bufio.NewWriter(f)
-	if _, err := kg.WriteNTriples(ctx, w, g, ""); err != nil {
-		t.Fatal(err)
-	}
-	if err := errorsJoin(w.Flush(), f.Close()); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Load(ctx, nt, graph); err != nil {
+	if err := srv.LoadKG(ctx, g, graph); err != nil {
 		t.Fatal(err)
 	}
 	return srv
-}
-
-func errorsJoin(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // stem ask over an endpoint prints what it prints over the file; a wrong

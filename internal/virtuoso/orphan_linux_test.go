@@ -33,7 +33,7 @@ func TestOrphanHelper(t *testing.T) {
 // A server whose starter dies without stopping it dies too: no test run
 // leaves a virtuoso-t behind.
 func TestServerDiesWithItsParent(t *testing.T) {
-	needVirtuoso(t)
+	SkipUnavailable(t)
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestOrphanHelper$")
 	cmd.Env = append(os.Environ(), orphanEnv+"="+pidFile)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +17,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/kg/sparql"
 )
 
 // The programs Debian's virtuoso-opensource package installs.
@@ -259,15 +261,11 @@ func ask(ctx context.Context, client *http.Client, endpoint, ini string) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("status %d: %.200s", resp.StatusCode, body)
 	}
-	var res struct {
-		Results struct {
-			Bindings []map[string]struct{ Value string } `json:"bindings"`
-		} `json:"results"`
+	res, err := sparql.ParseResults(body)
+	if err != nil {
+		return err
 	}
-	if err := json.Unmarshal(body, &res); err != nil {
-		return fmt.Errorf("reply %.200q: %w", body, err)
-	}
-	if b := res.Results.Bindings; len(b) != 1 || b[0]["ini"].Value != ini {
+	if b := res.Rows; len(b) != 1 || b[0]["ini"].Value != ini {
 		return fmt.Errorf("the port is answered by another server (%.200s)", body)
 	}
 	return nil
@@ -392,6 +390,29 @@ func (s *Server) Load(ctx context.Context, file, graphIRI string) error {
 		return nil
 	}
 	return fmt.Errorf("virtuoso: load %s: ld_dir added no row to DB.DBA.LOAD_LIST (isql printed:\n%s)", file, out)
+}
+
+// LoadKG loads g into the named graph, its names under Freebase-style
+// IRIs as `stem kg export` writes them (kg.WriteNTriples), through an
+// N-Triples file in the server's folder.
+func (s *Server) LoadKG(ctx context.Context, g kg.Reader, graphIRI string) error {
+	f, err := os.CreateTemp(s.dir, "kg-*.nt")
+	if err != nil {
+		return fmt.Errorf("virtuoso: load a KG: %w", err)
+	}
+	defer os.Remove(f.Name())
+	w := bufio.NewWriter(f)
+	_, err = kg.WriteNTriples(ctx, w, g, "")
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("virtuoso: write %s: %w", f.Name(), err)
+	}
+	return s.Load(ctx, f.Name(), graphIRI)
 }
 
 // Stop ends the server: SIGTERM to its process group, SIGKILL if it is

@@ -16,12 +16,6 @@ import (
 	"github.com/stem-kgqa/stem/kg"
 )
 
-// needVirtuoso skips t on a machine without Debian's Virtuoso.
-func needVirtuoso(t *testing.T) {
-	t.Helper()
-	SkipUnavailable(t)
-}
-
 // startServer starts a server for t and stops it when t ends.
 func startServer(t *testing.T, opts Options) *Server {
 	t.Helper()
@@ -92,7 +86,7 @@ func query(t *testing.T, endpoint, q string) ([]map[string]binding, string) {
 }
 
 func TestStartLoadQuery(t *testing.T) {
-	needVirtuoso(t)
+	SkipUnavailable(t)
 	t.Parallel()
 	s := startServer(t, Options{})
 	const graph = "http://example.org/g"
@@ -131,7 +125,7 @@ func TestStartLoadQuery(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
-	needVirtuoso(t)
+	SkipUnavailable(t)
 	t.Parallel()
 	s := startServer(t, Options{})
 	ctx := context.Background()
@@ -163,7 +157,7 @@ func TestLoadErrors(t *testing.T) {
 // reply that holds as many rows as the cap, cut or not: a page of exactly
 // LIMIT cap rows carries it too, so it says "maybe cut", never "cut".
 func TestResultSetMaxRows(t *testing.T) {
-	needVirtuoso(t)
+	SkipUnavailable(t)
 	t.Parallel()
 	s := startServer(t, Options{ResultSetMaxRows: 5})
 	var nt strings.Builder
@@ -195,7 +189,7 @@ func TestResultSetMaxRows(t *testing.T) {
 }
 
 func TestStopAndKillLeaveNoProcess(t *testing.T) {
-	needVirtuoso(t)
+	SkipUnavailable(t)
 	t.Parallel()
 	for _, kill := range []bool{false, true} {
 		t.Run(fmt.Sprintf("kill=%v", kill), func(t *testing.T) {
@@ -233,7 +227,7 @@ func TestStopAndKillLeaveNoProcess(t *testing.T) {
 // TestDetachAttach is scripts/virtuoso's life cycle: start detached in a
 // given folder, find it again by the pid file, stop it from there.
 func TestDetachAttach(t *testing.T) {
-	needVirtuoso(t)
+	SkipUnavailable(t)
 	t.Parallel()
 	dir := t.TempDir()
 	s, err := Start(context.Background(), Options{Dir: dir, Detach: true})
@@ -270,7 +264,7 @@ func TestDetachAttach(t *testing.T) {
 }
 
 func TestStartFailsWithLog(t *testing.T) {
-	needVirtuoso(t)
+	SkipUnavailable(t)
 	t.Parallel()
 	// A port held by someone else: the server cannot bind it and exits.
 	s := startServer(t, Options{})
@@ -324,7 +318,7 @@ func TestRDFExt(t *testing.T) {
 // reads the names back from the endpoint: Virtuoso keeps the escaped IRIs
 // byte for byte, so kg.NameFromIRI inverts them.
 func TestExportedKG(t *testing.T) {
-	needVirtuoso(t)
+	SkipUnavailable(t)
 	t.Parallel()
 	s := startServer(t, Options{})
 	b := kg.NewBuilder()
@@ -335,11 +329,9 @@ func TestExportedKG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var nt strings.Builder
-	if _, err := kg.WriteNTriples(context.Background(), &nt, g, ""); err != nil {
+	if err := s.LoadKG(context.Background(), g, "http://x/kg"); err != nil {
 		t.Fatal(err)
 	}
-	load(t, s, nt.String(), "http://x/kg")
 	rows, _ := query(t, s.URL(), `SELECT ?h ?r ?t ?n FROM <http://x/kg> WHERE { ?h ?r ?t . FILTER(isIRI(?t)) ?h <`+kg.NamePredicate+`> ?n } ORDER BY ?n`)
 	var got []string
 	for _, r := range rows {

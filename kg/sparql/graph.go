@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"iter"
 	"net/http"
 	"net/url"
 	"slices"
@@ -19,6 +20,15 @@ import (
 // RDFSLabel is rdfs:label, one of the default name predicates beside
 // Freebase's (kg.NamePredicate and common.topic.alias).
 const RDFSLabel = "http://www.w3.org/2000/01/rdf-schema#label"
+
+// The defaults of Config (and of the command-line Settings).
+const (
+	DefaultTimeout   = 60 * time.Second
+	DefaultPageSize  = 10000 // Virtuoso's default ResultSetMaxRows
+	DefaultBatch     = 500   // Virtuoso rejects VALUES blocks of a few thousand IRIs
+	DefaultMaxDegree = 100000
+	DefaultMaxCached = 2000000
+)
 
 // Config says where the endpoint is and how to read it.
 type Config struct {
@@ -81,20 +91,20 @@ func (c Config) withDefaults() (Config, error) {
 		c.Lang = "en"
 	}
 	if c.Timeout <= 0 {
-		c.Timeout = 60 * time.Second
+		c.Timeout = DefaultTimeout
 	}
 	retry.FillDefaults(&c.Retries, &c.BackoffBase, &c.BackoffMax)
 	if c.PageSize <= 0 {
-		c.PageSize = 10000
+		c.PageSize = DefaultPageSize
 	}
 	if c.Batch <= 0 {
-		c.Batch = 500
+		c.Batch = DefaultBatch
 	}
 	if c.MaxDegree <= 0 {
-		c.MaxDegree = 100000
+		c.MaxDegree = DefaultMaxDegree
 	}
 	if c.MaxCached <= 0 {
-		c.MaxCached = 2000000
+		c.MaxCached = DefaultMaxCached
 	}
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{}
@@ -128,9 +138,9 @@ type Graph struct {
 	tails    []int32
 	out, in  map[int32][]int32 // fetched adjacency, sorted by (relation, other end)
 	cached   int               // triples in out and in
-	capped   map[int32]bool
-	rows     map[rowKey][]row // Neighbourhood's fetched edges, by entity term and direction
-	rowCount int              // edges in rows, bounded by MaxCached
+	capped   map[string]bool   // terms of the entities cut at MaxDegree
+	rows     map[rowKey][]row  // fetched edges, by entity term and direction (see edges)
+	rowCount int               // edges in rows, bounded by MaxCached
 	err      error
 	notFound map[string]bool // names known to be absent
 }
@@ -150,7 +160,7 @@ func Open(cfg Config) (*Graph, error) {
 		ents: newInterner(), rels: newInterner(),
 		triples: map[kg.Triple]int32{},
 		out:     map[int32][]int32{}, in: map[int32][]int32{},
-		capped: map[int32]bool{}, notFound: map[string]bool{}, rows: map[rowKey][]row{},
+		capped: map[string]bool{}, notFound: map[string]bool{}, rows: map[rowKey][]row{},
 	}
 	return g, nil
 }
@@ -325,9 +335,9 @@ func (g *Graph) Relation(name string) (int32, bool) {
 }
 
 // EntitiesByNorm returns the entities whose name, or whose label under a
-// name predicate, equals name after kg.Normalize. The endpoint is asked
-// for the spellings a name is commonly written in (as given, lower case,
-// with underscores for spaces), so no full scan runs.
+// name predicate, equals name after kg.Normalize, as far as the endpoint
+// can tell without a full scan: it is asked for the name's common
+// spellings (see spellings).
 func (g *Graph) EntitiesByNorm(name string) []int32 {
 	ids, err := g.LookupNames(g.ctx(), []string{name})
 	if err != nil {
@@ -376,9 +386,8 @@ func (g *Graph) LookupNames(ctx context.Context, names []string) (map[string][]i
 		}
 		found[norm][id] = true
 	}
-	for lo := 0; lo < len(iris); lo += g.cfg.Batch {
-		batch := iris[lo:min(lo+g.cfg.Batch, len(iris))]
-		q := fmt.Sprintf("SELECT DISTINCT ?e WHERE { VALUES ?e { %s } { ?e ?p ?o } UNION { ?s ?p ?e } }", strings.Join(batch, " "))
+	for lo, hi := range chunks(len(iris), g.cfg.Batch) {
+		q := fmt.Sprintf("SELECT DISTINCT ?e WHERE { VALUES ?e { %s } { ?e ?p ?o } UNION { ?s ?p ?e } }", strings.Join(iris[lo:hi], " "))
 		r, err := g.c.Select(ctx, q)
 		if err != nil {
 			return nil, err
@@ -387,16 +396,15 @@ func (g *Graph) LookupNames(ctx context.Context, names []string) (map[string][]i
 		for _, row := range r.Rows {
 			t := row["e"]
 			name := g.nameOf(t)
-			if norm, ok := want[name]; ok && kg.Normalize(name) == norm {
+			if norm, ok := want[name]; ok {
 				add(norm, g.ents.id(name, termOf(t)))
 			}
 		}
 		g.mu.Unlock()
 	}
 	if len(preds) > 0 {
-		for lo := 0; lo < len(lits); lo += g.cfg.Batch {
-			batch := lits[lo:min(lo+g.cfg.Batch, len(lits))]
-			q := fmt.Sprintf("SELECT DISTINCT ?e ?l WHERE { VALUES ?l { %s } VALUES ?p { %s } ?e ?p ?l }", strings.Join(batch, " "), strings.Join(preds, " "))
+		for lo, hi := range chunks(len(lits), g.cfg.Batch) {
+			q := fmt.Sprintf("SELECT DISTINCT ?e ?l WHERE { VALUES ?l { %s } VALUES ?p { %s } ?e ?p ?l }", strings.Join(lits[lo:hi], " "), strings.Join(preds, " "))
 			r, err := g.c.Select(ctx, q)
 			if err != nil {
 				return nil, err
@@ -524,25 +532,73 @@ func (g *Graph) adj(e int32, out bool) []int32 {
 		g.mu.Unlock()
 		return nil // not an id this graph handed out
 	}
-	m := g.in
-	if out {
-		m = g.out
-	}
-	if row, ok := m[e]; ok {
+	if row, ok := g.idRows(out)[e]; ok {
 		g.mu.Unlock()
 		return row
 	}
 	term := g.ents.terms[e]
 	g.mu.Unlock()
-	if err := g.fetch(g.ctx(), []int32{e}, []string{term}, out, nil); err != nil {
-		g.mu.Lock()
-		g.fail(err)
-		g.mu.Unlock()
-		return nil
+	var rs []row
+	if term != "" {
+		got, err := g.edges(g.ctx(), []string{term}, out)
+		if err != nil {
+			g.mu.Lock()
+			g.fail(err)
+			g.mu.Unlock()
+			return nil
+		}
+		rs = got[0]
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return m[e]
+	return g.intern(e, out, rs)
+}
+
+// idRows is the adjacency of interned ids in one direction; the caller
+// holds g.mu.
+func (g *Graph) idRows(out bool) map[int32][]int32 {
+	if out {
+		return g.out
+	}
+	return g.in
+}
+
+// intern numbers entity e's edges in one direction, keeps them sorted by
+// (relation, other end) as kg.Reader promises, and returns them. The
+// caller holds g.mu.
+func (g *Graph) intern(e int32, out bool, rs []row) []int32 {
+	if g.cached > g.cfg.MaxCached {
+		g.out, g.in, g.cached = map[int32][]int32{}, map[int32][]int32{}, 0
+	}
+	ids := make([]int32, 0, len(rs))
+	for _, r := range rs {
+		rel := g.rels.id(g.nameOf(r.rel), termOf(r.rel))
+		other := g.ents.id(g.nameOf(r.other), termOf(r.other))
+		tr := kg.Triple{Head: e, Rel: rel, Tail: other}
+		if !out {
+			tr = kg.Triple{Head: other, Rel: rel, Tail: e}
+		}
+		id, ok := g.triples[tr]
+		if !ok {
+			id = int32(len(g.heads))
+			g.triples[tr] = id
+			g.heads, g.relsOf, g.tails = append(g.heads, tr.Head), append(g.relsOf, tr.Rel), append(g.tails, tr.Tail)
+		}
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b int32) int {
+		if c := cmp.Compare(g.relsOf[a], g.relsOf[b]); c != 0 {
+			return c
+		}
+		if out {
+			return cmp.Compare(g.tails[a], g.tails[b])
+		}
+		return cmp.Compare(g.heads[a], g.heads[b])
+	})
+	ids = slices.Compact(ids)
+	g.idRows(out)[e] = ids
+	g.cached += len(ids)
+	return ids
 }
 
 // rowKey names the edges of one entity in one direction.
@@ -554,22 +610,21 @@ type rowKey struct {
 // row is one cached edge: the relation and the other end.
 type row struct{ rel, other Term }
 
-// edge is one fetched row: the entity asked about, the relation and the
-// other end.
+// edge is one fetched row: the index of the entity asked about, the
+// relation and the other end.
 type edge struct {
-	self       int32
-	rel, other Term
+	self int
+	row
 }
 
-// fetch reads the edges of ents in one direction, in batches of Batch
-// entities and pages of PageSize rows, and interns them. Each batch is
-// counted first, per entity, so that hubs over MaxDegree are capped and
-// a page the endpoint cut short is detected (ErrTruncated). With sink
-// set, the rows go to it instead of the adjacency cache.
-func (g *Graph) fetch(ctx context.Context, ents []int32, terms []string, out bool, sink func(edge)) error {
-	var small []int
-	var hubs []int
-	counts := map[int32]int{}
+// fetch reads the edges of terms in one direction, in batches of Batch
+// entities and pages of PageSize rows, and hands each to sink with the
+// index of its term. Each batch is counted first, per entity, so that
+// hubs over MaxDegree are capped and a page the endpoint cut short is
+// detected (ErrTruncated).
+func (g *Graph) fetch(ctx context.Context, terms []string, out bool, sink func(edge)) error {
+	var small, hubs []int
+	counts := make([]int, len(terms))
 	// Literals have no out-edges; blank nodes cannot be asked for again.
 	var ask []int
 	for i, t := range terms {
@@ -578,103 +633,77 @@ func (g *Graph) fetch(ctx context.Context, ents []int32, terms []string, out boo
 		}
 		ask = append(ask, i)
 	}
-	for lo := 0; lo < len(ask); lo += g.cfg.Batch {
-		batch := ask[lo:min(lo+g.cfg.Batch, len(ask))]
+	for lo, hi := range chunks(len(ask), g.cfg.Batch) {
+		batch := ask[lo:hi]
 		r, err := g.c.Select(ctx, g.countQuery(terms, batch, out))
 		if err != nil {
 			return err
 		}
 		byTerm := map[string]int{}
 		for _, row := range r.Rows {
-			n, err := strconv.Atoi(row["n"].Value)
+			n, err := g.count(row["n"])
 			if err != nil {
-				return fmt.Errorf("sparql: query %s: count %q is not a number", g.cfg.Endpoint, row["n"].Value)
+				return err
 			}
 			byTerm[termOf(row["x"])] = n
 		}
 		for _, i := range batch {
-			n := byTerm[terms[i]]
-			counts[ents[i]] = n
+			counts[i] = byTerm[terms[i]]
 			switch {
-			case n > g.cfg.MaxDegree:
+			case counts[i] > g.cfg.MaxDegree:
 				hubs = append(hubs, i)
-			case n > 0:
+			case counts[i] > 0:
 				small = append(small, i)
 			}
 		}
-	}
-	rows := map[int32][]edge{}
-	collect := func(e edge) { rows[e.self] = append(rows[e.self], e) }
-	if sink != nil {
-		collect = sink
 	}
 	// Batches of small entities, each at most a few pages.
 	for lo := 0; lo < len(small); {
 		var batch []int
 		total := 0
-		for lo < len(small) && len(batch) < g.cfg.Batch && (len(batch) == 0 || total+counts[ents[small[lo]]] <= 4*g.cfg.PageSize) {
+		for lo < len(small) && len(batch) < g.cfg.Batch && (len(batch) == 0 || total+counts[small[lo]] <= 4*g.cfg.PageSize) {
 			batch = append(batch, small[lo])
-			total += counts[ents[small[lo]]]
+			total += counts[small[lo]]
 			lo++
 		}
-		if err := g.pages(ctx, ents, terms, batch, out, total, collect); err != nil {
+		if err := g.pages(ctx, terms, batch, out, total, sink); err != nil {
 			return err
 		}
 	}
 	for _, i := range hubs {
-		if err := g.pages(ctx, ents, terms, []int{i}, out, g.cfg.MaxDegree, collect); err != nil {
+		if err := g.pages(ctx, terms, []int{i}, out, g.cfg.MaxDegree, sink); err != nil {
 			return err
 		}
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for _, i := range hubs {
-		g.capped[ents[i]] = true
-	}
-	if sink != nil {
-		return nil
-	}
-	if g.cached > g.cfg.MaxCached {
-		g.out, g.in, g.cached = map[int32][]int32{}, map[int32][]int32{}, 0
-	}
-	m := g.in
-	if out {
-		m = g.out
-	}
-	for i, e := range ents {
-		if terms[i] == "" {
-			continue
+	if len(hubs) > 0 {
+		g.mu.Lock()
+		for _, i := range hubs {
+			g.capped[terms[i]] = true
 		}
-		var row []int32
-		for _, ed := range rows[e] {
-			rel := g.rels.id(g.nameOf(ed.rel), termOf(ed.rel))
-			other := g.ents.id(g.nameOf(ed.other), termOf(ed.other))
-			tr := kg.Triple{Head: e, Rel: rel, Tail: other}
-			if !out {
-				tr = kg.Triple{Head: other, Rel: rel, Tail: e}
-			}
-			id, ok := g.triples[tr]
-			if !ok {
-				id = int32(len(g.heads))
-				g.triples[tr] = id
-				g.heads, g.relsOf, g.tails = append(g.heads, tr.Head), append(g.relsOf, tr.Rel), append(g.tails, tr.Tail)
-			}
-			row = append(row, id)
-		}
-		slices.SortFunc(row, func(a, b int32) int {
-			if c := cmp.Compare(g.relsOf[a], g.relsOf[b]); c != 0 {
-				return c
-			}
-			if out {
-				return cmp.Compare(g.tails[a], g.tails[b])
-			}
-			return cmp.Compare(g.heads[a], g.heads[b])
-		})
-		row = slices.Compact(row)
-		m[e] = row
-		g.cached += len(row)
+		g.mu.Unlock()
 	}
 	return nil
+}
+
+// count reads a COUNT result.
+func (g *Graph) count(t Term) (int, error) {
+	n, err := strconv.Atoi(t.Value)
+	if err != nil {
+		return 0, fmt.Errorf("sparql: query %s: count %q is not a number", g.cfg.Endpoint, t.Value)
+	}
+	return n, nil
+}
+
+// chunks yields the bounds [lo, hi) of consecutive runs of at most size
+// of n items: the VALUES blocks a long list is sent in.
+func chunks(n, size int) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		for lo := 0; lo < n; lo += size {
+			if !yield(lo, min(lo+size, n)) {
+				return
+			}
+		}
+	}
 }
 
 // filter leaves out the name predicates, which are not edges.
@@ -707,10 +736,10 @@ func (g *Graph) countQuery(terms []string, batch []int, out bool) string {
 // pages reads want rows of the batch's edges, page by page in a fixed
 // order so that OFFSET is stable; for a capped hub want is MaxDegree.
 // Fewer rows than the count said is ErrTruncated.
-func (g *Graph) pages(ctx context.Context, ents []int32, terms []string, batch []int, out bool, want int, collect func(edge)) error {
-	idOf := map[string]int32{}
+func (g *Graph) pages(ctx context.Context, terms []string, batch []int, out bool, want int, collect func(edge)) error {
+	idOf := map[string]int{}
 	for _, i := range batch {
-		idOf[terms[i]] = ents[i]
+		idOf[terms[i]] = i
 	}
 	got := 0
 	for got < want {
@@ -720,12 +749,12 @@ func (g *Graph) pages(ctx context.Context, ents []int32, terms []string, batch [
 		if err != nil {
 			return err
 		}
-		for _, row := range r.Rows {
-			self, ok := idOf[termOf(row["x"])]
+		for _, b := range r.Rows {
+			self, ok := idOf[termOf(b["x"])]
 			if !ok {
-				return fmt.Errorf("sparql: query %s: a row for %s, which was not asked for", g.cfg.Endpoint, termOf(row["x"]))
+				return fmt.Errorf("sparql: query %s: a row for %s, which was not asked for", g.cfg.Endpoint, termOf(b["x"]))
 			}
-			collect(edge{self: self, rel: row["p"], other: row["o"]})
+			collect(edge{self: self, row: row{rel: b["p"], other: b["o"]}})
 		}
 		got += len(r.Rows)
 		if len(r.Rows) < size {
@@ -738,25 +767,46 @@ func (g *Graph) pages(ctx context.Context, ents []int32, terms []string, batch [
 	return nil
 }
 
-// keep caches the edges just fetched for terms (none is a fact worth
-// keeping too), emptying the cache first when it would pass MaxCached.
-func (g *Graph) keep(ids []int32, terms []string, out bool, got map[int32][]row) {
+// edges returns the edges of each term in one direction: those met by an
+// earlier call from the cache, the rest fetched in one batched pass and
+// cached (none is a fact worth keeping too). The cache is emptied first
+// when it would pass MaxCached.
+func (g *Graph) edges(ctx context.Context, terms []string, out bool) ([][]row, error) {
+	res := make([][]row, len(terms))
+	var miss []int
+	var missTerms []string
+	g.mu.Lock()
+	for i, t := range terms {
+		if rs, ok := g.rows[rowKey{t, out}]; ok {
+			res[i] = rs
+			continue
+		}
+		miss, missTerms = append(miss, i), append(missTerms, t)
+	}
+	g.mu.Unlock()
+	if len(miss) == 0 {
+		return res, nil
+	}
+	n := 0
+	err := g.fetch(ctx, missTerms, out, func(e edge) {
+		res[miss[e.self]] = append(res[miss[e.self]], e.row)
+		n++
+	})
+	if err != nil {
+		return nil, err
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	n := 0
-	for _, rs := range got {
-		n += len(rs)
-	}
 	if g.rowCount+n > g.cfg.MaxCached {
 		g.rows, g.rowCount = map[rowKey][]row{}, 0
 	}
-	for i, id := range ids {
-		if terms[i] == "" {
-			continue
+	for _, i := range miss {
+		if terms[i] != "" {
+			g.rows[rowKey{terms[i], out}] = res[i]
 		}
-		g.rows[rowKey{terms[i], out}] = got[id]
 	}
 	g.rowCount += n
+	return res, nil
 }
 
 // Neighbourhood returns the triples within hops of the named seed
@@ -783,46 +833,33 @@ func (g *Graph) Neighbourhood(ctx context.Context, seeds []string, hops int) (*k
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		terms := make([]string, len(front))
+		for i, n := range front {
+			terms[i] = n.term
+		}
 		var next []node
 		for _, out := range []bool{true, false} {
-			add := func(self int, e row) {
-				other := g.nameOf(e.other)
-				rel := g.nameOf(e.rel)
-				if out {
-					ts = append(ts, [3]string{front[self].name, rel, other})
-				} else {
-					ts = append(ts, [3]string{other, rel, front[self].name})
-				}
-				if !seen[other] {
-					seen[other] = true
-					next = append(next, node{other, termOf(e.other)})
-				}
-			}
 			// Edges met by an earlier question or ring come from the
 			// cache; the rest are fetched in one batched pass.
-			var missIDs []int32
-			var missTerms []string
-			g.mu.Lock()
-			for i, n := range front {
-				if rs, ok := g.rows[rowKey{n.term, out}]; ok {
-					for _, r := range rs {
-						add(i, r)
-					}
-					continue
-				}
-				missIDs, missTerms = append(missIDs, int32(i)), append(missTerms, n.term)
-			}
-			g.mu.Unlock()
-			got := map[int32][]row{}
-			err := g.fetch(ctx, missIDs, missTerms, out, func(e edge) {
-				r := row{rel: e.rel, other: e.other}
-				got[e.self] = append(got[e.self], r)
-				add(int(e.self), r)
-			})
+			rows, err := g.edges(ctx, terms, out)
 			if err != nil {
 				return nil, err
 			}
-			g.keep(missIDs, missTerms, out, got)
+			for i, rs := range rows {
+				self := front[i].name
+				for _, r := range rs {
+					other, rel := g.nameOf(r.other), g.nameOf(r.rel)
+					if out {
+						ts = append(ts, [3]string{self, rel, other})
+					} else {
+						ts = append(ts, [3]string{other, rel, self})
+					}
+					if !seen[other] {
+						seen[other] = true
+						next = append(next, node{other, termOf(r.other)})
+					}
+				}
+			}
 		}
 		front = next
 	}
@@ -850,11 +887,7 @@ func (g *Graph) Describe(ctx context.Context, top int) (kg.Stats, error) {
 		if len(r.Rows) != 1 {
 			return 0, fmt.Errorf("sparql: query %s: %d rows for a count", g.cfg.Endpoint, len(r.Rows))
 		}
-		n, err := strconv.Atoi(r.Rows[0]["n"].Value)
-		if err != nil {
-			return 0, fmt.Errorf("sparql: query %s: count %q is not a number", g.cfg.Endpoint, r.Rows[0]["n"].Value)
-		}
-		return n, nil
+		return g.count(r.Rows[0]["n"])
 	}
 	var err error
 	if s.Triples, err = count("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o " + f + " }"); err != nil {
@@ -872,9 +905,9 @@ func (g *Graph) Describe(ctx context.Context, top int) (kg.Stats, error) {
 			return s, err
 		}
 		for _, row := range r.Rows {
-			n, err := strconv.Atoi(row["n"].Value)
+			n, err := g.count(row["n"])
 			if err != nil {
-				return s, fmt.Errorf("sparql: query %s: count %q is not a number", g.cfg.Endpoint, row["n"].Value)
+				return s, err
 			}
 			s.TopRelations = append(s.TopRelations, kg.RelationCount{Name: g.nameOf(row["p"]), Count: n})
 		}

@@ -3,6 +3,7 @@ package sparql
 import (
 	"time"
 
+	"github.com/stem-kgqa/stem/internal/retry"
 	"github.com/stem-kgqa/stem/kg"
 )
 
@@ -20,7 +21,7 @@ type Settings struct {
 
 // DefaultSettings returns the defaults Config documents.
 func DefaultSettings() Settings {
-	return Settings{Prefix: kg.FreebaseNS, Timeout: 60 * time.Second, Retries: 4, PageSize: 10000, Batch: 500, MaxDegree: 100000}
+	return Settings{Prefix: kg.FreebaseNS, Timeout: DefaultTimeout, Retries: retry.DefaultMaxRetries, PageSize: DefaultPageSize, Batch: DefaultBatch, MaxDegree: DefaultMaxDegree}
 }
 
 // Config returns the configuration for endpoint.

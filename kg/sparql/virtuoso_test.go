@@ -8,11 +8,9 @@ package sparql_test
 // running unnoticed.
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -72,23 +70,8 @@ func serve(t testing.TB, g kg.Reader) (endpoint, graph string) {
 	server.graphs++
 	graph = fmt.Sprintf("http://stem.test/graph%d", server.graphs)
 	server.mu.Unlock()
-	path := filepath.Join(t.TempDir(), "kg.nt")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := bufio.NewWriter(f)
-	if _, err := kg.WriteNTriples(context.Background(), w, g, ""); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
 	start := time.Now()
-	if err := server.srv.Load(context.Background(), path, graph); err != nil {
+	if err := server.srv.LoadKG(context.Background(), g, graph); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("loaded %d triples in %v", g.NumTriples(), time.Since(start).Round(time.Millisecond))
@@ -176,16 +159,7 @@ func TestRealTruncationDetected(t *testing.T) {
 	for i := range 12 {
 		ts = append(ts, [3]string{"hub", "r", fmt.Sprintf("e%02d", i)})
 	}
-	path := filepath.Join(t.TempDir(), "hub.nt")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := kg.WriteNTriples(ctx, f, graphOf(t, ts), ""); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	if err := srv.Load(ctx, path, "http://stem.test/hub"); err != nil {
+	if err := srv.LoadKG(ctx, graphOf(t, ts), "http://stem.test/hub"); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {

@@ -356,21 +356,8 @@ func byName(g *kg.Graph, cs []Chain) {
 		for hi < len(cs) && cs[hi].Entities[len(cs[hi].Entities)-1] == end {
 			hi++
 		}
-		group := cs[lo:hi]
-		ks := make([]string, len(group))
-		for i := range group {
-			ks[i] = key(group[i])
-		}
-		idx := make([]int, len(group))
-		for i := range idx {
-			idx[i] = i
-		}
-		slices.SortStableFunc(idx, func(a, b int) int { return strings.Compare(ks[a], ks[b]) })
-		sorted := make([]Chain, len(group))
-		for i, j := range idx {
-			sorted[i] = group[j]
-		}
-		copy(group, sorted)
+		// An answer has at most MaxPaths chains: keys are cheap to rebuild.
+		slices.SortStableFunc(cs[lo:hi], func(a, b Chain) int { return strings.Compare(key(a), key(b)) })
 		lo = hi
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stem-kgqa/stem/atomicfile"
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/kg/sparql"
 	"github.com/stem-kgqa/stem/progress"
 	"github.com/stem-kgqa/stem/train/dataset"
 )
@@ -154,7 +155,7 @@ func extract(ctx context.Context, progressW io.Writer, g *kg.Graph, remote kg.Ne
 // kgName is how the item file's header names the KG: a file by its base
 // name (the folder may move), an endpoint by its URL.
 func kgName(kgPath string) string {
-	if strings.Contains(kgPath, "://") {
+	if sparql.IsEndpoint(kgPath) {
 		return kgPath
 	}
 	return filepath.Base(kgPath)
