@@ -19,6 +19,26 @@ const FreebaseNS = "http://rdf.freebase.com/ns/"
 // type.object.name does: `<e> <NamePredicate> "name"@en .`.
 const NamePredicate = FreebaseNS + "type.object.name"
 
+// FreebaseIDs matches Freebase's machine ids (m.02mjmr, g.11b6d2xh5_),
+// the local names of its entities: opaque ids, named by type.object.name.
+// An id with no name is a CVT (a mediator: a performance, a marriage).
+const FreebaseIDs = `^[mg]\.[0-9a-z_]+$`
+
+// IsFreebaseID reports whether name matches FreebaseIDs. Benchmarks built
+// from Freebase (WebQSP, CWQ) name an entity by its id only when it has no
+// name, which is what a CVT is.
+func IsFreebaseID(name string) bool {
+	if len(name) < 3 || (name[0] != 'm' && name[0] != 'g') || name[1] != '.' {
+		return false
+	}
+	for _, c := range []byte(name[2:]) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
 // EntityIRI returns the IRI of an entity or relation name under base: base
 // followed by the name with every byte outside the safe set written as %XX
 // (upper-case hex, one per UTF-8 byte). The safe set is ASCII letters,
@@ -155,7 +175,9 @@ func TermIRI(base, name string) string {
 // WriteNTriples writes g as N-Triples, streaming: every triple with its
 // entities and relation as TermIRI(base, name), then one name triple per
 // entity, `<e> <NamePredicate> "name"@en .`, so the exact name survives
-// even where the IRI alone would not say it (an IRI under base). base
+// even where the IRI alone would not say it (an IRI under base). An entity
+// named by a Freebase id (IsFreebaseID) gets no name triple: it is a CVT,
+// which in Freebase has none, and the SPARQL backend walks through it. base
 // empty means FreebaseNS. Entities read from literals become IRIs too: a
 // SPARQL endpoint can only walk from IRIs. It returns the number of lines
 // written and checks ctx between blocks of triples.
@@ -202,7 +224,9 @@ func WriteNTriples(ctx context.Context, w io.Writer, g Reader, base string) (int
 		line(ents[t.Head], rels[t.Rel], ents[t.Tail], false)
 	}
 	for i, iri := range ents {
-		line(iri, NamePredicate, g.EntityName(int32(i)), true)
+		if name := g.EntityName(int32(i)); !IsFreebaseID(name) {
+			line(iri, NamePredicate, name, true)
+		}
 	}
 	if err := bw.Flush(); err != nil {
 		return n, fmt.Errorf("write N-Triples: %w", err)

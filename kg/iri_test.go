@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -121,19 +122,7 @@ var awkwardKG = [][3]string{
 // file back with stem's own N-Triples reader, and checks every triple and
 // every name is there, under the IRIs TermIRI promises.
 func TestWriteNTriplesRoundTrip(t *testing.T) {
-	b := NewBuilder()
-	for _, tr := range awkwardKG {
-		b.Add(tr[0], tr[1], tr[2])
-	}
-	g, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	n, err := WriteNTriples(context.Background(), &out, g, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, out, n := export(t, awkwardKG)
 	if want := g.NumTriples() + g.NumEntities(); n != want || strings.Count(out.String(), "\n") != want {
 		t.Errorf("wrote %d lines (%d newlines), want %d triples + names", n, strings.Count(out.String(), "\n"), want)
 	}
@@ -253,4 +242,69 @@ func TestExportPathQuestion(t *testing.T) {
 			t.Fatalf("entity %q missing as %s", name, EntityIRI(FreebaseNS, name))
 		}
 	}
+}
+
+func TestIsFreebaseID(t *testing.T) {
+	re := regexp.MustCompile(FreebaseIDs)
+	for _, tc := range []struct {
+		name string
+		want bool
+	}{
+		{"m.02mjmr", true}, {"g.11b6d2xh5_", true}, {"m.0", true},
+		{"m.", false}, {"m", false}, {"x.02mjmr", false}, {"m.02MJMR", false}, {"m.02-mj", false},
+		{"Barack Obama", false}, {"m.02mjmr ", false}, {"film.film.starring", false}, {"", false},
+	} {
+		if got := IsFreebaseID(tc.name); got != tc.want {
+			t.Errorf("IsFreebaseID(%q) = %v, want %v", tc.name, got, tc.want)
+		}
+		if re.MatchString(tc.name) != tc.want {
+			t.Errorf("FreebaseIDs matches %q: %v, want %v", tc.name, !tc.want, tc.want)
+		}
+	}
+}
+
+// FuzzIsFreebaseID holds the fast test to the pattern the SPARQL backend
+// compiles.
+func FuzzIsFreebaseID(f *testing.F) {
+	re := regexp.MustCompile(FreebaseIDs)
+	for _, s := range []string{"m.0abc", "g.1_", "m.", "M.0", "m.0\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if IsFreebaseID(s) != re.MatchString(s) {
+			t.Errorf("IsFreebaseID(%q) = %v, the pattern says %v", s, IsFreebaseID(s), re.MatchString(s))
+		}
+	})
+}
+
+// A CVT, named by its Freebase id in the benchmarks, is exported without
+// a name, as Freebase holds it; named entities keep theirs.
+func TestWriteNTriplesCVT(t *testing.T) {
+	_, out, n := export(t, [][3]string{
+		{"Inception", "film.film.starring", "m.0cvt1"},
+		{"m.0cvt1", "film.performance.actor", "Leonardo DiCaprio"},
+	})
+	if n != 2+2 || strings.Contains(out.String(), "\"m.0cvt1\"") || !strings.Contains(out.String(), "<"+FreebaseNS+"Inception> <"+NamePredicate+"> \"Inception\"@en .\n") {
+		t.Errorf("wrote %d lines, want 2 triples and the names of the 2 named entities:\n%s", n, out.String())
+	}
+}
+
+// export builds a KG of triples and writes it as N-Triples under
+// FreebaseNS, returning the KG, the text and the lines written.
+func export(t *testing.T, triples [][3]string) (*Graph, *bytes.Buffer, int) {
+	t.Helper()
+	b := NewBuilder()
+	for _, tr := range triples {
+		b.Add(tr[0], tr[1], tr[2])
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	n, err := WriteNTriples(context.Background(), &out, g, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, &out, n
 }

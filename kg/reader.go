@@ -2,6 +2,7 @@ package kg
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 )
@@ -107,6 +108,36 @@ func Of(g *Graph) Reader {
 type Neighbourhooder interface {
 	Neighbourhood(ctx context.Context, seeds []string, hops int) (*Graph, error)
 }
+
+// NameSearcher is an optional Reader capability of a KG that finds
+// entities by name at its own end (a SPARQL endpoint), so that linking
+// needs neither a scan of every name nor a vector for every entity.
+type NameSearcher interface {
+	// LookupNames returns, for each name, the entities whose name or
+	// label equals it after Normalize (as EntitiesByNorm), for many names
+	// at once.
+	LookupNames(ctx context.Context, names []string) (map[string][]int32, error)
+	// Degrees returns each entity's number of edges, counted at the KG's
+	// end rather than read.
+	Degrees(ctx context.Context, ids []int32) ([]int, error)
+	// SearchNames returns up to limit entities whose name or label
+	// holds one of the phrases (its words, in order; a phrase may be one
+	// word), best first, or ErrNoTextIndex when the KG has no text index
+	// to search.
+	SearchNames(ctx context.Context, phrases []string, limit int) ([]NameHit, error)
+}
+
+// NameHit is an entity a text search found: the name or label that
+// matched, and the engine's relevance score (higher is better).
+type NameHit struct {
+	ID    int32
+	Label string
+	Score float64
+}
+
+// ErrNoTextIndex is returned by NameSearcher.SearchNames when the KG has
+// no text index.
+var ErrNoTextIndex = errors.New("no text index")
 
 // Neighbourhood returns the triples of r within hops of the named seeds:
 // every edge of every entity at distance below hops. It is what a

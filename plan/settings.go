@@ -209,8 +209,10 @@ func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() 
 	case remote:
 		// Each question is answered over its own neighbourhood: the
 		// strategies prepare per question, and links are looked up by
-		// name at the endpoint (no vector for every entity).
+		// name and text index at the endpoint, ranked by the encoder (no
+		// vector for every entity).
 		p.Linker = linking.New(a.Graph, nil)
+		p.Linker.Encoder = a.Encoder
 		env.Graph, env.Entities = nil, nil
 	case a.Graph != nil:
 		p.Linker = linking.New(a.Graph, a.Entities)

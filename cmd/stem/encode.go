@@ -6,8 +6,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/kg/sparql"
+	"github.com/stem-kgqa/stem/kgvec"
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/models/catalog"
+	"github.com/stem-kgqa/stem/projection/linking"
 	"github.com/urfave/cli/v2"
 )
 
@@ -71,6 +75,7 @@ func encodeCommand() *cli.Command {
 
 func searchCommand() *cli.Command {
 	encS := catalog.DefaultEncoderSettings()
+	ss := sparql.DefaultSettings()
 	return &cli.Command{
 		Name:      "search",
 		Usage:     "find the KG entities nearest to each query by the encoder (exact cosine search)",
@@ -78,18 +83,29 @@ func searchCommand() *cli.Command {
 		Description: "Encodes every entity of the KG once and keeps the index in the cache directory\n" +
 			"($STEM_CACHE_DIR or ~/.cache/stem, entities/<hash>.vx, named by the KG file's content and the\n" +
 			"encoder), so later searches start at once; nothing is written beside the KG.\n\n" +
-			"Example: stem search --kg metaqa.kg 'tom hanks' 'the dark knight'",
-		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "kg", Required: true, Usage: "KG `FILE` (any format 'stem kg' reads)"},
+			"Over a SPARQL endpoint (--kg URL) no entity is encoded ahead: the candidates are the entities named\n" +
+			"as the query and those the engine's text index finds by its words (Virtuoso's bif:contains, see\n" +
+			"--kg-text), ranked by the encoder's similarity of the query and the name or alias that matched.\n\n" +
+			"Examples:\n  stem search --kg metaqa.kg 'tom hanks' 'the dark knight'\n" +
+			"  stem search --kg http://localhost:8890/sparql 'barack obama'",
+		Flags: append(append([]cli.Flag{
+			&cli.StringFlag{Name: "kg", Required: true, Usage: "KG `FILE` (any format 'stem kg' reads), or a SPARQL endpoint URL"},
 			formatFlag,
 			&cli.IntFlag{Name: "k", Value: 10, Usage: "how many entities to list per query"},
-		}, flagsOf(&encS)...),
-		Before: before(guard(map[string]float64{"k": 1}), bind(&encS)),
+		}, flagsOf(&encS)...), flagsOf(&ss)...),
+		Before: before(guard(map[string]float64{"k": 1}), bind(&encS), bind(&ss)),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return fmt.Errorf("search: give at least one QUERY")
 			}
-			g, err := loadKG(c, c.String("kg"))
+			var remote *sparql.Graph
+			var g *kg.Graph
+			var err error
+			if u := c.String("kg"); sparql.IsEndpoint(u) {
+				remote, err = openEndpoint(c.Context, u, ss)
+			} else {
+				g, err = loadKG(c, u)
+			}
 			if err != nil {
 				return err
 			}
@@ -98,14 +114,25 @@ func searchCommand() *cli.Command {
 				return err
 			}
 			defer closeEnc()
-			ents, err := entityIndex(c.Context, g, c.String("kg"), enc, c.App.ErrWriter)
-			if err != nil {
-				return err
+			nearest := func(q string, k int) ([]kgvec.Hit, error) {
+				hits, err := linking.Search(c.Context, remote, enc, q, k)
+				out := make([]kgvec.Hit, len(hits))
+				for i, h := range hits {
+					out[i] = kgvec.Hit{Name: h.Entity, Score: h.Score}
+				}
+				return out, err
+			}
+			if remote == nil {
+				ents, err := entityIndex(c.Context, g, c.String("kg"), enc, c.App.ErrWriter)
+				if err != nil {
+					return err
+				}
+				nearest = func(q string, k int) ([]kgvec.Hit, error) { return ents.Nearest(c.Context, q, k) }
 			}
 			w := c.App.Writer
 			for _, q := range c.Args().Slice() {
 				start := time.Now()
-				hits, err := ents.Nearest(c.Context, q, c.Int("k"))
+				hits, err := nearest(q, c.Int("k"))
 				if err != nil {
 					return err
 				}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/stem-kgqa/stem/kg/sparql"
 	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/train"
 	"github.com/stem-kgqa/stem/tripgnn"
@@ -12,6 +13,7 @@ import (
 
 func evalGNNCommand() *cli.Command {
 	encS := catalog.DefaultEncoderSettings()
+	ss := sparql.DefaultSettings()
 	return &cli.Command{
 		Name:  "eval-gnn",
 		Usage: "score the Triple-GNN's guidance graph: recall@K of gold-chain entities against similarity and hop baselines",
@@ -22,15 +24,15 @@ func evalGNNCommand() *cli.Command {
 		Flags: append(append(gnnDataFlags(),
 			&cli.StringFlag{Name: "gnn", Required: true, Usage: "Triple-GNN checkpoint (stem train gnn)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
-		), flagsOf(&encS)...),
-		Before: before(guard(map[string]float64{"max-nodes": 0, "max-neighbors": 0, "limit": 0}), bind(&encS)),
-		Action: func(c *cli.Context) error { return runEvalGNN(c, encS) },
+		), append(flagsOf(&encS), flagsOf(&ss)...)...),
+		Before: before(guard(map[string]float64{"max-nodes": 0, "max-neighbors": 0, "limit": 0}), bind(&encS), bind(&ss)),
+		Action: func(c *cli.Context) error { return runEvalGNN(c, encS, ss) },
 	}
 }
 
-func runEvalGNN(c *cli.Context, encS catalog.EncoderSettings) error {
+func runEvalGNN(c *cli.Context, encS catalog.EncoderSettings, ss sparql.Settings) error {
 	ctx := c.Context
-	gd, err := loadGNNData(c)
+	gd, err := loadGNNData(c, ss)
 	if err != nil {
 		return err
 	}

@@ -254,3 +254,65 @@ func TestDataChainsOverSPARQL(t *testing.T) {
 	}
 	t.Logf("%d of %d items identical; %d hold the same chains in another order or pattern", same, len(file), otherPattern)
 }
+
+// train gnn, eval-gnn and search take an endpoint as --kg: each question's
+// graph is its neighbourhood there, and names are found at the endpoint.
+func TestGNNAndSearchOverSPARQL(t *testing.T) {
+	virtuoso.SkipUnavailable(t)
+	kb := shareddata.Path(t, "pathquestion/3H-kb.txt")
+	qs := shareddata.Path(t, "pathquestion/splits/PQ-3H.dev.txt")
+	srv := startVirtuoso(t, t.TempDir(), kb, "http://stem.test/pq3h")
+	remote := []string{"--kg", srv.URL(), "--kg-graph", "http://stem.test/pq3h"}
+	dir := t.TempDir()
+	train := func(name string, kgArgs ...string) (model, summary string) {
+		model = filepath.Join(dir, name)
+		args := append([]string{"train", "gnn", "--vectors", tinyVectors, "--format", "pq", "--questions", qs, "--limit", "60",
+			"--out", model, "--epochs", "2", "--width", "8", "--layers", "2"}, kgArgs...)
+		_, stderr, err := run(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.Lines(stderr) {
+			if strings.HasPrefix(line, "train gnn: ") && strings.Contains(line, "training and") {
+				return model, line
+			}
+		}
+		t.Fatalf("train gnn printed no summary:\n%s", stderr)
+		return "", ""
+	}
+	fileModel, fileSum := train("file.gnn", "--kg", kb)
+	_, remoteSum := train("remote.gnn", remote...)
+	if fileSum != remoteSum || !strings.Contains(fileSum, "54 training and 6 dev questions (0 skipped") {
+		t.Errorf("train gnn over SPARQL: %q; over the file: %q", remoteSum, fileSum)
+	}
+	evalGNN := func(kgArgs ...string) map[string]float64 {
+		out, _, err := run(t, append([]string{"eval-gnn", "--vectors", tinyVectors, "--format", "pq", "--questions", qs, "--limit", "60", "--gnn", fileModel, "--json"}, kgArgs...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]float64
+		if err := json.Unmarshal([]byte(out), &m); err != nil {
+			t.Fatalf("eval-gnn: %v\n%s", err, out)
+		}
+		return m
+	}
+	// The same questions, each with its gold path in its subgraph. The
+	// subgraphs are alike, not equal: a hub's incident triples are sampled
+	// by a hash of KG ids (tripgnn.SubgraphOptions.MaxNeighbors), and a
+	// neighbourhood numbers them otherwise than the whole KG.
+	if a, b := evalGNN(remote...), evalGNN("--kg", kb); a["n"] != 60 || b["n"] != 60 || a["gold_in_subgraph"] != 1 || b["gold_in_subgraph"] != 1 || a["mean_entities"] < 0.9*b["mean_entities"] || a["mean_entities"] > 1.1*b["mean_entities"] {
+		t.Errorf("eval-gnn over SPARQL %v, over the file %v", a, b)
+	}
+	if _, _, err := run(t, append([]string{"train", "gnn", "--vectors", tinyVectors, "--format", "items", "--questions", qs, "--out", filepath.Join(dir, "x.gnn")}, remote...)...); err == nil || !strings.Contains(err.Error(), "--format items needs --kg FILE") {
+		t.Errorf("train gnn --format items over SPARQL: %v", err)
+	}
+
+	out, _, err := run(t, append([]string{"search", "--vectors", tinyVectors, "--k", "3"}, append(remote, "Henry the Lion", "HENRY THE LION")...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Split(strings.TrimSpace(out), "\n")
+	if len(blocks) < 4 || !strings.Contains(blocks[1], "  henry_the_lion") || !slices.ContainsFunc(blocks[2:], func(l string) bool { return strings.HasPrefix(l, "HENRY THE LION") }) {
+		t.Errorf("search over SPARQL:\n%s", out)
+	}
+}

@@ -8,9 +8,12 @@ import (
 	"math/rand/v2"
 	"os"
 
+	prog "github.com/stem-kgqa/stem/progress"
+
 	"github.com/stem-kgqa/stem/atomicfile"
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/kg/sparql"
 	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/train"
 	"github.com/stem-kgqa/stem/train/dataset"
@@ -23,7 +26,7 @@ func gnnDataFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "format", Required: true, Usage: "dataset format: pq, metaqa, webqsp-mini, rog, or items (files from stem data chains or synth)"},
 		&cli.StringFlag{Name: "questions", Required: true, Usage: "question (or item) file(s), comma-separated"},
-		&cli.StringFlag{Name: "kg", Usage: "the shared KG file (pq, metaqa)"},
+		&cli.StringFlag{Name: "kg", Usage: "the shared KG file (pq, metaqa), or a SPARQL endpoint URL: each question's graph is then its neighbourhood there, as deep as its gold path (--kg-graph and the --sparql-* flags apply)"},
 		&cli.StringFlag{Name: "qtype", Usage: "metaqa: question-type file(s), one per --questions file"},
 		&cli.StringFlag{Name: "gold-paths", Usage: "webqsp-mini: rog_paths_*.jsonl with the gold relation paths"},
 		&cli.IntFlag{Name: "max-nodes", Value: tripgnn.DefaultMaxNodes, Usage: "subgraph cap: most entities per question"},
@@ -36,16 +39,25 @@ func gnnDataFlags() []cli.Flag {
 // gnnData is what train gnn and eval-gnn read: benchmark questions, or
 // data items (--format items), sampled by --limit and --seed, and the KG.
 type gnnData struct {
-	items bool // --format items: data holds them
-	qs    []benchmark.Question
-	data  []dataset.Item
-	g     *kg.Graph
+	items  bool // --format items: data holds them
+	qs     []benchmark.Question
+	data   []dataset.Item
+	g      *kg.Graph
+	remote *sparql.Graph // --kg URL: questions get their neighbourhoods there
 }
 
 // loadGNNData reads the --format, --questions and --kg c names.
-func loadGNNData(c *cli.Context) (*gnnData, error) {
+func loadGNNData(c *cli.Context, ss sparql.Settings) (*gnnData, error) {
 	d := &gnnData{items: c.String("format") == "items"}
 	var err error
+	if u := c.String("kg"); sparql.IsEndpoint(u) {
+		if d.items {
+			return nil, fmt.Errorf("--format items needs --kg FILE, the KG the items were made from; over a SPARQL endpoint, give the questions (--format pq, metaqa, webqsp-mini or rog)")
+		}
+		if d.remote, err = openEndpoint(c.Context, u, ss); err != nil {
+			return nil, err
+		}
+	}
 	if d.items {
 		if c.String("kg") == "" {
 			return nil, fmt.Errorf("--format items needs --kg FILE: the KG the items were made from")
@@ -58,7 +70,33 @@ func loadGNNData(c *cli.Context) (*gnnData, error) {
 		return nil, err
 	}
 	d.qs, d.data = sample(d.qs, c.Int("limit"), c.Uint64("seed")), sample(d.data, c.Int("limit"), c.Uint64("seed"))
+	if err := d.fetch(c.Context, d.qs, c.App.ErrWriter); err != nil {
+		return nil, err
+	}
 	return d, nil
+}
+
+// fetch gives each question, over a SPARQL endpoint, its neighbourhood
+// there as its own graph: as many hops as its gold path has (CVTs walked
+// through), so the subgraph the Triple-GNN is built on holds the path.
+func (d *gnnData) fetch(ctx context.Context, qs []benchmark.Question, progress io.Writer) error {
+	if d.remote == nil {
+		return nil
+	}
+	var bar *prog.Bar
+	if progress != nil {
+		bar = prog.New(progress, "fetch graphs", int64(len(qs)))
+	}
+	defer bar.Finish()
+	for i := range qs {
+		sub, err := d.remote.Neighbourhood(ctx, qs[i].Entities, max(qs[i].Hops, 1))
+		if err != nil {
+			return fmt.Errorf("fetch the graph of question %s: %w", qs[i].ID, err)
+		}
+		qs[i].Graph = sub
+		bar.Add(1)
+	}
+	return nil
 }
 
 // label builds the labelled Triple-GNN inputs, counting what it skips.
@@ -77,7 +115,7 @@ func loadGNNQuestions(ctx context.Context, format, questions, kgPath, qtype, gol
 	if err != nil {
 		return nil, nil, err
 	}
-	if f.SharedKG && g == nil {
+	if f.SharedKG && g == nil && !sparql.IsEndpoint(kgPath) {
 		if kgPath == "" {
 			return nil, nil, fmt.Errorf("--format %s needs --kg FILE", format)
 		}
@@ -114,6 +152,7 @@ func subgraphOptions(c *cli.Context) tripgnn.SubgraphOptions {
 
 func trainGNNSubcommand() *cli.Command {
 	encS := catalog.DefaultEncoderSettings()
+	ss := sparql.DefaultSettings()
 	return &cli.Command{
 		Name:  "gnn",
 		Usage: "train the Triple-GNN (guidance graph) on questions with gold paths",
@@ -142,13 +181,13 @@ func trainGNNSubcommand() *cli.Command {
 			&cli.StringFlag{Name: "loss", Value: "bce", Usage: "bce (the paper's) or mix (gfm-rag's 0.3 BCE + 0.7 listwise)"},
 			&cli.IntFlag{Name: "k-factor", Value: tripgnn.DefaultKFactor, Usage: "guidance graph size K = k-factor x schema triples (paper: 4), stored in the model"},
 			&cli.BoolFlag{Name: "plain-mean", Usage: "aggregate messages by the paper's plain mean, without gfm-rag's boundary self-loop (h0 added at every layer)"},
-		), flagsOf(&encS)...),
-		Before: before(guard(map[string]float64{"max-nodes": 0, "max-neighbors": 0, "limit": 0, "layers": 1, "width": 1, "epochs": 1, "patience": 0, "batch": 1, "lr": 1e-12}), bind(&encS)),
-		Action: func(c *cli.Context) error { return runTrainGNN(c, encS) },
+		), append(flagsOf(&encS), flagsOf(&ss)...)...),
+		Before: before(guard(map[string]float64{"max-nodes": 0, "max-neighbors": 0, "limit": 0, "layers": 1, "width": 1, "epochs": 1, "patience": 0, "batch": 1, "lr": 1e-12}), bind(&encS), bind(&ss)),
+		Action: func(c *cli.Context) error { return runTrainGNN(c, encS, ss) },
 	}
 }
 
-func runTrainGNN(c *cli.Context, encS catalog.EncoderSettings) error {
+func runTrainGNN(c *cli.Context, encS catalog.EncoderSettings, ss sparql.Settings) error {
 	ctx := c.Context
 	var mix float64
 	switch c.String("loss") {
@@ -161,7 +200,7 @@ func runTrainGNN(c *cli.Context, encS catalog.EncoderSettings) error {
 	if k := c.Int("k-factor"); k < 1 || k > 64 {
 		return fmt.Errorf("--k-factor %d: want a whole number from 1 to 64", k)
 	}
-	gd, err := loadGNNData(c)
+	gd, err := loadGNNData(c, ss)
 	if err != nil {
 		return err
 	}
@@ -197,6 +236,9 @@ func runTrainGNN(c *cli.Context, encS catalog.EncoderSettings) error {
 			return err
 		}
 		dqs = sample(dqs, max(c.Int("limit")/5, 0), seed)
+		if err := gd.fetch(ctx, dqs, nil); err != nil {
+			return err
+		}
 		if dev, _, err = train.LabeledAll(ctx, b, g, dqs, nil); err != nil {
 			return err
 		}

@@ -335,7 +335,10 @@ func (s *Server) Exec(ctx context.Context, sql string) (string, error) {
 // Load bulk-loads an RDF file (N-Triples; Virtuoso picks the parser by
 // extension, .nt, .ttl, .nq, optionally .gz) into the named graph with
 // ld_dir, rdf_loader_run and a checkpoint, then reads the file's row of
-// DB.DBA.LOAD_LIST and returns its error, if any. The file is linked
+// DB.DBA.LOAD_LIST and returns its error, if any. The literals' words
+// are indexed too (Virtuoso's free-text index, which bif:contains reads:
+// kg/sparql finds names by it), as the field's Freebase set-up does. The
+// file is linked
 // into a fresh folder under Dir as data.EXT: that folder is always
 // allowed, and ld_dir's LIKE pattern then matches exactly one file.
 func (s *Server) Load(ctx context.Context, file, graphIRI string) error {
@@ -368,7 +371,7 @@ func (s *Server) Load(ctx context.Context, file, graphIRI string) error {
 	}
 	path := filepath.Join(ldir, name)
 	const mark = "LOADLIST|"
-	sql := fmt.Sprintf("ld_dir(%s, %s, %s); rdf_loader_run(); checkpoint; "+
+	sql := fmt.Sprintf("DB.DBA.RDF_OBJ_FT_RULE_ADD(null, null, 'stem'); ld_dir(%s, %s, %s); rdf_loader_run(); DB.DBA.VT_INC_INDEX_DB_DBA_RDF_OBJ(); checkpoint; "+
 		"select concat('%s', cast(ll_state as varchar), '|', coalesce(ll_error, '')) from DB.DBA.LOAD_LIST where ll_file = %s;",
 		sqlString(ldir), sqlString(name), sqlString(graphIRI), mark, sqlString(path))
 	out, err := s.Exec(ctx, sql)

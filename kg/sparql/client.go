@@ -22,6 +22,10 @@ import (
 // would silently lose edges.
 var ErrTruncated = errors.New("result truncated by the endpoint")
 
+// ErrRejected is returned when the endpoint refused a query (a 4xx
+// status): its syntax, or an extension the engine lacks.
+var ErrRejected = errors.New("the server refused the query")
+
 // Term is one RDF term of a result row.
 type Term struct {
 	// Type is "uri", "literal" or "bnode".
@@ -150,7 +154,7 @@ func (c *client) attempt(ctx context.Context, query string) (*Results, time.Dura
 	case res.StatusCode >= 500 || res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusRequestTimeout:
 		return nil, retry.After(res.Header), fmt.Errorf("%s: %s: %s", where, status, message(body))
 	case res.StatusCode >= 400:
-		return nil, -1, retry.Permanent(fmt.Errorf("%s: %s: the server refused the query: %s", where, status, message(body)))
+		return nil, -1, retry.Permanent(fmt.Errorf("%s: %s: %w: %s", where, status, ErrRejected, message(body)))
 	case res.StatusCode >= 300:
 		return nil, -1, retry.Permanent(fmt.Errorf("%s: %s (redirected to %q: give that URL)", where, status, res.Header.Get("Location")))
 	}

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stem-kgqa/stem/kg"
 )
 
 // endpoint serves replies in turn (the last one again when they run out)
@@ -202,5 +204,48 @@ func TestSpellings(t *testing.T) {
 	long := spellings("a b c d e")
 	if !slices.Contains(long, "A B C D E") || !slices.Contains(long, "a_b_c_d_e") || len(long) > 7 {
 		t.Errorf("five words: %q", long)
+	}
+}
+
+// An engine without bif:contains refuses the query: in auto mode that is
+// no text index, found once and never asked again; when the index was
+// asked for by name, it is an error that shows the server's message.
+func TestTextIndexRefused(t *testing.T) {
+	ctx := context.Background()
+	refuse := reply(400, "text/plain", "Encountered \" \"bif:contains\" \"")
+	for _, c := range []struct {
+		mode    string
+		want    error
+		queries int64
+	}{{TextAuto, kg.ErrNoTextIndex, 1}, {TextVirtuoso, ErrRejected, 2}} {
+		srv, n := endpoint(t, refuse)
+		g, err := Open(Config{Endpoint: srv.URL, TextIndex: c.mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if _, err := g.SearchNames(ctx, []string{"tom hanks"}, 5); !errors.Is(err, c.want) {
+				t.Errorf("%s: %v, want %v", c.mode, err, c.want)
+			}
+		}
+		if n.Load() != c.queries {
+			t.Errorf("%s: %d queries for two searches, want %d", c.mode, n.Load(), c.queries)
+		}
+	}
+	if _, err := Open(Config{Endpoint: "http://127.0.0.1:1/sparql", TextIndex: "lucene"}); err == nil || !strings.Contains(err.Error(), `"lucene"`) {
+		t.Errorf("an unknown text index: %v", err)
+	}
+}
+
+func TestSearchWords(t *testing.T) {
+	for in, want := range map[string]string{
+		"Who is Osama bin Laden's wife?": "who is osama bin laden s wife",
+		"'; DROP \"x\" '":                "drop x",
+		"Zürich, Zürich":                 "zürich zürich",
+		"":                               "",
+	} {
+		if got := strings.Join(searchWords(in), " "); got != want {
+			t.Errorf("searchWords(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

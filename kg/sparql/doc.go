@@ -2,16 +2,21 @@
 // Freebase, QLever, Jena Fuseki, GraphDB, Amazon Neptune) as a kg.Reader,
 // so every stage of stem runs over a graph too large to hold in memory.
 //
-// Only the SPARQL 1.1 protocol and standard query forms are used (POST
+// Only the SPARQL 1.1 protocol and standard query forms are needed (POST
 // with a form-encoded query, JSON results, VALUES, GROUP BY, ORDER BY,
-// LIMIT/OFFSET): no engine extension is needed.
+// LIMIT/OFFSET). One engine extension is used where the engine has it:
+// Virtuoso's free-text index (bif:contains), for SearchNames.
 //
 // Names: an IRI under Config.Prefix (Freebase's ns: by default) is named
 // by its local part, percent-decoded, so a KG exported by `stem kg export`
 // reads back with its original names; other IRIs are named by the whole
-// IRI, literals by their lexical form, as kg.ReadNTriples names them. The
-// name predicates (type.object.name, common.topic.alias, rdfs:label) are
-// read for name lookup and are not edges.
+// IRI, literals by their lexical form, as kg.ReadNTriples names them. A
+// local name that is an opaque id (Config.IDs: Freebase's machine ids) is
+// named by its label instead (Config.Label, type.object.name), with the id
+// added when other entities share the label; an id with no label is a CVT,
+// which Neighbourhood walks through. The name predicates
+// (type.object.name, common.topic.alias, rdfs:label) are read for name
+// lookup and are not edges.
 //
 // Cost: a question's graph is fetched by Graph.Neighbourhood one hop at a
 // time: per hop and direction, one COUNT query per batch of entities (the

@@ -7,6 +7,7 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,6 +73,22 @@ type Config struct {
 	// fetch them once; past it the cache is emptied. The cache assumes the
 	// KG does not change while the Graph is open.
 	MaxCached int
+	// IDs is a regular expression matching the local names that are
+	// opaque ids rather than names: "" is DefaultIDs (Freebase's MIDs),
+	// "none" is no ids. An entity with such an IRI is named by its Label
+	// (see Graph.Neighbourhood), and one with no label is a CVT.
+	IDs string
+	// Label is the predicate whose literal, in Lang, names an entity
+	// whose IRI is an opaque id (default kg.NamePredicate, Freebase's
+	// type.object.name).
+	Label string
+	// CountCVT makes a CVT count as a hop like any entity. By default a
+	// hop walks through CVTs, as Freebase users expect: a film's actor is
+	// one hop from the film, through the performance that links them.
+	CountCVT bool
+	// TextIndex says how SearchNames finds names by their words: TextAuto
+	// (the default), TextVirtuoso or TextNone.
+	TextIndex string
 	// HTTPClient, when set, sends the requests.
 	HTTPClient *http.Client
 }
@@ -89,6 +106,16 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Lang == "" {
 		c.Lang = "en"
+	}
+	if c.Label == "" {
+		c.Label = kg.NamePredicate
+	}
+	switch c.TextIndex {
+	case "":
+		c.TextIndex = TextAuto
+	case TextAuto, TextVirtuoso, TextNone:
+	default:
+		return c, fmt.Errorf("sparql: text index %q: want %s, %s or %s", c.TextIndex, TextAuto, TextVirtuoso, TextNone)
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
@@ -128,6 +155,9 @@ func IsEndpoint(s string) bool {
 type Graph struct {
 	cfg Config
 	c   *client
+	ids *regexp.Regexp // opaque ids (Config.IDs), nil for none
+
+	text string // TextIndex, TextAuto until the first search settles it
 
 	mu       sync.Mutex
 	ents     interner // entity name -> id; terms hold the SPARQL form
@@ -142,7 +172,8 @@ type Graph struct {
 	rows     map[rowKey][]row  // fetched edges, by entity term and direction (see edges)
 	rowCount int               // edges in rows, bounded by MaxCached
 	err      error
-	notFound map[string]bool // names known to be absent
+	notFound map[string]bool   // names known to be absent
+	labels   map[string]string // opaque id IRI -> name, "" for a CVT (see learn)
 }
 
 var _ kg.Reader = (*Graph)(nil)
@@ -153,8 +184,12 @@ func Open(cfg Config) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
+	re, err := ids(cfg.IDs)
+	if err != nil {
+		return nil, err
+	}
 	g := &Graph{
-		cfg: cfg,
+		cfg: cfg, ids: re, labels: map[string]string{}, text: cfg.TextIndex,
 		c: &client{endpoint: cfg.Endpoint, graph: cfg.Graph, http: cfg.HTTPClient, timeout: cfg.Timeout, retries: cfg.Retries,
 			backoff: retry.Backoff{Base: cfg.BackoffBase, Max: cfg.BackoffMax, MaxRetryAfter: time.Minute}},
 		ents: newInterner(), rels: newInterner(),
@@ -197,16 +232,16 @@ func (g *Graph) Ping(ctx context.Context) error {
 	return err
 }
 
-// interner numbers names densely and keeps each one's SPARQL term.
+// interner numbers names densely and keeps each one's RDF term.
 type interner struct {
 	ids   map[string]int32
 	names []string
-	terms []string
+	terms []Term
 }
 
 func newInterner() interner { return interner{ids: map[string]int32{}} }
 
-func (n *interner) id(name, term string) int32 {
+func (n *interner) id(name string, term Term) int32 {
 	if id, ok := n.ids[name]; ok {
 		return id
 	}
@@ -281,31 +316,21 @@ func (g *Graph) Triple(id int32) kg.Triple {
 	return kg.Triple{Head: g.heads[id], Rel: g.relsOf[id], Tail: g.tails[id]}
 }
 
-// Entity looks an entity up by its name: it exists when it has an edge.
+// Entity looks an entity up by its name (see resolve): it exists when it
+// has an edge. The id's name may differ from the name asked: a Freebase
+// MID is the id of the entity its label names.
 func (g *Graph) Entity(name string) (int32, bool) {
-	g.mu.Lock()
-	id, ok := g.ents.ids[name]
-	known := g.notFound[name]
-	g.mu.Unlock()
-	if ok {
-		return id, true
-	}
-	if known || name == "" {
-		return -1, false
-	}
-	iri := "<" + g.IRI(name) + ">"
-	r, err := g.c.Select(g.ctx(), fmt.Sprintf("SELECT ?p WHERE { { %s ?p ?o } UNION { ?s ?p %s } } LIMIT 1", iri, iri))
+	t, ok, err := g.resolve(g.ctx(), name)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if err != nil {
 		g.fail(err)
 		return -1, false
 	}
-	if len(r.Rows) == 0 {
-		g.notFound[name] = true
+	if !ok {
 		return -1, false
 	}
-	return g.ents.id(name, iri), true
+	return g.ents.ids[g.entName(t)], true
 }
 
 // Relation looks a relation up by name; a relation not yet served is
@@ -320,8 +345,8 @@ func (g *Graph) Relation(name string) (int32, bool) {
 	if name == "" {
 		return -1, false
 	}
-	iri := "<" + g.IRI(name) + ">"
-	r, err := g.c.Select(g.ctx(), fmt.Sprintf("SELECT ?s WHERE { ?s %s ?o } LIMIT 1", iri))
+	t := Term{Type: "uri", Value: g.IRI(name)}
+	r, err := g.c.Select(g.ctx(), fmt.Sprintf("SELECT ?s WHERE { ?s %s ?o } LIMIT 1", termOf(t)))
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if err != nil {
@@ -331,7 +356,7 @@ func (g *Graph) Relation(name string) (int32, bool) {
 	if len(r.Rows) == 0 {
 		return -1, false
 	}
-	return g.rels.id(name, iri), true
+	return g.rels.id(name, t), true
 }
 
 // EntitiesByNorm returns the entities whose name, or whose label under a
@@ -379,28 +404,22 @@ func (g *Graph) LookupNames(ctx context.Context, names []string) (map[string][]i
 	for _, p := range g.cfg.Names {
 		preds = append(preds, "<"+p+">")
 	}
-	found := map[string]map[int32]bool{} // normalized -> ids
-	add := func(norm string, id int32) {
-		if found[norm] == nil {
-			found[norm] = map[int32]bool{}
-		}
-		found[norm][id] = true
+	type hit struct {
+		norm string
+		t    Term
 	}
+	var hits []hit
 	for lo, hi := range chunks(len(iris), g.cfg.Batch) {
 		q := fmt.Sprintf("SELECT DISTINCT ?e WHERE { VALUES ?e { %s } { ?e ?p ?o } UNION { ?s ?p ?e } }", strings.Join(iris[lo:hi], " "))
 		r, err := g.c.Select(ctx, q)
 		if err != nil {
 			return nil, err
 		}
-		g.mu.Lock()
 		for _, row := range r.Rows {
-			t := row["e"]
-			name := g.nameOf(t)
-			if norm, ok := want[name]; ok {
-				add(norm, g.ents.id(name, termOf(t)))
+			if norm, ok := want[g.nameOf(row["e"])]; ok {
+				hits = append(hits, hit{norm, row["e"]})
 			}
 		}
-		g.mu.Unlock()
 	}
 	if len(preds) > 0 {
 		for lo, hi := range chunks(len(lits), g.cfg.Batch) {
@@ -409,19 +428,31 @@ func (g *Graph) LookupNames(ctx context.Context, names []string) (map[string][]i
 			if err != nil {
 				return nil, err
 			}
-			g.mu.Lock()
 			for _, row := range r.Rows {
-				t, l := row["e"], row["l"]
-				if t.Type != "uri" {
-					continue
-				}
-				if norm, ok := want[l.Value]; ok {
-					add(norm, g.ents.id(g.nameOf(t), termOf(t)))
+				if t := row["e"]; t.Type == "uri" {
+					if norm, ok := want[row["l"].Value]; ok {
+						hits = append(hits, hit{norm, t})
+					}
 				}
 			}
-			g.mu.Unlock()
 		}
 	}
+	terms := make([]Term, len(hits))
+	for i, h := range hits {
+		terms[i] = h.t
+	}
+	if err := g.learn(ctx, terms); err != nil {
+		return nil, err
+	}
+	found := map[string]map[int32]bool{} // normalized -> ids
+	g.mu.Lock()
+	for _, h := range hits {
+		if found[h.norm] == nil {
+			found[h.norm] = map[int32]bool{}
+		}
+		found[h.norm][g.ents.id(g.entName(h.t), h.t)] = true
+	}
+	g.mu.Unlock()
 	for _, n := range names {
 		ids := make([]int32, 0, len(found[kg.Normalize(n)]))
 		for id := range found[kg.Normalize(n)] {
@@ -536,18 +567,25 @@ func (g *Graph) adj(e int32, out bool) []int32 {
 		g.mu.Unlock()
 		return row
 	}
-	term := g.ents.terms[e]
+	term := termOf(g.ents.terms[e])
 	g.mu.Unlock()
 	var rs []row
 	if term != "" {
 		got, err := g.edges(g.ctx(), []string{term}, out)
+		if err == nil {
+			rs = got[0]
+			others := make([]Term, len(rs))
+			for i, r := range rs {
+				others[i] = r.other
+			}
+			err = g.learn(g.ctx(), others)
+		}
 		if err != nil {
 			g.mu.Lock()
 			g.fail(err)
 			g.mu.Unlock()
 			return nil
 		}
-		rs = got[0]
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -572,8 +610,8 @@ func (g *Graph) intern(e int32, out bool, rs []row) []int32 {
 	}
 	ids := make([]int32, 0, len(rs))
 	for _, r := range rs {
-		rel := g.rels.id(g.nameOf(r.rel), termOf(r.rel))
-		other := g.ents.id(g.nameOf(r.other), termOf(r.other))
+		rel := g.rels.id(g.nameOf(r.rel), r.rel)
+		other := g.ents.id(g.entName(r.other), r.other)
 		tr := kg.Triple{Head: e, Rel: rel, Tail: other}
 		if !out {
 			tr = kg.Triple{Head: other, Rel: rel, Tail: e}
@@ -623,38 +661,17 @@ type edge struct {
 // hubs over MaxDegree are capped and a page the endpoint cut short is
 // detected (ErrTruncated).
 func (g *Graph) fetch(ctx context.Context, terms []string, out bool, sink func(edge)) error {
-	var small, hubs []int
-	counts := make([]int, len(terms))
-	// Literals have no out-edges; blank nodes cannot be asked for again.
-	var ask []int
-	for i, t := range terms {
-		if t == "" || out && !strings.HasPrefix(t, "<") {
-			continue
-		}
-		ask = append(ask, i)
+	counts, err := g.counts(ctx, terms, out)
+	if err != nil {
+		return err
 	}
-	for lo, hi := range chunks(len(ask), g.cfg.Batch) {
-		batch := ask[lo:hi]
-		r, err := g.c.Select(ctx, g.countQuery(terms, batch, out))
-		if err != nil {
-			return err
-		}
-		byTerm := map[string]int{}
-		for _, row := range r.Rows {
-			n, err := g.count(row["n"])
-			if err != nil {
-				return err
-			}
-			byTerm[termOf(row["x"])] = n
-		}
-		for _, i := range batch {
-			counts[i] = byTerm[terms[i]]
-			switch {
-			case counts[i] > g.cfg.MaxDegree:
-				hubs = append(hubs, i)
-			case counts[i] > 0:
-				small = append(small, i)
-			}
+	var small, hubs []int
+	for i, n := range counts {
+		switch {
+		case n > g.cfg.MaxDegree:
+			hubs = append(hubs, i)
+		case n > 0:
+			small = append(small, i)
 		}
 	}
 	// Batches of small entities, each at most a few pages.
@@ -683,6 +700,65 @@ func (g *Graph) fetch(ctx context.Context, terms []string, out bool, sink func(e
 		g.mu.Unlock()
 	}
 	return nil
+}
+
+// counts returns the number of edges of each term in one direction, in
+// one COUNT query per batch of Batch terms.
+func (g *Graph) counts(ctx context.Context, terms []string, out bool) ([]int, error) {
+	counts := make([]int, len(terms))
+	// Literals have no out-edges; blank nodes cannot be asked for again.
+	var ask []int
+	for i, t := range terms {
+		if t == "" || out && !strings.HasPrefix(t, "<") {
+			continue
+		}
+		ask = append(ask, i)
+	}
+	for lo, hi := range chunks(len(ask), g.cfg.Batch) {
+		batch := ask[lo:hi]
+		r, err := g.c.Select(ctx, g.countQuery(terms, batch, out))
+		if err != nil {
+			return nil, err
+		}
+		byTerm := map[string]int{}
+		for _, row := range r.Rows {
+			n, err := g.count(row["n"])
+			if err != nil {
+				return nil, err
+			}
+			byTerm[termOf(row["x"])] = n
+		}
+		for _, i := range batch {
+			counts[i] = byTerm[terms[i]]
+		}
+	}
+	return counts, nil
+}
+
+// Degrees returns the degree of each entity (its edges in both
+// directions, name predicates left out), counted by the engine: a few
+// COUNT queries, where Degree reads every edge. Linking uses it to prefer
+// the namesake with the most edges.
+func (g *Graph) Degrees(ctx context.Context, ids []int32) ([]int, error) {
+	terms := make([]string, len(ids))
+	g.mu.Lock()
+	for i, id := range ids {
+		if id >= 0 && int(id) < len(g.ents.terms) {
+			terms[i] = termOf(g.ents.terms[id])
+		}
+	}
+	g.mu.Unlock()
+	deg := make([]int, len(ids))
+	for _, out := range []bool{true, false} {
+		n, err := g.counts(ctx, terms, out)
+		if err != nil {
+			return nil, err
+		}
+		for i := range deg {
+			deg[i] += n[i]
+		}
+	}
+	return deg, nil
 }
 
 // count reads a COUNT result.
@@ -815,62 +891,100 @@ func (g *Graph) edges(ctx context.Context, terms []string, out bool) ([][]row, e
 // at a time with batched queries, so a question costs a few queries per
 // hop however many edges it meets. Seeds the endpoint does not hold are
 // left out; none found is an empty graph and no error.
+//
+// A CVT (see learn) is walked through: it is at the distance of the
+// entity it was reached from, so its edges are fetched in the same ring
+// and the film's actor, reached through the performance, is one hop from
+// the film (up to maxWalk CVTs in a row; Config.CountCVT turns this off).
+// Entities are named as the Reader names them: opaque ids by their labels.
 func (g *Graph) Neighbourhood(ctx context.Context, seeds []string, hops int) (*kg.Graph, error) {
-	var ts [][3]string
-	type node struct {
-		name, term string
-	}
-	seen := map[string]bool{}
-	var front []node
+	type triple struct{ h, r, t Term }
+	var ts []triple
+	seen := map[string]bool{} // terms met
+	var front []Term
 	for _, s := range seeds {
-		if seen[s] {
+		t, ok, err := g.resolve(ctx, s)
+		if err != nil {
+			return nil, fmt.Errorf("sparql: neighbourhood of %q: %w", s, err)
+		}
+		if !ok || seen[termOf(t)] {
 			continue
 		}
-		seen[s] = true
-		front = append(front, node{s, "<" + g.IRI(s) + ">"})
+		seen[termOf(t)] = true
+		front = append(front, t)
+	}
+	if err := g.learn(ctx, front); err != nil {
+		return nil, err
 	}
 	for hop := 0; hop < hops && len(front) > 0; hop++ {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		terms := make([]string, len(front))
-		for i, n := range front {
-			terms[i] = n.term
-		}
-		var next []node
-		for _, out := range []bool{true, false} {
-			// Edges met by an earlier question or ring come from the
-			// cache; the rest are fetched in one batched pass.
-			rows, err := g.edges(ctx, terms, out)
-			if err != nil {
+		var next []Term
+		for walk := 0; len(front) > 0; walk++ {
+			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			for i, rs := range rows {
-				self := front[i].name
-				for _, r := range rs {
-					other, rel := g.nameOf(r.other), g.nameOf(r.rel)
-					if out {
-						ts = append(ts, [3]string{self, rel, other})
-					} else {
-						ts = append(ts, [3]string{other, rel, self})
-					}
-					if !seen[other] {
-						seen[other] = true
-						next = append(next, node{other, termOf(r.other)})
+			terms := make([]string, len(front))
+			for i, t := range front {
+				terms[i] = termOf(t)
+			}
+			var met []Term
+			for _, out := range []bool{true, false} {
+				// Edges met by an earlier question or ring come from the
+				// cache; the rest are fetched in one batched pass.
+				rows, err := g.edges(ctx, terms, out)
+				if err != nil {
+					return nil, err
+				}
+				for i, rs := range rows {
+					for _, r := range rs {
+						if out {
+							ts = append(ts, triple{front[i], r.rel, r.other})
+						} else {
+							ts = append(ts, triple{r.other, r.rel, front[i]})
+						}
+						if k := termOf(r.other); !seen[k] {
+							seen[k] = true
+							met = append(met, r.other)
+						}
 					}
 				}
 			}
+			if err := g.learn(ctx, met); err != nil {
+				return nil, err
+			}
+			front = nil
+			g.mu.Lock()
+			for _, t := range met {
+				if !g.cfg.CountCVT && walk < maxWalk && g.cvt(t) {
+					front = append(front, t) // expanded in this ring
+				} else {
+					next = append(next, t)
+				}
+			}
+			g.mu.Unlock()
 		}
 		front = next
 	}
-	sub, err := kg.GraphOf(ts)
+	named := make([][3]string, len(ts))
+	g.mu.Lock()
+	for i, t := range ts {
+		named[i] = [3]string{g.entName(t.h), g.nameOf(t.r), g.entName(t.t)}
+	}
+	g.mu.Unlock()
+	sub, err := kg.GraphOf(named)
 	if err != nil {
 		return nil, fmt.Errorf("sparql: neighbourhood of %q: %w", seeds, err)
 	}
 	return sub, nil
 }
 
-var _ kg.Neighbourhooder = (*Graph)(nil)
+// maxWalk is the most CVTs in a row a hop walks through: Freebase's
+// mediators link named entities, and a chain of them is rare.
+const maxWalk = 2
+
+var (
+	_ kg.Neighbourhooder = (*Graph)(nil)
+	_ kg.NameSearcher    = (*Graph)(nil)
+)
 
 // Describe counts the endpoint's triples, relations and entities (name
 // predicates left out) and its top relations, in four aggregate queries

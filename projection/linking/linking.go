@@ -8,17 +8,27 @@
 // normalised name (kg.Normalize, kg.Graph.EntitiesByNorm), and, when no
 // n-gram matches, the entity nearest to the question by encoder similarity
 // (kgvec.Entities.Nearest).
+//
+// A KG that finds names at its own end (kg.NameSearcher: a SPARQL
+// endpoint) is asked for every n-gram in one batch, and its text index,
+// where it has one, stands in for the scan: the entities sharing words
+// with the question's unlinked words are matched to its n-grams by
+// normalised name, and, when none matches, re-ranked by the encoder
+// (Linker.Encoder), so no vector is held for every entity.
 package linking
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kgvec"
+	"github.com/stem-kgqa/stem/models"
 )
 
 var (
@@ -42,7 +52,9 @@ type Link struct {
 	// Score is 1 for a name match and the cosine similarity for an
 	// encoder match.
 	Score float32
-	// Method says how the link was found: "marked", "name" or "encoder".
+	// Method says how the link was found: "marked", "name", "encoder"
+	// (nearest of every entity's vector) or "text" (ranked by the encoder
+	// among the entities a text index found).
 	Method string
 }
 
@@ -50,6 +62,13 @@ type Link struct {
 type Linker struct {
 	g    kg.Reader
 	ents *kgvec.Entities
+	// Encoder, when set, ranks the entities a KG's text index finds
+	// (kg.NameSearcher) by similarity to the question's words when none
+	// of them is named exactly.
+	Encoder models.Encoder
+	// Search is how many entities a text search returns (0 =
+	// DefaultSearch).
+	Search int
 	// MaxN is the longest n-gram, in words, tried against entity names;
 	// 0 means 10.
 	MaxN int
@@ -65,6 +84,14 @@ type Linker struct {
 
 // DefaultMaxLinks is how many distinct entities a question links at most.
 const DefaultMaxLinks = 16
+
+// DefaultSearch is how many entities a text search returns for a
+// question.
+const DefaultSearch = 50
+
+// maxTextN is the longest n-gram, in words, the encoder compares with the
+// entities a text search found.
+const maxTextN = 4
 
 // New returns a linker over g. ents may be nil, which disables the encoder
 // fallback.
@@ -88,34 +115,40 @@ func (l *Linker) Link(ctx context.Context, question string) ([]Link, error) {
 		if l.g == nil {
 			return []Link{{Entity: m, Mention: m, Start: sp.Start, End: sp.End, Score: 1, Method: "marked"}}, nil
 		}
-		if id, ok := l.best(m); ok {
+		id, ok, err := l.best(ctx, l.g.EntitiesByNorm(m))
+		if err != nil {
+			return nil, fmt.Errorf("link %q: %w", clip(question), err)
+		}
+		if ok {
 			return []Link{{Entity: l.g.EntityName(id), Mention: m, Start: sp.Start, End: sp.End, Score: 1, Method: "marked"}}, nil
 		}
 	}
 	if l.g == nil {
 		return nil, fmt.Errorf("link %q: %w (no KG to match against)", clip(question), ErrNoEntity)
 	}
-	maxN := l.MaxN
-	if maxN <= 0 {
-		maxN = 10
-	}
 	used := make([]bool, len(ws))
-	var links []Link
-	for n := min(maxN, len(ws)); n >= 1; n-- {
-		for i := 0; i+n <= len(ws); i++ {
-			if anyUsed(used[i:i+n]) || allStop(question, ws[i:i+n]) {
-				continue
-			}
-			sp := Span{ws[i].Start, ws[i+n-1].End}
-			id, ok := l.best(question[sp.Start:sp.End])
-			if !ok {
-				continue
-			}
-			for k := i; k < i+n; k++ {
-				used[k] = true
-			}
-			links = append(links, Link{Entity: l.g.EntityName(id), Mention: question[sp.Start:sp.End], Start: sp.Start, End: sp.End, Score: 1, Method: "name"})
+	lookup := func(text string) []int32 { return l.g.EntitiesByNorm(text) }
+	ns, remote := l.g.(kg.NameSearcher)
+	if remote {
+		// Every n-gram in one batch, not a round trip each.
+		var texts []string
+		l.ngrams(question, ws, used, func(sp Span) bool { texts = append(texts, question[sp.Start:sp.End]); return false })
+		found, err := ns.LookupNames(ctx, texts)
+		if err != nil {
+			return nil, fmt.Errorf("link %q: %w", clip(question), err)
 		}
+		lookup = func(text string) []int32 { return found[text] }
+	}
+	links, err := l.byName(ctx, question, ws, used, lookup)
+	if err != nil {
+		return nil, err
+	}
+	if remote {
+		more, err := l.byText(ctx, ns, question, ws, used, len(links) == 0)
+		if err != nil {
+			return nil, err
+		}
+		links = append(links, more...)
 	}
 	if len(links) > 0 {
 		sortByStart(links)
@@ -168,21 +201,177 @@ func (l *Linker) distinct(links []Link) []Link {
 	return out
 }
 
-// best returns the entity whose normalised name equals text's, preferring
-// the one with the most edges when several share it (the namesake most
-// questions are about).
-func (l *Linker) best(text string) (int32, bool) {
-	ids := l.g.EntitiesByNorm(text)
-	if len(ids) == 0 {
-		return 0, false
+// ngrams calls try with the span of each n-gram of the unused words that
+// is not all stop words, longest first and then left to right, marking
+// its words used when try returns true.
+func (l *Linker) ngrams(question string, ws []Span, used []bool, try func(Span) bool) {
+	maxN := l.MaxN
+	if maxN <= 0 {
+		maxN = 10
 	}
-	b := ids[0]
-	for _, id := range ids[1:] {
-		if l.g.Degree(id) > l.g.Degree(b) {
-			b = id
+	for n := min(maxN, len(ws)); n >= 1; n-- {
+		for i := 0; i+n <= len(ws); i++ {
+			if anyUsed(used[i:i+n]) || allStop(question, ws[i:i+n]) {
+				continue
+			}
+			if try(Span{ws[i].Start, ws[i+n-1].End}) {
+				for k := i; k < i+n; k++ {
+					used[k] = true
+				}
+			}
 		}
 	}
-	return b, true
+}
+
+// byName links the longest n-grams whose normalised text names an entity
+// by lookup.
+func (l *Linker) byName(ctx context.Context, question string, ws []Span, used []bool, lookup func(string) []int32) ([]Link, error) {
+	var links []Link
+	var err error
+	l.ngrams(question, ws, used, func(sp Span) bool {
+		if err != nil {
+			return false
+		}
+		text := question[sp.Start:sp.End]
+		id, ok, e := l.best(ctx, lookup(text))
+		if e != nil {
+			err = fmt.Errorf("link %q: %w", clip(question), e)
+			return false
+		}
+		if ok {
+			links = append(links, Link{Entity: l.g.EntityName(id), Mention: text, Start: sp.Start, End: sp.End, Score: 1, Method: "name"})
+		}
+		return ok
+	})
+	return links, err
+}
+
+// byText links the unused words through the KG's text index, in two
+// searches as byName goes, longest first: their n-grams of two to
+// maxTextN words as phrases, then their single words. Entities found
+// whose normalised name is one of the n-grams are linked as byName over
+// the whole KG would link them; when rank is set and none is, the found
+// entity the encoder finds closest to an n-gram is.
+func (l *Linker) byText(ctx context.Context, ns kg.NameSearcher, question string, ws []Span, used []bool, rank bool) ([]Link, error) {
+	limit := l.Search
+	if limit <= 0 {
+		limit = DefaultSearch
+	}
+	var links []Link
+	var all []kg.NameHit
+	for _, long := range []bool{true, false} {
+		var phrases []string
+		l.ngrams(question, ws, used, func(sp Span) bool {
+			n := len(Words(question[sp.Start:sp.End]))
+			if long && n >= 2 && n <= maxTextN || !long && n == 1 {
+				phrases = append(phrases, question[sp.Start:sp.End])
+			}
+			return false
+		})
+		if len(phrases) == 0 {
+			continue
+		}
+		hits, err := ns.SearchNames(ctx, phrases, limit)
+		if errors.Is(err, kg.ErrNoTextIndex) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("link %q: %w", clip(question), err)
+		}
+		all = append(all, hits...)
+		byNorm := map[string][]int32{}
+		for _, h := range hits {
+			k := kg.Normalize(h.Label)
+			if !slices.Contains(byNorm[k], h.ID) {
+				byNorm[k] = append(byNorm[k], h.ID)
+			}
+		}
+		found, err := l.byName(ctx, question, ws, used, func(text string) []int32 { return byNorm[kg.Normalize(text)] })
+		if err != nil {
+			return nil, err
+		}
+		links = append(links, found...)
+	}
+	if len(links) > 0 || !rank || l.Encoder == nil || len(all) == 0 {
+		return links, nil
+	}
+	return l.rank(ctx, question, ws, used, all)
+}
+
+// rank links the text search hit the encoder finds closest to an n-gram
+// (up to maxTextN words) of the unused words, if it scores MinScore.
+func (l *Linker) rank(ctx context.Context, question string, ws []Span, used []bool, hits []kg.NameHit) ([]Link, error) {
+	var spans []Span
+	for n := 1; n <= maxTextN; n++ {
+		for i := 0; i+n <= len(ws); i++ {
+			if !anyUsed(used[i:i+n]) && !allStop(question, ws[i:i+n]) {
+				spans = append(spans, Span{ws[i].Start, ws[i+n-1].End})
+			}
+		}
+	}
+	if len(spans) == 0 {
+		return nil, nil
+	}
+	texts := make([]string, 0, len(spans)+len(hits))
+	for _, sp := range spans {
+		texts = append(texts, question[sp.Start:sp.End])
+	}
+	for _, h := range hits {
+		texts = append(texts, h.Label)
+	}
+	vecs, err := models.EncodeAll(ctx, l.Encoder, texts)
+	if err != nil {
+		return nil, fmt.Errorf("link %q: %w", clip(question), err)
+	}
+	d := l.Encoder.Dim()
+	row := func(i int) []float32 { return vecs[i*d : (i+1)*d] }
+	minScore := l.MinScore
+	if minScore == 0 {
+		minScore = 0.6
+	}
+	best, bestScore, bestSpan := -1, minScore, Span{}
+	for j := range hits {
+		for i, sp := range spans {
+			// Ties go to the engine's order, then to the earlier span.
+			if c := models.Cosine(row(i), row(len(spans)+j)); c > bestScore {
+				best, bestScore, bestSpan = j, c, sp
+			}
+		}
+	}
+	if best < 0 {
+		return nil, nil
+	}
+	return []Link{{Entity: l.g.EntityName(hits[best].ID), Mention: question[bestSpan.Start:bestSpan.End], Start: bestSpan.Start, End: bestSpan.End, Score: bestScore, Method: "text"}}, nil
+}
+
+// best returns the entity of ids with the most edges (the namesake most
+// questions are about), the first on a tie; over a kg.NameSearcher the
+// edges are counted at the KG's end.
+func (l *Linker) best(ctx context.Context, ids []int32) (int32, bool, error) {
+	if len(ids) == 0 {
+		return 0, false, nil
+	}
+	if len(ids) == 1 {
+		return ids[0], true, nil
+	}
+	deg := make([]int, len(ids))
+	if ns, ok := l.g.(kg.NameSearcher); ok {
+		var err error
+		if deg, err = ns.Degrees(ctx, ids); err != nil {
+			return 0, false, err
+		}
+	} else {
+		for i, id := range ids {
+			deg[i] = l.g.Degree(id)
+		}
+	}
+	b := 0
+	for i := range ids {
+		if deg[i] > deg[b] {
+			b = i
+		}
+	}
+	return ids[b], true, nil
 }
 
 // Marked returns the text inside the first "[...]" of question (MetaQA's
@@ -364,3 +553,70 @@ var stopWords = func() map[string]bool {
 	}
 	return m
 }()
+
+// Candidate is an entity found for a query, with its encoder similarity.
+type Candidate struct {
+	Entity string
+	// Label is the name or alias that matched the query.
+	Label string
+	Score float32
+}
+
+// Search returns up to k entities of a KG that finds names at its own end
+// for a free-text query, best first by the encoder's similarity of the
+// query and the entity's matching name: the entities named exactly as
+// the query (after kg.Normalize), and those its text index finds by the
+// query's words. It is `stem search` over a SPARQL endpoint, where no
+// vector is held for every entity; without a text index only exact names
+// are found.
+func Search(ctx context.Context, g kg.Reader, enc models.Encoder, query string, k int) ([]Candidate, error) {
+	ns, ok := g.(kg.NameSearcher)
+	if !ok {
+		return nil, fmt.Errorf("search %q: the KG cannot find names at its end", clip(query))
+	}
+	found, err := ns.LookupNames(ctx, []string{query})
+	if err != nil {
+		return nil, fmt.Errorf("search %q: %w", clip(query), err)
+	}
+	var hits []kg.NameHit
+	for _, id := range found[query] {
+		hits = append(hits, kg.NameHit{ID: id, Label: g.EntityName(id)})
+	}
+	// The query as a phrase, and each of its words.
+	phrases := []string{query}
+	for _, w := range Words(query) {
+		phrases = append(phrases, query[w.Start:w.End])
+	}
+	more, err := ns.SearchNames(ctx, phrases, max(k, DefaultSearch))
+	if err != nil && !errors.Is(err, kg.ErrNoTextIndex) {
+		return nil, fmt.Errorf("search %q: %w", clip(query), err)
+	}
+	hits = append(hits, more...)
+	texts := []string{query}
+	for _, h := range hits {
+		texts = append(texts, h.Label)
+	}
+	vecs, err := models.EncodeAll(ctx, enc, texts)
+	if err != nil {
+		return nil, fmt.Errorf("search %q: %w", clip(query), err)
+	}
+	d := enc.Dim()
+	best := map[int32]Candidate{}
+	var order []int32
+	for i, h := range hits {
+		c := Candidate{Entity: g.EntityName(h.ID), Label: h.Label, Score: models.Cosine(vecs[:d], vecs[(i+1)*d:(i+2)*d])}
+		if b, ok := best[h.ID]; !ok {
+			order = append(order, h.ID)
+			best[h.ID] = c
+		} else if c.Score > b.Score {
+			best[h.ID] = c
+		}
+	}
+	out := make([]Candidate, len(order))
+	for i, id := range order {
+		out[i] = best[id]
+	}
+	// Stable: ties keep the exact names first, then the engine's order.
+	slices.SortStableFunc(out, func(a, b Candidate) int { return cmp.Compare(b.Score, a.Score) })
+	return out[:min(k, len(out))], nil
+}

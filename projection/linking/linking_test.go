@@ -8,6 +8,7 @@ import (
 
 	"github.com/stem-kgqa/stem/demo"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/models"
 )
 
 func demoKG(t testing.TB) *kg.Graph {
@@ -146,5 +147,122 @@ func TestLinkDistinctAndCapped(t *testing.T) {
 	l.MaxLinks = 2
 	if links, _ = l.Link(context.Background(), "inception and barbie and canada"); len(links) != 2 {
 		t.Errorf("MaxLinks 2: %d links", len(links))
+	}
+}
+
+// searcher serves a KG as an endpoint does (kg.NameSearcher): names found
+// only as spelled, many in one call, and a text index of their words.
+type searcher struct {
+	*kg.Graph
+	lookups, searches int
+	noIndex           bool
+	fail              error
+}
+
+func (s *searcher) EntitiesByNorm(string) []int32 { panic("linking asked one name at a time") }
+
+func (s *searcher) LookupNames(_ context.Context, names []string) (map[string][]int32, error) {
+	s.lookups++
+	out := map[string][]int32{}
+	for _, n := range names {
+		if id, ok := s.Entity(n); ok {
+			out[n] = []int32{id}
+		}
+	}
+	return out, nil
+}
+
+func (s *searcher) Degrees(_ context.Context, ids []int32) ([]int, error) {
+	out := make([]int, len(ids))
+	for i, id := range ids {
+		out[i] = s.Degree(id)
+	}
+	return out, nil
+}
+
+func (s *searcher) SearchNames(_ context.Context, phrases []string, limit int) ([]kg.NameHit, error) {
+	s.searches++
+	if s.noIndex {
+		return nil, kg.ErrNoTextIndex
+	}
+	if s.fail != nil {
+		return nil, s.fail
+	}
+	var hits []kg.NameHit
+	for id := range s.NumEntities() {
+		name := " " + kg.Normalize(s.EntityName(int32(id))) + " "
+		for _, p := range phrases {
+			if strings.Contains(name, " "+kg.Normalize(p)+" ") && len(hits) < limit {
+				hits = append(hits, kg.NameHit{ID: int32(id), Label: s.EntityName(int32(id)), Score: 1})
+				break
+			}
+		}
+	}
+	return hits, nil
+}
+
+// trigrams is an encoder of character trigrams, enough to tell a
+// misspelt name from others.
+type trigrams struct{}
+
+func (trigrams) Name() string { return "trigrams" }
+func (trigrams) Dim() int     { return 64 }
+func (trigrams) Encode(_ context.Context, texts []string, dst []float32) error {
+	for i, t := range texts {
+		v := dst[i*64 : (i+1)*64]
+		clear(v)
+		s := " " + kg.Normalize(t) + " "
+		for j := 0; j+3 <= len(s); j++ {
+			h := 0
+			for _, c := range []byte(s[j : j+3]) {
+				h = h*31 + int(c)
+			}
+			v[h%64]++
+		}
+		models.Normalize(v)
+	}
+	return nil
+}
+
+func TestLinkByEndpoint(t *testing.T) {
+	ctx := context.Background()
+	boom := errors.New("endpoint down")
+	for _, tc := range []struct {
+		q       string
+		noIndex bool
+		fail    error
+		want    string // entity, mention, method; "" for ErrNoEntity
+		wantErr error
+	}{
+		{"who directed Inception ?", false, nil, "Inception/Inception/name", nil},
+		// Not as spelled: the text index finds it by its words.
+		{"who directed INCEPTION ?", false, nil, "Inception/INCEPTION/name", nil},
+		{"where was christopher nolan born ?", false, nil, "Christopher_Nolan/christopher nolan/name", nil},
+		// Misspelt: the encoder ranks what the index found.
+		{"where was christopher nolen born ?", false, nil, "Christopher_Nolan/christopher nolen/text", nil},
+		{"who directed INCEPTION ?", true, nil, "", ErrNoEntity},
+		{"who directed INCEPTION ?", false, boom, "", boom},
+		{"what is a zyxwv ?", false, nil, "", ErrNoEntity},
+	} {
+		s := &searcher{Graph: demoKG(t), noIndex: tc.noIndex, fail: tc.fail}
+		l := New(s, nil)
+		l.Encoder = trigrams{}
+		links, err := l.Link(ctx, tc.q)
+		got := ""
+		if err == nil && len(links) == 1 {
+			got = links[0].Entity + "/" + links[0].Mention + "/" + links[0].Method
+		} else if err == nil {
+			t.Errorf("%q: %d links %+v, want one", tc.q, len(links), links)
+			continue
+		}
+		if got != tc.want || (tc.wantErr != nil) != (err != nil) || tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
+			t.Errorf("%q (no index %v, fail %v): %q, %v; want %q, %v", tc.q, tc.noIndex, tc.fail, got, err, tc.want, tc.wantErr)
+		}
+		if s.lookups != 1 {
+			t.Errorf("%q: %d LookupNames calls, want every n-gram in one", tc.q, s.lookups)
+		}
+		if err == nil && links[0].Mention != tc.q[links[0].Start:links[0].End] {
+			t.Errorf("%q: mention %q is not the span [%d,%d)", tc.q, links[0].Mention, links[0].Start, links[0].End)
+		}
 	}
 }

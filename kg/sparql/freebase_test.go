@@ -1,0 +1,223 @@
+package sparql_test
+
+// Freebase as the field serves it: entities are machine ids (ns:m.0abc)
+// named by type.object.name, namesakes share a name, and CVTs (mediators
+// with no name) sit between a film and its actors.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/kg/sparql"
+	"github.com/stem-kgqa/stem/projection/linking"
+)
+
+// freebaseNT is a small Freebase in its own shape.
+var freebaseNT = func() string {
+	ns := func(s string) string { return "<" + kg.FreebaseNS + s + ">" }
+	var b strings.Builder
+	for _, tr := range [][3]string{
+		{"m.0film", "film.film.starring", "m.0perf1"},
+		{"m.0perf1", "film.performance.actor", "m.0leo"},
+		{"m.0perf1", "film.performance.character", "m.0cobb"},
+		{"m.0film", "film.film.directed_by", "m.0nolan"},
+		{"m.0nolan", "people.person.place_of_birth", "m.0london"},
+		{"m.0paris1", "location.location.containedby", "m.0france"},
+		{"m.0paris2", "location.location.containedby", "m.0texas"},
+	} {
+		fmt.Fprintf(&b, "%s %s %s .\n", ns(tr[0]), ns(tr[1]), ns(tr[2]))
+	}
+	for _, l := range [][3]string{
+		{"m.0film", "type.object.name", `"Inception"@en`},
+		{"m.0film", "type.object.name", `"Origen"@es`},
+		{"m.0leo", "type.object.name", `"Leonardo DiCaprio"@en`},
+		{"m.0cobb", "type.object.name", `"Dom Cobb"@en`},
+		{"m.0nolan", "type.object.name", `"Christopher Nolan"@en`},
+		{"m.0nolan", "common.topic.alias", `"Chris Nolan"@en`},
+		{"m.0london", "type.object.name", `"London"@en`},
+		{"m.0paris1", "type.object.name", `"Paris"@en`},
+		{"m.0paris2", "type.object.name", `"Paris"@en`},
+		{"m.0france", "type.object.name", `"France"@en`},
+		{"m.0texas", "type.object.name", `"Texas"@en`},
+	} {
+		fmt.Fprintf(&b, "%s %s %s .\n", ns(l[0]), ns(l[1]), l[2])
+	}
+	return b.String()
+}()
+
+func openFreebase(t *testing.T, cfg sparql.Config) *sparql.Graph {
+	t.Helper()
+	cfg.Endpoint, cfg.Graph = serveNT(t, freebaseNT)
+	g, err := sparql.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := g.Err(); err != nil {
+			t.Errorf("the backend kept an error: %v", err)
+		}
+	})
+	return g
+}
+
+// A hop walks through a CVT: the film's actor and character are one hop
+// from the film, and the film one hop from the actor. Entities are named
+// by their English names, the CVT by its id.
+func TestNeighbourhoodWalksCVTs(t *testing.T) {
+	ctx := context.Background()
+	starring := [][3]string{
+		{"Inception", "film.film.starring", "m.0perf1"},
+		{"m.0perf1", "film.performance.actor", "Leonardo DiCaprio"},
+		{"m.0perf1", "film.performance.character", "Dom Cobb"},
+	}
+	directed := [3]string{"Inception", "film.film.directed_by", "Christopher Nolan"}
+	for _, tc := range []struct {
+		name     string
+		countCVT bool
+		seeds    []string
+		hops     int
+		want     [][3]string
+	}{
+		{"film", false, []string{"Inception"}, 1, append(slices.Clone(starring), directed)},
+		{"film, CVT counted", true, []string{"Inception"}, 1, [][3]string{starring[0], directed}},
+		{"actor", false, []string{"Leonardo DiCaprio"}, 1, starring},
+		{"actor, CVT counted", true, []string{"Leonardo DiCaprio"}, 1, starring[1:2]},
+		{"actor, two hops", false, []string{"Leonardo DiCaprio"}, 2, append(slices.Clone(starring), directed)},
+		{"by id", false, []string{"m.0nolan"}, 1, [][3]string{directed, {"Christopher Nolan", "people.person.place_of_birth", "London"}}},
+		{"namesake by id", false, []string{"Paris (m.0paris2)"}, 1, [][3]string{{"Paris (m.0paris2)", "location.location.containedby", "Texas"}}},
+		{"ambiguous name", false, []string{"Paris"}, 1, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := openFreebase(t, sparql.Config{CountCVT: tc.countCVT})
+			sub, err := g.Neighbourhood(ctx, tc.seeds, tc.hops)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := sorted(tc.want)
+			if got := sorted(triplesOf(sub)); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("within %d of %q:\n got %q\nwant %q", tc.hops, tc.seeds, got, want)
+			}
+		})
+	}
+}
+
+// The Reader names entities as Neighbourhood does; an id is another name
+// of its entity; namesakes are told apart by id, and found by their
+// shared name or an alias.
+func TestFreebaseNames(t *testing.T) {
+	ctx := context.Background()
+	g := openFreebase(t, sparql.Config{})
+	film, ok := g.Entity("Inception")
+	if !ok || g.EntityName(film) != "Inception" {
+		t.Fatalf("Entity(Inception) = %d, %v", film, ok)
+	}
+	if id, ok := g.Entity("m.0film"); !ok || id != film {
+		t.Errorf("Entity(m.0film) = %d, %v; want Inception's id %d", id, ok, film)
+	}
+	var out []string
+	for _, tr := range g.Out(film) {
+		out = append(out, g.RelationName(g.Triple(tr).Rel)+" "+g.EntityName(g.Triple(tr).Tail))
+	}
+	slices.Sort(out)
+	if want := []string{"film.film.directed_by Christopher Nolan", "film.film.starring m.0perf1"}; !slices.Equal(out, want) {
+		t.Errorf("Out(Inception) = %q, want %q", out, want)
+	}
+	if _, ok := g.Entity("Paris"); ok {
+		t.Errorf("Entity(Paris) found one of two namesakes")
+	}
+	if _, ok := g.Entity("Origen"); ok {
+		t.Errorf("Entity(Origen) found a Spanish name; names are looked up in English")
+	}
+	found, err := g.LookupNames(ctx, []string{"paris", "chris nolan", "dom cobb", "rome"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string][]string{}
+	for q, ids := range found {
+		for _, id := range ids {
+			names[q] = append(names[q], g.EntityName(id))
+		}
+		slices.Sort(names[q])
+	}
+	want := map[string][]string{
+		"paris":       {"Paris (m.0paris1)", "Paris (m.0paris2)"},
+		"chris nolan": {"Christopher Nolan"},
+		"dom cobb":    {"Dom Cobb"},
+	}
+	if fmt.Sprint(names) != fmt.Sprint(want) {
+		t.Errorf("LookupNames = %q, want %q", names, want)
+	}
+	if id, ok := g.Entity("Paris (m.0paris1)"); !ok || g.EntityName(id) != "Paris (m.0paris1)" {
+		t.Errorf("Entity(Paris (m.0paris1)) = %d, %v", id, ok)
+	}
+	// With no opaque ids, entities are named by their IRIs' local names.
+	raw := openFreebase(t, sparql.Config{IDs: "none"})
+	if id, ok := raw.Entity("m.0film"); !ok || raw.EntityName(id) != "m.0film" {
+		t.Errorf("IDs none: Entity(m.0film) = %d, %v", id, ok)
+	}
+	if _, err := sparql.Open(sparql.Config{Endpoint: "http://127.0.0.1:1/sparql", IDs: "m.("}); err == nil || !strings.Contains(err.Error(), `"m.("`) {
+		t.Errorf("a bad ids pattern: %v", err)
+	}
+}
+
+// Names are found by their words in Virtuoso's text index (names and
+// aliases, in English), and degrees counted by the engine.
+func TestSearchNames(t *testing.T) {
+	ctx := context.Background()
+	g := openFreebase(t, sparql.Config{})
+	hits, err := g.SearchNames(ctx, []string{"CHRIS nolan", "born?"}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range hits {
+		got = append(got, g.EntityName(h.ID)+"="+h.Label)
+		if h.Score <= 0 {
+			t.Errorf("hit %+v has no score", h)
+		}
+	}
+	// One hit per entity, by the label holding the phrase.
+	if want := []string{"Christopher Nolan=Chris Nolan"}; !slices.Equal(got, want) {
+		t.Errorf("SearchNames = %q, want %q", got, want)
+	}
+	if hits, err := g.SearchNames(ctx, []string{"nolan chris"}, 10); err != nil || len(hits) != 0 {
+		t.Errorf("SearchNames(nolan chris) = %+v, %v; want none: a phrase's words are in order", hits, err)
+	}
+	if hits, err := g.SearchNames(ctx, []string{"origen", "paris"}, 10); err != nil || len(hits) != 2 {
+		t.Errorf("SearchNames(origen paris) = %+v, %v; want the two Parises and no Spanish name", hits, err)
+	}
+	if hits, err := g.SearchNames(ctx, []string{"?!"}, 10); err != nil || len(hits) != 0 {
+		t.Errorf("SearchNames of no words = %+v, %v", hits, err)
+	}
+	if _, err := openFreebase(t, sparql.Config{TextIndex: sparql.TextNone}).SearchNames(ctx, []string{"paris"}, 10); !errors.Is(err, kg.ErrNoTextIndex) {
+		t.Errorf("TextNone: %v, want kg.ErrNoTextIndex", err)
+	}
+	film, _ := g.Entity("Inception")
+	leo, _ := g.Entity("Leonardo DiCaprio")
+	if deg, err := g.Degrees(ctx, []int32{film, leo}); err != nil || !slices.Equal(deg, []int{2, 1}) {
+		t.Errorf("Degrees(Inception, Leonardo DiCaprio) = %v, %v; want [2 1]", deg, err)
+	}
+}
+
+// The linker over an endpoint: n-grams looked up in one batch, then the
+// text index for names not spelled as stored.
+func TestLinkOverEndpoint(t *testing.T) {
+	ctx := context.Background()
+	g := openFreebase(t, sparql.Config{})
+	l := linking.New(g, nil)
+	for q, want := range map[string]string{
+		"who directed Inception":                   "Inception",
+		"where was CHRISTOPHER NOLAN born":         "Christopher Nolan",
+		"which film did leonardo dicaprio star in": "Leonardo DiCaprio",
+	} {
+		links, err := l.Link(ctx, q)
+		if err != nil || len(links) != 1 || links[0].Entity != want {
+			t.Errorf("Link(%q) = %+v, %v; want %s", q, links, err, want)
+		}
+	}
+}
