@@ -157,11 +157,20 @@ func TestFind(t *testing.T) {
 			starts: []string{"q"}, answers: []string{"z"},
 			unreach: []string{"z"}, noChains: true,
 		},
+		// A closed walk is kept in the orientation that reads first by
+		// names ("children" before "parents"), whatever the triple ids.
 		{
 			name: "answer is the question entity: closed walk", kg: []string{"tasha parents will", "will children tasha", "will gender male"},
 			starts: []string{"tasha"}, answers: []string{"tasha"},
-			chains: []string{"tasha -parents-> will -children-> tasha"},
-			masked: []string{"tasha parents [ENT1]", "[ENT1] children [ENT2]"},
+			chains: []string{"tasha <-children- will <-parents- tasha"},
+			masked: []string{"[ENT1] children tasha", "[ENT2] parents [ENT1]"},
+			ph:     map[string]string{"[ENT1]": "will", "[ENT2]": "tasha"}, slot: "[ENT2]", hops: 2, found: 1,
+		},
+		{
+			name: "answer is the question entity: closed walk, ids the other way", kg: []string{"will children tasha", "tasha parents will", "will gender male"},
+			starts: []string{"tasha"}, answers: []string{"tasha"},
+			chains: []string{"tasha <-children- will <-parents- tasha"},
+			masked: []string{"[ENT1] children tasha", "[ENT2] parents [ENT1]"},
 			ph:     map[string]string{"[ENT1]": "will", "[ENT2]": "tasha"}, slot: "[ENT2]", hops: 2, found: 1,
 		},
 		{
@@ -233,9 +242,10 @@ func TestFind(t *testing.T) {
 			name: "min hops for a closed walk", kg: []string{"e spouse h", "h children m", "m parents e", "e children m"},
 			opt:    Options{MinHops: 3},
 			starts: []string{"e"}, answers: []string{"e"},
-			chains: []string{"e -spouse-> h -children-> m -parents-> e", "e -spouse-> h -children-> m <-children- e"},
-			masked: []string{"e spouse [ENT1]", "[ENT1] children [ENT2]", "[ENT2] parents [ENT3]", "[ENT3] children [ENT2]"},
-			ph:     map[string]string{"[ENT1]": "h", "[ENT2]": "m", "[ENT3]": "e"}, slot: "[ENT3]", hops: 3, found: 2,
+			// Each closed walk in the orientation that reads first by names.
+			chains: []string{"e -children-> m <-children- h <-spouse- e", "e <-parents- m <-children- h <-spouse- e"},
+			masked: []string{"e children [ENT1]", "[ENT2] children [ENT1]", "[ENT3] spouse [ENT2]", "[ENT1] parents e"},
+			ph:     map[string]string{"[ENT1]": "m", "[ENT2]": "h", "[ENT3]": "e"}, slot: "[ENT3]", hops: 3, found: 2,
 		},
 	}
 	for _, tc := range tests {

@@ -22,8 +22,10 @@
 // closed walks from it back to itself that use no triple twice (a self-loop,
 // two parallel triples, a triangle ...), up to MaxHops; the other question
 // entities are not used as starts for it. A closed walk and its reverse are
-// the same evidence, so only the one whose first triple id is smaller is
-// kept.
+// the same evidence, so only one is kept: the one that reads first in name
+// order (relation, entity, relation, ...), so that a KG read from a file
+// and the same KG fetched from a SPARQL endpoint keep the same one; the
+// one whose first triple id is smaller when both read the same.
 //
 // # Longer chains
 //

@@ -2,6 +2,7 @@ package chains
 
 import (
 	"math"
+	"strings"
 
 	"github.com/stem-kgqa/stem/kg"
 )
@@ -399,12 +400,17 @@ func (f *Finder) walk(v int32) {
 }
 
 // emit stores the chain on the stacks, reversed into walking order. A
-// closed walk is stored in one orientation only: the one whose first
-// triple has the smaller id.
+// closed walk is stored in one orientation only: the one that reads first
+// in name order (entity, relation, entity, ...), so that a KG read from a
+// file and the same KG fetched from an endpoint store the same one; the
+// one whose first triple has the smaller id when both read the same.
 func (f *Finder) emit() {
 	n := len(f.stackT)
-	if f.cycle && n > 1 && f.stackT[n-1] > f.stackT[0] {
-		return
+	if f.cycle && n > 1 {
+		// The stacks hold the walk reversed.
+		if c := -f.cmpReverse(f.stackT, f.stackE); c > 0 || c == 0 && f.stackT[n-1] > f.stackT[0] {
+			return
+		}
 	}
 	for i := n - 1; i >= 0; i-- {
 		f.cTr = append(f.cTr, f.stackT[i])
@@ -414,6 +420,23 @@ func (f *Finder) emit() {
 	}
 	f.cOff = append(f.cOff, int32(len(f.cTr)))
 	f.stored++
+}
+
+// cmpReverse compares, in name order (relation, entity, relation, ...),
+// the closed walk ts, es (triple k joins es[k] and es[k+1]) with the same
+// walk reversed. Both start at the question entity.
+func (f *Finder) cmpReverse(ts, es []int32) int {
+	n := len(ts)
+	for k := 0; k < n; k++ {
+		fw, bw := f.g.Triple(ts[k]), f.g.Triple(ts[n-1-k])
+		if c := strings.Compare(f.g.RelationName(fw.Rel), f.g.RelationName(bw.Rel)); c != 0 {
+			return c
+		}
+		if c := strings.Compare(f.g.EntityName(es[k+1]), f.g.EntityName(es[n-1-k])); c != 0 {
+			return c
+		}
+	}
+	return 0
 }
 
 // cycles finds answer i's shortest closed walks through a, a question
@@ -527,8 +550,14 @@ func (f *Finder) shortest(i int, a int32) {
 func (f *Finder) forward(u, a int32, l int) {
 	k := len(f.stackT)
 	if k == l {
-		if u != a || f.cycle && f.stackT[0] > f.stackT[k-1] {
+		if u != a {
 			return
+		}
+		// A closed walk is kept in one orientation, as in emit.
+		if c := 0; f.cycle && k > 1 {
+			if c = f.cmpReverse(f.stackT, f.stackE); c > 0 || c == 0 && f.stackT[0] > f.stackT[k-1] {
+				return
+			}
 		}
 		f.found = satAdd(f.found, 1)
 		if f.stored < f.limit {
