@@ -220,15 +220,11 @@ func TestExportPathQuestion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	n, err := WriteNTriples(context.Background(), &out, g, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, n := exportGraph(t, g)
 	if n != 2839+1836 {
 		t.Errorf("wrote %d lines, want 2839 triples + 1836 names", n)
 	}
-	back, err := ReadNTriples(&out, "3H.nt")
+	back, err := ReadNTriples(out, "3H.nt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,10 +297,17 @@ func export(t *testing.T, triples [][3]string) (*Graph, *bytes.Buffer, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	out, n := exportGraph(t, g)
+	return g, out, n
+}
+
+// exportGraph writes g as N-Triples under FreebaseNS.
+func exportGraph(t *testing.T, g Reader) (*bytes.Buffer, int) {
+	t.Helper()
 	var out bytes.Buffer
 	n, err := WriteNTriples(context.Background(), &out, g, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return g, &out, n
+	return &out, n
 }

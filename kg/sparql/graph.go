@@ -390,20 +390,14 @@ func (g *Graph) LookupNames(ctx context.Context, names []string) (map[string][]i
 			}
 			want[v] = norm
 			iris = append(iris, "<"+g.IRI(v)+">")
-			lits = append(lits, literal(v))
-			if g.cfg.Lang != "" {
-				lits = append(lits, literal(v)+"@"+g.cfg.Lang)
-			}
+			lits = append(lits, g.literals(v)...)
 		}
 	}
 	out := map[string][]int32{}
 	if len(want) == 0 {
 		return out, nil
 	}
-	var preds []string
-	for _, p := range g.cfg.Names {
-		preds = append(preds, "<"+p+">")
-	}
+	preds := g.namePreds()
 	type hit struct {
 		norm string
 		t    Term
@@ -787,11 +781,33 @@ func (g *Graph) filter() string {
 	if len(g.cfg.Names) == 0 {
 		return ""
 	}
-	var ps []string
-	for _, p := range g.cfg.Names {
-		ps = append(ps, "<"+p+">")
+	return "FILTER(?p NOT IN (" + strings.Join(g.namePreds(), ", ") + "))"
+}
+
+// namePreds are the name predicates as SPARQL terms.
+func (g *Graph) namePreds() []string {
+	ps := make([]string, len(g.cfg.Names))
+	for i, p := range g.cfg.Names {
+		ps[i] = "<" + p + ">"
 	}
-	return "FILTER(?p NOT IN (" + strings.Join(ps, ", ") + "))"
+	return ps
+}
+
+// literals are the literals a name is looked up as: untagged and, with
+// a Lang, tagged with it.
+func (g *Graph) literals(v string) []string {
+	if g.cfg.Lang == "" {
+		return []string{literal(v)}
+	}
+	return []string{literal(v), literal(v) + "@" + g.cfg.Lang}
+}
+
+// langFilter keeps the literals ?l in Lang, or untagged.
+func (g *Graph) langFilter() string {
+	if g.cfg.Lang == "" {
+		return ""
+	}
+	return fmt.Sprintf("FILTER(LANG(?l) = %s || LANG(?l) = \"\")", literal(g.cfg.Lang))
 }
 
 func (g *Graph) pattern(terms []string, batch []int, out bool) string {
@@ -901,7 +917,7 @@ func (g *Graph) Neighbourhood(ctx context.Context, seeds []string, hops int) (*k
 	type triple struct{ h, r, t Term }
 	var ts []triple
 	seen := map[string]bool{} // terms met
-	var front []Term
+	var front []Term          // resolved, so their labels are learned
 	for _, s := range seeds {
 		t, ok, err := g.resolve(ctx, s)
 		if err != nil {
@@ -912,9 +928,6 @@ func (g *Graph) Neighbourhood(ctx context.Context, seeds []string, hops int) (*k
 		}
 		seen[termOf(t)] = true
 		front = append(front, t)
-	}
-	if err := g.learn(ctx, front); err != nil {
-		return nil, err
 	}
 	for hop := 0; hop < hops && len(front) > 0; hop++ {
 		var next []Term

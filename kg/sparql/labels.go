@@ -85,11 +85,7 @@ func (g *Graph) learn(ctx context.Context, terms []Term) error {
 	if len(ask) == 0 {
 		return nil
 	}
-	label := "<" + g.cfg.Label + ">"
-	lang := ""
-	if g.cfg.Lang != "" {
-		lang = fmt.Sprintf("FILTER(LANG(?l) = %s || LANG(?l) = \"\")", literal(g.cfg.Lang))
-	}
+	label, lang := "<"+g.cfg.Label+">", g.langFilter()
 	for lo, hi := range chunks(len(ask), g.cfg.Batch) {
 		q := fmt.Sprintf("SELECT ?e ?l (COUNT(DISTINCT ?o) AS ?n) WHERE { VALUES ?e { %s } ?e %s ?l %s ?o %s ?l } GROUP BY ?e ?l",
 			strings.Join(ask[lo:hi], " "), label, lang, label)
@@ -153,6 +149,7 @@ func (g *Graph) resolve(ctx context.Context, name string) (Term, bool, error) {
 	return t, true, nil
 }
 
+// find is resolve without the interning: the lookups, in that order.
 func (g *Graph) find(ctx context.Context, name string) (Term, bool, error) {
 	g.mu.Lock()
 	if id, ok := g.ents.ids[name]; ok {
@@ -188,11 +185,7 @@ func (g *Graph) find(ctx context.Context, name string) (Term, bool, error) {
 		return t, true, nil
 	}
 	if g.ids != nil && g.cfg.Label != "" {
-		lits := []string{literal(name)}
-		if g.cfg.Lang != "" {
-			lits = append(lits, literal(name)+"@"+g.cfg.Lang)
-		}
-		r, err := g.c.Select(ctx, fmt.Sprintf("SELECT DISTINCT ?e WHERE { VALUES ?l { %s } ?e <%s> ?l } LIMIT 2", strings.Join(lits, " "), g.cfg.Label))
+		r, err := g.c.Select(ctx, fmt.Sprintf("SELECT DISTINCT ?e WHERE { VALUES ?l { %s } ?e <%s> ?l } LIMIT 2", strings.Join(g.literals(name), " "), g.cfg.Label))
 		if err != nil {
 			return Term{}, false, err
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -27,13 +28,16 @@ const MaxSearchWords = 128
 // words in order, best first by the engine's relevance score, each entity
 // once. One-word phrases find every name with the word; longer ones only
 // names with the whole phrase ("john f kennedy" is not "Robert F.
-// Kennedy"), which is how a name is found among millions sharing a word. It uses Virtuoso's free-text
-// index (bif:contains): an engine extension, used when Config.TextIndex
-// says so or, by default, when the engine accepts it (the first search
-// probes it). It returns kg.ErrNoTextIndex when there is none: a standard SPARQL engine has no index to search, and a
-// FILTER(CONTAINS()) over every literal is a scan of the whole KG. Virtuoso answers from the index
-// only: it must be built (internal/virtuoso's TextIndex, or the README's
-// "Running on full Freebase"), or nothing is found.
+// Kennedy"), which is how a name is found among millions sharing a word.
+//
+// It uses Virtuoso's free-text index (bif:contains), an engine extension:
+// when Config.TextIndex says so or, by default, when the engine accepts
+// it (the first search probes it). It returns kg.ErrNoTextIndex when
+// there is none: a standard SPARQL engine has no index to search, and a
+// FILTER(CONTAINS()) over every literal is a scan of the whole KG.
+// Virtuoso answers from the index only, so it must be built after a load
+// (internal/virtuoso's Server.Load does, as the README's "KGs served over
+// SPARQL" says), or nothing is found.
 func (g *Graph) SearchNames(ctx context.Context, phrases []string, limit int) ([]kg.NameHit, error) {
 	g.mu.Lock()
 	mode := g.text
@@ -58,17 +62,9 @@ func (g *Graph) SearchNames(ctx context.Context, phrases []string, limit int) ([
 	if len(terms) == 0 || limit <= 0 {
 		return nil, nil
 	}
-	var preds []string
-	for _, p := range g.cfg.Names {
-		preds = append(preds, "<"+p+">")
-	}
-	lang := ""
-	if g.cfg.Lang != "" {
-		lang = fmt.Sprintf("FILTER(LANG(?l) = %s || LANG(?l) = \"\")", literal(g.cfg.Lang))
-	}
 	expr := strings.Join(terms, " OR ")
 	q := fmt.Sprintf("SELECT ?e ?l ?sc WHERE { VALUES ?p { %s } ?e ?p ?l . ?l bif:contains %s option (score ?sc) %s FILTER(isIRI(?e)) } ORDER BY DESC(?sc) ?e ?l LIMIT %d",
-		strings.Join(preds, " "), literal(expr), lang, 4*limit)
+		strings.Join(g.namePreds(), " "), literal(expr), g.langFilter(), 4*limit)
 	r, err := g.c.Select(ctx, q)
 	if err != nil {
 		if mode == TextAuto && errors.Is(err, ErrRejected) {
@@ -101,8 +97,7 @@ func (g *Graph) SearchNames(ctx context.Context, phrases []string, limit int) ([
 			continue
 		}
 		seen[id] = true
-		var sc float64
-		fmt.Sscan(row["sc"].Value, &sc)
+		sc, _ := strconv.ParseFloat(row["sc"].Value, 64) // a score the engine left out ranks as 0
 		hits = append(hits, kg.NameHit{ID: id, Label: row["l"].Value, Score: sc})
 		if len(hits) == limit {
 			break

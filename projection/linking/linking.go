@@ -132,7 +132,7 @@ func (l *Linker) Link(ctx context.Context, question string) ([]Link, error) {
 	if remote {
 		// Every n-gram in one batch, not a round trip each.
 		var texts []string
-		l.ngrams(question, ws, used, func(sp Span) bool { texts = append(texts, question[sp.Start:sp.End]); return false })
+		l.ngrams(question, ws, used, func(sp Span, _ int) bool { texts = append(texts, question[sp.Start:sp.End]); return false })
 		found, err := ns.LookupNames(ctx, texts)
 		if err != nil {
 			return nil, fmt.Errorf("link %q: %w", clip(question), err)
@@ -201,10 +201,10 @@ func (l *Linker) distinct(links []Link) []Link {
 	return out
 }
 
-// ngrams calls try with the span of each n-gram of the unused words that
-// is not all stop words, longest first and then left to right, marking
-// its words used when try returns true.
-func (l *Linker) ngrams(question string, ws []Span, used []bool, try func(Span) bool) {
+// ngrams calls try with the span and length in words of each n-gram of
+// the unused words that is not all stop words, longest first and then
+// left to right, marking its words used when try returns true.
+func (l *Linker) ngrams(question string, ws []Span, used []bool, try func(sp Span, n int) bool) {
 	maxN := l.MaxN
 	if maxN <= 0 {
 		maxN = 10
@@ -214,7 +214,7 @@ func (l *Linker) ngrams(question string, ws []Span, used []bool, try func(Span) 
 			if anyUsed(used[i:i+n]) || allStop(question, ws[i:i+n]) {
 				continue
 			}
-			if try(Span{ws[i].Start, ws[i+n-1].End}) {
+			if try(Span{ws[i].Start, ws[i+n-1].End}, n) {
 				for k := i; k < i+n; k++ {
 					used[k] = true
 				}
@@ -228,7 +228,7 @@ func (l *Linker) ngrams(question string, ws []Span, used []bool, try func(Span) 
 func (l *Linker) byName(ctx context.Context, question string, ws []Span, used []bool, lookup func(string) []int32) ([]Link, error) {
 	var links []Link
 	var err error
-	l.ngrams(question, ws, used, func(sp Span) bool {
+	l.ngrams(question, ws, used, func(sp Span, _ int) bool {
 		if err != nil {
 			return false
 		}
@@ -261,8 +261,7 @@ func (l *Linker) byText(ctx context.Context, ns kg.NameSearcher, question string
 	var all []kg.NameHit
 	for _, long := range []bool{true, false} {
 		var phrases []string
-		l.ngrams(question, ws, used, func(sp Span) bool {
-			n := len(Words(question[sp.Start:sp.End]))
+		l.ngrams(question, ws, used, func(sp Span, n int) bool {
 			if long && n >= 2 && n <= maxTextN || !long && n == 1 {
 				phrases = append(phrases, question[sp.Start:sp.End])
 			}
@@ -301,40 +300,40 @@ func (l *Linker) byText(ctx context.Context, ns kg.NameSearcher, question string
 // rank links the text search hit the encoder finds closest to an n-gram
 // (up to maxTextN words) of the unused words, if it scores MinScore.
 func (l *Linker) rank(ctx context.Context, question string, ws []Span, used []bool, hits []kg.NameHit) ([]Link, error) {
-	var spans []Span
-	for n := 1; n <= maxTextN; n++ {
-		for i := 0; i+n <= len(ws); i++ {
-			if !anyUsed(used[i:i+n]) && !allStop(question, ws[i:i+n]) {
-				spans = append(spans, Span{ws[i].Start, ws[i+n-1].End})
-			}
-		}
+	type ngram struct {
+		sp Span
+		n  int
 	}
-	if len(spans) == 0 {
+	var grams []ngram
+	l.ngrams(question, ws, used, func(sp Span, n int) bool {
+		if n <= maxTextN {
+			grams = append(grams, ngram{sp, n})
+		}
+		return false
+	})
+	if len(grams) == 0 {
 		return nil, nil
 	}
-	texts := make([]string, 0, len(spans)+len(hits))
-	for _, sp := range spans {
-		texts = append(texts, question[sp.Start:sp.End])
+	// Shortest first: ties go to the engine's order, then to the shorter
+	// and earlier n-gram.
+	slices.SortStableFunc(grams, func(a, b ngram) int { return cmp.Compare(a.n, b.n) })
+	texts := make([]string, len(grams))
+	for i, g := range grams {
+		texts[i] = question[g.sp.Start:g.sp.End]
 	}
-	for _, h := range hits {
-		texts = append(texts, h.Label)
-	}
-	vecs, err := models.EncodeAll(ctx, l.Encoder, texts)
+	sim, err := similarity(ctx, l.Encoder, texts, hits)
 	if err != nil {
 		return nil, fmt.Errorf("link %q: %w", clip(question), err)
 	}
-	d := l.Encoder.Dim()
-	row := func(i int) []float32 { return vecs[i*d : (i+1)*d] }
 	minScore := l.MinScore
 	if minScore == 0 {
 		minScore = 0.6
 	}
 	best, bestScore, bestSpan := -1, minScore, Span{}
 	for j := range hits {
-		for i, sp := range spans {
-			// Ties go to the engine's order, then to the earlier span.
-			if c := models.Cosine(row(i), row(len(spans)+j)); c > bestScore {
-				best, bestScore, bestSpan = j, c, sp
+		for i, g := range grams {
+			if c := sim(i, j); c > bestScore {
+				best, bestScore, bestSpan = j, c, g.sp
 			}
 		}
 	}
@@ -342,6 +341,22 @@ func (l *Linker) rank(ctx context.Context, question string, ws []Span, used []bo
 		return nil, nil
 	}
 	return []Link{{Entity: l.g.EntityName(hits[best].ID), Mention: question[bestSpan.Start:bestSpan.End], Start: bestSpan.Start, End: bestSpan.End, Score: bestScore, Method: "text"}}, nil
+}
+
+// similarity encodes texts and the hits' labels in one batch and returns
+// the cosine similarity of text i and hit j.
+func similarity(ctx context.Context, enc models.Encoder, texts []string, hits []kg.NameHit) (func(i, j int) float32, error) {
+	all := slices.Clone(texts)
+	for _, h := range hits {
+		all = append(all, h.Label)
+	}
+	vecs, err := models.EncodeAll(ctx, enc, all)
+	if err != nil {
+		return nil, err
+	}
+	d := enc.Dim()
+	row := func(i int) []float32 { return vecs[i*d : (i+1)*d] }
+	return func(i, j int) float32 { return models.Cosine(row(i), row(len(texts)+j)) }, nil
 }
 
 // best returns the entity of ids with the most edges (the namesake most
@@ -592,19 +607,14 @@ func Search(ctx context.Context, g kg.Reader, enc models.Encoder, query string, 
 		return nil, fmt.Errorf("search %q: %w", clip(query), err)
 	}
 	hits = append(hits, more...)
-	texts := []string{query}
-	for _, h := range hits {
-		texts = append(texts, h.Label)
-	}
-	vecs, err := models.EncodeAll(ctx, enc, texts)
+	sim, err := similarity(ctx, enc, []string{query}, hits)
 	if err != nil {
 		return nil, fmt.Errorf("search %q: %w", clip(query), err)
 	}
-	d := enc.Dim()
 	best := map[int32]Candidate{}
 	var order []int32
 	for i, h := range hits {
-		c := Candidate{Entity: g.EntityName(h.ID), Label: h.Label, Score: models.Cosine(vecs[:d], vecs[(i+1)*d:(i+2)*d])}
+		c := Candidate{Entity: g.EntityName(h.ID), Label: h.Label, Score: sim(0, i)}
 		if b, ok := best[h.ID]; !ok {
 			order = append(order, h.ID)
 			best[h.ID] = c

@@ -554,8 +554,8 @@ func (f *Finder) forward(u, a int32, l int) {
 			return
 		}
 		// A closed walk is kept in one orientation, as in emit.
-		if c := 0; f.cycle && k > 1 {
-			if c = f.cmpReverse(f.stackT, f.stackE); c > 0 || c == 0 && f.stackT[0] > f.stackT[k-1] {
+		if f.cycle && k > 1 {
+			if c := f.cmpReverse(f.stackT, f.stackE); c > 0 || c == 0 && f.stackT[0] > f.stackT[k-1] {
 				return
 			}
 		}
