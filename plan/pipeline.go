@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -115,6 +116,17 @@ type Duration time.Duration
 // MarshalJSON writes the duration in milliseconds.
 func (d Duration) MarshalJSON() ([]byte, error) {
 	return fmt.Appendf(nil, "%.3f", float64(d)/1e6), nil
+}
+
+// UnmarshalJSON reads milliseconds, so a Go client of a server reads back
+// what MarshalJSON wrote.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	ms, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("duration %s: want milliseconds", b)
+	}
+	*d = Duration(ms * 1e6)
+	return nil
 }
 
 // Pipeline answers questions with STEM's stages. It is safe for concurrent

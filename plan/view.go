@@ -20,7 +20,10 @@ type View struct {
 	Answers  []generation.Answer `json:"answers"`
 	Chains   []string            `json:"chains"`
 	Timings  map[string]Duration `json:"timings_ms"`
-	Explain  *ExplainView        `json:"explain,omitempty"`
+	// Audit is always there: a caller should never have to ask whether
+	// the answers are backed by the KG.
+	Audit   AuditView    `json:"audit"`
+	Explain *ExplainView `json:"explain,omitempty"`
 }
 
 // ExplainView is the trace behind a View's answers.
@@ -32,7 +35,6 @@ type ExplainView struct {
 	Anchors  []tracing.Anchor      `json:"anchors"`
 	Guidance []string              `json:"guidance_entities,omitempty"`
 	Matched  []MatchedTripleView   `json:"matched_triples"`
-	Audit    AuditView             `json:"audit"`
 	Problems []string              `json:"problems,omitempty"`
 }
 
@@ -50,21 +52,24 @@ type MatchedTripleView struct {
 type AuditView struct {
 	Evidence int `json:"evidence_triples"`
 	Answers  int `json:"answers"`
+	// Unbacked counts answers no evidence backs: tracing's audit failures
+	// and generated answers that name no evidence entity.
 	Unbacked int `json:"unbacked"`
 }
 
 // View returns r as printed by `stem ask --json`.
 func (r *Result) View(explain bool) View {
-	out := View{Question: r.Question, Answers: r.Answers, Chains: r.Chains, Timings: r.Timings}
+	ev := r.Evidence
+	out := View{Question: r.Question, Answers: r.Answers, Chains: r.Chains, Timings: r.Timings,
+		Audit: AuditView{Evidence: len(ev.Evidence), Answers: len(ev.Answers), Unbacked: r.Unsupported()}}
 	if out.Answers == nil {
 		out.Answers = []generation.Answer{}
 	}
 	if !explain {
 		return out
 	}
-	ev := r.Evidence
 	ex := &ExplainView{Entities: r.Links, Plan: r.Projection, Strategy: r.Strategy, Anchors: ev.Anchors, Guidance: r.Guidance,
-		Audit: AuditView{Evidence: len(ev.Evidence), Answers: len(ev.Answers), Unbacked: ev.Unbacked}, Problems: ev.Problems}
+		Problems: ev.Problems}
 	for _, gr := range r.Projection.Graphs() {
 		ex.Schema = append(ex.Schema, gr.String())
 	}
@@ -79,7 +84,7 @@ func (r *Result) View(explain bool) View {
 
 // WriteText prints r for a person: the answers with up to maxChains
 // supporting chains each (0 = all), the whole trace with explain, then the
-// timings, start-up first.
+// timings, start-up first when it is not 0 (a warm server has none).
 func (r *Result) WriteText(w io.Writer, explain bool, maxChains int, startup time.Duration) {
 	fmt.Fprintf(w, "Q: %s\n", r.Question)
 	if len(r.Answers) == 0 {
@@ -108,10 +113,15 @@ func (r *Result) WriteText(w io.Writer, explain bool, maxChains int, startup tim
 	if explain {
 		r.writeExplain(w)
 	}
-	fmt.Fprintf(w, "timings: start-up %s", startup.Round(time.Millisecond))
+	sep := "timings: "
+	if startup > 0 {
+		fmt.Fprintf(w, "%sstart-up %s", sep, startup.Round(time.Millisecond))
+		sep = ", "
+	}
 	for _, s := range []string{StageLink, StagePlan, StageGuide, StageTrace, StageGenerate} {
 		if d, ok := r.Timings[s]; ok {
-			fmt.Fprintf(w, ", %s %s", s, time.Duration(d).Round(time.Microsecond))
+			fmt.Fprintf(w, "%s%s %s", sep, s, time.Duration(d).Round(time.Microsecond))
+			sep = ", "
 		}
 	}
 	fmt.Fprintln(w)

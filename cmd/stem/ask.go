@@ -18,6 +18,7 @@ import (
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/plan"
+	"github.com/stem-kgqa/stem/projection/linking"
 	"github.com/stem-kgqa/stem/projection/pattern"
 	"github.com/stem-kgqa/stem/tripgnn"
 	"github.com/urfave/cli/v2"
@@ -70,68 +71,100 @@ func runAsk(ctx context.Context, w, log io.Writer, question string, o askOptions
 		return err
 	}
 	cold := time.Now()
-	if sparql.IsEndpoint(o.KG) {
-		return askRemote(ctx, w, log, question, o, s, encS, cold)
-	}
-	var (
-		g   *kg.Graph
-		err error
-	)
-	if o.KG == "" {
-		g, err = kg.ReadTSV(demo.KG(), demo.KGName)
-	} else {
-		g, err = kg.Load(ctx, o.KG, o.KGFormat)
-	}
+	l, err := loadAssets(ctx, kgSource{Path: o.KG, Format: o.KGFormat, Sparql: o.Sparql}, s.Beam, encS, log)
 	if err != nil {
 		return err
 	}
-	entities, err := resolveAll(g, o.Entities)
-	if err != nil {
-		return err
-	}
-	enc, closeEnc, err := catalog.OpenEncoder(ctx, encS, log)
-	if err != nil {
-		return err
-	}
-	defer closeEnc()
-	a := plan.Assets{Graph: g, Encoder: enc, OpenGuider: guiderOpener(g, enc)}
-	if o.KG == "" {
-		a.Entities, err = kgvec.Build(ctx, g, enc, nil)
-		if err == nil {
-			a.AutoPlanner, err = demoPlanner(ctx, g, enc, s.Beam)
-		}
-	} else {
-		a.Entities, err = entityIndex(ctx, g, o.KG, enc, log)
-	}
-	if err != nil {
-		return err
-	}
-	return answer(ctx, w, question, entities, o, s, a, cold)
-}
-
-// askRemote answers over a SPARQL endpoint: nothing of the KG is loaded
-// up front; each question's graph is fetched around its entities.
-func askRemote(ctx context.Context, w, log io.Writer, question string, o askOptions, s plan.Settings, encS catalog.EncoderSettings, cold time.Time) error {
-	g, err := openEndpoint(ctx, o.KG, o.Sparql)
-	if err != nil {
-		return err
-	}
-	entities, err := resolveAll(g, o.Entities)
-	if gerr := g.Err(); gerr != nil {
+	defer l.close()
+	entities, err := resolveAll(l.graph, o.Entities)
+	if gerr := l.err(); gerr != nil {
 		err = gerr // the lookup failed, which is not "no such entity"
 	}
 	if err != nil {
 		return err
 	}
+	if err := answer(ctx, w, question, entities, o, s, l.assets, cold); err != nil {
+		return err
+	}
+	return l.err()
+}
+
+// kgSource names the KG a command answers over.
+type kgSource struct {
+	// Path is a KG file, a SPARQL endpoint URL, or "" for the embedded
+	// demo KG.
+	Path   string
+	Format kg.Format
+	Sparql sparql.Settings
+}
+
+// assets are what ask and serve load once: the KG, the encoder, and the
+// pipeline's assets over them.
+type assets struct {
+	graph  kg.Reader
+	assets plan.Assets
+	// search finds entities by free text: the entity index in memory,
+	// names and the text index at an endpoint.
+	search func(ctx context.Context, query string, k int) ([]kgvec.Hit, error)
+	// err reports a failed lookup at an endpoint (nil in memory).
+	err   func() error
+	close func() error
+}
+
+// loadAssets opens src, the encoder and the entity index. Over a SPARQL
+// endpoint nothing of the KG is loaded up front: each question's graph is
+// fetched around its entities.
+func loadAssets(ctx context.Context, src kgSource, beam int, encS catalog.EncoderSettings, log io.Writer) (*assets, error) {
+	var (
+		g      *kg.Graph
+		remote *sparql.Graph
+		err    error
+	)
+	switch {
+	case sparql.IsEndpoint(src.Path):
+		remote, err = openEndpoint(ctx, src.Path, src.Sparql)
+	case src.Path == "":
+		g, err = kg.ReadTSV(demo.KG(), demo.KGName)
+	default:
+		g, err = kg.Load(ctx, src.Path, src.Format)
+	}
+	if err != nil {
+		return nil, err
+	}
 	enc, closeEnc, err := catalog.OpenEncoder(ctx, encS, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer closeEnc()
-	if err := answer(ctx, w, question, entities, o, s, plan.Assets{Graph: g, Encoder: enc}, cold); err != nil {
-		return err
+	l := &assets{err: func() error { return nil }, close: closeEnc}
+	if remote != nil {
+		l.graph, l.err = remote, remote.Err
+		l.assets = plan.Assets{Graph: remote, Encoder: enc}
+		l.search = func(ctx context.Context, q string, k int) ([]kgvec.Hit, error) {
+			hits, err := linking.Search(ctx, remote, enc, q, k)
+			out := make([]kgvec.Hit, len(hits))
+			for i, h := range hits {
+				out[i] = kgvec.Hit{Name: h.Entity, Score: h.Score}
+			}
+			return out, err
+		}
+		return l, nil
 	}
-	return g.Err()
+	l.graph = g
+	l.assets = plan.Assets{Graph: g, Encoder: enc, OpenGuider: guiderOpener(g, enc)}
+	if src.Path == "" {
+		l.assets.Entities, err = kgvec.Build(ctx, g, enc, nil)
+		if err == nil {
+			l.assets.AutoPlanner, err = demoPlanner(ctx, g, enc, beam)
+		}
+	} else {
+		l.assets.Entities, err = entityIndex(ctx, g, src.Path, enc, log)
+	}
+	if err != nil {
+		closeEnc()
+		return nil, err
+	}
+	l.search = l.assets.Entities.Nearest
+	return l, nil
 }
 
 // openEndpoint opens a SPARQL KG and checks that it answers, so a wrong
@@ -183,6 +216,7 @@ func answer(ctx context.Context, w io.Writer, question string, entities []string
 	if o.JSON {
 		e := json.NewEncoder(w)
 		e.SetIndent("", "  ")
+		e.SetEscapeHTML(false)
 		return e.Encode(r.View(o.Explain))
 	}
 	r.WriteText(w, o.Explain, o.MaxChains, startup)

@@ -8,10 +8,8 @@ import (
 
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kg/sparql"
-	"github.com/stem-kgqa/stem/kgvec"
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/models/catalog"
-	"github.com/stem-kgqa/stem/projection/linking"
 	"github.com/urfave/cli/v2"
 )
 
@@ -98,41 +96,19 @@ func searchCommand() *cli.Command {
 			if c.NArg() == 0 {
 				return fmt.Errorf("search: give at least one QUERY")
 			}
-			var remote *sparql.Graph
-			var g *kg.Graph
-			var err error
-			if u := c.String("kg"); sparql.IsEndpoint(u) {
-				remote, err = openEndpoint(c.Context, u, ss)
-			} else {
-				g, err = loadKG(c, u)
-			}
+			f, err := kg.ParseFormat(c.String("format"))
 			if err != nil {
 				return err
 			}
-			enc, closeEnc, err := catalog.OpenEncoder(c.Context, encS, c.App.ErrWriter)
+			l, err := loadAssets(c.Context, kgSource{Path: c.String("kg"), Format: f, Sparql: ss}, 0, encS, c.App.ErrWriter)
 			if err != nil {
 				return err
 			}
-			defer closeEnc()
-			nearest := func(q string, k int) ([]kgvec.Hit, error) {
-				hits, err := linking.Search(c.Context, remote, enc, q, k)
-				out := make([]kgvec.Hit, len(hits))
-				for i, h := range hits {
-					out[i] = kgvec.Hit{Name: h.Entity, Score: h.Score}
-				}
-				return out, err
-			}
-			if remote == nil {
-				ents, err := entityIndex(c.Context, g, c.String("kg"), enc, c.App.ErrWriter)
-				if err != nil {
-					return err
-				}
-				nearest = func(q string, k int) ([]kgvec.Hit, error) { return ents.Nearest(c.Context, q, k) }
-			}
+			defer l.close()
 			w := c.App.Writer
 			for _, q := range c.Args().Slice() {
 				start := time.Now()
-				hits, err := nearest(q, c.Int("k"))
+				hits, err := l.search(c.Context, q, c.Int("k"))
 				if err != nil {
 					return err
 				}

@@ -62,6 +62,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			kgCommand(),
 			encodeCommand(),
 			searchCommand(),
+			serveCommand(),
+			benchCommand(),
 			evalCommand(),
 			evalPlansCommand(),
 			evalGNNCommand(),

@@ -38,16 +38,24 @@ func startVirtuoso(t *testing.T, dir, kbPath, graph string) *virtuoso.Server {
 	return srv
 }
 
+// pq3hPlanner trains the pattern planner on PQ-3H's training split with
+// the test vectors and returns the model's path.
+func pq3hPlanner(t *testing.T) string {
+	t.Helper()
+	model := filepath.Join(t.TempDir(), "pq3h.stempat")
+	if _, _, err := run(t, "train", "planner", "--format", "pq", "--questions", shareddata.Path(t, "pathquestion/splits/PQ-3H.train.txt"), "--vectors", tinyVectors, "--out", model); err != nil {
+		t.Fatal(err)
+	}
+	return model
+}
+
 // stem ask over an endpoint prints what it prints over the file; a wrong
 // URL fails before any work with the URL in the message.
 func TestAskOverSPARQL(t *testing.T) {
 	virtuoso.SkipUnavailable(t)
 	kb := shareddata.Path(t, "pathquestion/3H-kb.txt")
 	srv := startVirtuoso(t, t.TempDir(), kb, "http://stem.test/pq3h")
-	model := filepath.Join(t.TempDir(), "pq3h.stempat")
-	if _, _, err := run(t, "train", "planner", "--format", "pq", "--questions", shareddata.Path(t, "pathquestion/splits/PQ-3H.train.txt"), "--vectors", tinyVectors, "--out", model); err != nil {
-		t.Fatal(err)
-	}
+	model := pq3hPlanner(t)
 	q := "who is the husband of father of henry_v_count_palatine_of_the_rhine 's mom ?"
 	args := []string{"--vectors", tinyVectors, "--planner-model", model, "--entity", "henry_v_count_palatine_of_the_rhine", q}
 	fileOut, _, err := run(t, append([]string{"ask", "--kg", kb}, args...)...)
