@@ -17,6 +17,7 @@ import (
 	"github.com/stem-kgqa/stem/kgvec"
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/models/catalog"
+	"github.com/stem-kgqa/stem/peers"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/projection/linking"
 	"github.com/stem-kgqa/stem/projection/pattern"
@@ -67,7 +68,7 @@ func askCommand() *cli.Command {
 }
 
 func runAsk(ctx context.Context, w, log io.Writer, question string, o askOptions, s plan.Settings, encS catalog.EncoderSettings) error {
-	if err := s.Check(plan.DefaultRetrievers()); err != nil {
+	if err := s.Check(peers.Retrievers()); err != nil {
 		return err
 	}
 	cold := time.Now()
@@ -138,7 +139,7 @@ func loadAssets(ctx context.Context, src kgSource, beam int, encS catalog.Encode
 	l := &assets{err: func() error { return nil }, close: closeEnc}
 	if remote != nil {
 		l.graph, l.err = remote, remote.Err
-		l.assets = plan.Assets{Graph: remote, Encoder: enc}
+		l.assets = plan.Assets{Graph: remote, Encoder: enc, Retrievers: peers.Retrievers()}
 		l.search = func(ctx context.Context, q string, k int) ([]kgvec.Hit, error) {
 			hits, err := linking.Search(ctx, remote, enc, q, k)
 			out := make([]kgvec.Hit, len(hits))
@@ -150,7 +151,7 @@ func loadAssets(ctx context.Context, src kgSource, beam int, encS catalog.Encode
 		return l, nil
 	}
 	l.graph = g
-	l.assets = plan.Assets{Graph: g, Encoder: enc, OpenGuider: guiderOpener(g, enc)}
+	l.assets = plan.Assets{Graph: g, Encoder: enc, OpenGuider: guiderOpener(g, enc), Retrievers: peers.Retrievers()}
 	if src.Path == "" {
 		l.assets.Entities, err = kgvec.Build(ctx, g, enc, nil)
 		if err == nil {

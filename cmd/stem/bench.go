@@ -14,6 +14,7 @@ import (
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kg/sparql"
 	"github.com/stem-kgqa/stem/models/catalog"
+	"github.com/stem-kgqa/stem/peers"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/serve"
 	"github.com/stem-kgqa/stem/serve/load"
@@ -107,7 +108,7 @@ func runBenchServe(ctx context.Context, w, log io.Writer, d dataOptions, b bench
 		if b.TokenEnv != "" {
 			return fmt.Errorf("bench serve: --token-env goes with --url; the in-process server wants no token")
 		}
-		if err := s.Check(plan.DefaultRetrievers()); err != nil {
+		if err := s.Check(peers.Retrievers()); err != nil {
 			return err
 		}
 		if s.Planner == "oracle" {

@@ -12,6 +12,7 @@ import (
 	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/kg/sparql"
 	"github.com/stem-kgqa/stem/models/catalog"
+	"github.com/stem-kgqa/stem/peers"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/report"
 	"github.com/stem-kgqa/stem/settings"
@@ -105,7 +106,7 @@ func compareSetups(base plan.Settings, preset string, configs []string) ([]compa
 	if len(specs) == 0 {
 		return nil, fmt.Errorf("stem compare needs configurations: --config KEY[=VALUE],... (repeated) or --preset table7|table11")
 	}
-	reg := plan.DefaultRetrievers()
+	reg := peers.Retrievers()
 	var out []compareConfig
 	seen := map[string]bool{}
 	for _, spec := range specs {

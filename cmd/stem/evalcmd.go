@@ -18,6 +18,7 @@ import (
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/models/wordvec"
+	"github.com/stem-kgqa/stem/peers"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/settings"
 	"github.com/urfave/cli/v2"
@@ -204,7 +205,7 @@ func openEvalEnv(ctx context.Context, d *evalData, kgPath string, encS catalog.E
 
 // openPipeline builds the pipeline s describes over d.
 func openPipeline(ctx context.Context, s plan.Settings, d *evalData, env *evalEnv) (*plan.Pipeline, func() error, error) {
-	a := plan.Assets{Graph: d.reader(), Entities: env.ents, Encoder: env.enc, OpenGuider: guiderOpener(d.Graph, env.enc)}
+	a := plan.Assets{Graph: d.reader(), Entities: env.ents, Encoder: env.enc, OpenGuider: guiderOpener(d.Graph, env.enc), Retrievers: peers.Retrievers()}
 	if s.Planner == "llm" && s.Examples != "" {
 		var err error
 		if a.Examples, err = llmExamples(ctx, s); err != nil {
@@ -218,7 +219,7 @@ func runEval(ctx context.Context, w, log io.Writer, d dataOptions, r runOptions,
 	if err := d.source().Check(); err != nil {
 		return err
 	}
-	if err := s.Check(plan.DefaultRetrievers()); err != nil {
+	if err := s.Check(peers.Retrievers()); err != nil {
 		return err
 	}
 	if r.Resume && r.Out == "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kg/sparql"
 	"github.com/stem-kgqa/stem/models/catalog"
+	"github.com/stem-kgqa/stem/peers"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/serve"
 	"github.com/urfave/cli/v2"
@@ -76,7 +77,7 @@ type stdio struct {
 }
 
 func runServe(ctx context.Context, std stdio, log io.Writer, o serveOptions, s plan.Settings, encS catalog.EncoderSettings) error {
-	if err := s.Check(plan.DefaultRetrievers()); err != nil {
+	if err := s.Check(peers.Retrievers()); err != nil {
 		return err
 	}
 	if s.Planner == "oracle" {
