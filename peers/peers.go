@@ -6,10 +6,21 @@
 // answers go through the same metrics and faithfulness audit.
 package peers
 
-import "github.com/stem-kgqa/stem/plan"
+import (
+	"context"
+
+	"github.com/stem-kgqa/stem/peers/gcr"
+	"github.com/stem-kgqa/stem/plan"
+)
 
 // Retrievers returns the registry of every retrieval strategy stem ships:
 // STEM's (plan.DefaultRetrievers) and the peers'.
 func Retrievers() *plan.Registry {
-	return plan.DefaultRetrievers()
+	r := plan.DefaultRetrievers()
+	// Registering fixed, distinct names cannot fail.
+	_ = r.Register("gcr", "GCR: KG-Trie of 2-hop relation paths, graph-constrained beam decoding of 10 paths scored by encoder and plan, answers by vote (no LLM)",
+		func(ctx context.Context, env plan.Env) (plan.Retriever, error) {
+			return gcr.New(ctx, env, gcr.DefaultConfig())
+		})
+	return r
 }
