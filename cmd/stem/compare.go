@@ -30,6 +30,9 @@ var presets = map[string][]string{
 // compareOptions are stem compare's own settings.
 type compareOptions struct {
 	Preset string `flag:"preset" usage:"add the configurations of the paper's table7 (guidance biases) or table11 (selection)"`
+	// Strategies adds one configuration per retrieval strategy, so the
+	// peers run beside STEM with one flag.
+	Strategies []string `flag:"strategies" placeholder:"NAME,..." usage:"add a configuration per retrieval strategy NAME (e.g. stem,gcr), each with the command's own settings"`
 	Report string `flag:"report" placeholder:"DIR" usage:"write report.md, report.json and SVG charts into DIR"`
 }
 
@@ -52,14 +55,17 @@ func compareCommand() *cli.Command {
 			"paper's Table 7 (full, no-entity-bias, no-triple-bias, no-bias; it needs --gnn), --preset\n" +
 			"table11 its Table 11 (adaptive, only-greedy, only-threshold); presets come before the\n" +
 			"--config rows. Every configuration is checked before the first question is answered.\n\n" +
-			"Example:\n  stem compare --format pq --questions PQ-3H.test.txt --kg 3H-kb.txt --preset table11 \\\n" +
-			"        --config 'name=breadth,strategy=breadth' --workers 2 --report out/pq3h",
+			"--strategies stem,gcr adds one row per retrieval strategy (see --retriever), each with the\n" +
+			"command's own planner and settings.\n\n" +
+			"Examples:\n  stem compare --format pq --questions PQ-3H.test.txt --kg 3H-kb.txt --preset table11 \\\n" +
+			"        --config 'name=breadth,strategy=breadth' --workers 2 --report out/pq3h\n" +
+			"  stem compare --format pq --questions PQ-2H.test.txt --kg 2H-kb.txt --planner oracle --strategies stem,gcr",
 		Flags: append(append(append(append(append(flagsOf(&d),
 			&cli.GenericFlag{Name: "config", Value: configs, Usage: "a configuration, `KEY[=VALUE],...` (repeat the flag for more)"}),
 			flagsOf(&o)...), flagsOf(&r)...), flagsOf(&s)...), flagsOf(&enc)...),
 		Before: bind(&o, &d, &r, &s, &enc),
 		Action: func(c *cli.Context) error {
-			setups, err := compareSetups(s, o.Preset, *configs)
+			setups, err := compareSetups(s, o.Preset, append(strategyConfigs(o.Strategies), *configs...))
 			if err != nil {
 				return err
 			}
@@ -72,6 +78,16 @@ func compareCommand() *cli.Command {
 			return runCompare(c.Context, c.App.Writer, c.App.ErrWriter, commandLine(c), setups, d, r, o, enc)
 		},
 	}
+}
+
+// strategyConfigs turns --strategies into configurations named by their
+// strategy.
+func strategyConfigs(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = "name=" + n + ",retriever=" + n
+	}
+	return out
 }
 
 // configList collects repeated --config values whole: cli's string slices
@@ -104,7 +120,7 @@ func compareSetups(base plan.Settings, preset string, configs []string) ([]compa
 	}
 	specs = append(specs, configs...)
 	if len(specs) == 0 {
-		return nil, fmt.Errorf("stem compare needs configurations: --config KEY[=VALUE],... (repeated) or --preset table7|table11")
+		return nil, fmt.Errorf("stem compare needs configurations: --strategies NAME,..., --config KEY[=VALUE],... (repeated) or --preset table7|table11")
 	}
 	reg := peers.Retrievers()
 	var out []compareConfig
