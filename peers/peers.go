@@ -6,10 +6,21 @@
 // answers go through the same metrics and faithfulness audit.
 package peers
 
-import "github.com/stem-kgqa/stem/plan"
+import (
+	"context"
+
+	"github.com/stem-kgqa/stem/peers/simgrag"
+	"github.com/stem-kgqa/stem/plan"
+)
 
 // Retrievers returns the registry of every retrieval strategy stem ships:
 // STEM's (plan.DefaultRetrievers) and the peers'.
 func Retrievers() *plan.Registry {
-	return plan.DefaultRetrievers()
+	r := plan.DefaultRetrievers()
+	// Registering fixed, distinct names cannot fail.
+	_ = r.Register("simgrag", "SimGRAG: top-k KG subgraphs isomorphic to the schema graph by graph semantic distance (k=3, k(n)=k(r)=16)",
+		func(ctx context.Context, env plan.Env) (plan.Retriever, error) {
+			return simgrag.New(ctx, env, simgrag.DefaultConfig())
+		})
+	return r
 }

@@ -491,28 +491,5 @@ func (t *Tracer) merge(req Request, strat schema.Strategy, sgs []*sGraph, jobs [
 	res.Chains = t.chains(res)
 }
 
-// audit counts evidence triples not in the KG and answers that are not an
-// end of some evidence triple.
-func (t *Tracer) audit(res *Result) int {
-	bad := 0
-	ends := map[int32]bool{}
-	n := int32(t.g.NumTriples())
-	for _, m := range res.Evidence {
-		if m.Triple < 0 || m.Triple >= n {
-			bad++
-			continue
-		}
-		tr := t.g.Triple(m.Triple)
-		if !t.g.HasTriple(tr.Head, tr.Rel, tr.Tail) {
-			bad++
-			continue
-		}
-		ends[tr.Head], ends[tr.Tail] = true, true
-	}
-	for _, a := range res.Answers {
-		if !ends[a.Entity] {
-			bad++
-		}
-	}
-	return bad
-}
+// audit is Audit over the tracer's KG.
+func (t *Tracer) audit(res *Result) int { return Audit(t.g, res) }
