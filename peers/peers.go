@@ -10,6 +10,7 @@ import (
 	"context"
 
 	"github.com/stem-kgqa/stem/peers/gcr"
+	"github.com/stem-kgqa/stem/peers/simgrag"
 	"github.com/stem-kgqa/stem/plan"
 )
 
@@ -18,6 +19,10 @@ import (
 func Retrievers() *plan.Registry {
 	r := plan.DefaultRetrievers()
 	// Registering fixed, distinct names cannot fail.
+	_ = r.Register("simgrag", "SimGRAG: top-k KG subgraphs isomorphic to the schema graph by graph semantic distance (k=3, k(n)=k(r)=16)",
+		func(ctx context.Context, env plan.Env) (plan.Retriever, error) {
+			return simgrag.New(ctx, env, simgrag.DefaultConfig())
+		})
 	_ = r.Register("gcr", "GCR: KG-Trie of 2-hop relation paths, graph-constrained beam decoding of 10 paths scored by encoder and plan, answers by vote (no LLM)",
 		func(ctx context.Context, env plan.Env) (plan.Retriever, error) {
 			return gcr.New(ctx, env, gcr.DefaultConfig())

@@ -493,32 +493,3 @@ func (t *Tracer) merge(req Request, strat schema.Strategy, sgs []*sGraph, jobs [
 
 // audit is Audit over the tracer's KG.
 func (t *Tracer) audit(res *Result) int { return Audit(t.g, res) }
-
-// Audit is the faithfulness audit of a Result over g: it counts evidence
-// triples g does not hold and answers that are not an end of some evidence
-// triple. Every retrieval strategy's Result must score 0; it is exported so
-// that strategies other than tracing run the same check rather than their
-// own reading of it.
-func Audit(g kg.Reader, res *Result) int {
-	bad := 0
-	ends := map[int32]bool{}
-	n := int32(g.NumTriples())
-	for _, m := range res.Evidence {
-		if m.Triple < 0 || m.Triple >= n {
-			bad++
-			continue
-		}
-		tr := g.Triple(m.Triple)
-		if !g.HasTriple(tr.Head, tr.Rel, tr.Tail) {
-			bad++
-			continue
-		}
-		ends[tr.Head], ends[tr.Tail] = true, true
-	}
-	for _, a := range res.Answers {
-		if !ends[a.Entity] {
-			bad++
-		}
-	}
-	return bad
-}

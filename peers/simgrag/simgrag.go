@@ -1,0 +1,610 @@
+// Package simgrag is SimGRAG's retrieval (Cai et al., "SimGRAG: Leveraging
+// Similar Subgraphs for Knowledge Graphs Driven Retrieval-Augmented
+// Generation", sections 4-5) as a stem retrieval strategy: the planner's
+// schema graph is the pattern graph, and the evidence is the top-k KG
+// subgraphs isomorphic to it with the smallest Graph Semantic Distance.
+//
+// Reading of the paper, and where stem differs:
+//
+//   - Pattern: the planner's candidate schema graphs, tried in order; with
+//     a ranked projection the first one that yields any subgraph is used
+//     (later candidates are a planner's fallbacks), with an unranked one
+//     (the oracle's gold paths, equally likely) every candidate is searched
+//     and their subgraphs compete in one top-k. Mentions are known nodes,
+//     [ENTn] placeholders unknown ones (section 4.3).
+//   - Candidates: a mention node's top-k(n) KG entities by cosine (the
+//     kgvec index of the shared KG, or one built for a question's own
+//     graph), except that a mention the pipeline already linked (an
+//     explicit anchor in the request) has that entity as its only
+//     candidate, at distance 0, as tracing does: stem's linking stage is
+//     the entity step and is scored on its own. Each edge's relation has
+//     its top-k(r) KG relations by cosine; KG relation vectors are encoded
+//     once per graph.
+//   - Distance: the paper sums L2 distances of unit vectors; stem sums
+//     1 - cosine (half the squared L2 distance), the cosine scale the rest
+//     of stem reports. Both are monotone in the cosine per term, and eq. 3
+//     holds as written: unknown nodes add 0.
+//   - Isomorphism: nodes map injectively and edges to distinct KG triples;
+//     direction is ignored, as the paper does (section 4.2, "we do not
+//     consider the edge direction"), unless Config.Directed. Among
+//     subgraphs of equal GSD the one with fewer edges walked against the
+//     schema's direction ranks first, then entity and triple ids, so ties
+//     break deterministically.
+//   - Search: Algorithm 1 with the lower bound of eq. 11 and the greedy
+//     order of section 5.2; it returns exactly what the unpruned search
+//     returns (see the property test), and Stats says how much it saved.
+//   - Answers: the entities mapped to the answer placeholder. Precision
+//     keeps the best subgraph's (and those tied with it), Breadth every
+//     top-k subgraph's: the paper hands all k subgraphs to the LLM, which
+//     for a one-answer question picks from the closest match.
+//   - Evidence: every triple of the kept subgraphs as a tracing.Match with
+//     TScore = 1 - its relation distance (the cosine of the schema and KG
+//     relations) and Cum = the subgraph's score, 1 - GSD / (known nodes +
+//     edges), a mean similarity; each subgraph is verbalized as arrow
+//     chains from its start node ("A -> rel -> B"), the format generation
+//     reads support from.
+package simgrag
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/stem-kgqa/stem/internal/editdist"
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/kgvec"
+	"github.com/stem-kgqa/stem/models"
+	"github.com/stem-kgqa/stem/plan"
+	"github.com/stem-kgqa/stem/schema"
+	"github.com/stem-kgqa/stem/tracing"
+)
+
+// StageMatch names the subgraph search in Evidence.Timings.
+const StageMatch = "simgrag"
+
+// Config holds SimGRAG's retrieval parameters; DefaultConfig gives the
+// paper's values for MetaQA.
+type Config struct {
+	// K is how many subgraphs are kept (paper: 3).
+	K int
+	// KNodes is k(n), the candidate entities per mention node (paper,
+	// MetaQA: 16).
+	KNodes int
+	// KRelations is k(r), the candidate KG relations per pattern edge
+	// (paper, MetaQA: 16).
+	KRelations int
+	// Directed makes a KG triple match a pattern edge only along the
+	// edge's direction (the paper ignores direction).
+	Directed bool
+	// MaxExpansions caps one search's expansions (0 = no cap); a capped
+	// search reports a problem and keeps the best subgraphs it found.
+	MaxExpansions int64
+	// NoPrune is the ablation of section 6.6: Algorithm 1 as written,
+	// without the lower-bound pruning and greedy order of section 5.2.
+	// The subgraphs are the same; only the work differs.
+	NoPrune bool
+}
+
+// DefaultConfig returns the paper's parameters: k = 3, k(n) = k(r) = 16
+// (appendix C.1), with a cap of 4M expansions per search so that a hub
+// under a placeholder cannot stall a server.
+func DefaultConfig() Config {
+	return Config{K: 3, KNodes: 16, KRelations: 16, MaxExpansions: 1 << 22}
+}
+
+// graphState is what is computed once per KG: its entity index (built on
+// first need for a question's own graph) and its relation vectors.
+type graphState struct {
+	g    kg.Reader
+	enc  models.Encoder
+	mu   sync.Mutex
+	ents *kgvec.Entities
+	// rels holds one vector per relation id, row-major; a remote backend
+	// that interns more relations later has the new rows encoded then.
+	rels []float32
+}
+
+func (s *graphState) entities(ctx context.Context) (*kgvec.Entities, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ents == nil {
+		ents, err := kgvec.Build(ctx, s.g, s.enc, nil)
+		if err != nil {
+			return nil, fmt.Errorf("index KG entities: %w", err)
+		}
+		s.ents = ents
+	}
+	return s.ents, nil
+}
+
+func (s *graphState) relations(ctx context.Context) ([]float32, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dim := s.enc.Dim()
+	have, n := len(s.rels)/dim, s.g.NumRelations()
+	if have >= n {
+		return s.rels[:n*dim], nil
+	}
+	texts := make([]string, 0, n-have)
+	for r := have; r < n; r++ {
+		texts = append(texts, kg.RelationTextOf(s.g, int32(r)))
+	}
+	vecs, err := models.EncodeAll(ctx, s.enc, texts)
+	if err != nil {
+		return nil, fmt.Errorf("encode KG relations %d-%d: %w", have, n-1, err)
+	}
+	// A new slice, not an append: requests still reading the old one keep it.
+	s.rels = append(slices.Clip(s.rels), vecs...)
+	return s.rels, nil
+}
+
+// Retriever is SimGRAG's retrieval strategy. It is safe for concurrent use.
+type Retriever struct {
+	enc    models.Encoder
+	cfg    Config
+	shared *graphState
+	// Totals over every search since New, for benchmarks and metrics.
+	expansions, pruned, complete, searches atomic.Int64
+}
+
+// New prepares SimGRAG over env's shared KG (when there is one): the
+// relation vectors are encoded now; the entity index is env.Entities, or
+// built when a mention first needs similarity candidates (a run whose
+// question entities are all linked never needs it).
+func New(ctx context.Context, env plan.Env, cfg Config) (*Retriever, error) {
+	if env.Encoder == nil {
+		return nil, fmt.Errorf("simgrag: no encoder")
+	}
+	if cfg.K <= 0 || cfg.KNodes <= 0 || cfg.KRelations <= 0 || cfg.MaxExpansions < 0 {
+		return nil, fmt.Errorf("simgrag: config %+v: K, KNodes and KRelations must be positive, MaxExpansions not negative", cfg)
+	}
+	r := &Retriever{enc: env.Encoder, cfg: cfg}
+	if env.Graph == nil {
+		return r, nil
+	}
+	r.shared = &graphState{g: env.Graph, enc: env.Encoder, ents: env.Entities}
+	if _, err := r.shared.relations(ctx); err != nil {
+		return nil, fmt.Errorf("simgrag: %w", err)
+	}
+	return r, nil
+}
+
+// Totals returns the search work summed over every Retrieve so far, and
+// how many searches that was.
+func (r *Retriever) Totals() (Stats, int64) {
+	return Stats{Expansions: r.expansions.Load(), Pruned: r.pruned.Load(), Complete: r.complete.Load()}, r.searches.Load()
+}
+
+// Retrieve implements plan.Retriever.
+func (r *Retriever) Retrieve(ctx context.Context, req plan.Request) (*plan.Evidence, error) {
+	ev, _, err := r.Match(ctx, req)
+	return ev, err
+}
+
+// found is one subgraph of one candidate schema graph.
+type found struct {
+	graph int
+	pat   *compiled
+	sub   *Subgraph
+}
+
+// Match is Retrieve that also returns the search's Stats.
+func (r *Retriever) Match(ctx context.Context, req plan.Request) (*plan.Evidence, Stats, error) {
+	var st Stats
+	gs := r.shared
+	if req.Own {
+		if req.Graph == nil {
+			return nil, st, fmt.Errorf("simgrag: a question with its own graph but no graph")
+		}
+		gs = &graphState{g: req.Graph, enc: r.enc}
+	}
+	if gs == nil {
+		return nil, st, fmt.Errorf("simgrag: no KG: give a shared KG or a per-question graph")
+	}
+	start := time.Now()
+	res := &tracing.Result{}
+	graphs := req.Projection.Graphs()
+	if len(graphs) == 0 {
+		res.Problems = append(res.Problems, "no schema graph to match")
+	}
+	var all []found
+	for gi, sg := range graphs {
+		if err := sg.Validate(); err != nil {
+			res.Problems = append(res.Problems, fmt.Sprintf("graph %d: invalid: %v", gi, err))
+			continue
+		}
+		c, probs, err := r.compile(ctx, gs, sg, req)
+		if err != nil {
+			return nil, st, fmt.Errorf("simgrag: graph %d %s: %w", gi, sg, err)
+		}
+		for _, p := range probs {
+			res.Problems = append(res.Problems, fmt.Sprintf("graph %d: %s", gi, p))
+		}
+		subs, s, err := search(ctx, gs.g, &c.pattern, r.cfg.K, !r.cfg.NoPrune, r.cfg.Directed, r.cfg.MaxExpansions)
+		st.Add(s)
+		r.searches.Add(1)
+		r.expansions.Add(s.Expansions)
+		r.pruned.Add(s.Pruned)
+		r.complete.Add(s.Complete)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, st, fmt.Errorf("simgrag: %w", err)
+			}
+			res.Problems = append(res.Problems, fmt.Sprintf("graph %d: %v", gi, err))
+			continue
+		}
+		if s.Capped {
+			res.Problems = append(res.Problems, fmt.Sprintf("graph %d: search stopped after %d expansions; subgraphs are the best found", gi, r.cfg.MaxExpansions))
+		}
+		if len(subs) == 0 {
+			res.Problems = append(res.Problems, fmt.Sprintf("graph %d: no KG subgraph is isomorphic to it", gi))
+			continue
+		}
+		for _, sub := range subs {
+			all = append(all, found{graph: gi, pat: c, sub: sub})
+		}
+		if !req.Projection.Unranked {
+			break
+		}
+	}
+	slices.SortStableFunc(all, func(a, b found) int {
+		if a.sub.GSD != b.sub.GSD || a.sub.NRev != b.sub.NRev {
+			if a.sub.before(b.sub) {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.graph, b.graph)
+	})
+	all = all[:min(len(all), r.cfg.K)]
+	r.evidence(gs.g, req, all, res)
+	ev := &plan.Evidence{Trace: res, Timings: map[string]time.Duration{StageMatch: time.Since(start)}}
+	return ev, st, nil
+}
+
+// compiled is a pattern with what evidence building needs to read back.
+type compiled struct {
+	pattern
+	names  []string // node names: mentions and canonical placeholders
+	answer int      // the answer placeholder's node
+	terms  int      // known nodes + edges: the GSD's number of terms
+}
+
+// compile turns sg into a pattern: numbers its nodes, finds each mention
+// node's candidates and each edge's candidate relations.
+func (r *Retriever) compile(ctx context.Context, gs *graphState, sg schema.Graph, req plan.Request) (*compiled, []string, error) {
+	var probs []string
+	c := &compiled{answer: -1}
+	index := map[string]int{}
+	node := func(s string) int {
+		s = schema.CanonicalPlaceholder(strings.TrimSpace(s))
+		if i, ok := index[s]; ok {
+			return i
+		}
+		index[s] = len(c.names)
+		c.names = append(c.names, s)
+		c.known = append(c.known, !schema.IsPlaceholder(s))
+		return len(c.names) - 1
+	}
+	for _, t := range sg.Triples {
+		c.heads = append(c.heads, node(t.Head))
+		c.tails = append(c.tails, node(t.Tail))
+	}
+	if i, ok := index[sg.AnswerSlot()]; ok {
+		c.answer = i
+	}
+	n := len(c.names)
+	c.cands, c.byEnt = make([][]cand, n), make([][]cand, n)
+	c.terms = len(c.heads)
+	anchored := r.assign(gs.g, c, req)
+	for v := range n {
+		if !c.known[v] {
+			continue
+		}
+		c.terms++
+		var cs []cand
+		if ids := anchored[v]; len(ids) > 0 {
+			for _, e := range ids {
+				cs = append(cs, cand{entity: e})
+			}
+		} else {
+			ents, err := gs.entities(ctx)
+			if err != nil {
+				return nil, nil, err
+			}
+			hits, err := ents.Nearest(ctx, kg.EntityText(c.names[v]), r.cfg.KNodes)
+			if err != nil {
+				return nil, nil, fmt.Errorf("candidates of %q: %w", c.names[v], err)
+			}
+			for _, h := range hits {
+				cs = append(cs, cand{entity: h.Entity, dist: distance(h.Score)})
+			}
+		}
+		if len(cs) == 0 {
+			probs = append(probs, fmt.Sprintf("no KG entity is a candidate for %q", c.names[v]))
+		}
+		slices.SortFunc(cs, func(a, b cand) int {
+			if c := cmp.Compare(a.dist, b.dist); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.entity, b.entity)
+		})
+		cs = slices.CompactFunc(cs, func(a, b cand) bool { return a.entity == b.entity })
+		c.cands[v] = cs
+		c.byEnt[v] = slices.SortedFunc(slices.Values(cs), func(a, b cand) int { return cmp.Compare(a.entity, b.entity) })
+	}
+	if err := r.relationCandidates(ctx, gs, sg, c); err != nil {
+		return nil, nil, err
+	}
+	return c, probs, nil
+}
+
+// distance turns a cosine into a GSD term, clamped to [0, 2] so that
+// rounding cannot make a term negative and break the lower bound.
+func distance(cos float32) float64 {
+	return min(max(1-float64(cos), 0), 2)
+}
+
+// assign pairs the request's explicit anchors with the pattern's mention
+// nodes: each anchor goes to the node whose text is closest to its
+// mention or entity name, and a node keeps only its closest anchors (the
+// rule tracing uses).
+func (r *Retriever) assign(g kg.Reader, c *compiled, req plan.Request) map[int][]int32 {
+	out := map[int][]int32{}
+	if len(req.Anchors) == 0 {
+		return out
+	}
+	type pick struct {
+		node  int
+		ratio float32
+	}
+	picks := make([]pick, len(req.Anchors))
+	best := map[int]float32{}
+	nEnt := int32(g.NumEntities())
+	for i, e := range req.Anchors {
+		picks[i] = pick{node: -1}
+		if e < 0 || e >= nEnt {
+			continue
+		}
+		texts := []string{kg.Normalize(g.EntityName(e))}
+		if len(req.Mentions) == len(req.Anchors) {
+			texts = append(texts, kg.Normalize(req.Mentions[i]))
+		}
+		for v, name := range c.names {
+			if !c.known[v] {
+				continue
+			}
+			nv := kg.Normalize(name)
+			for _, t := range texts {
+				if rt := editdist.Ratio(nv, t); rt > picks[i].ratio || picks[i].node < 0 {
+					picks[i] = pick{node: v, ratio: rt}
+				}
+			}
+		}
+		if p := picks[i]; p.node >= 0 && p.ratio > best[p.node] {
+			best[p.node] = p.ratio
+		}
+	}
+	for i, p := range picks {
+		if p.node >= 0 && p.ratio >= best[p.node] {
+			out[p.node] = append(out[p.node], req.Anchors[i])
+		}
+	}
+	return out
+}
+
+// relationCandidates fills each edge's distances to the KG relations and
+// keeps its top-k(r).
+func (r *Retriever) relationCandidates(ctx context.Context, gs *graphState, sg schema.Graph, c *compiled) error {
+	g := gs.g
+	rels, err := gs.relations(ctx)
+	if err != nil {
+		return err
+	}
+	dim := r.enc.Dim()
+	nr := len(rels) / dim
+	texts := make([]string, len(sg.Triples))
+	for e, t := range sg.Triples {
+		if id, ok := g.Relation(strings.TrimSpace(t.Rel)); ok {
+			texts[e] = kg.RelationTextOf(g, id)
+		} else {
+			texts[e] = kg.RelationText(strings.TrimSpace(t.Rel))
+		}
+	}
+	q, err := models.EncodeAll(ctx, r.enc, texts)
+	if err != nil {
+		return fmt.Errorf("encode pattern relations %q: %w", texts, err)
+	}
+	c.relDist = make([][]float64, len(texts))
+	c.relCands = make([][]int32, len(texts))
+	order := make([]int32, nr)
+	for e := range texts {
+		dist := make([]float64, nr)
+		qv := q[e*dim : (e+1)*dim]
+		for rel := range nr {
+			dist[rel] = distance(models.Cosine(qv, rels[rel*dim:(rel+1)*dim]))
+			order[rel] = int32(rel)
+		}
+		slices.SortFunc(order, func(a, b int32) int {
+			if c := cmp.Compare(dist[a], dist[b]); c != 0 {
+				return c
+			}
+			return cmp.Compare(a, b)
+		})
+		keep := order[:min(nr, r.cfg.KRelations)]
+		for _, rel := range order[len(keep):] {
+			dist[rel] = noRel
+		}
+		c.relDist[e] = dist
+		c.relCands[e] = slices.Clone(keep)
+	}
+	return nil
+}
+
+// evidence fills res from the kept subgraphs, best first.
+func (r *Retriever) evidence(g kg.Reader, req plan.Request, kept []found, res *tracing.Result) {
+	bestMatch := map[int32]tracing.Match{}
+	answers := map[int32]tracing.Answer{}
+	seenChain := map[string]bool{}
+	seenAnchor := map[int32]bool{}
+	for i, f := range kept {
+		score := float32(1)
+		if f.pat.terms > 0 {
+			score = float32(1 - f.sub.GSD/float64(f.pat.terms))
+		}
+		for e, t := range f.sub.Triples {
+			rd := f.pat.relDist[e][g.Triple(t).Rel]
+			m := tracing.Match{Graph: f.graph, SchemaTriple: e, Triple: t, TScore: float32(1 - rd), Cum: score}
+			if b, ok := bestMatch[t]; !ok || m.Cum > b.Cum {
+				bestMatch[t] = m
+			}
+		}
+		if i == 0 {
+			for v, e := range f.sub.Nodes {
+				if f.pat.known[v] && !seenAnchor[e] {
+					seenAnchor[e] = true
+					d, _ := lookup(f.pat.byEnt[v], e)
+					res.Anchors = append(res.Anchors, tracing.Anchor{Mention: f.pat.names[v], Entity: e, Name: g.EntityName(e), Score: float32(1 - d)})
+				}
+			}
+		}
+		tied := f.sub.GSD == kept[0].sub.GSD && f.sub.NRev == kept[0].sub.NRev
+		if f.pat.answer >= 0 && (req.Strategy == schema.Breadth || tied) {
+			e := f.sub.Nodes[f.pat.answer]
+			if _, ok := answers[e]; !ok {
+				answers[e] = tracing.Answer{Entity: e, Name: g.EntityName(e), Score: score, Graph: f.graph, Reversed: f.sub.NRev}
+			}
+		}
+		for _, ch := range verbalize(g, f.sub.Triples, f.sub.Nodes[firstKnown(f.pat)]) {
+			if !seenChain[ch] {
+				seenChain[ch] = true
+				res.Chains = append(res.Chains, ch)
+			}
+		}
+	}
+	if len(kept) == 0 {
+		for i, e := range req.Anchors {
+			if e < 0 || int(e) >= g.NumEntities() || seenAnchor[e] {
+				continue
+			}
+			seenAnchor[e] = true
+			m := g.EntityName(e)
+			if len(req.Mentions) == len(req.Anchors) {
+				m = req.Mentions[i]
+			}
+			res.Anchors = append(res.Anchors, tracing.Anchor{Mention: m, Entity: e, Name: g.EntityName(e), Score: 1})
+		}
+	}
+	for _, m := range bestMatch {
+		res.Evidence = append(res.Evidence, m)
+	}
+	slices.SortFunc(res.Evidence, func(a, b tracing.Match) int {
+		if c := cmp.Compare(b.Cum, a.Cum); c != 0 {
+			return c
+		}
+		return byName(g, a.Triple, b.Triple)
+	})
+	for _, a := range answers {
+		res.Answers = append(res.Answers, a)
+	}
+	slices.SortFunc(res.Answers, func(a, b tracing.Answer) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Reversed, b.Reversed); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Entity, b.Entity)
+	})
+	if len(res.Evidence) == 0 {
+		res.Problems = append(res.Problems, "empty evidence: no KG subgraph matched")
+	}
+	res.Unbacked = tracing.Audit(g, res)
+}
+
+// firstKnown returns the node chains start from: the first mention, as
+// the schema wrote it (the question entity of a path).
+func firstKnown(p *compiled) int {
+	for v, k := range p.known {
+		if k {
+			return v
+		}
+	}
+	return 0
+}
+
+// byName orders triples by head, relation and tail name, then id, so
+// printed evidence does not follow a backend's numbering.
+func byName(g kg.Reader, a, b int32) int {
+	x, y := g.Triple(a), g.Triple(b)
+	if c := strings.Compare(g.EntityName(x.Head), g.EntityName(y.Head)); c != 0 {
+		return c
+	}
+	if c := strings.Compare(g.RelationName(x.Rel), g.RelationName(y.Rel)); c != 0 {
+		return c
+	}
+	if c := strings.Compare(g.EntityName(x.Tail), g.EntityName(y.Tail)); c != 0 {
+		return c
+	}
+	return cmp.Compare(a, b)
+}
+
+// verbalize writes one subgraph as the maximal simple paths from start
+// over its triples, in tracing's chain format ("A -> rel -> B", "A <- rel
+// <- B" against a triple's direction), so generation finds an answer's
+// support in them as it does in tracing's chains. A pattern is a handful
+// of triples, so the walk scans them all at every step.
+func verbalize(g kg.Reader, triples []int32, start int32) []string {
+	var out []string
+	usedT := make([]bool, len(triples))
+	visited := map[int32]bool{start: true}
+	parts := []string{g.EntityName(start)}
+	var walk func(e int32)
+	walk = func(e int32) {
+		extended := false
+		for i, t := range triples {
+			if usedT[i] {
+				continue
+			}
+			tr := g.Triple(t)
+			other, arrow := tr.Tail, " -> "
+			switch {
+			case tr.Head == e:
+			case tr.Tail == e:
+				other, arrow = tr.Head, " <- "
+			default:
+				continue
+			}
+			if visited[other] && other != e {
+				continue
+			}
+			extended = true
+			usedT[i], visited[other] = true, true
+			n := len(parts)
+			parts = append(parts, arrow, g.RelationName(tr.Rel), arrow, g.EntityName(other))
+			if other != e {
+				walk(other)
+			} else {
+				out = append(out, strings.Join(parts, ""))
+			}
+			parts = parts[:n]
+			usedT[i] = false
+			if other != e {
+				visited[other] = false
+			}
+		}
+		if !extended && len(parts) > 1 {
+			out = append(out, strings.Join(parts, ""))
+		}
+	}
+	walk(start)
+	return out
+}
