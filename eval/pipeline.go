@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stem-kgqa/stem/benchmark"
+	"github.com/stem-kgqa/stem/models/llm"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/projection"
 )
@@ -16,6 +17,14 @@ import (
 // the prediction the metrics score. A question that names no KG entity is
 // scored as unanswered rather than stopping the run.
 type Pipeline struct{ *plan.Pipeline }
+
+// LLMUsage implements UsageReporter.
+func (p Pipeline) LLMUsage() llm.Usage {
+	if p.Usage == nil {
+		return llm.Usage{}
+	}
+	return p.Usage()
+}
 
 // Answer implements Answerer.
 func (p Pipeline) Answer(ctx context.Context, q benchmark.Question) (Prediction, error) {

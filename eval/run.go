@@ -14,6 +14,7 @@ import (
 
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/models/llm"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/progress"
 )
@@ -40,6 +41,35 @@ type Prediction struct {
 // pipeline to it. Run times each call.
 type Answerer interface {
 	Answer(ctx context.Context, q benchmark.Question) (Prediction, error)
+}
+
+// UsageReporter is an optional Answerer capability: an answerer that asks
+// a language model reports the tokens and requests used so far, and Run
+// puts what the run used in Report.LLM.
+type UsageReporter interface {
+	LLMUsage() llm.Usage
+}
+
+// LLMUse is a run's language-model use: totals and per question answered.
+type LLMUse struct {
+	Requests         int64   `json:"requests"`
+	PromptTokens     int64   `json:"prompt_tokens"`
+	CompletionTokens int64   `json:"completion_tokens"`
+	RequestsPerQ     float64 `json:"requests_per_question"`
+	TokensPerQ       float64 `json:"tokens_per_question"`
+}
+
+// llmUse is u over n questions; nil when no request was made.
+func llmUse(u llm.Usage, n int) *LLMUse {
+	if u.Requests == 0 {
+		return nil
+	}
+	out := &LLMUse{Requests: u.Requests, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
+	if n > 0 {
+		out.RequestsPerQ = float64(u.Requests) / float64(n)
+		out.TokensPerQ = float64(u.PromptTokens+u.CompletionTokens) / float64(n)
+	}
+	return out
 }
 
 // Options tune Run.
@@ -133,6 +163,9 @@ type Report struct {
 	PathExact  float64 `json:"gold_path_exact"`
 	PathExactN int     `json:"gold_path_exact_n"`
 	Latency    Latency `json:"latency_ms"`
+	// LLM is the language-model use of the run, when the answerer asked
+	// one (UsageReporter).
+	LLM *LLMUse `json:"llm,omitempty"`
 	// StageMS summarises Prediction.Stages per stage, over the questions
 	// whose retriever timed that stage.
 	StageMS map[string]Latency `json:"stage_ms,omitempty"`
@@ -208,6 +241,10 @@ func Run(ctx context.Context, questions []benchmark.Question, answerer Answerer,
 		bar = progress.New(opts.Progress, "eval", int64(len(pending)))
 	}
 
+	var usage0 llm.Usage
+	if u, ok := answerer.(UsageReporter); ok {
+		usage0 = u.LLMUsage()
+	}
 	start := time.Now()
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -276,6 +313,9 @@ func Run(ctx context.Context, questions []benchmark.Question, answerer Answerer,
 	rep.NoGold, rep.Resumed, rep.Workers = noGold, resumed, workers
 	if s := wall.Seconds(); answered > 0 && s > 0 {
 		rep.ThroughputQPS = float64(answered) / s
+	}
+	if u, ok := answerer.(UsageReporter); ok {
+		rep.LLM = llmUse(u.LLMUsage().Minus(usage0), answered)
 	}
 	if err := ctx.Err(); err != nil {
 		rep.Partial, rep.Pending = true, len(pending)-answered

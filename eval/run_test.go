@@ -7,11 +7,13 @@ import (
 	"errors"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/demo"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/models/llm"
 	"github.com/stem-kgqa/stem/schema"
 )
 
@@ -226,5 +228,42 @@ func TestRunRoGFixture(t *testing.T) {
 	}
 	if len(rep.ByHops) != 2 || rep.ByHops[0].Label != "unknown" || rep.ByHops[1].Label != "2" {
 		t.Errorf("by hops: %+v", rep.ByHops)
+	}
+}
+
+// talkingRetriever asks a pretend LLM twice per question.
+type talkingRetriever struct {
+	mu sync.Mutex
+	u  llm.Usage
+}
+
+func (r *talkingRetriever) Answer(ctx context.Context, q benchmark.Question) (Prediction, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.u = r.u.Plus(llm.Usage{PromptTokens: 300, CompletionTokens: 20, Requests: 2})
+	return Prediction{Answers: q.Answers}, nil
+}
+
+func (r *talkingRetriever) LLMUsage() llm.Usage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.u
+}
+
+// Run reports what the run itself used of the LLM, per question too; an
+// answerer that asked none reports nothing.
+func TestRunLLMUse(t *testing.T) {
+	qs := []benchmark.Question{{ID: "1", Answers: []string{"a"}}, {ID: "2", Answers: []string{"b"}}, {ID: "3", Answers: []string{"c"}}, {ID: "4", Answers: []string{"d"}}}
+	r := &talkingRetriever{u: llm.Usage{PromptTokens: 1000, Requests: 5}} // used before the run
+	rep, err := Run(context.Background(), qs, r, Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := LLMUse{Requests: 8, PromptTokens: 1200, CompletionTokens: 80, RequestsPerQ: 2, TokensPerQ: 320}
+	if rep.LLM == nil || *rep.LLM != want {
+		t.Errorf("LLM use %+v, want %+v", rep.LLM, want)
+	}
+	if rep, _ := Run(context.Background(), qs, emptyRetriever{}, Options{}); rep.LLM != nil {
+		t.Errorf("no LLM: %+v", rep.LLM)
 	}
 }

@@ -15,17 +15,40 @@ import (
 )
 
 // Retrievers returns the registry of every retrieval strategy stem ships:
-// STEM's (plan.DefaultRetrievers) and the peers'.
+// STEM's (plan.DefaultRetrievers) and the peers', each configured from
+// plan.Env.Peers (0 keeps its paper's value).
 func Retrievers() *plan.Registry {
 	r := plan.DefaultRetrievers()
 	// Registering fixed, distinct names cannot fail.
 	_ = r.Register("simgrag", "SimGRAG: top-k KG subgraphs isomorphic to the schema graph by graph semantic distance (k=3, k(n)=k(r)=16)",
 		func(ctx context.Context, env plan.Env) (plan.Retriever, error) {
-			return simgrag.New(ctx, env, simgrag.DefaultConfig())
+			return simgrag.New(ctx, env, simgragConfig(env.Peers))
 		})
 	_ = r.Register("gcr", "GCR: KG-Trie of 2-hop relation paths, graph-constrained beam decoding of 10 paths scored by encoder and plan, answers by vote (no LLM)",
 		func(ctx context.Context, env plan.Env) (plan.Retriever, error) {
-			return gcr.New(ctx, env, gcr.DefaultConfig())
+			return gcr.New(ctx, env, gcrConfig(env.Peers))
 		})
 	return r
+}
+
+func simgragConfig(p plan.PeerSettings) simgrag.Config {
+	c := simgrag.DefaultConfig()
+	set(&c.K, p.SimGRAGK)
+	set(&c.KNodes, p.SimGRAGNodes)
+	set(&c.KRelations, p.SimGRAGRelations)
+	return c
+}
+
+func gcrConfig(p plan.PeerSettings) gcr.Config {
+	c := gcr.DefaultConfig()
+	set(&c.Hops, p.GCRHops)
+	set(&c.Beam, p.GCRBeam)
+	return c
+}
+
+// set overrides a default with a setting that is not 0.
+func set(field *int, v int) {
+	if v != 0 {
+		*field = v
+	}
 }

@@ -28,3 +28,19 @@ func TestRetrievers(t *testing.T) {
 		}
 	}
 }
+
+// A setting of 0 keeps the paper's value; any other replaces it.
+func TestPeerSettings(t *testing.T) {
+	if c := simgragConfig(plan.PeerSettings{}); c.K != 3 || c.KNodes != 16 || c.KRelations != 16 {
+		t.Errorf("simgrag defaults %+v", c)
+	}
+	if c := simgragConfig(plan.PeerSettings{SimGRAGK: 5, SimGRAGNodes: 8, SimGRAGRelations: 4}); c.K != 5 || c.KNodes != 8 || c.KRelations != 4 {
+		t.Errorf("simgrag settings %+v", c)
+	}
+	if c := gcrConfig(plan.PeerSettings{}); c.Hops != 2 || c.Beam != 10 {
+		t.Errorf("gcr defaults %+v", c)
+	}
+	if c := gcrConfig(plan.PeerSettings{GCRHops: 3, GCRBeam: 4}); c.Hops != 3 || c.Beam != 4 {
+		t.Errorf("gcr settings %+v", c)
+	}
+}

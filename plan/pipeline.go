@@ -21,6 +21,7 @@ import (
 
 	"github.com/stem-kgqa/stem/generation"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/models/llm"
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/projection/linking"
 	"github.com/stem-kgqa/stem/schema"
@@ -148,6 +149,10 @@ type Pipeline struct {
 	// MaxQuestion caps a question's length in characters
 	// (0 = DefaultMaxQuestion).
 	MaxQuestion int
+	// Usage, when not nil, reports the LLM tokens and requests the
+	// pipeline has used so far (planner, retrieval and generator share one
+	// client); Open sets it.
+	Usage func() llm.Usage
 	// MaxHops caps how far from its entities a question's graph reaches
 	// when the shared KG is a kg.Neighbourhooder (a SPARQL endpoint);
 	// 0 = DefaultMaxHops.

@@ -9,6 +9,7 @@ import (
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kgvec"
 	"github.com/stem-kgqa/stem/models"
+	"github.com/stem-kgqa/stem/models/llm"
 	"github.com/stem-kgqa/stem/settings"
 	"github.com/stem-kgqa/stem/tracing"
 )
@@ -25,6 +26,12 @@ type Env struct {
 	Tracing tracing.Config
 	// Guider builds guidance graphs; nil means none.
 	Guider Guider
+	// Peers are the peer strategies' parameters.
+	Peers PeerSettings
+	// Chat opens, once, the LLM client the settings name, for strategies
+	// that score with an LLM; it fails when no model is configured. The
+	// pipeline closes it and counts its usage (Pipeline.Usage).
+	Chat func() (*llm.Client, error)
 }
 
 // Factory builds a retrieval strategy.

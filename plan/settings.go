@@ -50,7 +50,22 @@ type Settings struct {
 	MaxHops int `flag:"kg-hops" min:"1" max:"6" category:"sparql" usage:"SPARQL KGs: the farthest hop from a question's entities its graph is fetched to (as far as its plans reach, up to this)"`
 
 	Tracing tracing.Config
+	Peers   PeerSettings
 	Chat    catalog.ChatSettings
+}
+
+// PeerSettings are the parameters of the peer systems' retrieval
+// strategies (package peers). They live here, beside STEM's own, so that
+// flags, --config files and stem compare configurations set them alike; 0
+// means the strategy's default (its paper's value).
+type PeerSettings struct {
+	SimGRAGK         int  `flag:"simgrag-k" min:"0" max:"100" category:"peers" usage:"simgrag: subgraphs kept, k (0 = the paper's 3)"`
+	SimGRAGNodes     int  `flag:"simgrag-kn" min:"0" max:"1000" category:"peers" usage:"simgrag: candidate entities per pattern node, k(n) (0 = 16)"`
+	SimGRAGRelations int  `flag:"simgrag-kr" min:"0" max:"1000" category:"peers" usage:"simgrag: candidate relations per pattern edge, k(r) (0 = 16)"`
+	SimGRAGLLM       bool `flag:"simgrag-llm" category:"peers" usage:"simgrag: the pattern graph from the LLM with the paper's appendix B prompt (needs --llm-model) rather than the planner's schema graph"`
+	GCRHops          int  `flag:"gcr-hops" min:"0" max:"4" category:"peers" usage:"gcr: the KG-Trie's depth, L hops (0 = the paper's 2)"`
+	GCRBeam          int  `flag:"gcr-beam" min:"0" max:"100" category:"peers" usage:"gcr: relation paths decoded, K (0 = the paper's 10)"`
+	GCRLLM           bool `flag:"gcr-llm" category:"peers" usage:"gcr: score path continuations with the LLM's log-probabilities (/v1/completions with echo and logprobs; needs --llm-model)"`
 }
 
 // DefaultSettings returns the paper's parameters with the auto planner,
@@ -131,8 +146,8 @@ func (s Settings) Check(reg *Registry) error {
 	if s.Planner == "pattern" && s.PlannerModel == "" {
 		return fmt.Errorf("--planner pattern needs --planner-model FILE (train one with 'stem train planner')")
 	}
-	if (s.Planner == "llm" || s.Generator == "llm") && s.Chat.Model == "" {
-		return fmt.Errorf("--planner llm and --generator llm need --llm-model NAME (and --llm-base-url of an OpenAI-compatible server)")
+	if (s.Planner == "llm" || s.Generator == "llm" || s.Peers.SimGRAGLLM || s.Peers.GCRLLM) && s.Chat.Model == "" {
+		return fmt.Errorf("--planner llm, --generator llm, --simgrag-llm and --gcr-llm need --llm-model NAME (and --llm-base-url of an OpenAI-compatible server)")
 	}
 	if err := s.Tracing.Check(); err != nil {
 		return err
@@ -203,7 +218,13 @@ func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() 
 		return nil, close, err
 	}
 	p = &Pipeline{Graph: a.Graph, Planner: planner, Strategy: s.Strategy.Override(), Generator: generation.Structural{}, MaxQuestion: s.MaxQuestion, MaxHops: s.MaxHops}
-	env := Env{Graph: a.Graph, Entities: a.Entities, Encoder: a.Encoder, Tracing: s.Tracing}
+	p.Usage = func() llm.Usage {
+		if chat == nil {
+			return llm.Usage{}
+		}
+		return chat.Usage()
+	}
+	env := Env{Graph: a.Graph, Entities: a.Entities, Encoder: a.Encoder, Tracing: s.Tracing, Peers: s.Peers, Chat: openChat}
 	_, remote := a.Graph.(kg.Neighbourhooder)
 	switch {
 	case remote:

@@ -48,7 +48,7 @@ const (
 	F1AnswersFile   = "f1_by_answers.svg"
 	F1HopsFile      = "f1_by_hops.svg"
 	LatencyFile     = "latency.svg"
-	tableColumnHead = "config\tn\thits@1\thit\tf1\tprecision\trecall\tcoverage\tunbacked\tp50 ms\tqps\t"
+	tableColumnHead = "config\tn\thits@1\thit\tf1\tprecision\trecall\tcoverage\tunbacked\tp50 ms\tp95 ms\tqps\tllm calls/q\ttokens/q\t"
 )
 
 // row formats an entry's headline figures, tab-separated, in the order of
@@ -63,8 +63,12 @@ func row(e Entry) []string {
 	if r.Partial {
 		name += " (partial)"
 	}
+	calls, tokens := "-", "-"
+	if r.LLM != nil {
+		calls, tokens = f2(r.LLM.RequestsPerQ), fmt.Sprintf("%.0f", r.LLM.TokensPerQ)
+	}
 	return []string{name, fmt.Sprint(r.N), f2(r.Hits1), f2(r.Hit), f2(r.F1), f2(r.Precision), f2(r.Recall), cov,
-		fmt.Sprint(r.Unbacked), f2(r.Latency.P50), f2(r.ThroughputQPS)}
+		fmt.Sprint(r.Unbacked), f2(r.Latency.P50), f2(r.Latency.P95), f2(r.ThroughputQPS), calls, tokens}
 }
 
 func f2(v float64) string { return fmt.Sprintf("%.2f", v) }
@@ -97,7 +101,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 		cells[0] = mdCell(cells[0])
 		fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
 	}
-	fmt.Fprintf(&b, "\nScores in percent; coverage is the paper's Eq. 17; p50 is the median retriever time per question; qps is questions answered per second of wall time.\n\n")
+	fmt.Fprintf(&b, "\nScores in percent; coverage is the paper's Eq. 17; p50 and p95 are the retriever's time per question; qps is questions answered per second of wall time; llm calls/q and tokens/q are the language model's requests and prompt plus completion tokens per question, where one was used.\n\n")
 	fmt.Fprintf(&b, "![F1 by answer count](%s)\n\n![F1 by hops](%s)\n\n![Latency](%s)\n\n", F1AnswersFile, F1HopsFile, LatencyFile)
 	for _, e := range c.Entries {
 		fmt.Fprintf(&b, "## %s\n\n", mdCell(e.Name))

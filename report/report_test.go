@@ -20,6 +20,7 @@ func sampleComparison() *Comparison {
 		Unbacked:      1,
 		Latency:       eval.Latency{P50: 2.5, P95: 9},
 		ThroughputQPS: 123.456,
+		LLM:           &eval.LLMUse{Requests: 20, PromptTokens: 8000, CompletionTokens: 504, RequestsPerQ: 2, TokensPerQ: 850.4},
 		ByAnswers:     []eval.Bucket{{Label: "1", Scores: eval.Scores{N: 6, F1: 90}}, {Label: "2-4", Scores: eval.Scores{N: 4, F1: 50}}, {Label: ">=10"}},
 		ByHops:        []eval.Bucket{{Label: "2", Scores: eval.Scores{N: 7, F1: 80}}, {Label: "3", Scores: eval.Scores{N: 3, F1: 60}}},
 	}
@@ -109,9 +110,9 @@ func TestWriteDir(t *testing.T) {
 	md := string(read(MarkdownFile))
 	for _, want := range []string{
 		"```\nstem compare --format pq --preset table7\n```",
-		"| config | n | hits@1 | hit | f1 | precision | recall | coverage | unbacked | p50 ms | qps |",
-		"| full | 10 | 80.00 | 90.00 | 75.50 | 70.00 | 85.00 | 66.67 | 1 | 2.50 | 123.46 |",
-		`| no\|bias & <more> (partial) | 4 | 0.00 | 0.00 | 40.00 | 0.00 | 0.00 | - | 0 | 1.00 | 0.00 |`,
+		"| config | n | hits@1 | hit | f1 | precision | recall | coverage | unbacked | p50 ms | p95 ms | qps | llm calls/q | tokens/q |",
+		"| full | 10 | 80.00 | 90.00 | 75.50 | 70.00 | 85.00 | 66.67 | 1 | 2.50 | 9.00 | 123.46 | 2.00 | 850 |",
+		`| no\|bias & <more> (partial) | 4 | 0.00 | 0.00 | 40.00 | 0.00 | 0.00 | - | 0 | 1.00 | 3.00 | 0.00 | - | - |`,
 		"![F1 by answer count](f1_by_answers.svg)",
 		"Configuration: `no-entity-bias,no-triple-bias`",
 		"partial: stopped with 6 questions not answered",
@@ -172,7 +173,7 @@ func TestWriteTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
-	if len(lines) != 3 || len(lines[1]) != len(lines[0]) || !strings.Contains(strings.Join(strings.Fields(lines[1]), " "), "full 10 80.00 90.00 75.50 70.00 85.00 66.67 1 2.50 123.46") {
+	if len(lines) != 3 || len(lines[1]) != len(lines[0]) || !strings.Contains(strings.Join(strings.Fields(lines[1]), " "), "full 10 80.00 90.00 75.50 70.00 85.00 66.67 1 2.50 9.00 123.46 2.00 850") {
 		t.Errorf("table:\n%s", buf.String())
 	}
 }

@@ -87,6 +87,11 @@ type Usage struct {
 	PromptTokens, CompletionTokens, Requests int64
 }
 
+// Minus returns u less v: what was used between two readings.
+func (u Usage) Minus(v Usage) Usage {
+	return Usage{u.PromptTokens - v.PromptTokens, u.CompletionTokens - v.CompletionTokens, u.Requests - v.Requests}
+}
+
 // Plus returns the sum of u and v.
 func (u Usage) Plus(v Usage) Usage {
 	return Usage{u.PromptTokens + v.PromptTokens, u.CompletionTokens + v.CompletionTokens, u.Requests + v.Requests}
