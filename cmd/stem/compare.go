@@ -33,7 +33,7 @@ type compareOptions struct {
 	// Strategies adds one configuration per retrieval strategy, so the
 	// peers run beside STEM with one flag.
 	Strategies []string `flag:"strategies" placeholder:"NAME,..." usage:"add a configuration per retrieval strategy NAME (e.g. stem,gcr), each with the command's own settings"`
-	Report string `flag:"report" placeholder:"DIR" usage:"write report.md, report.json and SVG charts into DIR"`
+	Report     string   `flag:"report" placeholder:"DIR" usage:"write report.md, report.json and SVG charts into DIR"`
 }
 
 func compareCommand() *cli.Command {
