@@ -6,7 +6,10 @@
 //
 // Reading of the paper, and where stem differs:
 //
-//   - Pattern: the planner's candidate schema graphs, tried in order; with
+//   - Pattern: with Config.Chat, the LLM's pattern graph for the question
+//     (section 4.1, the prompt of appendix B's Table 16: see
+//     PatternPrompt and ParsePattern), the planner's graphs unused;
+//     otherwise the planner's candidate schema graphs, tried in order; with
 //     a ranked projection the first one that yields any subgraph is used
 //     (later candidates are a planner's fallbacks), with an unranked one
 //     (the oracle's gold paths, equally likely) every candidate is searched
@@ -59,6 +62,7 @@ import (
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kgvec"
 	"github.com/stem-kgqa/stem/models"
+	"github.com/stem-kgqa/stem/models/llm"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/tracing"
@@ -88,13 +92,35 @@ type Config struct {
 	// without the lower-bound pruning and greedy order of section 5.2.
 	// The subgraphs are the same; only the work differs.
 	NoPrune bool
+
+	// Chat, when set, is the LLM that writes the pattern graph from the
+	// question (section 4.1, prompt PatternPrompt), in place of the
+	// planner's schema graphs, which are then ignored. Nil keeps the
+	// planner's graphs as the pattern.
+	Chat llm.Chatter
+	// MaxParseRetries is how many times a reply that gives no usable
+	// pattern is asked for again (0 means DefaultMaxParseRetries,
+	// negative never); after that the question has no answer and a
+	// problem says why.
+	MaxParseRetries int
+	// Temperature of the first pattern request (0, greedy, by default);
+	// retries use RetryTemperature (0 means DefaultRetryTemperature),
+	// since a greedy retry would repeat the reply.
+	Temperature, RetryTemperature float64
+	// Seed is sent with the first pattern request and shifted by one per
+	// retry, so replies repeat where the server honours seeds and a
+	// response cache keys retries apart.
+	Seed int64
+	// MaxTokens bounds each pattern reply; 0 leaves it to the server.
+	MaxTokens int
 }
 
 // DefaultConfig returns the paper's parameters: k = 3, k(n) = k(r) = 16
 // (appendix C.1), with a cap of 4M expansions per search so that a hub
-// under a placeholder cannot stall a server.
+// under a placeholder cannot stall a server, and no LLM.
 func DefaultConfig() Config {
-	return Config{K: 3, KNodes: 16, KRelations: 16, MaxExpansions: 1 << 22}
+	return Config{K: 3, KNodes: 16, KRelations: 16, MaxExpansions: 1 << 22,
+		MaxParseRetries: DefaultMaxParseRetries, RetryTemperature: DefaultRetryTemperature}
 }
 
 // graphState is what is computed once per KG: its entity index (built on
@@ -163,6 +189,18 @@ func New(ctx context.Context, env plan.Env, cfg Config) (*Retriever, error) {
 	if cfg.K <= 0 || cfg.KNodes <= 0 || cfg.KRelations <= 0 || cfg.MaxExpansions < 0 {
 		return nil, fmt.Errorf("simgrag: config %+v: K, KNodes and KRelations must be positive, MaxExpansions not negative", cfg)
 	}
+	switch {
+	case cfg.MaxParseRetries == 0:
+		cfg.MaxParseRetries = DefaultMaxParseRetries
+	case cfg.MaxParseRetries < 0:
+		cfg.MaxParseRetries = 0
+	}
+	if cfg.RetryTemperature == 0 {
+		cfg.RetryTemperature = DefaultRetryTemperature
+	}
+	if cfg.Temperature < 0 || cfg.Temperature > 2 || cfg.RetryTemperature < 0 || cfg.RetryTemperature > 2 || cfg.MaxTokens < 0 {
+		return nil, fmt.Errorf("simgrag: config %+v: temperatures must be in 0..2, MaxTokens not negative", cfg)
+	}
 	r := &Retriever{enc: env.Encoder, cfg: cfg}
 	if env.Graph == nil {
 		return r, nil
@@ -208,8 +246,20 @@ func (r *Retriever) Match(ctx context.Context, req plan.Request) (*plan.Evidence
 	}
 	start := time.Now()
 	res := &tracing.Result{}
+	timings := map[string]time.Duration{}
 	graphs := req.Projection.Graphs()
-	if len(graphs) == 0 {
+	if r.cfg.Chat != nil {
+		g, ok, probs, err := r.askPattern(ctx, req.Question)
+		timings[StagePattern] = time.Since(start)
+		if err != nil {
+			return nil, st, fmt.Errorf("simgrag: question %q: %w", req.Question, err)
+		}
+		res.Problems = append(res.Problems, probs...)
+		graphs = nil
+		if ok {
+			graphs = []schema.Graph{g}
+		}
+	} else if len(graphs) == 0 {
 		res.Problems = append(res.Problems, "no schema graph to match")
 	}
 	var all []found
@@ -248,7 +298,7 @@ func (r *Retriever) Match(ctx context.Context, req plan.Request) (*plan.Evidence
 		for _, sub := range subs {
 			all = append(all, found{graph: gi, pat: c, sub: sub})
 		}
-		if !req.Projection.Unranked {
+		if r.cfg.Chat != nil || !req.Projection.Unranked {
 			break
 		}
 	}
@@ -263,7 +313,8 @@ func (r *Retriever) Match(ctx context.Context, req plan.Request) (*plan.Evidence
 	})
 	all = all[:min(len(all), r.cfg.K)]
 	r.evidence(gs.g, req, all, res)
-	ev := &plan.Evidence{Trace: res, Timings: map[string]time.Duration{StageMatch: time.Since(start)}}
+	timings[StageMatch] = time.Since(start) - timings[StagePattern]
+	ev := &plan.Evidence{Trace: res, Timings: timings}
 	return ev, st, nil
 }
 
@@ -412,20 +463,40 @@ func (r *Retriever) relationCandidates(ctx context.Context, gs *graphState, sg s
 	for e, t := range sg.Triples {
 		if id, ok := g.Relation(strings.TrimSpace(t.Rel)); ok {
 			texts[e] = kg.RelationTextOf(g, id)
+		} else if isUnknown(t.Rel) {
+			texts[e] = "" // section 4.3: every relation, at distance 0
 		} else {
 			texts[e] = kg.RelationText(strings.TrimSpace(t.Rel))
 		}
 	}
-	q, err := models.EncodeAll(ctx, r.enc, texts)
-	if err != nil {
-		return fmt.Errorf("encode pattern relations %q: %w", texts, err)
+	var known []string
+	row := make([]int, len(texts))
+	for e, t := range texts {
+		row[e] = len(known)
+		if t != "" {
+			known = append(known, t)
+		}
+	}
+	var q []float32
+	if len(known) > 0 {
+		if q, err = models.EncodeAll(ctx, r.enc, known); err != nil {
+			return fmt.Errorf("encode pattern relations %q: %w", known, err)
+		}
 	}
 	c.relDist = make([][]float64, len(texts))
 	c.relCands = make([][]int32, len(texts))
 	order := make([]int32, nr)
 	for e := range texts {
 		dist := make([]float64, nr)
-		qv := q[e*dim : (e+1)*dim]
+		if texts[e] == "" {
+			c.relDist[e] = dist
+			c.relCands[e] = make([]int32, nr)
+			for rel := range nr {
+				c.relCands[e][rel] = int32(rel)
+			}
+			continue
+		}
+		qv := q[row[e]*dim : (row[e]+1)*dim]
 		for rel := range nr {
 			dist[rel] = distance(models.Cosine(qv, rels[rel*dim:(rel+1)*dim]))
 			order[rel] = int32(rel)
