@@ -8,6 +8,8 @@ package peers
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/stem-kgqa/stem/peers/gcr"
 	"github.com/stem-kgqa/stem/peers/simgrag"
@@ -22,7 +24,18 @@ func Retrievers() *plan.Registry {
 	// Registering fixed, distinct names cannot fail.
 	_ = r.Register("simgrag", "SimGRAG: top-k KG subgraphs isomorphic to the schema graph by graph semantic distance (k=3, k(n)=k(r)=16)",
 		func(ctx context.Context, env plan.Env) (plan.Retriever, error) {
-			return simgrag.New(ctx, env, simgragConfig(env.Peers))
+			cfg := simgragConfig(env.Peers)
+			if env.Peers.SimGRAGLLM {
+				if env.Chat == nil {
+					return nil, errors.New("simgrag: --simgrag-llm needs an LLM client (--llm-model)")
+				}
+				c, err := env.Chat()
+				if err != nil {
+					return nil, fmt.Errorf("simgrag: --simgrag-llm: %w", err)
+				}
+				cfg.Chat = c
+			}
+			return simgrag.New(ctx, env, cfg)
 		})
 	_ = r.Register("gcr", "GCR: KG-Trie of 2-hop relation paths, graph-constrained beam decoding of 10 paths scored by encoder and plan, answers by vote (no LLM)",
 		func(ctx context.Context, env plan.Env) (plan.Retriever, error) {

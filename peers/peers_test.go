@@ -3,9 +3,11 @@ package peers
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/models/llm"
 	"github.com/stem-kgqa/stem/models/wordvec"
 	"github.com/stem-kgqa/stem/plan"
 )
@@ -42,5 +44,22 @@ func TestPeerSettings(t *testing.T) {
 	}
 	if c := gcrConfig(plan.PeerSettings{GCRHops: 3, GCRBeam: 4}); c.Hops != 3 || c.Beam != 4 {
 		t.Errorf("gcr settings %+v", c)
+	}
+}
+
+// --simgrag-llm takes the pipeline's LLM client, and says so when there is
+// none.
+func TestSimGRAGLLMNeedsAClient(t *testing.T) {
+	g, err := kg.GraphOf([][3]string{{"a", "r", "b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := plan.Env{Graph: g, Encoder: wordvec.New(nil, wordvec.Options{}), Peers: plan.PeerSettings{SimGRAGLLM: true}}
+	if _, err := Retrievers().New(context.Background(), "simgrag", env); err == nil || !strings.Contains(err.Error(), "--llm-model") {
+		t.Errorf("no client: %v", err)
+	}
+	env.Chat = func() (*llm.Client, error) { return llm.New(llm.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m"}) }
+	if _, err := Retrievers().New(context.Background(), "simgrag", env); err != nil {
+		t.Errorf("with a client: %v", err)
 	}
 }

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stem-kgqa/stem/demo"
+	"github.com/stem-kgqa/stem/models/llm/llmtest"
+	"github.com/stem-kgqa/stem/report"
+)
+
+// stem compare runs the peers beside STEM by name, one of them with its
+// LLM mode against a scripted server, and reports the LLM's use per
+// question for that row only.
+func TestComparePeers(t *testing.T) {
+	dir := t.TempDir()
+	kb := filepath.Join(dir, "kb.tsv")
+	kbText, err := io.ReadAll(demo.KG())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kb, kbText, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	qs := writeFile(t, "q.txt", "who directed inception ?\tChristopher_Nolan(Christopher_Nolan/)\tInception#directed_by#Christopher_Nolan#<end>#Christopher_Nolan\n"+
+		"who wrote inception ?\tChristopher_Nolan(Christopher_Nolan/)\tInception#written_by#Christopher_Nolan#<end>#Christopher_Nolan\n")
+	pattern := func(rel string) string {
+		return `{"divided": ["x"], "triples": [("Inception", "` + rel + `", "UNKNOWN person 1")]}`
+	}
+	srv := llmtest.NewServer(t,
+		llmtest.ScriptedReply{Match: func(r llmtest.Request) bool { return strings.Contains(r.LastUser(), "who directed inception") }, Content: []string{pattern("directed by")}},
+		llmtest.ScriptedReply{Match: func(r llmtest.Request) bool { return strings.Contains(r.LastUser(), "who wrote inception") }, Content: []string{pattern("written by")}},
+	)
+	rep := filepath.Join(dir, "report")
+	out, _, err := run(t, "compare", "--format", "pq", "--questions", qs, "--kg", kb, "--vectors", tinyVectors, "--planner", "oracle",
+		"--strategies", "stem,simgrag,gcr", "--config", "name=simgrag-llm,retriever=simgrag,simgrag-llm",
+		"--llm-base-url", srv.BaseURL(), "--llm-model", "test-llm", "--llm-api-key-env", "STEM_TEST_NO_KEY", "--report", rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(rep, report.JSONFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c report.Comparison
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Entries) != 4 {
+		t.Fatalf("%d rows:\n%s", len(c.Entries), out)
+	}
+	for _, e := range c.Entries {
+		r := e.Report
+		if r.N != 2 || r.Hit != 100 || r.Unbacked != 0 {
+			t.Errorf("%s: n %d hit %.2f unbacked %d\n%s", e.Name, r.N, r.Hit, r.Unbacked, out)
+		}
+		if llmRow := e.Name == "simgrag-llm"; (r.LLM != nil) != llmRow || llmRow && r.LLM.RequestsPerQ != 1 {
+			t.Errorf("%s: LLM use %+v", e.Name, r.LLM)
+		}
+	}
+	if len(srv.Requests()) != 2 {
+		t.Errorf("%d LLM requests, want one per question", len(srv.Requests()))
+	}
+}
