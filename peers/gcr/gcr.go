@@ -28,14 +28,19 @@
 //     at any node: the K best paths among all that entered the beam are
 //     the decoded paths.
 //
-//  3. Hypothesis answers are the entities a decoded path reaches (the
-//     anchors themselves excluded: a question does not ask for its own
-//     entity), each grounded in the KG triples of the entity paths that
-//     reach it. GCR's graph inductive reasoning asks a general LLM to
+//  3. Hypothesis answers are the entities a decoded path reaches, each
+//     grounded in the KG triples of the entity paths that reach it. An
+//     entity path never steps straight back over the triple it arrived
+//     by (tracing's one forbidden walk), so a question entity is an
+//     answer only when another triple leads back to it: "the father of
+//     mumtaz_mahal's son" is mumtaz_mahal, by the son's parents triple. GCR's graph inductive reasoning asks a general LLM to
 //     weigh the K paths; here it is a vote: path k weighs
 //     exp((score_k - score_1)/Temperature), an answer's score is the
 //     share of the weight of the paths reaching it, Precision keeps the
-//     answers within Margin of the best vote and Breadth keeps all.
+//     answers within Margin of the best vote and Breadth those whose vote
+//     is at least BreadthFloor of the best: the no-LLM stand-in for the
+//     general LLM's choice among the K hypotheses, which drops the ends
+//     of paths far weaker than the best.
 //
 // GCR decodes entity-level paths (an LLM writes the entities too), so its
 // K paths are K answers; decoding relation paths, each decoded path here
@@ -69,9 +74,10 @@ import (
 )
 
 // Config holds GCR's parameters. A zero Hops, Beam, Temperature or bound
-// takes DefaultConfig's value; PlanWeight and Margin are taken as given,
-// since 0 means something (no plan term; only exact ties under
-// Precision). A negative field is an error.
+// takes DefaultConfig's value; PlanWeight, Margin and BreadthFloor are
+// taken as given, since 0 means something (no plan term; only exact ties
+// under Precision; every hypothesis under Breadth). A negative field is
+// an error.
 type Config struct {
 	// Hops is L, the longest relation path in the KG-Trie (paper: 2).
 	Hops int
@@ -88,6 +94,14 @@ type Config struct {
 	// whole answer set survives the small extra votes weaker paths give
 	// some of its members.
 	Margin float32
+	// BreadthFloor is the least vote, as a fraction of the best, an answer
+	// needs under Breadth (0.5). The vote is peaked (Temperature 0.1), so
+	// any floor from 0.02 to 0.95 keeps a path's whole answer set and drops
+	// the ends of far weaker paths: on MetaQA 2-hop dev (13,099 answerable
+	// questions) F1 is 97.39 at 0.02, 97.51 at 0.5 (the best), 97.47 at
+	// 0.95, against 56.84 at 0 and 84.13 at 1; PQ-2H train scores F1 100
+	// throughout 0.02-0.95. 0 keeps every hypothesis answer.
+	BreadthFloor float32
 	// MaxReach caps the entities per trie node and per grounding step
 	// (2000); MaxNodes the nodes per trie (20000).
 	MaxReach int
@@ -101,15 +115,16 @@ type Config struct {
 
 // DefaultConfig returns the paper's L = 2 and K = 10 and the bounds above.
 func DefaultConfig() Config {
-	return Config{Hops: 2, Beam: 10, PlanWeight: 1, Temperature: 0.1, Margin: 0.2,
+	return Config{Hops: 2, Beam: 10, PlanWeight: 1, Temperature: 0.1, Margin: 0.2, BreadthFloor: 0.5,
 		MaxReach: 2000, MaxNodes: 20000, CacheSize: 1024, MaxChains: 500}
 }
 
 // withDefaults fills zero fields and rejects negative ones.
 func (c Config) withDefaults() (Config, error) {
 	if c.Hops < 0 || c.Beam < 0 || c.PlanWeight < 0 || c.Temperature < 0 || c.Margin < 0 || c.Margin >= 1 ||
+		c.BreadthFloor < 0 || c.BreadthFloor > 1 ||
 		c.MaxReach < 0 || c.MaxNodes < 0 || c.CacheSize < 0 || c.MaxChains < 0 {
-		return c, fmt.Errorf("gcr: config %+v: negative value (or margin >= 1)", c)
+		return c, fmt.Errorf("gcr: config %+v: negative value (or margin >= 1, or breadth floor > 1)", c)
 	}
 	d := DefaultConfig()
 	set := func(v *int, def int) {
