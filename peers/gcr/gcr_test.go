@@ -369,7 +369,7 @@ func TestDecodedPathsExist(t *testing.T) {
 			}
 		}
 		cached := trie
-		paths, err := r.decode(context.Background(), g, cached, plan.Request{Question: "r0 of r1", Graph: g})
+		paths, err := r.decode(context.Background(), g, cached, plan.Request{Question: "r0 of r1", Graph: g}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
