@@ -1,6 +1,8 @@
 // Package llm is stem's client for chat-completion servers that speak
 // OpenAI's POST /v1/chat/completions protocol: vLLM, llama.cpp's server,
-// Ollama and OpenAI itself. The planners (SGDA/SAGB prompts) and the answer
+// Ollama and OpenAI itself. It also asks POST /v1/completions for a
+// prompt's token log-probabilities (PromptLogprobs), which GCR's path
+// scorer reads. The planners (SGDA/SAGB prompts) and the answer
 // generator depend only on the Chatter interface, so tests can substitute a
 // fake; package llmtest provides a scripted fake server for the client itself.
 //
@@ -108,7 +110,8 @@ type Chatter interface {
 // the environment variable that holds it, so configs can be logged and shared.
 type Config struct {
 	// BaseURL is the API root, for example "http://localhost:8000/v1";
-	// requests go to BaseURL + "/chat/completions".
+	// Chat requests go to BaseURL + "/chat/completions", PromptLogprobs
+	// requests to BaseURL + "/completions".
 	BaseURL string
 	// Model is sent as the request's "model" field.
 	Model string
@@ -433,53 +436,75 @@ func (c *Client) call(ctx context.Context, req Request, n int, seedShift int64) 
 	return r, nil
 }
 
-// attempt makes one HTTP request under the concurrency limit and the
-// per-attempt timeout. It returns the server's Retry-After delay (-1 when
-// absent) alongside a retryable error, and a retry.Fatal for failures that
-// must not be retried.
+// attempt makes one chat request (see exchange); a reply that is not a
+// completion is not retried, since a server that sends one for a chat
+// request sends it again.
 func (c *Client) attempt(ctx context.Context, body []byte, n int) (Reply, time.Duration, error) {
-	where := "chat server at " + c.cfg.BaseURL
+	return exchange(ctx, c, c.endpoint, "chat server", body, n, func(status int, data []byte) (Reply, error) {
+		var comp chatReply
+		if err := json.Unmarshal(data, &comp); err != nil {
+			// A 2xx that is not JSON, or not a completion.
+			return Reply{}, retry.Permanent(fmt.Errorf("malformed response (%d %s): %v", status, http.StatusText(status), err))
+		}
+		r, err := parse(&comp, n)
+		if err != nil {
+			return Reply{}, retry.Permanent(err)
+		}
+		return r, nil
+	})
+}
+
+// exchange makes one HTTP request to endpoint under the concurrency limit
+// and the per-attempt timeout, and decodes a 2xx reply with decode. It
+// returns the server's Retry-After delay (-1 when absent) alongside a
+// retryable error, and a retry.Fatal for failures that must not be
+// retried; decode says which its errors are. Every error names the
+// server (what, at the base URL). n is the choices asked for, which an
+// error 400 hint mentions.
+func exchange[T any](ctx context.Context, c *Client, endpoint, what string, body []byte, n int, decode func(status int, data []byte) (T, error)) (T, time.Duration, error) {
+	var zero T
+	where := what + " at " + c.cfg.BaseURL
 	select {
 	case c.sem <- struct{}{}:
 	case <-ctx.Done():
-		return Reply{}, -1, fmt.Errorf("%s: %w", where, ctx.Err())
+		return zero, -1, fmt.Errorf("%s: %w", where, ctx.Err())
 	}
 	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
-	res, data, err := c.post(actx, body)
+	res, data, err := c.post(actx, endpoint, body)
 	timedOut := actx.Err() != nil
 	cancel()
 	<-c.sem
 
 	switch {
 	case ctx.Err() != nil:
-		return Reply{}, -1, fmt.Errorf("%s: %w", where, ctx.Err())
+		return zero, -1, fmt.Errorf("%s: %w", where, ctx.Err())
 	case res != nil && res.StatusCode >= 400:
-		return c.statusError(where, res, data, n)
+		after, err := c.statusError(where, endpoint, res, data, n)
+		return zero, after, err
 	case err != nil && timedOut:
-		return Reply{}, -1, fmt.Errorf("%s: no answer within %v (Config.Timeout): %w", where, c.cfg.Timeout, context.DeadlineExceeded)
+		return zero, -1, fmt.Errorf("%s: no answer within %v (Config.Timeout): %w", where, c.cfg.Timeout, context.DeadlineExceeded)
 	case err != nil:
-		return Reply{}, -1, fmt.Errorf("%s unreachable: %w", where, err)
+		return zero, -1, fmt.Errorf("%s unreachable: %w", where, err)
 	}
-	var comp chatReply
-	if err := json.Unmarshal(data, &comp); err != nil {
-		// A 2xx that is not JSON, or not a completion.
-		return Reply{}, -1, retry.Permanent(fmt.Errorf("%s: malformed response (%d %s): %v", where, res.StatusCode, http.StatusText(res.StatusCode), err))
+	v, err := decode(res.StatusCode, data)
+	if err != nil {
+		var fatal *retry.Fatal
+		if errors.As(err, &fatal) {
+			return zero, -1, retry.Permanent(fmt.Errorf("%s: %w", where, fatal.Err))
+		}
+		return zero, -1, fmt.Errorf("%s: %w", where, err)
 	}
-	r, perr := parse(&comp, n)
-	if perr != nil {
-		return Reply{}, -1, retry.Permanent(fmt.Errorf("%s: %w", where, perr))
-	}
-	return r, -1, nil
+	return v, -1, nil
 }
 
 // maxReply bounds the bytes read of one reply: far above any completion
 // stem asks for, it stops a broken server from filling memory.
 const maxReply = 64 << 20
 
-// post sends one request and reads the whole reply body. res is non-nil
+// post sends one request to endpoint and reads the whole reply body. res is non-nil
 // whenever the server answered, even if reading its body then failed.
-func (c *Client) post(ctx context.Context, body []byte) (*http.Response, []byte, error) {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
+func (c *Client) post(ctx context.Context, endpoint string, body []byte) (*http.Response, []byte, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -505,25 +530,25 @@ func (c *Client) post(ctx context.Context, body []byte) (*http.Response, []byte,
 
 // statusError turns an HTTP error status into an error saying what to fix,
 // retryable or not.
-func (c *Client) statusError(where string, res *http.Response, body []byte, n int) (Reply, time.Duration, error) {
+func (c *Client) statusError(where, endpoint string, res *http.Response, body []byte, n int) (time.Duration, error) {
 	code := res.StatusCode
 	status := fmt.Sprintf("%d %s", code, http.StatusText(code))
 	msg := serverMessage(body)
 	switch {
 	case code == http.StatusRequestTimeout || code == http.StatusConflict || code == http.StatusTooManyRequests || code >= 500:
-		return Reply{}, retryAfter(res.Header), fmt.Errorf("%s: %s%s", where, status, msg)
+		return retryAfter(res.Header), fmt.Errorf("%s: %s%s", where, status, msg)
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
 		hint := "check $" + c.cfg.APIKeyEnv
 		if c.key == "" {
 			hint += " (it is not set)"
 		}
-		return Reply{}, -1, retry.Permanent(fmt.Errorf("%s: %s: %s%s", where, status, hint, msg))
+		return -1, retry.Permanent(fmt.Errorf("%s: %s: %s%s", where, status, hint, msg))
 	case code == http.StatusNotFound:
-		return Reply{}, -1, retry.Permanent(fmt.Errorf("%s: %s: check the base URL (requests go to %s) and model %q%s", where, status, c.endpoint, c.cfg.Model, msg))
+		return -1, retry.Permanent(fmt.Errorf("%s: %s: check the base URL (requests go to %s) and model %q%s", where, status, endpoint, c.cfg.Model, msg))
 	case code == http.StatusBadRequest && n > 1:
-		return Reply{}, -1, retry.Permanent(fmt.Errorf("%s: %s%s (if the server rejects n > 1, set Config.SplitN)", where, status, msg))
+		return -1, retry.Permanent(fmt.Errorf("%s: %s%s (if the server rejects n > 1, set Config.SplitN)", where, status, msg))
 	default:
-		return Reply{}, -1, retry.Permanent(fmt.Errorf("%s: %s%s", where, status, msg))
+		return -1, retry.Permanent(fmt.Errorf("%s: %s%s", where, status, msg))
 	}
 }
 

@@ -194,9 +194,9 @@ func TestRetrieve(t *testing.T) {
 		{name: "plan picks co-star path", question: "who starred with Al Pacino", anchors: []string{"Al Pacino"},
 			proj:  pathPlan(g, "Al Pacino", schema.Step{Rel: "starred_actors", Dir: schema.Inverse}, schema.Step{Rel: "starred_actors"}),
 			strat: schema.Precision, want: []string{"Robert De Niro"}},
-		{name: "breadth keeps every decoded path's ends", question: "who starred with Al Pacino", anchors: []string{"Al Pacino"},
+		{name: "breadth drops far weaker paths' ends", question: "who starred with Al Pacino", anchors: []string{"Al Pacino"},
 			proj:  pathPlan(g, "Al Pacino", schema.Step{Rel: "starred_actors", Dir: schema.Inverse}, schema.Step{Rel: "starred_actors"}),
-			strat: schema.Breadth, want: []string{"Robert De Niro", "Heat", "Michael Mann", "Crime"}},
+			strat: schema.Breadth, want: []string{"Robert De Niro"}},
 		{name: "director of an actor's films", question: "who directed the films of Tom Cruise", anchors: []string{"Tom Cruise"},
 			proj:  pathPlan(g, "Tom Cruise", schema.Step{Rel: "starred_actors", Dir: schema.Inverse}, schema.Step{Rel: "directed_by"}),
 			strat: schema.Precision, want: []string{"Michael Mann"}},
@@ -303,9 +303,12 @@ func TestConfigAndNew(t *testing.T) {
 	if _, err := New(context.Background(), plan.Env{Encoder: wordvec.New(nil, wordvec.Options{})}, Config{Beam: -1}); err == nil {
 		t.Error("negative beam: no error")
 	}
+	if _, err := New(context.Background(), plan.Env{Encoder: wordvec.New(nil, wordvec.Options{})}, Config{BreadthFloor: 1.5}); err == nil {
+		t.Error("breadth floor 1.5: no error")
+	}
 	r := newTest(t, Config{})
 	want := DefaultConfig()
-	want.PlanWeight, want.Margin = 0, 0
+	want.PlanWeight, want.Margin, want.BreadthFloor = 0, 0, 0
 	if r.cfg != want {
 		t.Errorf("zero config became %+v, want %+v", r.cfg, want)
 	}
@@ -366,7 +369,7 @@ func TestDecodedPathsExist(t *testing.T) {
 			}
 		}
 		cached := trie
-		paths, err := r.decode(context.Background(), g, cached, plan.Request{Question: "r0 of r1", Graph: g})
+		paths, err := r.decode(context.Background(), g, cached, plan.Request{Question: "r0 of r1", Graph: g}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -490,5 +493,48 @@ func TestConcurrentAndDeterministic(t *testing.T) {
 	}
 	if n := r.cache.len(); n > 1 {
 		t.Errorf("cache holds %d tries, bound 1", n)
+	}
+}
+
+// TestBreadthFloor checks which hypothesis answers each BreadthFloor
+// keeps under Breadth, and the votes they keep them by.
+func TestBreadthFloor(t *testing.T) {
+	g := movies(t)
+	costar := []schema.Step{{Rel: "starred_actors", Dir: schema.Inverse}, {Rel: "starred_actors"}}
+	films := []schema.Step{{Rel: "directed_by", Dir: schema.Inverse}}
+	cases := []struct {
+		question, anchor string
+		steps            []schema.Step
+		floor            float32
+		want             []string // "name vote", best first
+	}{
+		{"who starred with Al Pacino", "Al Pacino", costar, 0,
+			[]string{"Robert De Niro 0.993", "Heat 0.007", "Michael Mann 0.000", "Crime 0.000"}},
+		{"who starred with Al Pacino", "Al Pacino", costar, 0.005, []string{"Robert De Niro 0.993", "Heat 0.007"}},
+		{"who starred with Al Pacino", "Al Pacino", costar, 0.5, []string{"Robert De Niro 0.993"}},
+		{"which films did Michael Mann direct", "Michael Mann", films, 0,
+			[]string{"Collateral 1.000", "Heat 1.000", "Al Pacino 0.000", "Robert De Niro 0.000", "Tom Cruise 0.000", "Crime 0.000"}},
+		{"which films did Michael Mann direct", "Michael Mann", films, 0.5, []string{"Collateral 1.000", "Heat 1.000"}},
+		// Ties survive the strictest floor: a path's ends share its vote.
+		{"which films did Michael Mann direct", "Michael Mann", films, 1, []string{"Collateral 1.000", "Heat 1.000"}},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprint(c.anchor, c.floor), func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.BreadthFloor = c.floor
+			req := plan.Request{Question: c.question, Graph: g, Anchors: []int32{ent(t, g, c.anchor)},
+				Projection: pathPlan(g, c.anchor, c.steps...), Strategy: schema.Breadth}
+			ev, err := newOn(t, g, cfg).Retrieve(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, a := range ev.Trace.Answers {
+				got = append(got, fmt.Sprintf("%s %.3f", a.Name, a.Score))
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("answers %q, want %q", got, c.want)
+			}
+		})
 	}
 }

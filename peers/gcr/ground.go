@@ -22,10 +22,20 @@ type grounding struct {
 
 // groundPath walks toks from anchors step by step, keeping at most
 // maxReach entities per step as the trie does, then keeps, from the last
-// step back, only the triples that lead to an end that is not an anchor.
+// step back, only the triples that lie on an entity path to an end.
+//
+// An entity path may not step straight back over the triple it arrived
+// by (tracing forbids only that walk): "the father of X's son" is X,
+// reached by a parents triple, while "X's son's parent" walked back over
+// X's own children triple says nothing. So an entity reached only by
+// triple t does not leave by t, and the anchors count as ends whenever
+// some other triple leads back to them.
 func groundPath(g kg.Reader, anchors []int32, toks []Token, maxReach int) grounding {
 	gr := grounding{toks: toks, steps: make([][]int32, len(toks))}
 	front := anchors
+	// arrived maps an entity of front to the triples of the previous step
+	// that reach it; nil for the anchors, which no triple reaches.
+	var arrived map[int32][]int32
 	for i, tok := range toks {
 		var trips, far []int32
 		for _, e := range front {
@@ -33,7 +43,11 @@ func groundPath(g kg.Reader, anchors []int32, toks []Token, maxReach int) ground
 			if tok.Inverse {
 				ids = g.InRel(e, tok.Rel)
 			}
+			in := arrived[e]
 			for _, id := range ids {
+				if len(in) == 1 && in[0] == id {
+					continue
+				}
 				trips = append(trips, id)
 				far = append(far, farEnd(g, id, tok))
 			}
@@ -47,28 +61,37 @@ func groundPath(g kg.Reader, anchors []int32, toks []Token, maxReach int) ground
 			_, ok := slices.BinarySearch(far, farEnd(g, id, tok))
 			return !ok
 		})
+		arrived = map[int32][]int32{}
+		for _, id := range gr.steps[i] {
+			e := farEnd(g, id, tok)
+			arrived[e] = append(arrived[e], id)
+		}
 		front = far
 	}
 	if len(toks) == 0 {
 		return gr
 	}
-	alive := slices.DeleteFunc(slices.Clone(front), func(e int32) bool {
-		_, isAnchor := slices.BinarySearch(anchors, e)
-		return isAnchor
-	})
-	gr.ends = alive
+	gr.ends = front
+	// leaving maps an entity to the kept triples of the next step that
+	// leave it; a triple stays when its far end is an end (last step) or
+	// leaves again by some other triple.
+	var leaving map[int32][]int32
 	for i := len(toks) - 1; i >= 0; i-- {
 		tok := toks[i]
+		last := i == len(toks)-1
 		gr.steps[i] = slices.DeleteFunc(gr.steps[i], func(id int32) bool {
-			_, ok := slices.BinarySearch(alive, farEnd(g, id, tok))
-			return !ok
+			far := farEnd(g, id, tok)
+			if last {
+				_, ok := slices.BinarySearch(gr.ends, far)
+				return !ok
+			}
+			return !slices.ContainsFunc(leaving[far], func(next int32) bool { return next != id })
 		})
-		near := make([]int32, 0, len(gr.steps[i]))
+		leaving = map[int32][]int32{}
 		for _, id := range gr.steps[i] {
-			near = append(near, nearEnd(g, id, tok))
+			n := nearEnd(g, id, tok)
+			leaving[n] = append(leaving[n], id)
 		}
-		slices.Sort(near)
-		alive = slices.Compact(near)
 	}
 	return gr
 }
@@ -148,8 +171,11 @@ func (r *Retriever) ground(ctx context.Context, g kg.Reader, trie *Trie, paths [
 		}
 		return cmp.Compare(a.Entity, b.Entity)
 	})
-	if strat == schema.Precision && len(res.Answers) > 0 {
-		floor := res.Answers[0].Score * (1 - r.cfg.Margin)
+	if len(res.Answers) > 0 {
+		floor := res.Answers[0].Score * r.cfg.BreadthFloor
+		if strat == schema.Precision {
+			floor = res.Answers[0].Score * (1 - r.cfg.Margin)
+		}
 		k := 1
 		for k < len(res.Answers) && res.Answers[k].Score >= floor-1e-6 {
 			k++

@@ -1,6 +1,8 @@
 // Package llmtest provides a scripted fake of an OpenAI-compatible
 // chat-completions server, so that code which talks to a language model
 // (package llm and the planners built on it) can be tested without one.
+// It serves text completions with echoed prompt log-probabilities too
+// (POST /v1/completions), over a whitespace tokenizer (Tokens).
 //
 // It lives in a non-test file so tests in any package can use it. It does not
 // import package llm: it fakes the wire protocol, which keeps it honest about
@@ -53,6 +55,12 @@ type ScriptedReply struct {
 	Header http.Header
 	// Delay holds the answer back this long, or until the client gives up.
 	Delay time.Duration
+
+	// TokenLogprob gives a text completion's token (of the prompt, then
+	// of the generated Content[0]) its log-probability after the text
+	// before it, as a language model would; nil gives -1 to every token.
+	// The first token of an echoed prompt gets null, as servers send.
+	TokenLogprob func(before, token string) float64
 }
 
 // Reply is a completion with one choice per content string.
@@ -84,6 +92,18 @@ type Request struct {
 	N                   *int64
 	Seed                *int64
 	Stop                []string
+
+	// Prompt, Echo and Logprobs are a text completion request's (POST
+	// /v1/completions); Prompt is "" and the others nil in a chat request.
+	Prompt   string
+	Echo     *bool
+	Logprobs *int64
+}
+
+// Completion reports whether r is a text completion request rather than
+// a chat one.
+func (r Request) Completion() bool {
+	return strings.HasSuffix(r.Path, "/completions") && !strings.HasSuffix(r.Path, "/chat/completions")
 }
 
 // Message is one chat message of a Request. Content given as an array of
@@ -116,8 +136,8 @@ type Server struct {
 	inFlight, maxInFlight atomic.Int32
 }
 
-// NewServer starts a fake server that answers POST /v1/chat/completions (and
-// /chat/completions) from replies. For each request it uses the first
+// NewServer starts a fake server that answers POST /v1/chat/completions and
+// /v1/completions (and both without /v1) from replies. For each request it uses the first
 // remaining reply whose Match is nil or returns true; a used reply is dropped
 // unless Repeat is set. A request no reply fits is answered 500 and reported
 // with t.Errorf, since it means the code under test sent more, or other,
@@ -170,7 +190,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	if r.Method != http.MethodPost || (r.URL.Path != "/v1/chat/completions" && r.URL.Path != "/chat/completions") {
+	switch r.URL.Path {
+	case "/v1/chat/completions", "/chat/completions", "/v1/completions", "/completions":
+	default:
+		writeError(w, http.StatusNotFound, fmt.Sprintf("llmtest: no route %s %s", r.Method, r.URL.Path))
+		return
+	}
+	if r.Method != http.MethodPost {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("llmtest: no route %s %s", r.Method, r.URL.Path))
 		return
 	}
@@ -193,7 +219,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	reply, ok := s.take(req)
 	s.mu.Unlock()
 	if !ok {
-		s.t.Errorf("llmtest: no scripted reply left for request %d (last user message %q)", len(s.Requests()), req.LastUser())
+		s.t.Errorf("llmtest: no scripted reply left for request %d (last user message %q, prompt %q)", len(s.Requests()), req.LastUser(), req.Prompt)
 		writeError(w, http.StatusInternalServerError, "llmtest: no scripted reply left")
 		return
 	}
@@ -227,6 +253,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", ct)
 		io.WriteString(w, reply.Body)
+	case req.Completion():
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(textCompletion(req, reply))
 	default:
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(completion(req, reply))
@@ -266,6 +295,11 @@ type wireRequest struct {
 	N                   *int64          `json:"n"`
 	Seed                *int64          `json:"seed"`
 	Stop                json.RawMessage `json:"stop"`
+	Prompt              json.RawMessage `json:"prompt"`
+	Echo                *bool           `json:"echo"`
+	// Logprobs is a number in a text completion request, a boolean in a
+	// chat one.
+	Logprobs json.RawMessage `json:"logprobs"`
 }
 
 func decodeRequest(raw []byte) (Request, error) {
@@ -275,7 +309,16 @@ func decodeRequest(raw []byte) (Request, error) {
 	}
 	req := Request{
 		Raw: raw, Model: w.Model, Temperature: w.Temperature, TopP: w.TopP,
-		MaxTokens: w.MaxTokens, MaxCompletionTokens: w.MaxCompletionTokens, N: w.N, Seed: w.Seed,
+		MaxTokens: w.MaxTokens, MaxCompletionTokens: w.MaxCompletionTokens, N: w.N, Seed: w.Seed, Echo: w.Echo,
+	}
+	if len(w.Prompt) > 0 && string(w.Prompt) != "null" {
+		if err := json.Unmarshal(w.Prompt, &req.Prompt); err != nil {
+			return Request{}, fmt.Errorf("prompt: want one string: %v", err)
+		}
+	}
+	var lp int64
+	if len(w.Logprobs) > 0 && json.Unmarshal(w.Logprobs, &lp) == nil {
+		req.Logprobs = &lp
 	}
 	for i, m := range w.Messages {
 		text, err := flatten(m.Content)
@@ -364,6 +407,118 @@ func completion(req Request, r ScriptedReply) wireCompletion {
 	c.Usage.CompletionTokens = r.CompletionTokens
 	if c.Usage.CompletionTokens == 0 {
 		c.Usage.CompletionTokens = words
+	}
+	c.Usage.TotalTokens = c.Usage.PromptTokens + c.Usage.CompletionTokens
+	return c
+}
+
+// Tokens is the fake's tokenizer: each run of non-space characters with
+// the whitespace before it (so the tokens concatenate to text, as a BPE
+// tokenizer's do), and trailing whitespace as a token of its own.
+func Tokens(text string) []string {
+	var out []string
+	start := 0
+	inWord := false
+	for i, r := range text {
+		space := r == ' ' || r == '\n' || r == '\t' || r == '\r'
+		if space && inWord {
+			out = append(out, text[start:i])
+			start = i
+		}
+		inWord = !space
+	}
+	if start < len(text) {
+		out = append(out, text[start:])
+	}
+	return out
+}
+
+type wireLogprobs struct {
+	Tokens        []string             `json:"tokens"`
+	TokenLogprobs []*float64           `json:"token_logprobs"`
+	TopLogprobs   []map[string]float64 `json:"top_logprobs"`
+	TextOffset    []int                `json:"text_offset"`
+}
+
+type wireTextChoice struct {
+	Index        int           `json:"index"`
+	Text         string        `json:"text"`
+	Logprobs     *wireLogprobs `json:"logprobs"`
+	FinishReason string        `json:"finish_reason"`
+}
+
+type wireTextCompletion struct {
+	ID      string           `json:"id"`
+	Object  string           `json:"object"`
+	Created int64            `json:"created"`
+	Model   string           `json:"model"`
+	Choices []wireTextChoice `json:"choices"`
+	Usage   struct {
+		PromptTokens     int64 `json:"prompt_tokens"`
+		CompletionTokens int64 `json:"completion_tokens"`
+		TotalTokens      int64 `json:"total_tokens"`
+	} `json:"usage"`
+}
+
+// textCompletion answers a text completion request: Content[0] (cut to
+// max_tokens tokens) as the generated text, and, when the request asks
+// for logprobs, the log-probabilities of the prompt's tokens (with echo)
+// and the generated ones. Usage counts tokens unless the reply sets it.
+func textCompletion(req Request, r ScriptedReply) wireTextCompletion {
+	c := wireTextCompletion{ID: "cmpl-llmtest", Object: "text_completion", Created: 1700000000, Model: req.Model}
+	var gen []string
+	if len(r.Content) > 0 {
+		gen = Tokens(r.Content[0])
+	}
+	if req.MaxTokens != nil && int64(len(gen)) > *req.MaxTokens {
+		gen = gen[:*req.MaxTokens]
+	}
+	fr := r.FinishReason
+	if fr == "" {
+		fr = "length"
+	}
+	ch := wireTextChoice{Text: strings.Join(gen, ""), FinishReason: fr}
+	prompt := Tokens(req.Prompt)
+	if req.Logprobs != nil {
+		lp := &wireLogprobs{}
+		echo := req.Echo != nil && *req.Echo
+		var toks []string
+		if echo {
+			toks = append(toks, prompt...)
+		}
+		toks = append(toks, gen...)
+		text := req.Prompt + strings.Join(gen, "")
+		at := 0
+		if !echo {
+			at = len(req.Prompt)
+		}
+		for i, tok := range toks {
+			lp.Tokens = append(lp.Tokens, tok)
+			lp.TextOffset = append(lp.TextOffset, at)
+			before := text[:at]
+			at += len(tok)
+			if i == 0 && echo {
+				lp.TokenLogprobs = append(lp.TokenLogprobs, nil)
+				lp.TopLogprobs = append(lp.TopLogprobs, nil)
+				continue
+			}
+			v := -1.0
+			if r.TokenLogprob != nil {
+				v = r.TokenLogprob(before, tok)
+			}
+			lp.TokenLogprobs = append(lp.TokenLogprobs, &v)
+			lp.TopLogprobs = append(lp.TopLogprobs, map[string]float64{tok: v})
+		}
+		ch.Logprobs = lp
+	}
+	c.Choices = []wireTextChoice{ch}
+	c.Usage.PromptTokens = r.PromptTokens
+	if c.Usage.PromptTokens == 0 {
+		c.Usage.PromptTokens = int64(len(prompt))
+	}
+	c.Usage.CompletionTokens = r.CompletionTokens
+	if c.Usage.CompletionTokens == 0 {
+		c.Usage.CompletionTokens = int64(len(gen))
 	}
 	c.Usage.TotalTokens = c.Usage.PromptTokens + c.Usage.CompletionTokens
 	return c

@@ -93,3 +93,39 @@ func TestServerRejectsOtherRoutes(t *testing.T) {
 		t.Errorf("rejected requests were recorded")
 	}
 }
+
+func TestTokens(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want []string
+	}{
+		{"", nil},
+		{"a", []string{"a"}},
+		{"a bc", []string{"a", " bc"}},
+		{" a\n# b ", []string{" a", "\n#", " b", " "}},
+	} {
+		if got := Tokens(c.text); !slices.Equal(got, c.want) || strings.Join(got, "") != c.text {
+			t.Errorf("Tokens(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+}
+
+func TestServerTextCompletion(t *testing.T) {
+	s := NewServer(t, ScriptedReply{Content: []string{" x y"}, TokenLogprob: func(before, tok string) float64 { return -float64(len(before)) / 2 }})
+	code, _, body := post(t, s.BaseURL()+"/completions", `{"model":"m","prompt":"a bc d","max_tokens":1,"echo":true,"logprobs":1}`)
+	var c wireTextCompletion
+	if err := json.Unmarshal([]byte(body), &c); err != nil || code != 200 || len(c.Choices) != 1 {
+		t.Fatalf("%d %s", code, body)
+	}
+	lp := c.Choices[0].Logprobs
+	if c.Object != "text_completion" || c.Choices[0].Text != " x" || lp == nil ||
+		!slices.Equal(lp.Tokens, []string{"a", " bc", " d", " x"}) || !slices.Equal(lp.TextOffset, []int{0, 1, 4, 6}) ||
+		lp.TokenLogprobs[0] != nil || *lp.TokenLogprobs[1] != -0.5 || *lp.TokenLogprobs[2] != -2 || *lp.TokenLogprobs[3] != -3 ||
+		c.Usage.PromptTokens != 3 || c.Usage.CompletionTokens != 1 {
+		t.Errorf("completion = %s", body)
+	}
+	r := s.Requests()[0]
+	if !r.Completion() || r.Prompt != "a bc d" || !*r.Echo || *r.Logprobs != 1 || *r.MaxTokens != 1 || r.LastUser() != "" {
+		t.Errorf("request = %+v", r)
+	}
+}
