@@ -8,9 +8,9 @@ package peers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
+	"github.com/stem-kgqa/stem/models/llm"
 	"github.com/stem-kgqa/stem/peers/gcr"
 	"github.com/stem-kgqa/stem/peers/simgrag"
 	"github.com/stem-kgqa/stem/plan"
@@ -26,22 +26,39 @@ func Retrievers() *plan.Registry {
 		func(ctx context.Context, env plan.Env) (plan.Retriever, error) {
 			cfg := simgragConfig(env.Peers)
 			if env.Peers.SimGRAGLLM {
-				if env.Chat == nil {
-					return nil, errors.New("simgrag: --simgrag-llm needs an LLM client (--llm-model)")
-				}
-				c, err := env.Chat()
+				c, err := llmClient(env, "simgrag", "--simgrag-llm")
 				if err != nil {
-					return nil, fmt.Errorf("simgrag: --simgrag-llm: %w", err)
+					return nil, err
 				}
 				cfg.Chat = c
 			}
 			return simgrag.New(ctx, env, cfg)
 		})
-	_ = r.Register("gcr", "GCR: KG-Trie of 2-hop relation paths, graph-constrained beam decoding of 10 paths scored by encoder and plan, answers by vote (no LLM)",
+	_ = r.Register("gcr", "GCR: KG-Trie of relation paths (L=2), graph-constrained beam decoding of K=10 paths scored by encoder and plan (or --gcr-llm: the LLM's log-probabilities), answers by vote",
 		func(ctx context.Context, env plan.Env) (plan.Retriever, error) {
-			return gcr.New(ctx, env, gcrConfig(env.Peers))
+			cfg := gcrConfig(env.Peers)
+			if env.Peers.GCRLLM {
+				c, err := llmClient(env, "gcr", "--gcr-llm")
+				if err != nil {
+					return nil, err
+				}
+				cfg.Scorer, cfg.LLM = gcr.ScorerLLM, c
+			}
+			return gcr.New(ctx, env, cfg)
 		})
 	return r
+}
+
+// llmClient opens the pipeline's LLM client for a strategy's LLM mode.
+func llmClient(env plan.Env, strategy, flag string) (*llm.Client, error) {
+	if env.Chat == nil {
+		return nil, fmt.Errorf("%s: %s needs an LLM client (--llm-model)", strategy, flag)
+	}
+	c, err := env.Chat()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", strategy, flag, err)
+	}
+	return c, nil
 }
 
 func simgragConfig(p plan.PeerSettings) simgrag.Config {

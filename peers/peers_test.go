@@ -49,17 +49,19 @@ func TestPeerSettings(t *testing.T) {
 
 // --simgrag-llm takes the pipeline's LLM client, and says so when there is
 // none.
-func TestSimGRAGLLMNeedsAClient(t *testing.T) {
+func TestLLMModesNeedAClient(t *testing.T) {
 	g, err := kg.GraphOf([][3]string{{"a", "r", "b"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := plan.Env{Graph: g, Encoder: wordvec.New(nil, wordvec.Options{}), Peers: plan.PeerSettings{SimGRAGLLM: true}}
-	if _, err := Retrievers().New(context.Background(), "simgrag", env); err == nil || !strings.Contains(err.Error(), "--llm-model") {
-		t.Errorf("no client: %v", err)
-	}
-	env.Chat = func() (*llm.Client, error) { return llm.New(llm.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m"}) }
-	if _, err := Retrievers().New(context.Background(), "simgrag", env); err != nil {
-		t.Errorf("with a client: %v", err)
+	for name, peers := range map[string]plan.PeerSettings{"simgrag": {SimGRAGLLM: true}, "gcr": {GCRLLM: true}} {
+		env := plan.Env{Graph: g, Encoder: wordvec.New(nil, wordvec.Options{}), Peers: peers}
+		if _, err := Retrievers().New(context.Background(), name, env); err == nil || !strings.Contains(err.Error(), "--llm-model") {
+			t.Errorf("%s, no client: %v", name, err)
+		}
+		env.Chat = func() (*llm.Client, error) { return llm.New(llm.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m"}) }
+		if _, err := Retrievers().New(context.Background(), name, env); err != nil {
+			t.Errorf("%s, with a client: %v", name, err)
+		}
 	}
 }
