@@ -89,6 +89,19 @@ type Usage struct {
 	PromptTokens, CompletionTokens, Requests int64
 }
 
+// RootFailure returns the failure among parallel calls' errors that
+// cancelled the others: the first error that is not a cancellation, else
+// the first error; nil when all succeeded.
+func RootFailure(errs []error) error {
+	var first error
+	for _, err := range errs {
+		if err != nil && (first == nil || errors.Is(first, context.Canceled)) {
+			first = err
+		}
+	}
+	return first
+}
+
 // Minus returns u less v: what was used between two readings.
 func (u Usage) Minus(v Usage) Usage {
 	return Usage{u.PromptTokens - v.PromptTokens, u.CompletionTokens - v.CompletionTokens, u.Requests - v.Requests}
@@ -350,15 +363,8 @@ func (c *Client) split(ctx context.Context, req Request, n int) (Reply, error) {
 		})
 	}
 	wg.Wait()
-	// Report the root failure, not the cancellations it caused.
-	var first error
-	for _, err := range errs {
-		if err != nil && (first == nil || errors.Is(first, context.Canceled)) {
-			first = err
-		}
-	}
-	if first != nil {
-		return Reply{}, first
+	if err := RootFailure(errs); err != nil {
+		return Reply{}, err
 	}
 	var r Reply
 	for _, p := range parts {

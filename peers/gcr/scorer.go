@@ -183,15 +183,8 @@ func (s LLMScorer) Begin(ctx context.Context, q Query) (ScoreFunc, error) {
 			})
 		}
 		wg.Wait()
-		// Report the root failure, not the cancellations it caused.
-		var first error
-		for _, err := range errs {
-			if err != nil && (first == nil || errors.Is(first, context.Canceled)) {
-				first = err
-			}
-		}
-		if first != nil {
-			return nil, nil, fmt.Errorf("score %d paths: %w", len(nodes), first)
+		if err := llm.RootFailure(errs); err != nil {
+			return nil, nil, fmt.Errorf("score %d paths: %w", len(nodes), err)
 		}
 		mu.Lock()
 		for i, n := range nodes {
