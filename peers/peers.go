@@ -34,7 +34,7 @@ func Retrievers() *plan.Registry {
 			}
 			return simgrag.New(ctx, env, cfg)
 		})
-	_ = r.Register("gcr", "GCR: KG-Trie of relation paths (L=2), graph-constrained beam decoding of K=10 paths scored by encoder and plan (or --gcr-llm: the LLM's log-probabilities), answers by vote",
+	_ = r.Register("gcr", "GCR: KG-Trie of relation paths (L=2), graph-constrained beam decoding of K=10 paths scored by encoder and plan, answers by vote (or --gcr-llm: the LLM's log-probabilities, then its inductive reasoning)",
 		func(ctx context.Context, env plan.Env) (plan.Retriever, error) {
 			cfg := gcrConfig(env.Peers)
 			if env.Peers.GCRLLM {
@@ -42,7 +42,7 @@ func Retrievers() *plan.Registry {
 				if err != nil {
 					return nil, err
 				}
-				cfg.Scorer, cfg.LLM = gcr.ScorerLLM, c
+				cfg.Scorer, cfg.LLM, cfg.Reason = gcr.ScorerLLM, c, c
 			}
 			return gcr.New(ctx, env, cfg)
 		})

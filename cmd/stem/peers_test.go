@@ -41,6 +41,7 @@ func TestComparePeers(t *testing.T) {
 	}
 	srv := llmtest.NewServer(t,
 		llmtest.ScriptedReply{Match: func(r llmtest.Request) bool { return r.Completion() }, Repeat: true, TokenLogprob: logprob},
+		llmtest.ScriptedReply{Match: func(r llmtest.Request) bool { return strings.HasPrefix(r.LastUser(), "Reasoning Paths:") }, Repeat: true, Content: []string{`["Christopher_Nolan"]`}},
 		llmtest.ScriptedReply{Match: func(r llmtest.Request) bool { return strings.Contains(r.LastUser(), "who directed inception") }, Content: []string{pattern("directed by")}},
 		llmtest.ScriptedReply{Match: func(r llmtest.Request) bool { return strings.Contains(r.LastUser(), "who wrote inception") }, Content: []string{pattern("written by")}},
 	)

@@ -119,6 +119,11 @@ type Config struct {
 	Scorer string
 	// LLM is the language model of ScorerLLM; *llm.Client implements it.
 	LLM llm.PromptScorer
+	// Reason, when not nil, is the general LLM of the paper's graph
+	// inductive reasoning: it reads the K paths and their hypothesis
+	// answers and names the final answers, of which those that are
+	// hypotheses are kept (the vote decides when it names none).
+	Reason llm.Chatter
 }
 
 // DefaultConfig returns the paper's L = 2 and K = 10, the bounds above and the
@@ -252,6 +257,13 @@ func (r *Retriever) Retrieve(ctx context.Context, req plan.Request) (*plan.Evide
 	r.ground(ctx, g, trie, paths, req.Strategy, res)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("gcr: question %q: %w", req.Question, err)
+	}
+	if r.cfg.Reason != nil && len(res.Answers) > 0 {
+		if err := r.reason(ctx, req.Question, req.Strategy, res); err != nil {
+			return nil, fmt.Errorf("gcr: question %q: %w", req.Question, err)
+		}
+	} else {
+		r.vote(req.Strategy, res)
 	}
 	if len(res.Evidence) == 0 {
 		res.Problems = append(res.Problems, "empty evidence: no decoded path reaches an entity")

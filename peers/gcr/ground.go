@@ -171,18 +171,25 @@ func (r *Retriever) ground(ctx context.Context, g kg.Reader, trie *Trie, paths [
 		}
 		return cmp.Compare(a.Entity, b.Entity)
 	})
-	if len(res.Answers) > 0 {
-		floor := res.Answers[0].Score * r.cfg.BreadthFloor
-		if strat == schema.Precision {
-			floor = res.Answers[0].Score * (1 - r.cfg.Margin)
-		}
-		k := 1
-		for k < len(res.Answers) && res.Answers[k].Score >= floor-1e-6 {
-			k++
-		}
-		res.Answers = res.Answers[:k]
-	}
 	res.Chains = chains(g, trie.Anchors, grounds, r.cfg.MaxChains)
+}
+
+// vote keeps the hypotheses (res.Answers, best vote first) that the vote
+// chooses: under Precision those within Margin of the best, under Breadth
+// those at least BreadthFloor of it.
+func (r *Retriever) vote(strat schema.Strategy, res *tracing.Result) {
+	if len(res.Answers) == 0 {
+		return
+	}
+	floor := res.Answers[0].Score * r.cfg.BreadthFloor
+	if strat == schema.Precision {
+		floor = res.Answers[0].Score * (1 - r.cfg.Margin)
+	}
+	k := 1
+	for k < len(res.Answers) && res.Answers[k].Score >= floor-1e-6 {
+		k++
+	}
+	res.Answers = res.Answers[:k]
 }
 
 // chains verbalises each decoded path's entity paths, best path first,
