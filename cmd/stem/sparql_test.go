@@ -69,6 +69,21 @@ func TestAskOverSPARQL(t *testing.T) {
 	if answers(out) != answers(fileOut) || !strings.Contains(out, "henry_x_duke_of_bavaria -> spouse -> gertrud_of_supplingenburg") {
 		t.Errorf("over SPARQL:\n%q\nover the file:\n%q", answers(out), answers(fileOut))
 	}
+	// The peers' strategies run over the endpoint as over the file.
+	for _, retriever := range []string{"simgrag", "gcr"} {
+		peer := append([]string{"--retriever", retriever, "--gcr-hops", "3"}, args...)
+		fileOut, _, err := run(t, append([]string{"ask", "--kg", kb}, peer...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _, err := run(t, append([]string{"ask", "--kg", srv.URL(), "--kg-graph", "http://stem.test/pq3h"}, peer...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if answers(out) != answers(fileOut) || !strings.Contains(out, "1. gertrud_of_supplingenburg") {
+			t.Errorf("%s over SPARQL:\n%q\nover the file:\n%q", retriever, answers(out), answers(fileOut))
+		}
+	}
 	bad := strings.Replace(srv.URL(), "/sparql", "/nothing-here", 1)
 	if _, _, err := run(t, append([]string{"ask", "--kg", bad, "--sparql-retries", "0"}, args...)...); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Errorf("wrong URL: %v", err)
