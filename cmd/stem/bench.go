@@ -14,7 +14,6 @@ import (
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kg/sparql"
 	"github.com/stem-kgqa/stem/models/catalog"
-	"github.com/stem-kgqa/stem/peers"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/serve"
 	"github.com/stem-kgqa/stem/serve/load"
@@ -108,11 +107,8 @@ func runBenchServe(ctx context.Context, w, log io.Writer, d dataOptions, b bench
 		if b.TokenEnv != "" {
 			return fmt.Errorf("bench serve: --token-env goes with --url; the in-process server wants no token")
 		}
-		if err := s.Check(peers.Retrievers()); err != nil {
+		if err := checkServed(s, "bench serve"); err != nil {
 			return err
-		}
-		if s.Planner == "oracle" {
-			return fmt.Errorf("bench serve: --planner oracle plans from gold answers, which a served question has not; choose pattern, schema or llm")
 		}
 	}
 	reqs, err := benchRequests(ctx, d, log)

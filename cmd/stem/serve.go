@@ -77,11 +77,8 @@ type stdio struct {
 }
 
 func runServe(ctx context.Context, std stdio, log io.Writer, o serveOptions, s plan.Settings, encS catalog.EncoderSettings) error {
-	if err := s.Check(peers.Retrievers()); err != nil {
+	if err := checkServed(s, "serve"); err != nil {
 		return err
-	}
-	if s.Planner == "oracle" {
-		return fmt.Errorf("serve: --planner oracle plans from a benchmark's gold answers, which a served question has not; choose pattern, schema or llm")
 	}
 	opts := serve.Options{Timeout: o.Timeout, MaxConcurrent: o.MaxConcurrent, MaxBody: int64(o.MaxBody), Grace: o.Grace, Version: version(), Log: log}
 	if o.TokenEnv != "" {
@@ -132,6 +129,18 @@ func runServe(ctx context.Context, std stdio, log io.Writer, o serveOptions, s p
 		fmt.Fprintln(log, "stem serve: stopped; every request in flight was answered")
 	}
 	return err
+}
+
+// checkServed checks settings a server will answer with: those any
+// pipeline needs, and a planner that plans without a benchmark's answers.
+func checkServed(s plan.Settings, cmd string) error {
+	if err := s.Check(peers.Retrievers()); err != nil {
+		return err
+	}
+	if s.Planner == "oracle" {
+		return fmt.Errorf("%s: --planner oracle plans from a benchmark's gold answers, which a served question has not; choose pattern, schema or llm", cmd)
+	}
+	return nil
 }
 
 // loadBackend loads the KG, encoder and entity index, hands srv the
