@@ -1,6 +1,6 @@
 // Package gcr is GCR's retrieval (Luo et al., "Graph-constrained
-// Reasoning", sections 4.2-4.4) as a stem retrieval strategy, without an
-// LLM:
+// Reasoning", sections 4.2-4.4) as a stem retrieval strategy, with the
+// paper's LLMs (Config.Scorer ScorerLLM, Config.Reason) or without any:
 //
 //  1. KG-Trie: the relation paths of up to Hops steps leaving the
 //     question's anchors, as a prefix tree over direction-aware relation
@@ -35,8 +35,9 @@
 //     entity path never steps straight back over the triple it arrived
 //     by (tracing's one forbidden walk), so a question entity is an
 //     answer only when another triple leads back to it: "the father of
-//     mumtaz_mahal's son" is mumtaz_mahal, by the son's parents triple. GCR's graph inductive reasoning asks a general LLM to
-//     weigh the K paths; here it is a vote: path k weighs
+//     mumtaz_mahal's son" is mumtaz_mahal, by the son's parents triple.
+//     GCR's graph inductive reasoning asks a general LLM to weigh the K
+//     paths (Config.Reason, ReasonPrompt); without one it is a vote: path k weighs
 //     exp((score_k - score_1)/Temperature), an answer's score is the
 //     share of the weight of the paths reaching it, Precision keeps the
 //     answers within Margin of the best vote and Breadth those whose vote
