@@ -39,6 +39,9 @@ type Comparison struct {
 	// Dataset describes the questions, e.g. "pq: PQ-3H.test.txt".
 	Dataset string  `json:"dataset"`
 	Entries []Entry `json:"configs"`
+	// Agreement is which questions each configuration alone answers
+	// right, when the runs kept per-question results (Agree).
+	Agreement *Agreement `json:"agreement,omitempty"`
 }
 
 // Files WriteDir writes, by name.
@@ -103,6 +106,18 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "\nScores in percent; coverage is the paper's Eq. 17; p50 and p95 are the retriever's time per question; qps is questions answered per second of wall time; llm calls/q and tokens/q are the language model's requests and prompt plus completion tokens per question, where one was used.\n\n")
 	fmt.Fprintf(&b, "![F1 by answer count](%s)\n\n![F1 by hops](%s)\n\n![Latency](%s)\n\n", F1AnswersFile, F1HopsFile, LatencyFile)
+	if a := c.Agreement; a != nil {
+		fmt.Fprintf(&b, "## Agreement\n\nOf %d questions, every configuration answers %d right and none answers %d right. Questions only one configuration answers right (a hit):\n\n", a.N, a.All, a.None)
+		fmt.Fprintf(&b, "| config | alone right | examples |\n|---|---:|---|\n")
+		for _, al := range a.Alone {
+			ex := al.IDs
+			if len(ex) > 5 {
+				ex = ex[:5]
+			}
+			fmt.Fprintf(&b, "| %s | %d | %s |\n", mdCell(al.Name), al.Count, mdCell(strings.Join(ex, ", ")))
+		}
+		b.WriteString("\n")
+	}
 	for _, e := range c.Entries {
 		fmt.Fprintf(&b, "## %s\n\n", mdCell(e.Name))
 		if e.Spec != "" {

@@ -181,6 +181,12 @@ func runCompare(ctx context.Context, w, log io.Writer, cmdline string, setups []
 			break
 		}
 	}
+	// The agreement needs every question's result; the report keeps only
+	// the agreement, not 5 x 14,000 results.
+	cmp.Agreement = report.Agree(cmp.Entries)
+	for _, e := range cmp.Entries {
+		e.Report.Questions = nil
+	}
 	// The table is printed first: a report folder that fails late (a full
 	// disk) must not cost the user the results.
 	var outErr error
@@ -225,7 +231,7 @@ func runSetup(ctx context.Context, s plan.Settings, data *evalData, env *evalEnv
 		return nil, err
 	}
 	return eval.Run(ctx, data.Questions, eval.Pipeline{Pipeline: p}, eval.Options{
-		Graph: data.Graph, KeepGoing: r.KeepGoing, Progress: log, Workers: r.Workers,
+		Graph: data.Graph, KeepGoing: r.KeepGoing, Progress: log, Workers: r.Workers, PerQuestion: true,
 	})
 }
 

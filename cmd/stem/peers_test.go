@@ -60,6 +60,12 @@ func TestComparePeers(t *testing.T) {
 	if err := json.Unmarshal(b, &c); err != nil {
 		t.Fatal(err)
 	}
+	if a := c.Agreement; a == nil || a.N != 2 || a.All != 2 || len(a.Alone) != 5 {
+		t.Errorf("agreement %+v, want all 5 right on both questions", c.Agreement)
+	}
+	if md, err := os.ReadFile(filepath.Join(rep, report.MarkdownFile)); err != nil || !strings.Contains(string(md), "## Agreement") {
+		t.Errorf("report.md has no agreement: %v", err)
+	}
 	if len(c.Entries) != 5 {
 		t.Fatalf("%d rows:\n%s", len(c.Entries), out)
 	}
