@@ -12,6 +12,7 @@ import (
 
 	"github.com/stem-kgqa/stem/models/llm"
 	"github.com/stem-kgqa/stem/peers/gcr"
+	"github.com/stem-kgqa/stem/peers/graphraft"
 	"github.com/stem-kgqa/stem/peers/simgrag"
 	"github.com/stem-kgqa/stem/plan"
 )
@@ -46,6 +47,10 @@ func Retrievers() *plan.Registry {
 			}
 			return gcr.New(ctx, env, cfg)
 		})
+	_ = r.Register("graphraft", "GraphRAFT: every grounded 1-hop, 2-hop and between-entity query template instance around the question entities, the best chosen by encoder cosine and the planner's candidate paths, executed; answers are its results",
+		func(ctx context.Context, env plan.Env) (plan.Retriever, error) {
+			return graphraft.New(ctx, env, graphraftConfig(env.Peers))
+		})
 	return r
 }
 
@@ -73,6 +78,12 @@ func gcrConfig(p plan.PeerSettings) gcr.Config {
 	c := gcr.DefaultConfig()
 	set(&c.Hops, p.GCRHops)
 	set(&c.Beam, p.GCRBeam)
+	return c
+}
+
+func graphraftConfig(p plan.PeerSettings) graphraft.Config {
+	c := graphraft.DefaultConfig()
+	set(&c.Queries, p.GraphRAFTQueries)
 	return c
 }
 

@@ -14,7 +14,7 @@ import (
 
 func TestRetrievers(t *testing.T) {
 	r := Retrievers()
-	if got, want := r.Names(), []string{"stem", "simgrag", "gcr"}; !slices.Equal(got, want) {
+	if got, want := r.Names(), []string{"stem", "simgrag", "gcr", "graphraft"}; !slices.Equal(got, want) {
 		t.Fatalf("names %v, want %v", got, want)
 	}
 	g, err := kg.GraphOf([][3]string{{"a", "r", "b"}})
@@ -38,6 +38,12 @@ func TestPeerSettings(t *testing.T) {
 	}
 	if c := simgragConfig(plan.PeerSettings{SimGRAGK: 5, SimGRAGNodes: 8, SimGRAGRelations: 4}); c.K != 5 || c.KNodes != 8 || c.KRelations != 4 {
 		t.Errorf("simgrag settings %+v", c)
+	}
+	if c := graphraftConfig(plan.PeerSettings{}); c.Queries != 1 {
+		t.Errorf("graphraft defaults %+v", c)
+	}
+	if c := graphraftConfig(plan.PeerSettings{GraphRAFTQueries: 3}); c.Queries != 3 {
+		t.Errorf("graphraft settings %+v", c)
 	}
 	if c := gcrConfig(plan.PeerSettings{}); c.Hops != 2 || c.Beam != 10 {
 		t.Errorf("gcr defaults %+v", c)

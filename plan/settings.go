@@ -65,6 +65,7 @@ type PeerSettings struct {
 	SimGRAGLLM       bool `flag:"simgrag-llm" category:"peers" usage:"simgrag: the pattern graph from the LLM with the paper's appendix B prompt (needs --llm-model) rather than the planner's schema graph"`
 	GCRHops          int  `flag:"gcr-hops" min:"0" max:"4" category:"peers" usage:"gcr: the KG-Trie's depth, L hops (0 = the paper's 2)"`
 	GCRBeam          int  `flag:"gcr-beam" min:"0" max:"100" category:"peers" usage:"gcr: relation paths decoded, K (0 = the paper's 10)"`
+	GraphRAFTQueries int  `flag:"graphraft-queries" min:"0" max:"100" category:"peers" usage:"graphraft: best grounded queries executed, their results the answers (0 = the paper's 1)"`
 	GCRLLM           bool `flag:"gcr-llm" category:"peers" usage:"gcr: score path continuations with the LLM's log-probabilities (/v1/completions with echo and logprobs) and choose the answers by its inductive reasoning over the K paths (needs --llm-model)"`
 }
 

@@ -1,0 +1,162 @@
+package graphraft
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/stem-kgqa/stem/kg"
+)
+
+// family is a small KG: anna's son rudolf has parents anna and enno, her
+// spouse; rudolf was born in aurich.
+func family(t testing.TB) *kg.Graph {
+	t.Helper()
+	g, err := kg.GraphOf([][3]string{
+		{"anna", "children", "rudolf"},
+		{"rudolf", "parents", "anna"},
+		{"rudolf", "parents", "enno"},
+		{"anna", "spouse", "enno"},
+		{"rudolf", "place_of_birth", "aurich"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func ids(t testing.TB, g kg.Reader, names ...string) []int32 {
+	t.Helper()
+	var out []int32
+	for _, n := range names {
+		id, ok := g.Entity(n)
+		if !ok {
+			t.Fatalf("no entity %q", n)
+		}
+		out = append(out, id)
+	}
+	return out
+}
+
+func rel(t testing.TB, g kg.Reader, name string) int32 {
+	t.Helper()
+	id, ok := g.Relation(name)
+	if !ok {
+		t.Fatalf("no relation %q", name)
+	}
+	return id
+}
+
+func names(g kg.Reader, es []int32) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, g.EntityName(e))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestExecute(t *testing.T) {
+	g := family(t)
+	anna := ids(t, g, "anna")
+	children, parents, spouse := rel(t, g, "children"), rel(t, g, "parents"), rel(t, g, "spouse")
+	for _, tc := range []struct {
+		name string
+		q    Query
+		want []string
+	}{
+		{"one hop out", Query{OneHop, []Step{{children, false}}, anna}, []string{"rudolf"}},
+		{"one hop in", Query{OneHop, []Step{{parents, true}}, anna}, []string{"rudolf"}},
+		// The son's parents: both, anna by the son's own parents triple.
+		{"two hop", Query{TwoHop, []Step{{children, false}, {parents, false}}, anna}, []string{"anna", "enno"}},
+		// Back over the same relation: only other triples count, so anna's
+		// children walked back reach no one but anna, by the same triple.
+		{"two hop never back over the same triple", Query{TwoHop, []Step{{children, false}, {children, true}}, anna}, nil},
+		{"between", Query{Between, []Step{{children, false}, {parents, false}}, ids(t, g, "anna", "enno")}, []string{"rudolf"}},
+		{"between nothing", Query{Between, []Step{{spouse, false}, {parents, true}}, ids(t, g, "anna", "aurich")}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			paths, err := Execute(context.Background(), g, tc.q, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := names(g, Answers(paths)); !slices.Equal(got, tc.want) {
+				t.Errorf("answers %v, want %v", got, tc.want)
+			}
+			for _, p := range paths {
+				if len(p.Triples) != len(tc.q.Steps) {
+					t.Errorf("path %+v: %d triples for %d steps", p, len(p.Triples), len(tc.q.Steps))
+				}
+			}
+		})
+	}
+	if _, err := Execute(context.Background(), g, Query{Template: TwoHop, Steps: []Step{{children, false}}, Anchors: anna}, 0); err == nil {
+		t.Error("a two-hop query with one step ran")
+	}
+	if _, err := Execute(context.Background(), g, Query{Template: OneHop, Steps: []Step{{99, false}}, Anchors: anna}, 0); err == nil {
+		t.Error("a query with an unknown relation ran")
+	}
+}
+
+func TestSPARQLAndCypher(t *testing.T) {
+	g := family(t)
+	children, parents := rel(t, g, "children"), rel(t, g, "parents")
+	const base = "http://x.org/"
+	for _, tc := range []struct {
+		name         string
+		q            Query
+		sparql, cyph string
+	}{
+		{"one hop in", Query{OneHop, []Step{{parents, true}}, ids(t, g, "anna")},
+			"SELECT DISTINCT ?x WHERE {\n  ?x <http://x.org/parents> <http://x.org/anna> .\n}",
+			"MATCH ({name: \"anna\"})<-[:`parents`]-(x) RETURN DISTINCT x"},
+		{"two hop", Query{TwoHop, []Step{{children, false}, {parents, false}}, ids(t, g, "anna")},
+			"SELECT DISTINCT ?x WHERE {\n  <http://x.org/anna> <http://x.org/children> ?y .\n  ?y <http://x.org/parents> ?x .\n}",
+			"MATCH ({name: \"anna\"})-[:`children`]->(y)-[:`parents`]->(x) RETURN DISTINCT x"},
+		{"two hop back", Query{TwoHop, []Step{{parents, true}, {parents, false}}, ids(t, g, "anna")},
+			"SELECT DISTINCT ?x WHERE {\n  ?y <http://x.org/parents> <http://x.org/anna> .\n  ?y <http://x.org/parents> ?x .\n  FILTER(?x != <http://x.org/anna>)\n}",
+			"MATCH ({name: \"anna\"})<-[:`parents`]-(y)-[:`parents`]->(x) RETURN DISTINCT x"},
+		{"between", Query{Between, []Step{{children, false}, {parents, false}}, ids(t, g, "anna", "enno")},
+			"SELECT DISTINCT ?x WHERE {\n  <http://x.org/anna> <http://x.org/children> ?x .\n  ?x <http://x.org/parents> <http://x.org/enno> .\n}",
+			"MATCH ({name: \"anna\"})-[:`children`]->(x)-[:`parents`]->({name: \"enno\"}) RETURN DISTINCT x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.q.SPARQL(g, base); got != tc.sparql {
+				t.Errorf("SPARQL\n%s\nwant\n%s", got, tc.sparql)
+			}
+			if got := tc.q.Cypher(g); got != tc.cyph {
+				t.Errorf("Cypher %s, want %s", got, tc.cyph)
+			}
+		})
+	}
+}
+
+func TestEnumerate(t *testing.T) {
+	g := family(t)
+	qs, err := Enumerate(context.Background(), g, ids(t, g, "anna", "enno"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, q := range qs {
+		keys = append(keys, q.Template.String()+" "+g.EntityName(q.Anchors[0])+" "+q.Key(g))
+		paths, err := Execute(context.Background(), g, q, 0)
+		if err != nil || len(paths) == 0 {
+			t.Errorf("%s: enumerated but matches nothing (%v)", keys[len(keys)-1], err)
+		}
+	}
+	for _, want := range []string{
+		"one-hop anna children>", "one-hop anna parents<", "one-hop anna spouse>",
+		"two-hop anna children>parents>", "two-hop anna children>place_of_birth>", "two-hop anna spouse>parents<",
+		"between anna between:children>parents>",
+		"one-hop enno spouse<", "between enno between:parents<parents>",
+	} {
+		if !slices.Contains(keys, want) {
+			t.Errorf("missing %q in %q", want, keys)
+		}
+	}
+	// children> then children< only walks back over the same triple.
+	if slices.Contains(keys, "two-hop anna children>children<") {
+		t.Errorf("enumerated a query that matches nothing: %q", keys)
+	}
+}
