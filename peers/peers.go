@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/stem-kgqa/stem/models/llm"
+	"github.com/stem-kgqa/stem/peers/dog"
 	"github.com/stem-kgqa/stem/peers/gcr"
 	"github.com/stem-kgqa/stem/peers/simgrag"
 	"github.com/stem-kgqa/stem/plan"
@@ -46,6 +47,18 @@ func Retrievers() *plan.Registry {
 			}
 			return gcr.New(ctx, env, cfg)
 		})
+	_ = r.Register("dog", "DoG: well-formed triple chains from the question entities, graph-constrained triple by triple, beam bs=2 up to T=3 triples, each chain stopping when no continuation scores better (encoder and plan; or --dog-llm: the LLM's log-probabilities of the next triple and of concluding)",
+		func(ctx context.Context, env plan.Env) (plan.Retriever, error) {
+			cfg := dogConfig(env.Peers)
+			if env.Peers.DoGLLM {
+				c, err := llmClient(env, "dog", "--dog-llm")
+				if err != nil {
+					return nil, err
+				}
+				cfg.Scorer, cfg.LLM = dog.ScorerLLM, c
+			}
+			return dog.New(ctx, env, cfg)
+		})
 	return r
 }
 
@@ -73,6 +86,13 @@ func gcrConfig(p plan.PeerSettings) gcr.Config {
 	c := gcr.DefaultConfig()
 	set(&c.Hops, p.GCRHops)
 	set(&c.Beam, p.GCRBeam)
+	return c
+}
+
+func dogConfig(p plan.PeerSettings) dog.Config {
+	c := dog.DefaultConfig()
+	set(&c.Beam, p.DoGBeam)
+	set(&c.Depth, p.DoGDepth)
 	return c
 }
 
