@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/stem-kgqa/stem/models/llm"
+	"github.com/stem-kgqa/stem/peers/dog"
 	"github.com/stem-kgqa/stem/peers/gcr"
 	"github.com/stem-kgqa/stem/peers/graphraft"
 	"github.com/stem-kgqa/stem/peers/simgrag"
@@ -51,6 +52,18 @@ func Retrievers() *plan.Registry {
 		func(ctx context.Context, env plan.Env) (plan.Retriever, error) {
 			return graphraft.New(ctx, env, graphraftConfig(env.Peers))
 		})
+	_ = r.Register("dog", "DoG: well-formed triple chains from the question entities, graph-constrained triple by triple, beam bs=2 up to T=3 triples, each chain stopping when no continuation scores better (encoder and plan; or --dog-llm: the LLM's log-probabilities of the next triple and of concluding)",
+		func(ctx context.Context, env plan.Env) (plan.Retriever, error) {
+			cfg := dogConfig(env.Peers)
+			if env.Peers.DoGLLM {
+				c, err := llmClient(env, "dog", "--dog-llm")
+				if err != nil {
+					return nil, err
+				}
+				cfg.Scorer, cfg.LLM = dog.ScorerLLM, c
+			}
+			return dog.New(ctx, env, cfg)
+		})
 	return r
 }
 
@@ -84,6 +97,13 @@ func gcrConfig(p plan.PeerSettings) gcr.Config {
 func graphraftConfig(p plan.PeerSettings) graphraft.Config {
 	c := graphraft.DefaultConfig()
 	set(&c.Queries, p.GraphRAFTQueries)
+	return c
+}
+
+func dogConfig(p plan.PeerSettings) dog.Config {
+	c := dog.DefaultConfig()
+	set(&c.Beam, p.DoGBeam)
+	set(&c.Depth, p.DoGDepth)
 	return c
 }
 

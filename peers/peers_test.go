@@ -14,7 +14,7 @@ import (
 
 func TestRetrievers(t *testing.T) {
 	r := Retrievers()
-	if got, want := r.Names(), []string{"stem", "simgrag", "gcr", "graphraft"}; !slices.Equal(got, want) {
+	if got, want := r.Names(), []string{"stem", "simgrag", "gcr", "graphraft", "dog"}; !slices.Equal(got, want) {
 		t.Fatalf("names %v, want %v", got, want)
 	}
 	g, err := kg.GraphOf([][3]string{{"a", "r", "b"}})
@@ -51,6 +51,12 @@ func TestPeerSettings(t *testing.T) {
 	if c := gcrConfig(plan.PeerSettings{GCRHops: 3, GCRBeam: 4}); c.Hops != 3 || c.Beam != 4 {
 		t.Errorf("gcr settings %+v", c)
 	}
+	if c := dogConfig(plan.PeerSettings{}); c.Beam != 2 || c.Depth != 3 {
+		t.Errorf("dog defaults %+v", c)
+	}
+	if c := dogConfig(plan.PeerSettings{DoGBeam: 5, DoGDepth: 2}); c.Beam != 5 || c.Depth != 2 {
+		t.Errorf("dog settings %+v", c)
+	}
 }
 
 // --simgrag-llm takes the pipeline's LLM client, and says so when there is
@@ -60,7 +66,7 @@ func TestLLMModesNeedAClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, peers := range map[string]plan.PeerSettings{"simgrag": {SimGRAGLLM: true}, "gcr": {GCRLLM: true}} {
+	for name, peers := range map[string]plan.PeerSettings{"simgrag": {SimGRAGLLM: true}, "gcr": {GCRLLM: true}, "dog": {DoGLLM: true}} {
 		env := plan.Env{Graph: g, Encoder: wordvec.New(nil, wordvec.Options{}), Peers: peers}
 		if _, err := Retrievers().New(context.Background(), name, env); err == nil || !strings.Contains(err.Error(), "--llm-model") {
 			t.Errorf("%s, no client: %v", name, err)

@@ -67,6 +67,9 @@ type PeerSettings struct {
 	GCRBeam          int  `flag:"gcr-beam" min:"0" max:"100" category:"peers" usage:"gcr: relation paths decoded, K (0 = the paper's 10)"`
 	GraphRAFTQueries int  `flag:"graphraft-queries" min:"0" max:"100" category:"peers" usage:"graphraft: best grounded queries executed, their results the answers (0 = the paper's 1)"`
 	GCRLLM           bool `flag:"gcr-llm" category:"peers" usage:"gcr: score path continuations with the LLM's log-probabilities (/v1/completions with echo and logprobs) and choose the answers by its inductive reasoning over the K paths (needs --llm-model)"`
+	DoGBeam          int  `flag:"dog-beam" min:"0" max:"100" category:"peers" usage:"dog: chains kept per step, the beam size bs (0 = the paper's 2)"`
+	DoGDepth         int  `flag:"dog-depth" min:"0" max:"8" category:"peers" usage:"dog: the most triples in a chain, T (0 = 3; the paper sets none)"`
+	DoGLLM           bool `flag:"dog-llm" category:"peers" usage:"dog: score each chain's next triple and its stop with the LLM's log-probabilities given the paper's prompt (/v1/completions with echo and logprobs; needs --llm-model)"`
 }
 
 // DefaultSettings returns the paper's parameters with the auto planner,
@@ -147,8 +150,8 @@ func (s Settings) Check(reg *Registry) error {
 	if s.Planner == "pattern" && s.PlannerModel == "" {
 		return fmt.Errorf("--planner pattern needs --planner-model FILE (train one with 'stem train planner')")
 	}
-	if (s.Planner == "llm" || s.Generator == "llm" || s.Peers.SimGRAGLLM || s.Peers.GCRLLM) && s.Chat.Model == "" {
-		return fmt.Errorf("--planner llm, --generator llm, --simgrag-llm and --gcr-llm need --llm-model NAME (and --llm-base-url of an OpenAI-compatible server)")
+	if (s.Planner == "llm" || s.Generator == "llm" || s.Peers.SimGRAGLLM || s.Peers.GCRLLM || s.Peers.DoGLLM) && s.Chat.Model == "" {
+		return fmt.Errorf("--planner llm, --generator llm, --simgrag-llm, --gcr-llm and --dog-llm need --llm-model NAME (and --llm-base-url of an OpenAI-compatible server)")
 	}
 	if err := s.Tracing.Check(); err != nil {
 		return err

@@ -32,7 +32,8 @@ func TestComparePeers(t *testing.T) {
 		return `{"divided": ["x"], "triples": [("Inception", "` + rel + `", "UNKNOWN person 1")]}`
 	}
 	// The pretend model likes directed_by and written_by and dislikes
-	// everything else, so the LLM-scored GCR decodes the gold paths.
+	// everything else, so the LLM-scored GCR and DoG decode the gold
+	// paths.
 	logprob := func(before, token string) float64 {
 		if strings.Contains(token, "directed_by") || strings.Contains(token, "written_by") || strings.Contains(token, "</PATH>") {
 			return -0.1
@@ -47,7 +48,8 @@ func TestComparePeers(t *testing.T) {
 	)
 	rep := filepath.Join(dir, "report")
 	out, _, err := run(t, "compare", "--format", "pq", "--questions", qs, "--kg", kb, "--vectors", tinyVectors, "--planner", "oracle",
-		"--strategies", "stem,simgrag,gcr", "--config", "name=simgrag-llm,retriever=simgrag,simgrag-llm", "--config", "name=gcr-llm,retriever=gcr,gcr-llm",
+		"--strategies", "stem,simgrag,gcr,dog", "--config", "name=simgrag-llm,retriever=simgrag,simgrag-llm", "--config", "name=gcr-llm,retriever=gcr,gcr-llm",
+		"--config", "name=dog-llm,retriever=dog,dog-llm",
 		"--llm-base-url", srv.BaseURL(), "--llm-model", "test-llm", "--llm-api-key-env", "STEM_TEST_NO_KEY", "--llm-no-cache", "--report", rep)
 	if err != nil {
 		t.Fatal(err)
@@ -60,13 +62,13 @@ func TestComparePeers(t *testing.T) {
 	if err := json.Unmarshal(b, &c); err != nil {
 		t.Fatal(err)
 	}
-	if a := c.Agreement; a == nil || a.N != 2 || a.All != 2 || len(a.Alone) != 5 {
-		t.Errorf("agreement %+v, want all 5 right on both questions", c.Agreement)
+	if a := c.Agreement; a == nil || a.N != 2 || a.All != 2 || len(a.Alone) != 7 {
+		t.Errorf("agreement %+v, want all 7 right on both questions", c.Agreement)
 	}
 	if md, err := os.ReadFile(filepath.Join(rep, report.MarkdownFile)); err != nil || !strings.Contains(string(md), "## Agreement") {
 		t.Errorf("report.md has no agreement: %v", err)
 	}
-	if len(c.Entries) != 5 {
+	if len(c.Entries) != 7 {
 		t.Fatalf("%d rows:\n%s", len(c.Entries), out)
 	}
 	for _, e := range c.Entries {
@@ -74,7 +76,7 @@ func TestComparePeers(t *testing.T) {
 		if r.N != 2 || r.Hit != 100 || r.Unbacked != 0 {
 			t.Errorf("%s: n %d hit %.2f unbacked %d\n%s", e.Name, r.N, r.Hit, r.Unbacked, out)
 		}
-		if llmRow := strings.HasSuffix(e.Name, "-llm"); (r.LLM != nil) != llmRow || e.Name == "simgrag-llm" && r.LLM.RequestsPerQ != 1 || e.Name == "gcr-llm" && r.LLM.RequestsPerQ < 2 {
+		if llmRow := strings.HasSuffix(e.Name, "-llm"); (r.LLM != nil) != llmRow || e.Name == "simgrag-llm" && r.LLM.RequestsPerQ != 1 || (e.Name == "gcr-llm" || e.Name == "dog-llm") && r.LLM.RequestsPerQ < 2 {
 			t.Errorf("%s: LLM use %+v", e.Name, r.LLM)
 		}
 	}

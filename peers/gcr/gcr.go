@@ -243,7 +243,7 @@ func (r *Retriever) Retrieve(ctx context.Context, req plan.Request) (*plan.Evide
 	ev := &plan.Evidence{Timings: map[string]time.Duration{}}
 	res := &tracing.Result{}
 	ev.Trace = res
-	anchors := r.anchors(g, req, res)
+	anchors := Anchors(g, req, res)
 	trie, err := r.trie(ctx, g, !req.Own && r.shared(g), anchors, ev)
 	if err != nil {
 		return nil, err
@@ -274,12 +274,12 @@ func (r *Retriever) Retrieve(ctx context.Context, req plan.Request) (*plan.Evide
 	return ev, nil
 }
 
-// anchors places the question entities: the request's anchors, or, with
-// none, the entities whose normalised name equals a mention's (GCR links
-// entities before it builds tries; similarity anchoring is tracing's and
-// is not repeated here). It fills res.Anchors and notes anchors without
+// Anchors places the question entities of req in g: the request's
+// anchors, or, with none, the entities whose normalised name equals a
+// mention's (GCR links entities before it builds tries; similarity
+// anchoring is tracing's and is not repeated here). It fills res.Anchors and notes anchors without
 // edges.
-func (r *Retriever) anchors(g kg.Reader, req plan.Request, res *tracing.Result) []int32 {
+func Anchors(g kg.Reader, req plan.Request, res *tracing.Result) []int32 {
 	n := int32(g.NumEntities())
 	add := func(e int32, mention string) {
 		if e < 0 || e >= n || slices.ContainsFunc(res.Anchors, func(a tracing.Anchor) bool { return a.Entity == e }) {
@@ -364,16 +364,21 @@ type Path struct {
 	Model, Plan float32
 }
 
-// planPath is a candidate schema graph's relation path.
-type planPath struct {
-	toks   []Token
-	weight float32
+// PlanPath is a candidate schema graph's relation path from a mention
+// to the answer slot, with the planner's confidence in it. DoG's
+// retrieval scores its chains by the same plan term.
+type PlanPath struct {
+	// Tokens are the path's steps, in order from the mention.
+	Tokens []Token
+	// Weight is 1 for every candidate of an unranked projection and
+	// 1/(rank+1) for a ranked one.
+	Weight float32
 }
 
-// planPaths reads the relation path of every candidate schema graph of p
+// PlanPaths reads the relation path of every candidate schema graph of p
 // that g knows all the relations of.
-func planPaths(g kg.Reader, p projection.Projection) []planPath {
-	var out []planPath
+func PlanPaths(g kg.Reader, p projection.Projection) []PlanPath {
+	var out []PlanPath
 	for i, c := range p.Candidates {
 		steps := schemaSteps(c.Graph)
 		if len(steps) == 0 {
@@ -394,7 +399,7 @@ func planPaths(g kg.Reader, p projection.Projection) []planPath {
 		if !p.Unranked {
 			w = 1 / float32(i+1)
 		}
-		out = append(out, planPath{toks: toks, weight: w})
+		out = append(out, PlanPath{Tokens: toks, Weight: w})
 	}
 	return out
 }
@@ -444,14 +449,16 @@ func schemaSteps(g schema.Graph) []schema.Step {
 	return nil
 }
 
-// planScore is plan(path) of the package doc.
-func planScore(plans []planPath, path []Token) float32 {
+// PlanScore is plan(path) of the package doc: the largest Weight *
+// len(path)/len(Tokens) over the plans whose Tokens start with path, 0
+// when none does.
+func PlanScore(plans []PlanPath, path []Token) float32 {
 	best := float32(0)
 	for _, p := range plans {
-		if len(path) > len(p.toks) || !slices.Equal(p.toks[:len(path)], path) {
+		if len(path) > len(p.Tokens) || !slices.Equal(p.Tokens[:len(path)], path) {
 			continue
 		}
-		best = max(best, p.weight*float32(len(path))/float32(len(p.toks)))
+		best = max(best, p.Weight*float32(len(path))/float32(len(p.Tokens)))
 	}
 	return best
 }
@@ -473,7 +480,7 @@ func (r *Retriever) decode(ctx context.Context, g kg.Reader, trie *Trie, req pla
 	if err != nil {
 		return nil, err
 	}
-	plans := planPaths(g, req.Projection)
+	plans := PlanPaths(g, req.Projection)
 	beam := []int32{0}
 	var pool []Path
 	for depth := 0; depth < trie.Hops && len(beam) > 0; depth++ {
@@ -492,7 +499,7 @@ func (r *Retriever) decode(ctx context.Context, g kg.Reader, trie *Trie, req pla
 		// would end; the K decoded paths come from the pool.
 		grow := make([]Path, len(cands))
 		for i, n := range cands {
-			pl := planScore(plans, trie.Path(n))
+			pl := PlanScore(plans, trie.Path(n))
 			grow[i] = Path{Node: n, Score: prefix[i] + r.cfg.PlanWeight*pl}
 			pool = append(pool, Path{Node: n, Model: whole[i], Plan: pl, Score: whole[i] + r.cfg.PlanWeight*pl})
 		}
