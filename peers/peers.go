@@ -48,9 +48,17 @@ func Retrievers() *plan.Registry {
 			}
 			return gcr.New(ctx, env, cfg)
 		})
-	_ = r.Register("graphraft", "GraphRAFT: every grounded 1-hop, 2-hop and between-entity query template instance around the question entities, the best chosen by encoder cosine and the planner's candidate paths, executed; answers are its results",
+	_ = r.Register("graphraft", "GraphRAFT: every grounded 1-hop, 2-hop and between-entity query template instance around the question entities, the best chosen by encoder cosine and the planner's candidate paths (or --graphraft-llm: by the LLM among the 20 best, as numbered Cypher queries), executed; answers are its results",
 		func(ctx context.Context, env plan.Env) (plan.Retriever, error) {
-			return graphraft.New(ctx, env, graphraftConfig(env.Peers))
+			cfg := graphraftConfig(env.Peers)
+			if env.Peers.GraphRAFTLLM {
+				c, err := llmClient(env, "graphraft", "--graphraft-llm")
+				if err != nil {
+					return nil, err
+				}
+				cfg.Chat = c
+			}
+			return graphraft.New(ctx, env, cfg)
 		})
 	_ = r.Register("dog", "DoG: well-formed triple chains from the question entities, graph-constrained triple by triple, beam bs=2 up to T=3 triples, each chain stopping when no continuation scores better (encoder and plan; or --dog-llm: the LLM's log-probabilities of the next triple and of concluding)",
 		func(ctx context.Context, env plan.Env) (plan.Retriever, error) {
@@ -97,6 +105,8 @@ func gcrConfig(p plan.PeerSettings) gcr.Config {
 func graphraftConfig(p plan.PeerSettings) graphraft.Config {
 	c := graphraft.DefaultConfig()
 	set(&c.Queries, p.GraphRAFTQueries)
+	set(&c.Choices, p.GraphRAFTChoices)
+	set(&c.Hops, p.GraphRAFTHops)
 	return c
 }
 

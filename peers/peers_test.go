@@ -39,10 +39,10 @@ func TestPeerSettings(t *testing.T) {
 	if c := simgragConfig(plan.PeerSettings{SimGRAGK: 5, SimGRAGNodes: 8, SimGRAGRelations: 4}); c.K != 5 || c.KNodes != 8 || c.KRelations != 4 {
 		t.Errorf("simgrag settings %+v", c)
 	}
-	if c := graphraftConfig(plan.PeerSettings{}); c.Queries != 1 {
+	if c := graphraftConfig(plan.PeerSettings{}); c.Queries != 1 || c.Hops != 2 || c.Choices != 20 {
 		t.Errorf("graphraft defaults %+v", c)
 	}
-	if c := graphraftConfig(plan.PeerSettings{GraphRAFTQueries: 3}); c.Queries != 3 {
+	if c := graphraftConfig(plan.PeerSettings{GraphRAFTQueries: 3, GraphRAFTHops: 3, GraphRAFTChoices: 5}); c.Queries != 3 || c.Hops != 3 || c.Choices != 5 {
 		t.Errorf("graphraft settings %+v", c)
 	}
 	if c := gcrConfig(plan.PeerSettings{}); c.Hops != 2 || c.Beam != 10 {
@@ -66,7 +66,7 @@ func TestLLMModesNeedAClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, peers := range map[string]plan.PeerSettings{"simgrag": {SimGRAGLLM: true}, "gcr": {GCRLLM: true}, "dog": {DoGLLM: true}} {
+	for name, peers := range map[string]plan.PeerSettings{"simgrag": {SimGRAGLLM: true}, "gcr": {GCRLLM: true}, "dog": {DoGLLM: true}, "graphraft": {GraphRAFTLLM: true}} {
 		env := plan.Env{Graph: g, Encoder: wordvec.New(nil, wordvec.Options{}), Peers: peers}
 		if _, err := Retrievers().New(context.Background(), name, env); err == nil || !strings.Contains(err.Error(), "--llm-model") {
 			t.Errorf("%s, no client: %v", name, err)

@@ -38,7 +38,7 @@ type Settings struct {
 
 	Strategy StrategyChoice `flag:"strategy" usage:"auto (the planner's choice), precision or breadth"`
 	// Retriever names the retrieval strategy in the Registry.
-	Retriever string `flag:"retriever" placeholder:"NAME" usage:"retrieval strategy, by NAME: stem (guidance + structure tracing), simgrag or gcr (the peer systems, see README)"`
+	Retriever string `flag:"retriever" placeholder:"NAME" usage:"retrieval strategy, by NAME: stem (guidance + structure tracing), simgrag, gcr, dog or graphraft (the peer systems, see README)"`
 	// GNN is the Triple-GNN model file whose guidance graph biases
 	// tracing; "" means none.
 	GNN       OptionalFile  `flag:"gnn" placeholder:"MODEL" category:"guidance" usage:"Triple-GNN MODEL file (from 'stem train gnn') whose guidance graph biases tracing"`
@@ -66,6 +66,9 @@ type PeerSettings struct {
 	GCRHops          int  `flag:"gcr-hops" min:"0" max:"4" category:"peers" usage:"gcr: the KG-Trie's depth, L hops (0 = the paper's 2)"`
 	GCRBeam          int  `flag:"gcr-beam" min:"0" max:"100" category:"peers" usage:"gcr: relation paths decoded, K (0 = the paper's 10)"`
 	GraphRAFTQueries int  `flag:"graphraft-queries" min:"0" max:"100" category:"peers" usage:"graphraft: best grounded queries executed, their results the answers (0 = the paper's 1)"`
+	GraphRAFTHops    int  `flag:"graphraft-hops" min:"0" max:"3" category:"peers" usage:"graphraft: the longest chain template, in hops (0 = the paper's 2; 3 adds three-hop chains)"`
+	GraphRAFTChoices int  `flag:"graphraft-choices" min:"0" max:"200" category:"peers" usage:"graphraft: best-scored grounded queries the LLM chooses among with --graphraft-llm (0 = 20)"`
+	GraphRAFTLLM     bool `flag:"graphraft-llm" category:"peers" usage:"graphraft: the LLM chooses the executed queries among the grounded ones, shown as numbered Cypher queries (needs --llm-model); never a free-form query"`
 	GCRLLM           bool `flag:"gcr-llm" category:"peers" usage:"gcr: score path continuations with the LLM's log-probabilities (/v1/completions with echo and logprobs) and choose the answers by its inductive reasoning over the K paths (needs --llm-model)"`
 	DoGBeam          int  `flag:"dog-beam" min:"0" max:"100" category:"peers" usage:"dog: chains kept per step, the beam size bs (0 = the paper's 2)"`
 	DoGDepth         int  `flag:"dog-depth" min:"0" max:"8" category:"peers" usage:"dog: the most triples in a chain, T (0 = 3; the paper sets none)"`

@@ -43,13 +43,21 @@ func TestComparePeers(t *testing.T) {
 	srv := llmtest.NewServer(t,
 		llmtest.ScriptedReply{Match: func(r llmtest.Request) bool { return r.Completion() }, Repeat: true, TokenLogprob: logprob},
 		llmtest.ScriptedReply{Match: func(r llmtest.Request) bool { return strings.HasPrefix(r.LastUser(), "Reasoning Paths:") }, Repeat: true, Content: []string{`["Christopher_Nolan"]`}},
+		// GraphRAFT's choice, by the query's own text (its number depends
+		// on the scored order).
+		llmtest.ScriptedReply{Match: func(r llmtest.Request) bool {
+			return strings.Contains(r.LastUser(), "Cypher queries") && strings.Contains(r.LastUser(), "who directed inception")
+		}, Content: []string{"MATCH ({name: \"Inception\"})-[:`directed_by`]->(x) RETURN DISTINCT x"}},
+		llmtest.ScriptedReply{Match: func(r llmtest.Request) bool {
+			return strings.Contains(r.LastUser(), "Cypher queries") && strings.Contains(r.LastUser(), "who wrote inception")
+		}, Content: []string{"MATCH ({name: \"Inception\"})-[:`written_by`]->(x) RETURN DISTINCT x"}},
 		llmtest.ScriptedReply{Match: func(r llmtest.Request) bool { return strings.Contains(r.LastUser(), "who directed inception") }, Content: []string{pattern("directed by")}},
 		llmtest.ScriptedReply{Match: func(r llmtest.Request) bool { return strings.Contains(r.LastUser(), "who wrote inception") }, Content: []string{pattern("written by")}},
 	)
 	rep := filepath.Join(dir, "report")
 	out, _, err := run(t, "compare", "--format", "pq", "--questions", qs, "--kg", kb, "--vectors", tinyVectors, "--planner", "oracle",
-		"--strategies", "stem,simgrag,gcr,dog", "--config", "name=simgrag-llm,retriever=simgrag,simgrag-llm", "--config", "name=gcr-llm,retriever=gcr,gcr-llm",
-		"--config", "name=dog-llm,retriever=dog,dog-llm",
+		"--strategies", "stem,simgrag,gcr,dog,graphraft", "--config", "name=simgrag-llm,retriever=simgrag,simgrag-llm", "--config", "name=gcr-llm,retriever=gcr,gcr-llm",
+		"--config", "name=dog-llm,retriever=dog,dog-llm", "--config", "name=graphraft-llm,retriever=graphraft,graphraft-llm",
 		"--llm-base-url", srv.BaseURL(), "--llm-model", "test-llm", "--llm-api-key-env", "STEM_TEST_NO_KEY", "--llm-no-cache", "--report", rep)
 	if err != nil {
 		t.Fatal(err)
@@ -62,13 +70,13 @@ func TestComparePeers(t *testing.T) {
 	if err := json.Unmarshal(b, &c); err != nil {
 		t.Fatal(err)
 	}
-	if a := c.Agreement; a == nil || a.N != 2 || a.All != 2 || len(a.Alone) != 7 {
-		t.Errorf("agreement %+v, want all 7 right on both questions", c.Agreement)
+	if a := c.Agreement; a == nil || a.N != 2 || a.All != 2 || len(a.Alone) != 9 {
+		t.Errorf("agreement %+v, want all 9 right on both questions", c.Agreement)
 	}
 	if md, err := os.ReadFile(filepath.Join(rep, report.MarkdownFile)); err != nil || !strings.Contains(string(md), "## Agreement") {
 		t.Errorf("report.md has no agreement: %v", err)
 	}
-	if len(c.Entries) != 7 {
+	if len(c.Entries) != 9 {
 		t.Fatalf("%d rows:\n%s", len(c.Entries), out)
 	}
 	for _, e := range c.Entries {
@@ -76,7 +84,7 @@ func TestComparePeers(t *testing.T) {
 		if r.N != 2 || r.Hit != 100 || r.Unbacked != 0 {
 			t.Errorf("%s: n %d hit %.2f unbacked %d\n%s", e.Name, r.N, r.Hit, r.Unbacked, out)
 		}
-		if llmRow := strings.HasSuffix(e.Name, "-llm"); (r.LLM != nil) != llmRow || e.Name == "simgrag-llm" && r.LLM.RequestsPerQ != 1 || (e.Name == "gcr-llm" || e.Name == "dog-llm") && r.LLM.RequestsPerQ < 2 {
+		if llmRow := strings.HasSuffix(e.Name, "-llm"); (r.LLM != nil) != llmRow || (e.Name == "simgrag-llm" || e.Name == "graphraft-llm") && r.LLM.RequestsPerQ != 1 || (e.Name == "gcr-llm" || e.Name == "dog-llm") && r.LLM.RequestsPerQ < 2 {
 			t.Errorf("%s: LLM use %+v", e.Name, r.LLM)
 		}
 	}

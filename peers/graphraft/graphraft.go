@@ -8,7 +8,9 @@
 //     pattern around each question entity, both directions per hop, and
 //     every length-two path (a)-[r1]-(x)-[r2]-(b) between two question
 //     entities, each instance kept only when it matches in the KG, so
-//     every query considered is grounded and executable. GraphRAFT runs
+//     every query considered is grounded and executable. Config.Hops 3
+//     adds three-hop chains, which the paper's templates lack and
+//     three-hop questions need. GraphRAFT runs
 //     these as Cypher on Neo4j; here Execute runs the same plan over the
 //     kg.Reader interface, in memory or against the kg/sparql backend
 //     alike. Query.SPARQL compiles an instance to the SELECT an endpoint
@@ -34,8 +36,8 @@
 //     from the planner's candidates in Request.Projection: the pattern
 //     planner is learnt from training questions, so using its candidate
 //     relation paths to choose among executable queries is the learnt
-//     part of the selector. A candidate schema graph that is a chain from
-//     a mention to a placeholder gives its relation key; plan(q) is the
+//     part of the selector. A candidate schema graph that is a chain
+//     from a mention to a placeholder gives its relation key; plan(q) is the
 //     largest weight(c) over candidates c whose key equals q's (1 for an
 //     unranked projection such as the oracle's, 1/(rank+1) for a ranked
 //     one), half that when q's steps are a proper prefix of c's, 0
@@ -43,6 +45,12 @@
 //     candidates do not describe them. Selector.Train learns, from
 //     Synthesize's pairs, which relation keys answer which question
 //     words; Config.Selector adds its log-odds score when set.
+//
+//     With Config.Chat an LLM makes the choice instead: it is shown the
+//     Choices best-scored queries as numbered Cypher text and replies
+//     with a number (RenderChoice, ParseChoice). That is grounded
+//     constrained choice, not free-form generation: whatever it replies,
+//     no query outside the grounded set runs.
 //
 //  4. Execution: the Queries best queries are executed; the answers are
 //     their results, each bound by the KG triples of its matched paths,
@@ -64,6 +72,7 @@ import (
 
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models"
+	"github.com/stem-kgqa/stem/models/llm"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/schema"
@@ -76,6 +85,9 @@ type Config struct {
 	// Queries is how many of the best queries are executed (1: the
 	// paper's single best query).
 	Queries int
+	// Hops is the longest chain template, 1 to MaxHops (2: the paper's
+	// one- and two-hop templates).
+	Hops int
 	// PlanWeight weighs the planner's candidates against the cosine (1).
 	PlanWeight float32
 	// MaxReach bounds the entities per first step whose relations are
@@ -84,25 +96,54 @@ type Config struct {
 	MaxReach, MaxPaths, MaxChains int
 	// Selector, when set, adds a selector learnt from synthesized pairs.
 	Selector *Selector
+
+	// Chat, when set, is the LLM that chooses the executed queries among
+	// the Choices best-scored grounded ones (RenderChoice), standing in for
+	// the paper's fine-tuned generator L1 under its grounded mask. Nil
+	// keeps the scored order.
+	Chat llm.Chatter
+	// Choices is how many grounded queries the LLM is shown (0 means
+	// DefaultChoices).
+	Choices int
+	// MaxParseRetries is how many times an unusable choice is asked for
+	// again (0 means DefaultMaxParseRetries, negative never); after that
+	// the scored order stands and a problem says so.
+	MaxParseRetries int
+	// Temperature of the first choice request (0, greedy); retries use
+	// RetryTemperature (0 means DefaultRetryTemperature), since a greedy
+	// retry would repeat the reply.
+	Temperature, RetryTemperature float64
+	// Seed is sent with the first request and shifted by one per retry.
+	Seed int64
+	// MaxTokens bounds each reply; 0 leaves it to the server.
+	MaxTokens int
 }
 
 // DefaultConfig returns the values above.
 func DefaultConfig() Config {
-	return Config{Queries: 1, PlanWeight: 1, MaxReach: 2000, MaxPaths: 5000, MaxChains: 500}
+	return Config{Queries: 1, Hops: 2, PlanWeight: 1, MaxReach: 2000, MaxPaths: 5000, MaxChains: 500,
+		Choices: DefaultChoices, MaxParseRetries: DefaultMaxParseRetries, RetryTemperature: DefaultRetryTemperature}
 }
 
 func (c Config) withDefaults() (Config, error) {
-	if c.Queries < 0 || c.PlanWeight < 0 || c.MaxReach < 0 || c.MaxPaths < 0 || c.MaxChains < 0 {
+	if c.Queries < 0 || c.Hops < 0 || c.PlanWeight < 0 || c.MaxReach < 0 || c.MaxPaths < 0 || c.MaxChains < 0 || c.Choices < 0 || c.Temperature < 0 || c.RetryTemperature < 0 || c.MaxTokens < 0 {
 		return c, fmt.Errorf("graphraft: config %+v: negative value", c)
 	}
 	d := DefaultConfig()
 	for _, f := range []struct {
 		v   *int
 		def int
-	}{{&c.Queries, d.Queries}, {&c.MaxReach, d.MaxReach}, {&c.MaxPaths, d.MaxPaths}, {&c.MaxChains, d.MaxChains}} {
+	}{{&c.Queries, d.Queries}, {&c.Hops, d.Hops}, {&c.MaxReach, d.MaxReach}, {&c.MaxPaths, d.MaxPaths}, {&c.MaxChains, d.MaxChains},
+		{&c.Choices, d.Choices}, {&c.MaxParseRetries, d.MaxParseRetries}} {
 		if *f.v == 0 {
 			*f.v = f.def
 		}
+	}
+	if c.RetryTemperature == 0 {
+		c.RetryTemperature = d.RetryTemperature
+	}
+	if c.Hops > MaxHops {
+		return c, fmt.Errorf("graphraft: %d hops: at most %d", c.Hops, MaxHops)
 	}
 	return c, nil
 }
@@ -143,7 +184,7 @@ func (r *Retriever) Retrieve(ctx context.Context, req plan.Request) (*plan.Evide
 	res := &tracing.Result{}
 	ev := &plan.Evidence{Trace: res, Timings: map[string]time.Duration{}}
 	anchors := anchorsOf(g, req, res)
-	qs, err := Enumerate(ctx, g, anchors, r.cfg.MaxReach)
+	qs, err := Enumerate(ctx, g, anchors, r.cfg.Hops, r.cfg.MaxReach)
 	if err != nil {
 		return nil, fmt.Errorf("graphraft: question %q: %w", req.Question, err)
 	}
@@ -153,6 +194,16 @@ func (r *Retriever) Retrieve(ctx context.Context, req plan.Request) (*plan.Evide
 	ranked, err := r.Rank(ctx, g, req, qs)
 	if err != nil {
 		return nil, fmt.Errorf("graphraft: question %q: %w", req.Question, err)
+	}
+	if r.cfg.Chat != nil {
+		t := time.Now()
+		var probs []string
+		ranked, probs, err = r.choose(ctx, g, req.Question, ranked)
+		res.Problems = append(res.Problems, probs...)
+		if err != nil {
+			return nil, fmt.Errorf("graphraft: question %q: %w", req.Question, err)
+		}
+		ev.Timings[StageChoose] = time.Since(t)
 	}
 	if err := r.execute(ctx, g, ranked[:min(len(ranked), r.cfg.Queries)], res); err != nil {
 		return nil, fmt.Errorf("graphraft: question %q: %w", req.Question, err)

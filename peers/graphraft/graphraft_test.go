@@ -59,11 +59,7 @@ func TestRetrieve(t *testing.T) {
 				t.Fatal(err)
 			}
 			res := ev.Trace
-			var got []string
-			for _, a := range res.Answers {
-				got = append(got, a.Name)
-			}
-			slices.Sort(got)
+			got := answerNames(res.Answers)
 			if !slices.Equal(got, tc.answers) {
 				t.Errorf("answers %v, want %v", got, tc.answers)
 			}
@@ -93,11 +89,7 @@ func TestRetrieveUnrankedTopQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, a := range ev.Trace.Answers {
-		got = append(got, a.Name)
-	}
-	slices.Sort(got)
+	got := answerNames(ev.Trace.Answers)
 	if want := []string{"aurich", "enno"}; !slices.Equal(got, want) {
 		t.Errorf("answers %v, want %v", got, want)
 	}
@@ -145,4 +137,14 @@ func TestSelector(t *testing.T) {
 			t.Errorf("%q: posterior %v, want %s first, summing to 1", tc.q, p, tc.want)
 		}
 	}
+}
+
+// answerNames are the names of answers, sorted.
+func answerNames(answers []tracing.Answer) []string {
+	var out []string
+	for _, a := range answers {
+		out = append(out, a.Name)
+	}
+	slices.Sort(out)
+	return out
 }

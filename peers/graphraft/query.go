@@ -20,7 +20,19 @@ const (
 	// Between is (a)-[r1]-(x)-[r2]-(b): x the middle of a length-two path
 	// between two question entities a and b.
 	Between
+	// ThreeHop is (e)-[r1]-(y1)-[r2]-(y2)-[r3]-(x), enumerated only when
+	// Config.Hops is 3: the paper's templates stop at two hops, which
+	// cannot reach a three-hop question's answer (PathQuestion's PQ-3H).
+	ThreeHop
 )
+
+// MaxHops is the longest chain template.
+const MaxHops = 3
+
+// chain returns the template of a chain of n steps from one anchor.
+func chainTemplate(n int) Template {
+	return [...]Template{0, OneHop, TwoHop, ThreeHop}[n]
+}
 
 // String names the template as the package doc does.
 func (t Template) String() string {
@@ -31,6 +43,8 @@ func (t Template) String() string {
 		return "two-hop"
 	case Between:
 		return "between"
+	case ThreeHop:
+		return "three-hop"
 	}
 	return fmt.Sprintf("Template(%d)", int(t))
 }
@@ -83,13 +97,12 @@ func (q Query) Cypher(g kg.Reader) string {
 	}
 	var b strings.Builder
 	b.WriteString("MATCH " + node(q.Anchors[0]))
-	switch q.Template {
-	case OneHop:
-		b.WriteString(edge(q.Steps[0], "(x)"))
-	case TwoHop:
-		b.WriteString(edge(q.Steps[0], "(y)") + edge(q.Steps[1], "(x)"))
-	case Between:
+	if q.Template == Between {
 		b.WriteString(edge(q.Steps[0], "(x)") + edge(q.Steps[1], node(q.Anchors[1])))
+	} else {
+		for i, s := range q.Steps {
+			b.WriteString(edge(s, chainVar(i, len(q.Steps), "(", ")")))
+		}
 	}
 	b.WriteString(" RETURN DISTINCT x")
 	return b.String()
@@ -111,19 +124,36 @@ func (q Query) SPARQL(g kg.Reader, base string) string {
 	}
 	a := iri(g.EntityName(q.Anchors[0]))
 	var lines []string
-	switch q.Template {
-	case OneHop:
-		lines = append(lines, pat(a, q.Steps[0], "?x"))
-	case TwoHop:
-		lines = append(lines, pat(a, q.Steps[0], "?y"), pat("?y", q.Steps[1], "?x"))
-		if q.Steps[0].Rel == q.Steps[1].Rel && q.Steps[0].Inverse != q.Steps[1].Inverse {
-			lines = append(lines, fmt.Sprintf("FILTER(?x != %s)", a))
-		}
-	case Between:
+	if q.Template == Between {
 		b := iri(g.EntityName(q.Anchors[1]))
 		lines = append(lines, pat(a, q.Steps[0], "?x"), pat("?x", q.Steps[1], b))
+	} else {
+		nodes := []string{a}
+		for i, s := range q.Steps {
+			nodes = append(nodes, chainVar(i, len(q.Steps), "?", ""))
+			lines = append(lines, pat(nodes[i], s, nodes[i+1]))
+		}
+		// Step i+1 walks back over step i's triple exactly when it
+		// returns to node i.
+		for i := 0; i+1 < len(q.Steps); i++ {
+			if q.Steps[i].Rel == q.Steps[i+1].Rel && q.Steps[i].Inverse != q.Steps[i+1].Inverse {
+				lines = append(lines, fmt.Sprintf("FILTER(%s != %s)", nodes[i+2], nodes[i]))
+			}
+		}
 	}
 	return "SELECT DISTINCT ?x WHERE {\n  " + strings.Join(lines, "\n  ") + "\n}"
+}
+
+// chainVar names the node after step i of an n-step chain: x for the
+// last, y for the middle of two, y1, y2 for those of three.
+func chainVar(i, n int, open, close string) string {
+	switch {
+	case i == n-1:
+		return open + "x" + close
+	case n == 2:
+		return open + "y" + close
+	}
+	return fmt.Sprintf("%sy%d%s", open, i+1, close)
 }
 
 // Path is one match of a query: its answer and the KG triples, in step
@@ -161,43 +191,51 @@ func Execute(ctx context.Context, g kg.Reader, q Query, limit int) ([]Path, erro
 	}
 	var out []Path
 	full := func() bool { return limit > 0 && len(out) >= limit }
-	a := q.Anchors[0]
-	switch q.Template {
-	case OneHop:
-		for _, id := range walk(g, a, q.Steps[0]) {
-			if full() {
-				break
+	ids := make([]int32, 0, len(q.Steps))
+	var rec func(e int32) error
+	rec = func(e int32) error {
+		k := len(ids)
+		if k == len(q.Steps) {
+			ans := e
+			if q.Template == Between {
+				if e != q.Anchors[1] {
+					return nil
+				}
+				ans = far(g, ids[0], q.Steps[0])
 			}
-			out = append(out, Path{Answer: far(g, id, q.Steps[0]), Triples: []int32{id}})
+			out = append(out, Path{Answer: ans, Triples: slices.Clone(ids)})
+			return nil
 		}
-	case TwoHop, Between:
-		for _, id1 := range walk(g, a, q.Steps[0]) {
+		if k == 1 {
 			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("execute %s: %w", q.Key(g), err)
-			}
-			y := far(g, id1, q.Steps[0])
-			for _, id2 := range walk(g, y, q.Steps[1]) {
-				if id2 == id1 || full() {
-					continue
-				}
-				x := far(g, id2, q.Steps[1])
-				ans := x
-				if q.Template == Between {
-					if x != q.Anchors[1] {
-						continue
-					}
-					ans = y
-				}
-				out = append(out, Path{Answer: ans, Triples: []int32{id1, id2}})
+				return fmt.Errorf("execute %s: %w", q.Key(g), err)
 			}
 		}
+		for _, id := range walk(g, e, q.Steps[k]) {
+			if full() {
+				return nil
+			}
+			if k > 0 && id == ids[k-1] {
+				continue
+			}
+			ids = append(ids, id)
+			err := rec(far(g, id, q.Steps[k]))
+			ids = ids[:k]
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := rec(q.Anchors[0]); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
 // valid rejects a query whose shape or ids g cannot run.
 func (q Query) valid(g kg.Reader) error {
-	want := map[Template][2]int{OneHop: {1, 1}, TwoHop: {2, 1}, Between: {2, 2}}
+	want := map[Template][2]int{OneHop: {1, 1}, TwoHop: {2, 1}, ThreeHop: {3, 1}, Between: {2, 2}}
 	w, ok := want[q.Template]
 	if !ok || len(q.Steps) != w[0] || len(q.Anchors) != w[1] {
 		return fmt.Errorf("query %v with %d steps and %d anchors: malformed", q.Template, len(q.Steps), len(q.Anchors))
@@ -245,13 +283,21 @@ func steps(g kg.Reader, e int32) []Step {
 	return out
 }
 
+// hop is a frontier entity of a chain prefix and the triple it was
+// reached by (-1 for the anchor).
+type hop struct{ e, by int32 }
+
 // Enumerate returns every template instance around anchors that matches
-// at least one path in g: the one- and two-hop queries of each anchor
-// (both directions per hop) and the length-two paths between each pair of
-// anchors, in a fixed order. maxReach bounds the intermediate entities
-// whose relations are read per first step (0 = no bound), so a hub does
-// not blow the set up; the queries kept are still all executable.
-func Enumerate(ctx context.Context, g kg.Reader, anchors []int32, maxReach int) ([]Query, error) {
+// at least one path in g: the chain queries of each anchor up to hops
+// steps (1 or 2 are the paper's templates; MaxHops at most), each step in
+// either direction, and the length-two paths between each pair of
+// anchors, in a fixed order. maxReach bounds the entities each prefix's
+// next step is read from (0 = no bound), so a hub does not blow the set
+// up; the queries kept are still all executable.
+func Enumerate(ctx context.Context, g kg.Reader, anchors []int32, hops, maxReach int) ([]Query, error) {
+	if hops < 1 || hops > MaxHops {
+		return nil, fmt.Errorf("enumerate: %d hops: want 1 to %d", hops, MaxHops)
+	}
 	var out []Query
 	seen := map[string]bool{}
 	add := func(q Query) {
@@ -266,38 +312,71 @@ func Enumerate(ctx context.Context, g kg.Reader, anchors []int32, maxReach int) 
 			return nil, fmt.Errorf("enumerate: anchor %d not in the KG", a)
 		}
 	}
-	for _, a := range anchors {
+	// grow adds the one-step extensions of prefix from its frontier, then
+	// grows each in the order first seen. A step is kept only if it leaves
+	// some frontier entity by a triple other than the one it came by
+	// (Execute's rule).
+	var grow func(a int32, prefix []Step, frontier []hop) error
+	grow = func(a int32, prefix []Step, frontier []hop) error {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("enumerate: %w", err)
+			return fmt.Errorf("enumerate: %w", err)
 		}
-		for _, s1 := range steps(g, a) {
-			add(Query{Template: OneHop, Steps: []Step{s1}, Anchors: []int32{a}})
-			ids := walk(g, a, s1)
-			if maxReach > 0 && len(ids) > maxReach {
-				ids = ids[:maxReach]
-			}
-			for _, id1 := range ids {
-				y := far(g, id1, s1)
-				for _, s2 := range steps(g, y) {
-					// A second step only back over the first triple
-					// matches nothing (Execute's rule).
-					if s2.Rel == s1.Rel && s2.Inverse != s1.Inverse && len(walk(g, y, s2)) == 1 {
-						continue
-					}
-					add(Query{Template: TwoHop, Steps: []Step{s1, s2}, Anchors: []int32{a}})
+		n := len(prefix) + 1
+		// Between needs the second step's frontier even at one hop.
+		deeper := n < hops || (n == 1 && len(anchors) > 1)
+		var order []Step
+		next := map[Step][]hop{}
+		for _, h := range frontier {
+			for _, s := range steps(g, h.e) {
+				ids := walk(g, h.e, s)
+				if len(ids) == 1 && ids[0] == h.by {
+					continue
+				}
+				q := Query{Template: chainTemplate(n), Steps: append(slices.Clone(prefix), s), Anchors: []int32{a}}
+				if n <= hops {
+					add(q)
+				}
+				if n == 2 {
 					for _, b := range anchors {
 						if b == a {
 							continue
 						}
-						for _, id2 := range walk(g, y, s2) {
-							if id2 != id1 && far(g, id2, s2) == b {
-								add(Query{Template: Between, Steps: []Step{s1, s2}, Anchors: []int32{a, b}})
+						for _, id := range ids {
+							if id != h.by && far(g, id, s) == b {
+								add(Query{Template: Between, Steps: q.Steps, Anchors: []int32{a, b}})
 								break
 							}
 						}
 					}
 				}
+				if !deeper {
+					continue
+				}
+				nx, ok := next[s]
+				if !ok {
+					order = append(order, s)
+				}
+				for _, id := range ids {
+					if maxReach > 0 && len(nx) >= maxReach {
+						break
+					}
+					if id != h.by {
+						nx = append(nx, hop{far(g, id, s), id})
+					}
+				}
+				next[s] = nx
 			}
+		}
+		for _, s := range order {
+			if err := grow(a, append(slices.Clone(prefix), s), next[s]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, a := range anchors {
+		if err := grow(a, nil, []hop{{a, -1}}); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

@@ -2,7 +2,10 @@ package graphraft
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stem-kgqa/stem/kg"
@@ -60,6 +63,7 @@ func TestExecute(t *testing.T) {
 	g := family(t)
 	anna := ids(t, g, "anna")
 	children, parents, spouse := rel(t, g, "children"), rel(t, g, "parents"), rel(t, g, "spouse")
+	placeOfBirth := rel(t, g, "place_of_birth")
 	for _, tc := range []struct {
 		name string
 		q    Query
@@ -72,6 +76,9 @@ func TestExecute(t *testing.T) {
 		// Back over the same relation: only other triples count, so anna's
 		// children walked back reach no one but anna, by the same triple.
 		{"two hop never back over the same triple", Query{TwoHop, []Step{{children, false}, {children, true}}, anna}, nil},
+		{"three hop", Query{ThreeHop, []Step{{spouse, false}, {parents, true}, {placeOfBirth, false}}, anna}, []string{"aurich"}},
+		{"three hop through the anchor", Query{ThreeHop, []Step{{children, false}, {parents, false}, {spouse, false}}, anna}, []string{"enno"}},
+		{"three hop never back over the same triple", Query{ThreeHop, []Step{{children, false}, {parents, false}, {parents, true}}, anna}, nil},
 		{"between", Query{Between, []Step{{children, false}, {parents, false}}, ids(t, g, "anna", "enno")}, []string{"rudolf"}},
 		{"between nothing", Query{Between, []Step{{spouse, false}, {parents, true}}, ids(t, g, "anna", "aurich")}, nil},
 	} {
@@ -100,7 +107,8 @@ func TestExecute(t *testing.T) {
 
 func TestSPARQLAndCypher(t *testing.T) {
 	g := family(t)
-	children, parents := rel(t, g, "children"), rel(t, g, "parents")
+	children, parents, spouse := rel(t, g, "children"), rel(t, g, "parents"), rel(t, g, "spouse")
+	placeOfBirth := rel(t, g, "place_of_birth")
 	const base = "http://x.org/"
 	for _, tc := range []struct {
 		name         string
@@ -116,6 +124,12 @@ func TestSPARQLAndCypher(t *testing.T) {
 		{"two hop back", Query{TwoHop, []Step{{parents, true}, {parents, false}}, ids(t, g, "anna")},
 			"SELECT DISTINCT ?x WHERE {\n  ?y <http://x.org/parents> <http://x.org/anna> .\n  ?y <http://x.org/parents> ?x .\n  FILTER(?x != <http://x.org/anna>)\n}",
 			"MATCH ({name: \"anna\"})<-[:`parents`]-(y)-[:`parents`]->(x) RETURN DISTINCT x"},
+		{"three hop", Query{ThreeHop, []Step{{spouse, false}, {parents, true}, {placeOfBirth, false}}, ids(t, g, "anna")},
+			"SELECT DISTINCT ?x WHERE {\n  <http://x.org/anna> <http://x.org/spouse> ?y1 .\n  ?y2 <http://x.org/parents> ?y1 .\n  ?y2 <http://x.org/place_of_birth> ?x .\n}",
+			"MATCH ({name: \"anna\"})-[:`spouse`]->(y1)<-[:`parents`]-(y2)-[:`place_of_birth`]->(x) RETURN DISTINCT x"},
+		{"three hop back", Query{ThreeHop, []Step{{children, false}, {parents, false}, {parents, true}}, ids(t, g, "anna")},
+			"SELECT DISTINCT ?x WHERE {\n  <http://x.org/anna> <http://x.org/children> ?y1 .\n  ?y1 <http://x.org/parents> ?y2 .\n  ?x <http://x.org/parents> ?y2 .\n  FILTER(?x != ?y1)\n}",
+			"MATCH ({name: \"anna\"})-[:`children`]->(y1)-[:`parents`]->(y2)<-[:`parents`]-(x) RETURN DISTINCT x"},
 		{"between", Query{Between, []Step{{children, false}, {parents, false}}, ids(t, g, "anna", "enno")},
 			"SELECT DISTINCT ?x WHERE {\n  <http://x.org/anna> <http://x.org/children> ?x .\n  ?x <http://x.org/parents> <http://x.org/enno> .\n}",
 			"MATCH ({name: \"anna\"})-[:`children`]->(x)-[:`parents`]->({name: \"enno\"}) RETURN DISTINCT x"},
@@ -133,7 +147,7 @@ func TestSPARQLAndCypher(t *testing.T) {
 
 func TestEnumerate(t *testing.T) {
 	g := family(t)
-	qs, err := Enumerate(context.Background(), g, ids(t, g, "anna", "enno"), 0)
+	qs, err := Enumerate(context.Background(), g, ids(t, g, "anna", "enno"), 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,5 +172,108 @@ func TestEnumerate(t *testing.T) {
 	// children> then children< only walks back over the same triple.
 	if slices.Contains(keys, "two-hop anna children>children<") {
 		t.Errorf("enumerated a query that matches nothing: %q", keys)
+	}
+}
+
+func TestEnumerateHops(t *testing.T) {
+	g := family(t)
+	keysOf := func(hops int, anchors ...string) []string {
+		t.Helper()
+		qs, err := Enumerate(context.Background(), g, ids(t, g, anchors...), hops, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, q := range qs {
+			keys = append(keys, q.Template.String()+" "+q.Key(g))
+		}
+		return keys
+	}
+	three := keysOf(3, "anna")
+	for _, want := range []string{"one-hop children>", "two-hop children>parents>", "three-hop spouse>parents<place_of_birth>", "three-hop children>parents>spouse>"} {
+		if !slices.Contains(three, want) {
+			t.Errorf("3 hops: missing %q in %q", want, three)
+		}
+	}
+	if slices.Contains(three, "three-hop children>parents>parents<") {
+		t.Errorf("3 hops: enumerated a query that matches nothing: %q", three)
+	}
+	one := keysOf(1, "anna", "enno")
+	if slices.ContainsFunc(one, func(k string) bool { return strings.HasPrefix(k, "two-hop") }) || !slices.Contains(one, "between between:children>parents>") {
+		t.Errorf("1 hop: %q: want one-hop and between queries only", one)
+	}
+	for _, hops := range []int{0, 4} {
+		if _, err := Enumerate(context.Background(), g, ids(t, g, "anna"), hops, 0); err == nil {
+			t.Errorf("%d hops: no error", hops)
+		}
+	}
+}
+
+// TestEnumerateComplete checks Enumerate against brute force on random
+// graphs: the chain and between queries it returns are exactly those of
+// every step sequence that Execute matches at least once.
+func TestEnumerateComplete(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for trial := range 40 {
+		var triples [][3]string
+		ents := 4 + rng.IntN(6)
+		for range 6 + rng.IntN(14) {
+			triples = append(triples, [3]string{fmt.Sprint("e", rng.IntN(ents)), fmt.Sprint("r", rng.IntN(3)), fmt.Sprint("e", rng.IntN(ents))})
+		}
+		g, err := kg.GraphOf(triples)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var all []Step
+		for r := range int32(g.NumRelations()) {
+			all = append(all, Step{r, false}, Step{r, true})
+		}
+		anchors := []int32{int32(rng.IntN(g.NumEntities())), int32(rng.IntN(g.NumEntities()))}
+		anchors = slices.Compact(anchors)
+		hops := 1 + rng.IntN(MaxHops)
+		want := map[string]bool{}
+		var seqs func(prefix []Step)
+		seqs = func(prefix []Step) {
+			for _, s := range all {
+				steps := append(slices.Clone(prefix), s)
+				for _, a := range anchors {
+					q := Query{chainTemplate(len(steps)), steps, []int32{a}}
+					if p, _ := Execute(context.Background(), g, q, 0); len(steps) <= hops && len(p) > 0 {
+						want[fmt.Sprint(q)] = true
+					}
+					for _, b := range anchors {
+						q := Query{Between, steps, []int32{a, b}}
+						if p, _ := Execute(context.Background(), g, q, 0); b != a && len(steps) == 2 && len(p) > 0 {
+							want[fmt.Sprint(q)] = true
+						}
+					}
+				}
+				if len(steps) < MaxHops {
+					seqs(steps)
+				}
+			}
+		}
+		seqs(nil)
+		qs, err := Enumerate(context.Background(), g, anchors, hops, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{}
+		for _, q := range qs {
+			got[fmt.Sprint(q)] = true
+		}
+		for k := range want {
+			if !got[k] {
+				t.Errorf("trial %d (%d hops, %v): missing %s", trial, hops, triples, k)
+			}
+		}
+		for k := range got {
+			if !want[k] {
+				t.Errorf("trial %d (%d hops, %v): enumerated %s, which matches nothing", trial, hops, triples, k)
+			}
+		}
+		if len(got) != len(qs) {
+			t.Errorf("trial %d: %d queries, %d distinct", trial, len(qs), len(got))
+		}
 	}
 }

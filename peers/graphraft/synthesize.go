@@ -21,14 +21,14 @@ type Candidate struct {
 // Synthesize is GraphRAFT's ground-truth query synthesis (section 4.1)
 // without the LLM: the question entities are given (entities, by KG name)
 // rather than read off the question, every template instance around them
-// is executed, and the instances are ranked by hits in the gold answers
+// (chains up to hops steps, as Enumerate) is executed, and the instances are ranked by hits in the gold answers
 // (more first), then by result size (fewer first, the paper's precision
-// filter), then one-hop before two-hop before between-entity paths, then
-// enumeration order, so the ranking is deterministic. The first candidate
+// filter), then one-hop before two-hop before between-entity paths before
+// three-hop, then enumeration order, so the ranking is deterministic. The first candidate
 // is the synthesized ground-truth query; instances with no hit are left
 // out. Entities or answers g lacks are skipped; none found is an error
 // naming the question.
-func Synthesize(ctx context.Context, g kg.Reader, question string, entities, answers []string) ([]Candidate, error) {
+func Synthesize(ctx context.Context, g kg.Reader, question string, entities, answers []string, hops int) ([]Candidate, error) {
 	var anchors []int32
 	for _, e := range entities {
 		if id, ok := g.Entity(e); ok && !slices.Contains(anchors, id) {
@@ -47,7 +47,7 @@ func Synthesize(ctx context.Context, g kg.Reader, question string, entities, ans
 	if len(gold) == 0 {
 		return nil, fmt.Errorf("synthesize %q: none of the answers %q is in the KG", question, answers)
 	}
-	qs, err := Enumerate(ctx, g, anchors, 0)
+	qs, err := Enumerate(ctx, g, anchors, hops, 0)
 	if err != nil {
 		return nil, fmt.Errorf("synthesize %q: %w", question, err)
 	}

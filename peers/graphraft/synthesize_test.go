@@ -31,7 +31,7 @@ func TestSynthesize(t *testing.T) {
 		{"one hop before an equal between path", []string{"aurich", "enno"}, []string{"rudolf"}, "one-hop aurich place_of_birth<", 1, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cs, err := Synthesize(context.Background(), g, tc.name, tc.entities, tc.answers)
+			cs, err := Synthesize(context.Background(), g, tc.name, tc.entities, tc.answers, 2)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -49,10 +49,10 @@ func TestSynthesize(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Synthesize(context.Background(), g, "q", []string{"nobody"}, []string{"enno"}); err == nil {
+	if _, err := Synthesize(context.Background(), g, "q", []string{"nobody"}, []string{"enno"}, 2); err == nil {
 		t.Error("no entity in the KG, no error")
 	}
-	if _, err := Synthesize(context.Background(), g, "q", []string{"anna"}, []string{"nobody"}); err == nil {
+	if _, err := Synthesize(context.Background(), g, "q", []string{"anna"}, []string{"nobody"}, 2); err == nil {
 		t.Error("no answer in the KG, no error")
 	}
 }
@@ -80,7 +80,7 @@ func synthesizeAll(t testing.TB, g kg.Reader, qs []benchmark.Question) ([]Pair, 
 	var pairs []Pair
 	covered := 0
 	for _, q := range qs {
-		cs, err := Synthesize(context.Background(), g, q.Text, q.Entities, q.Answers)
+		cs, err := Synthesize(context.Background(), g, q.Text, q.Entities, q.Answers, 2)
 		if err != nil || len(cs) == 0 {
 			continue
 		}
