@@ -186,8 +186,8 @@ func ParseURL(s string) (Config, error) {
 	if c.Host == "" {
 		return c, fmt.Errorf("qdrant url %q: missing host, want qdrant://HOST:PORT", s)
 	}
-	if strings.ContainsAny(c.Host, " \t\r\n%/") {
-		return c, fmt.Errorf("qdrant url %q: invalid host %q", s, c.Host)
+	if err := checkHost(c.Host, strings.HasPrefix(u.Host, "[")); err != nil {
+		return c, fmt.Errorf("qdrant url %q: %w", s, err)
 	}
 	c.Port = DefaultPort
 	if p := u.Port(); p != "" {
@@ -246,6 +246,26 @@ func ParseURL(s string) (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// checkHost accepts a DNS name or an IP address: net/url lets through hosts
+// such as "::1" without brackets (read as host ":" and port 1), which would
+// dial somewhere unintended. IPv6 needs brackets, so a ':' is only allowed
+// when the host was bracketed; zones (%eth0) are not supported.
+func checkHost(h string, bracketed bool) error {
+	for i := 0; i < len(h); i++ {
+		b := h[i]
+		switch {
+		case b == '.' || b == '-' || b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9':
+		case b == ':' && bracketed:
+		default:
+			return fmt.Errorf("invalid host %q (IPv6 addresses go in brackets: qdrant://[::1]:6334)", h)
+		}
+	}
+	if bracketed && net.ParseIP(h) == nil {
+		return fmt.Errorf("invalid IPv6 address %q", h)
+	}
+	return nil
 }
 
 // parseBool accepts the spellings people type for flags in URLs.

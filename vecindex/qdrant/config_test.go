@@ -58,6 +58,9 @@ func TestParseURL(t *testing.T) {
 		{"qdrant://h?batch=99999999", "whole number"},
 		{"qdrant://h?colection=x", "unknown parameter"},
 		{"qdrant://h?a=%zz", ""},
+		{"qdrant://::1", "brackets"},
+		{"qdrant://h%20x", ""},
+		{"qdrant://[fe80::1%25eth0]:6334", "brackets"},
 	}
 	for _, b := range bad {
 		_, err := ParseURL(b.in)

@@ -99,6 +99,31 @@ func (f *fake) enter(ctx context.Context, method string) error {
 	return nil
 }
 
+// set changes the fake's failure plan under its lock.
+func (f *fake) set(change func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	change()
+}
+
+// points is the number of points in collection name (-1: no collection).
+func (f *fake) points(name string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.colls[name]
+	if !ok {
+		return -1
+	}
+	return len(c.points)
+}
+
+// requests returns the Create and Upsert requests received so far.
+func (f *fake) requests() ([]*pb.CreateCollection, []*pb.UpsertPoints) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.creates), slices.Clone(f.upserts)
+}
+
 func (f *fake) count(method string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,16 +62,17 @@ func TestEnsureCreatesAndUploadsInBatches(t *testing.T) {
 	if c.Dim() != dim || c.Len() != n || c.Name() != "kg_a" {
 		t.Errorf("collection dim %d len %d name %s", c.Dim(), c.Len(), c.Name())
 	}
-	if len(f.creates) != 1 {
-		t.Fatalf("%d creates, want 1", len(f.creates))
+	creates, upserts := f.requests()
+	if len(creates) != 1 {
+		t.Fatalf("%d creates, want 1", len(creates))
 	}
-	p := f.creates[0].GetVectorsConfig().GetParams()
+	p := creates[0].GetVectorsConfig().GetParams()
 	if p.Size != dim || p.Distance != pb.Distance_Cosine {
 		t.Errorf("created with size %d distance %v, want %d Cosine", p.Size, p.Distance, dim)
 	}
 	var sizes []int
 	next := uint64(0)
-	for _, u := range f.upserts {
+	for _, u := range upserts {
 		sizes = append(sizes, len(u.Points))
 		if u.Wait == nil || !*u.Wait {
 			t.Errorf("upsert without wait")
@@ -127,10 +129,11 @@ func TestEnsureRecreatesWrongDimension(t *testing.T) {
 	if _, err := s.Ensure(ctx, "kg", 8, 10, rows(randVecs(10, 8, 2), 8), nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if f.count("Delete") != 1 || len(f.creates) != 2 {
-		t.Fatalf("deletes %d creates %d, want 1 2", f.count("Delete"), len(f.creates))
+	creates, _ := f.requests()
+	if f.count("Delete") != 1 || len(creates) != 2 {
+		t.Fatalf("deletes %d creates %d, want 1 2", f.count("Delete"), len(creates))
 	}
-	if got := f.colls["kg"].dim; got != 8 {
+	if got := creates[1].GetVectorsConfig().GetParams().GetSize(); got != 8 {
 		t.Errorf("collection dim %d after Ensure, want 8", got)
 	}
 }
@@ -142,18 +145,18 @@ func TestEnsureRecreatesPartialUpload(t *testing.T) {
 	ctx := context.Background()
 	vecs := randVecs(10, 3, 3)
 	// The third batch fails for good: the collection is left with 8 points.
-	f.fail["Upsert"] = []codes.Code{codes.OK, codes.OK, codes.InvalidArgument}
+	f.set(func() { f.fail["Upsert"] = []codes.Code{codes.OK, codes.OK, codes.InvalidArgument} })
 	if _, err := s.Ensure(ctx, "kg", 3, 10, rows(vecs, 3), nil, nil); err == nil {
 		t.Fatal("Ensure succeeded despite a failed upsert")
 	}
-	if got := len(f.colls["kg"].points); got != 8 {
+	if got := f.points("kg"); got != 8 {
 		t.Fatalf("%d points after the failed upload, want 8", got)
 	}
 	if _, err := s.Ensure(ctx, "kg", 3, 10, rows(vecs, 3), nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if f.count("Delete") != 1 || len(f.colls["kg"].points) != 10 {
-		t.Errorf("deletes %d points %d, want 1 10", f.count("Delete"), len(f.colls["kg"].points))
+	if f.count("Delete") != 1 || f.points("kg") != 10 {
+		t.Errorf("deletes %d points %d, want 1 10", f.count("Delete"), f.points("kg"))
 	}
 }
 
@@ -278,7 +281,9 @@ func TestRetryTransientThenSuccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.fail["Search"] = []codes.Code{codes.Unavailable, codes.ResourceExhausted, codes.DeadlineExceeded}
+	f.set(func() {
+		f.fail["Search"] = []codes.Code{codes.Unavailable, codes.ResourceExhausted, codes.DeadlineExceeded}
+	})
 	if _, err := c.Search(ctx, []float32{1, 0}, 2); err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +299,9 @@ func TestRetriesAreBounded(t *testing.T) {
 	f, cfg := startFake(t)
 	s := open(t, cfg)
 	s.sleep = func(context.Context, time.Duration) error { return nil }
-	f.fail["CollectionExists"] = []codes.Code{codes.Unavailable, codes.Unavailable, codes.Unavailable, codes.Unavailable, codes.Unavailable}
+	f.set(func() {
+		f.fail["CollectionExists"] = []codes.Code{codes.Unavailable, codes.Unavailable, codes.Unavailable, codes.Unavailable, codes.Unavailable}
+	})
 	_, err := s.Ensure(context.Background(), "b", 2, 1, rows([]float32{1, 2}, 2), nil, nil)
 	if status.Code(err) != codes.Unavailable {
 		t.Fatalf("error %v, want Unavailable", err)
@@ -313,7 +320,7 @@ func TestNoRetryOnInvalidArgument(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, code := range []codes.Code{codes.InvalidArgument, codes.NotFound} {
-		f.fail["Search"] = []codes.Code{code}
+		f.set(func() { f.fail["Search"] = []codes.Code{code} })
 		before := f.count("Search")
 		_, err = c.Search(ctx, []float32{1, 0}, 1)
 		if status.Code(err) != code {
@@ -337,7 +344,7 @@ func TestPerCallTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.hang["Search"] = true
+	f.set(func() { f.hang["Search"] = true })
 	start := time.Now()
 	_, err = c.Search(context.Background(), []float32{1, 0}, 1)
 	if status.Code(err) != codes.DeadlineExceeded {
@@ -359,15 +366,15 @@ func TestContextCancelStopsRetrying(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.hang["Search"] = true
+	f.set(func() { f.hang["Search"] = true })
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	_, err = c.Search(ctx, []float32{1, 0}, 1)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("error %v, want context.DeadlineExceeded", err)
 	}
-	f.hang["Search"] = false
-	f.fail["Search"] = []codes.Code{codes.Unavailable}
+	f.set(func() { f.hang["Search"] = false })
+	f.set(func() { f.fail["Search"] = []codes.Code{codes.Unavailable} })
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel2()
 	start := time.Now()
@@ -388,8 +395,11 @@ func TestAPIKeyFromEnvironment(t *testing.T) {
 	}
 	t.Setenv(cfg.APIKeyEnv, "s3cret")
 	open(t, cfg)
-	if len(f.apiKeys) != 1 || f.apiKeys[0] != "s3cret" {
-		t.Errorf("server saw api keys %v", f.apiKeys)
+	f.mu.Lock()
+	keys := slices.Clone(f.apiKeys)
+	f.mu.Unlock()
+	if len(keys) != 1 || keys[0] != "s3cret" {
+		t.Errorf("server saw api keys %v", keys)
 	}
 }
 
