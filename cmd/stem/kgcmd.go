@@ -195,6 +195,7 @@ func kgCommand() *cli.Command {
 					return nil
 				},
 			},
+			kgSynthCommand(),
 		},
 	}
 }

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stem-kgqa/stem/atomicfile"
+	"github.com/stem-kgqa/stem/kg/synth"
+	"github.com/stem-kgqa/stem/progress"
+	"github.com/urfave/cli/v2"
+)
+
+// kgSynthCommand is stem kg synth: a synthetic Freebase-shaped KG and
+// questions over it, for benchmarking at scales no bundled dataset has.
+func kgSynthCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "synth",
+		Usage: "generate a synthetic Freebase-shaped KG (hubs, CVTs, namesakes) and PathQuestion questions over it",
+		Description: "Writes --triples triples as TSV (head<TAB>relation<TAB>tail) to --out: thousands of\n" +
+			"domain.type.property relations, a power-law degree distribution with hubs (\"United States of\n" +
+			"America\", \"Male\": 10^5+ edges at 10M triples), unnamed CVT mediator nodes (m.0...) between e.g.\n" +
+			"actors and films, and namesakes (names equal after normalisation) that make linking ambiguous.\n" +
+			"With --questions it also writes questions in PathQuestion format whose gold relation paths\n" +
+			"(1-3 hops, some through hubs and CVTs) and answers are computed on the generated graph.\n" +
+			"The same --seed gives the same bytes. Use it to measure load time, memory and retrieval at\n" +
+			"Freebase scale without Freebase.\n\n" +
+			"Next steps:\n" +
+			"  stem kg build --out SNAP FILE          # binary snapshot, loads in milliseconds\n" +
+			"  stem kg stats SNAP                     # degree distribution, top relations\n" +
+			"  stem eval --format pq --questions QFILE --kg SNAP --planner oracle\n\n" +
+			"Example: stem kg synth --triples 10000000 --out synth10m.tsv --questions synth10m-q.txt",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "triples", Aliases: []string{"n"}, Required: true, Usage: "number of triples to write"},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Required: true, Usage: "TSV file to write the KG to"},
+			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed: the same seed gives the same files"},
+			&cli.StringFlag{Name: "questions", Usage: "PathQuestion file to write questions to (default: none)"},
+			&cli.IntFlag{Name: "n-questions", Value: synth.DefaultQuestions, Usage: "how many questions to write (fewer if the graph is small)"},
+			&cli.IntFlag{Name: "relations", Value: synth.DefaultRelations, Usage: "relations in the schema (small graphs use only some)"},
+			forceFlag,
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return fmt.Errorf("kg synth takes no arguments (got %q); give --out", c.Args().First())
+			}
+			cfg := synth.Config{Triples: c.Int("triples"), Seed: c.Uint64("seed"), Relations: c.Int("relations"), Questions: c.Int("n-questions")}
+			if cfg.Triples <= 0 {
+				return fmt.Errorf("--triples %d: want a positive number", cfg.Triples)
+			}
+			if cfg.Questions <= 0 {
+				return fmt.Errorf("--n-questions %d: want a positive number", cfg.Questions)
+			}
+			if cfg.Relations <= 0 {
+				return fmt.Errorf("--relations %d: want a positive number", cfg.Relations)
+			}
+			out, qout := c.String("out"), c.String("questions")
+			if qout != "" && qout == out {
+				return fmt.Errorf("--questions and --out are the same file %s", out)
+			}
+			for _, o := range []struct{ flag, path string }{{"--out", out}, {"--questions", qout}} {
+				if o.path == "" {
+					continue
+				}
+				if err := atomicfile.CheckOutput(o.flag, o.path, c.Bool("force")); err != nil {
+					return err
+				}
+			}
+			start := time.Now()
+			bar := progress.New(c.App.ErrWriter, "synth", int64(cfg.Triples))
+			prog := func(done, _ int64) { bar.Set(done) }
+			var st synth.Stats
+			// The questions file is renamed into place first, inside the KG's
+			// write, so the KG never appears without its questions.
+			err := atomicfile.Write(out, 0o644, func(kw io.Writer) error {
+				if qout == "" {
+					var err error
+					st, err = synth.Write(c.Context, cfg, kw, nil, prog)
+					return err
+				}
+				return atomicfile.Write(qout, 0o644, func(qw io.Writer) error {
+					var err error
+					st, err = synth.Write(c.Context, cfg, kw, qw, prog)
+					return err
+				})
+			})
+			bar.Finish()
+			if err != nil {
+				return fmt.Errorf("kg synth: %w", err)
+			}
+			w := c.App.Writer
+			fmt.Fprintf(w, "wrote %s: %d triples, %d entities, %d relations used (schema %d), %d CVTs, %d namesakes, %d duplicates\n",
+				out, st.Triples, st.Entities, st.Relations, st.Schema, st.CVTs, st.Namesakes, st.Duplicates)
+			fmt.Fprintf(w, "degree: max %d (%s), median %d, %d hubs (degree >= max(1000, triples/1000))\n",
+				st.MaxDegree, st.MaxDegreeEntity, st.MedianDegree, st.Hubs)
+			if qout != "" {
+				fmt.Fprintf(w, "wrote %s: %d questions (1/2/3 hops: %d/%d/%d; %d through a CVT)\n",
+					qout, st.Questions, st.QuestionsByHops[1], st.QuestionsByHops[2], st.QuestionsByHops[3], st.QuestionsViaCVT)
+			}
+			fmt.Fprintf(w, "time %s, peak memory %s\n", time.Since(start).Round(time.Millisecond), peakMemory())
+			return nil
+		},
+	}
+}
+
+// peakMemory is the process's peak resident set (VmHWM) where /proc has
+// it, else the Go runtime's memory obtained from the OS.
+func peakMemory() string {
+	if f, err := os.Open("/proc/self/status"); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+				fs := strings.Fields(rest)
+				if len(fs) == 0 {
+					break
+				}
+				if kb, err := strconv.ParseInt(fs[0], 10, 64); err == nil {
+					return fmt.Sprintf("%.0f MiB (VmHWM)", float64(kb)/1024)
+				}
+			}
+		}
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return fmt.Sprintf("%.0f MiB (Go runtime, from the OS)", float64(ms.Sys)/(1<<20))
+}
