@@ -2,6 +2,7 @@ package kgvec
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,5 +128,101 @@ func TestCachePathMissingKG(t *testing.T) {
 	_, err := CachePath(t.TempDir(), filepath.Join(t.TempDir(), "nope.txt"), wordvec.New(nil, wordvec.Options{}))
 	if err == nil || !strings.Contains(err.Error(), "nope.txt") {
 		t.Fatalf("err = %v, want one naming the file", err)
+	}
+}
+
+func TestIndexKinds(t *testing.T) {
+	ctx := context.Background()
+	var sb strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&sb, "Person_%d_%c\tknows\tPlace_%d\n", i, 'a'+i%26, i%37)
+	}
+	path := filepath.Join(t.TempDir(), "kb.txt")
+	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := kg.Load(ctx, path, kg.FormatTSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := g.NumEntities()
+	enc := wordvec.New(nil, wordvec.Options{})
+	cacheDir := t.TempDir()
+	for _, tc := range []struct {
+		opts Options
+		want Kind
+	}{
+		{Options{}, Exact},
+		{Options{IVFThreshold: n + 1}, Exact},
+		{Options{IVFThreshold: n}, IVF},
+		{Options{Kind: Auto, IVFThreshold: 10}, IVF},
+		{Options{Kind: Exact, IVFThreshold: 10}, Exact},
+		{Options{Kind: IVF}, IVF},
+	} {
+		if got := tc.opts.Resolve(n); got != tc.want {
+			t.Errorf("%+v.Resolve(%d) = %s, want %s", tc.opts, n, got, tc.want)
+		}
+		e, err := LoadOrBuildWith(ctx, g, path, cacheDir, enc, tc.opts, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Kind() != tc.want {
+			t.Errorf("%+v: built %s, want %s", tc.opts, e.Kind(), tc.want)
+		}
+		hits, err := e.Nearest(ctx, "person 7 h", 3)
+		if err != nil || len(hits) != 3 || hits[0].Name != "Person_7_h" {
+			t.Errorf("%+v: Nearest = %+v, %v", tc.opts, hits, err)
+		}
+	}
+	exact, _ := CachePathKind(cacheDir, path, enc, Exact)
+	ivf, _ := CachePathKind(cacheDir, path, enc, IVF)
+	if exact == ivf {
+		t.Fatalf("exact and IVF share the cache %s", exact)
+	}
+	if c, _ := CachePath(cacheDir, path, enc); c != exact {
+		t.Errorf("CachePath = %s, want the exact path %s", c, exact)
+	}
+	if _, err := vecindex.Load(exact); err != nil {
+		t.Errorf("exact cache: %v", err)
+	}
+	x, err := vecindex.LoadIVF(ivf)
+	if err != nil {
+		t.Fatalf("IVF cache: %v", err)
+	}
+	// The IVF cache is loaded, not rebuilt: a requested nprobe is applied
+	// to the loaded lists, and the file is left untouched.
+	e, err := LoadOrBuildWith(ctx, g, path, cacheDir, enc, Options{Kind: IVF, IVF: vecindex.IVFOptions{NProbe: 2}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.index.(*vecindex.IVF); got.NProbe() != 2 || got.NList() != x.NList() {
+		t.Errorf("loaded IVF has nprobe %d nlist %d, want 2 %d", got.NProbe(), got.NList(), x.NList())
+	}
+	before, _ := os.Stat(ivf)
+	if _, err := LoadOrBuildWith(ctx, g, path, cacheDir, enc, Options{Kind: IVF}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.Stat(ivf); !after.ModTime().Equal(before.ModTime()) {
+		t.Error("the IVF cache was rewritten instead of loaded")
+	}
+	// An exact file put where the IVF cache belongs is rebuilt, never read
+	// as IVF.
+	b, _ := os.ReadFile(exact)
+	if err := os.WriteFile(ivf, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err = LoadOrBuildWith(ctx, g, path, cacheDir, enc, Options{Kind: IVF}, nil)
+	if err != nil || e.Kind() != IVF {
+		t.Fatalf("kind %s, err %v", e.Kind(), err)
+	}
+	if _, err := vecindex.LoadIVF(ivf); err != nil {
+		t.Errorf("IVF cache not rewritten: %v", err)
+	}
+	var k Kind
+	if err := k.UnmarshalText([]byte("ivf")); err != nil || k != IVF {
+		t.Errorf("UnmarshalText(ivf) = %s, %v", k, err)
+	}
+	if err := k.UnmarshalText([]byte("hnsw")); err == nil {
+		t.Error("UnmarshalText accepted hnsw")
 	}
 }

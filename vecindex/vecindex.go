@@ -38,9 +38,9 @@ type Index interface {
 
 // Flat is an exact index: every query is compared with every stored vector.
 // With SIMD dot products this answers top-50 over 100k x 100 in about a
-// millisecond, which is fast enough that stem needs no approximate index (and
-// approximate ones lose recall: github.com/coder/hnsw v0.6.1 returned wrong
-// neighbours here, recall@10 about 0.1). Flat is safe for concurrent use,
+// millisecond; at a million vectors it takes tens of milliseconds, which is
+// what IVF is for (github.com/coder/hnsw v0.6.1 was tried first and returned
+// wrong neighbours here, recall@10 about 0.1). Flat is safe for concurrent use,
 // including Add concurrently with searches.
 type Flat struct {
 	dim  int

@@ -158,7 +158,7 @@ func loadAssets(ctx context.Context, src kgSource, beam int, encS catalog.Encode
 			l.assets.AutoPlanner, err = demoPlanner(ctx, g, enc, beam)
 		}
 	} else {
-		l.assets.Entities, err = entityIndex(ctx, g, src.Path, enc, log)
+		l.assets.Entities, err = entityIndex(ctx, g, src.Path, enc, encS.EntityIndex, log)
 	}
 	if err != nil {
 		closeEnc()

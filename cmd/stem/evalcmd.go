@@ -170,13 +170,14 @@ func evalConfig(d dataOptions, s plan.Settings, enc catalog.EncoderSettings) map
 }
 
 // entityIndex returns the entity index of g (loaded from kgPath) from the
-// cache directory, building it there the first time.
-func entityIndex(ctx context.Context, g *kg.Graph, kgPath string, enc models.Encoder, log io.Writer) (*kgvec.Entities, error) {
+// cache directory, building it there the first time, of the kind --entity-index
+// asks for.
+func entityIndex(ctx context.Context, g *kg.Graph, kgPath string, enc models.Encoder, kind kgvec.Kind, log io.Writer) (*kgvec.Entities, error) {
 	dir, err := wordvec.DefaultCacheDir()
 	if err != nil {
 		return nil, err
 	}
-	return kgvec.LoadOrBuild(ctx, g, kgPath, dir, enc, log)
+	return kgvec.LoadOrBuildWith(ctx, g, kgPath, dir, enc, kgvec.Options{Kind: kind}, log)
 }
 
 // evalEnv is what every configuration over one dataset shares: the
@@ -195,7 +196,7 @@ func openEvalEnv(ctx context.Context, d *evalData, kgPath string, encS catalog.E
 	}
 	env := &evalEnv{enc: enc, close: closeEnc}
 	if d.Graph != nil {
-		if env.ents, err = entityIndex(ctx, d.Graph, kgPath, enc, log); err != nil {
+		if env.ents, err = entityIndex(ctx, d.Graph, kgPath, enc, encS.EntityIndex, log); err != nil {
 			closeEnc()
 			return nil, err
 		}

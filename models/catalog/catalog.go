@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/stem-kgqa/stem/kgvec"
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/models/embedcache"
 	"github.com/stem-kgqa/stem/models/llm"
@@ -61,11 +62,14 @@ type EncoderSettings struct {
 	Model     string  `flag:"model" placeholder:"NAME" category:"encoder" usage:"openai: model NAME sent with each request"`
 	APIKeyEnv string  `flag:"api-key-env" category:"encoder" usage:"openai: environment variable that holds the API key"`
 	Cache     bool    `flag:"embed-cache" category:"encoder" usage:"keep every computed vector in an on-disk cache under the cache directory (worth it for onnx and openai)"`
+	// EntityIndex sits with the encoder because every command that opens
+	// an encoder over a KG file builds the entity index with it.
+	EntityIndex kgvec.Kind `flag:"entity-index" category:"encoder" usage:"entity index over a KG file: exact, ivf (approximate, for millions of entities) or auto (ivf from 200,000 entities)"`
 }
 
 // DefaultEncoderSettings returns the default: the wink word vectors.
 func DefaultEncoderSettings() EncoderSettings {
-	return EncoderSettings{Encoder: WordVec, Pooling: "mean", BaseURL: "http://localhost:8000/v1", APIKeyEnv: "OPENAI_API_KEY"}
+	return EncoderSettings{Encoder: WordVec, Pooling: "mean", EntityIndex: kgvec.Auto, BaseURL: "http://localhost:8000/v1", APIKeyEnv: "OPENAI_API_KEY"}
 }
 
 // Check reports settings that cannot work, before anything is opened.

@@ -1,0 +1,90 @@
+package vecindex
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// BenchmarkIVF measures the approximate index against the exact one on
+// realistic data: N (default 1,000,000; env STEM_BENCH_VECTORS) synthetic
+// entity names (entityNames) encoded by the n-gram-only wordvec encoder
+// (128 dimensions, no downloads), and 200 held-out names as queries. In the
+// same run it times Flat.Search and IVF.Search one query at a time, and
+// reports recall@50 of IVF against Flat, speedup_x (Flat time / IVF time),
+// the per-query times and the IVF build time. It also logs recall and time
+// for a range of nprobe values: the trade-off behind DefaultNProbe.
+//
+//	go test ./vecindex -run '^$' -bench BenchmarkIVF -benchtime 1x -timeout 30m
+func BenchmarkIVF(b *testing.B) {
+	n := 1_000_000
+	if s := os.Getenv("STEM_BENCH_VECTORS"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			b.Fatalf("STEM_BENCH_VECTORS=%q: want a positive integer", s)
+		}
+		n = v
+	}
+	const nq, k = 200, 50
+	ctx := context.Background()
+	start := time.Now()
+	data, qs, dim := structured(b, n, nq)
+	b.Logf("encoded %d names (dim %d) in %v", n+nq, dim, time.Since(start).Round(time.Millisecond))
+
+	flat := NewFlat(dim)
+	if err := flat.Add(data); err != nil {
+		b.Fatal(err)
+	}
+	start = time.Now()
+	ivf, err := BuildIVF(ctx, dim, data, IVFOptions{Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	build := time.Since(start)
+	b.Logf("built IVF: nlist %d, nprobe %d, %v", ivf.NList(), ivf.NProbe(), build.Round(time.Millisecond))
+
+	exact := make([][]Hit, nq)
+	start = time.Now()
+	for i := range nq {
+		if exact[i], err = flat.Search(ctx, qs[i*dim:(i+1)*dim], k); err != nil {
+			b.Fatal(err)
+		}
+	}
+	flatPer := time.Since(start) / nq
+
+	run := func(nprobe int) ([][]Hit, time.Duration) {
+		out := make([][]Hit, nq)
+		start := time.Now()
+		for i := range nq {
+			if out[i], err = ivf.SearchProbe(ctx, qs[i*dim:(i+1)*dim], k, nprobe); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return out, time.Since(start) / nq
+	}
+	for _, np := range []int{16, 32, 64, 96, 128, 192, 256, 384, 512} {
+		if np > ivf.NList() {
+			break
+		}
+		out, per := run(np)
+		b.Logf("nprobe %4d (%.1f%% of lists): recall@%d %.3f, %v/query, speedup %.1fx",
+			np, 100*float64(np)/float64(ivf.NList()), k, recallAt(exact, out), per, float64(flatPer)/float64(per))
+	}
+
+	approx, ivfPer := run(ivf.NProbe())
+	b.ResetTimer()
+	for b.Loop() {
+		for i := range nq {
+			if _, err := ivf.Search(ctx, qs[i*dim:(i+1)*dim], k); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(recallAt(exact, approx), "recall@50")
+	b.ReportMetric(float64(flatPer)/float64(ivfPer), "speedup_x")
+	b.ReportMetric(float64(ivfPer.Nanoseconds())/1e3, "ivf_us/query")
+	b.ReportMetric(float64(flatPer.Nanoseconds())/1e3, "flat_us/query")
+	b.ReportMetric(build.Seconds(), "build_s")
+}
