@@ -414,6 +414,15 @@ func checkNames(t *nameTable, what string) error {
 		}
 		seen[id/64] |= 1 << (id % 64)
 		count++
+	}
+	if count != n {
+		return fmt.Errorf("%s hash index holds %d of %d names", what, count, n)
+	}
+	// Every slot now holds -1 or a valid id, so names can be read.
+	for i, id := range t.slots {
+		if id < 0 {
+			continue
+		}
 		s := t.name(id)
 		for j := home(hashName(s), mask); j != i; j = (j + 1) & mask {
 			other := t.slots[j]
@@ -424,9 +433,6 @@ func checkNames(t *nameTable, what string) error {
 				return fmt.Errorf("%s name %q appears twice", what, s)
 			}
 		}
-	}
-	if count != n {
-		return fmt.Errorf("%s hash index holds %d of %d names", what, count, n)
 	}
 	return nil
 }
@@ -442,8 +448,8 @@ func checkNorm(x *normIndex, nEnt int) error {
 	seen := make([]uint64, (nEnt+63)/64)
 	for grp := 0; grp < groups; grp++ {
 		a, b := x.off[grp], x.off[grp+1]
-		if a >= b {
-			return fmt.Errorf("normalised-name group %d is empty (or offsets go backwards)", grp)
+		if a >= b || int(b) > len(x.ids) {
+			return fmt.Errorf("normalised-name group %d is empty (or offsets go backwards or overrun)", grp)
 		}
 		prev := int32(-1)
 		for _, id := range x.ids[a:b] {
