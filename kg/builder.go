@@ -3,24 +3,26 @@ package kg
 import (
 	"fmt"
 	"math"
+	"unsafe"
 )
 
 // maxID is the largest count an int32 id space holds.
 const maxID = math.MaxInt32
 
 // Builder collects triples by name and turns them into a Graph. Names are
-// interned as they arrive, so memory grows with distinct names, not lines.
-// A Builder is not safe for concurrent use.
+// interned as they arrive into the same compact tables a Graph keeps (one
+// byte blob, offsets and a hash index), so memory grows with the distinct
+// names' bytes plus a few int32s each, and with the triples' three int32
+// columns, not with lines. A Builder is not safe for concurrent use.
 type Builder struct {
-	ents, rels         map[string]int32
-	entNames, relNames []string
-	heads, rs, tails   []int32
-	err                error
+	ents, rels       nameTable
+	heads, rs, tails []int32
+	err              error
 }
 
 // NewBuilder returns an empty Builder.
 func NewBuilder() *Builder {
-	return &Builder{ents: map[string]int32{}, rels: map[string]int32{}}
+	return &Builder{ents: newNameTable(), rels: newNameTable()}
 }
 
 // Len returns the number of triples added so far, duplicates included.
@@ -33,33 +35,41 @@ func (b *Builder) Add(head, rel, tail string) {
 	if b.err != nil {
 		return
 	}
-	if err := b.check(head == "", rel == "", tail == ""); err != nil {
+	if err := b.check(head == "", rel == "", tail == "", len(head)+len(tail), len(rel)); err != nil {
 		b.err = err
 		return
 	}
-	h := intern(b.ents, &b.entNames, head)
-	r := intern(b.rels, &b.relNames, rel)
-	t := intern(b.ents, &b.entNames, tail)
+	h := b.ents.intern(head)
+	r := b.rels.intern(rel)
+	t := b.ents.intern(tail)
 	b.push(h, r, t)
 }
 
-// addBytes is Add for loaders that hold the fields as byte slices: known
-// names are looked up without allocating a string.
+// addBytes is Add for loaders that hold the fields as byte slices: names
+// are looked up and copied into the tables without allocating a string.
 func (b *Builder) addBytes(head, rel, tail []byte) {
 	if b.err != nil {
 		return
 	}
-	if err := b.check(len(head) == 0, len(rel) == 0, len(tail) == 0); err != nil {
+	if err := b.check(len(head) == 0, len(rel) == 0, len(tail) == 0, len(head)+len(tail), len(rel)); err != nil {
 		b.err = err
 		return
 	}
-	h := internBytes(b.ents, &b.entNames, head)
-	r := internBytes(b.rels, &b.relNames, rel)
-	t := internBytes(b.ents, &b.entNames, tail)
+	h := b.ents.intern(bytesView(head))
+	r := b.rels.intern(bytesView(rel))
+	t := b.ents.intern(bytesView(tail))
 	b.push(h, r, t)
 }
 
-func (b *Builder) check(emptyHead, emptyRel, emptyTail bool) error {
+// bytesView returns b as a string without copying, for lookups and for
+// interning (which copies the bytes it keeps); the string must not outlive
+// the call.
+func bytesView(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// check validates one triple before it is added; entBytes and relBytes are
+// the most name bytes it can add to each table, which must stay
+// addressable by uint32 offsets.
+func (b *Builder) check(emptyHead, emptyRel, emptyTail bool, entBytes, relBytes int) error {
 	n := len(b.heads) + 1
 	switch {
 	case emptyHead:
@@ -68,7 +78,9 @@ func (b *Builder) check(emptyHead, emptyRel, emptyTail bool) error {
 		return fmt.Errorf("triple %d: %w: empty relation", n, ErrEmptyField)
 	case emptyTail:
 		return fmt.Errorf("triple %d: %w: empty tail", n, ErrEmptyField)
-	case len(b.heads) >= maxID || len(b.entNames) >= maxID-1 || len(b.relNames) >= maxID:
+	case len(b.heads) >= maxID || b.ents.len() >= maxID-1 || b.rels.len() >= maxID,
+		uint64(len(b.ents.blob))+uint64(entBytes) > math.MaxUint32,
+		uint64(len(b.rels.blob))+uint64(relBytes) > math.MaxUint32:
 		return fmt.Errorf("triple %d: %w", n, ErrTooLarge)
 	}
 	return nil
@@ -78,27 +90,6 @@ func (b *Builder) push(h, r, t int32) {
 	b.heads = append(b.heads, h)
 	b.rs = append(b.rs, r)
 	b.tails = append(b.tails, t)
-}
-
-func intern(m map[string]int32, names *[]string, s string) int32 {
-	if id, ok := m[s]; ok {
-		return id
-	}
-	id := int32(len(*names))
-	m[s] = id
-	*names = append(*names, s)
-	return id
-}
-
-func internBytes(m map[string]int32, names *[]string, s []byte) int32 {
-	if id, ok := m[string(s)]; ok { // no allocation: the compiler special-cases this lookup
-		return id
-	}
-	str := string(s)
-	id := int32(len(*names))
-	m[str] = id
-	*names = append(*names, str)
-	return id
 }
 
 // Build returns the graph of the triples added so far, with exact duplicate
@@ -129,16 +120,15 @@ func (b *Builder) build(allowEmpty bool) (*Graph, error) {
 		return nil, ErrEmpty
 	}
 	g := &Graph{
-		entNames: b.entNames, relNames: b.relNames,
-		entIndex: b.ents, relIndex: b.rels,
+		ents: b.ents, relTab: b.rels,
 		heads: b.heads, rels: b.rs, tails: b.tails,
 	}
-	g.index(len(g.entNames), len(g.relNames))
+	g.index(g.ents.len(), g.relTab.len())
 	return g, nil
 }
 
 func (b *Builder) reset() {
-	*b = Builder{ents: map[string]int32{}, rels: map[string]int32{}}
+	*b = Builder{ents: newNameTable(), rels: newNameTable()}
 }
 
 // index builds both CSR adjacencies for nE entities and nR relations, and

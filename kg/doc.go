@@ -33,13 +33,17 @@
 //     that question's own subgraph. ReadRoG streams the rows, building one
 //     Graph per row.
 //   - snapshot: stem's binary format, written by WriteSnapshot (stem kg
-//     build). Little-endian: the magic "STEMKG", a format version, the
-//     counts, both name tables (lengths plus one byte blob each), the three
-//     triple columns, the two adjacency orders and a CRC-32C of everything
-//     before it. Loading is one file read and linear checks (ids in range,
-//     names unique, adjacency rows consistent with the columns); a
-//     truncated, corrupt or newer-version file is refused with an error
-//     saying which, never a panic.
+//     build), version 2. Little-endian, every section 8-byte aligned: the
+//     magic "STEMKG", a format version, the counts, both name tables
+//     (offsets, byte blob and hash index each), the three triple columns,
+//     both adjacencies with their row offsets, the normalised-name index
+//     and a CRC-32C of everything before it. On Linux ReadSnapshot maps
+//     the file read-only and the graph points into the mapping, so loading
+//     is the checksum pass plus linear structural checks (ids in range,
+//     offsets monotone, adjacency rows consistent with the columns, names
+//     unique and reachable in their hash index); a truncated, corrupt,
+//     older- or newer-version file is refused with an error saying which
+//     and naming the file, never a panic.
 //
 // In the text formats, empty lines are skipped, a trailing '\r' and a
 // leading UTF-8 byte-order mark are tolerated, and a bad line is reported

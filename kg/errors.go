@@ -29,6 +29,9 @@ var (
 	// ErrNewerVersion means a snapshot was written by a newer stem whose
 	// layout this build cannot read.
 	ErrNewerVersion = errors.New("KG snapshot from a newer version")
+	// ErrOldVersion means a snapshot was written in an older layout that
+	// this build no longer reads; rebuilding it with `stem kg build` fixes it.
+	ErrOldVersion = errors.New("KG snapshot from an older version")
 )
 
 // ParseError locates a bad input line. Its message reads

@@ -91,6 +91,41 @@ func Load(ctx context.Context, path string, f Format) (*Graph, error) {
 	return nil, fmt.Errorf("load %s: %w", path, unknownFormat(string(f)))
 }
 
+// LoadReader is Load for an already open input, such as a file wrapped to
+// report progress: it streams r (text formats are parsed line by line, so
+// memory grows with the distinct names and the triple columns, not with
+// the input) and labels errors with name. With FormatAuto it detects the
+// format as Load does, from the content and name's extension.
+func LoadReader(ctx context.Context, r io.Reader, name string, f Format) (*Graph, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("load %s: %w", name, err)
+	}
+	br := bufio.NewReaderSize(r, 256<<10)
+	if f == FormatAuto {
+		var err error
+		if f, err = detect(br, name); err != nil {
+			return nil, err
+		}
+	}
+	switch f {
+	case FormatTSV:
+		return readDelimited(ctx, br, name, '\t')
+	case FormatPipe:
+		return readDelimited(ctx, br, name, '|')
+	case FormatNTriples:
+		return readNTriples(ctx, br, name)
+	case FormatSnapshot:
+		data, err := io.ReadAll(br)
+		if err != nil {
+			return nil, fmt.Errorf("read snapshot %s: %w", name, err)
+		}
+		return DecodeSnapshot(data, name)
+	case FormatRoG:
+		return nil, fmt.Errorf("load %s: a RoG file holds one KG per row: read it with kg.ReadRoG", name)
+	}
+	return nil, fmt.Errorf("load %s: %w", name, unknownFormat(string(f)))
+}
+
 // detect peeks at the start of a file to choose its format.
 func detect(br *bufio.Reader, path string) (Format, error) {
 	head, err := br.Peek(64 << 10)

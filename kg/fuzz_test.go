@@ -2,7 +2,9 @@ package kg
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -69,11 +71,20 @@ func FuzzReadSnapshot(f *testing.F) {
 	f.Add(encode(f, build(f, "a r a")))
 	f.Add([]byte("STEMKG"))
 	f.Add([]byte("a|r|b\n"))
+	// Seeds that reach each structural check behind the checksum: a graph
+	// with shared normalised names, and one with many entities so that the
+	// hash indexes have collisions and probe chains.
+	f.Add(encode(f, build(f, "Barack_Obama r Honolulu", "barack_obama r x", "BARACK-OBAMA r $", "x s Honolulu")))
+	var many []string
+	for i := range 40 {
+		many = append(many, fmt.Sprintf("e%d r%d e%d", i, i%3, (i*7)%40))
+	}
+	f.Add(encode(f, build(f, many...)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		decodeCheck(t, data)
 		// Random bytes almost never carry a valid CRC; fix it up so the
 		// structural checks behind the checksum get fuzzed too.
-		if len(data) >= headerSize+4 {
+		if len(data) >= 10 {
 			decodeCheck(t, patch(data, func([]byte) {}))
 		}
 	})
@@ -92,4 +103,33 @@ func decodeCheck(t *testing.T, data []byte) {
 	if enc := encode(t, g); !bytes.Equal(enc, data) {
 		t.Fatalf("re-encoding differs: %d bytes vs %d", len(enc), len(data))
 	}
+}
+
+// FuzzNormEqual checks that the allocation-free comparison used by the
+// normalised-name index agrees with Normalize, and that the index finds
+// every name by its normalised form.
+func FuzzNormEqual(f *testing.F) {
+	for _, s := range [][2]string{{"Café_Müller", "café müller"}, {"$", ""}, {"ÉCOLE—Normale", "école normale"}, {"a  b", "a b"}, {"\xff", ""}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, name, key string) {
+		if got, want := normEqual(name, key), Normalize(name) == key; got != want {
+			t.Fatalf("normEqual(%q, %q) = %v, Normalize gives %q", name, key, got, Normalize(name))
+		}
+		if got := normEqual(name, Normalize(name)); !got {
+			t.Fatalf("normEqual(%q, Normalize) = false", name)
+		}
+		if name == "" || key == "" {
+			return
+		}
+		g, err := GraphOf([][3]string{{name, "r", key}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for id := int32(0); int(id) < g.NumEntities(); id++ {
+			if n := g.EntityName(id); Normalize(n) != "" && !slices.Contains(g.EntitiesByNorm(n), id) {
+				t.Fatalf("EntitiesByNorm(%q) = %v, misses %d", n, g.EntitiesByNorm(n), id)
+			}
+		}
+	})
 }

@@ -24,9 +24,13 @@ type Triple struct{ Head, Rel, Tail int32 }
 // Methods taking an entity, relation or triple id panic when the id is out
 // of range, as slice indexing does; HasTriple is the exception (it is a
 // question, and the answer for an unknown id is false).
+//
+// Names live in compact tables (one byte blob, uint32 offsets and an
+// open-addressing hash index each; see nameTable), so a graph costs about
+// as much memory as its snapshot file, and a snapshot loads by pointing
+// these slices into the mapped file.
 type Graph struct {
-	entNames, relNames []string
-	entIndex, relIndex map[string]int32
+	ents, relTab nameTable
 
 	heads, rels, tails []int32
 
@@ -35,19 +39,18 @@ type Graph struct {
 
 	dups int
 
-	// The normalised-name index is built on first use: most callers never
-	// need it and it costs more to build than the rest of a snapshot load.
-	normOnce  sync.Once
-	normIndex map[string]int32 // normalised name -> group
-	normOff   []int32          // CSR over groups
-	normIDs   []int32
+	// The normalised-name index comes with a snapshot; a graph built in
+	// memory builds it on first use (normOnce), since most callers never
+	// need it.
+	normOnce sync.Once
+	norm     normIndex
 }
 
 // NumEntities returns the number of distinct entities.
-func (g *Graph) NumEntities() int { return len(g.entNames) }
+func (g *Graph) NumEntities() int { return g.ents.len() }
 
 // NumRelations returns the number of distinct relations.
-func (g *Graph) NumRelations() int { return len(g.relNames) }
+func (g *Graph) NumRelations() int { return g.relTab.len() }
 
 // NumTriples returns the number of distinct triples.
 func (g *Graph) NumTriples() int { return len(g.heads) }
@@ -56,17 +59,19 @@ func (g *Graph) NumTriples() int { return len(g.heads) }
 // were dropped while building.
 func (g *Graph) Duplicates() int { return g.dups }
 
-// EntityName returns the name entity id was loaded with.
-func (g *Graph) EntityName(id int32) string { return g.entNames[id] }
+// EntityName returns the name entity id was loaded with. It does not
+// allocate: the string shares the graph's immutable name storage.
+func (g *Graph) EntityName(id int32) string { return g.ents.name(id) }
 
-// RelationName returns the name relation id was loaded with.
-func (g *Graph) RelationName(id int32) string { return g.relNames[id] }
+// RelationName returns the name relation id was loaded with, without
+// allocating.
+func (g *Graph) RelationName(id int32) string { return g.relTab.name(id) }
 
 // EntityText returns the readable words of an entity's name (see EntityText).
-func (g *Graph) EntityText(id int32) string { return EntityText(g.entNames[id]) }
+func (g *Graph) EntityText(id int32) string { return EntityText(g.ents.name(id)) }
 
 // RelationText returns the readable words of a relation's name (see RelationText).
-func (g *Graph) RelationText(id int32) string { return RelationText(g.relNames[id]) }
+func (g *Graph) RelationText(id int32) string { return RelationText(g.relTab.name(id)) }
 
 // Triple returns triple i.
 func (g *Graph) Triple(i int32) Triple { return Triple{g.heads[i], g.rels[i], g.tails[i]} }
@@ -116,7 +121,7 @@ func relRange(row, rels []int32, r int32) []int32 {
 // search in h's out-row, so faithfulness audits can call it per evidence
 // triple. Out-of-range ids give false.
 func (g *Graph) HasTriple(h, r, t int32) bool {
-	if h < 0 || int(h) >= len(g.entNames) || r < 0 || int(r) >= len(g.relNames) || t < 0 || int(t) >= len(g.entNames) {
+	if nE, nR := g.NumEntities(), g.NumRelations(); h < 0 || int(h) >= nE || r < 0 || int(r) >= nR || t < 0 || int(t) >= nE {
 		return false
 	}
 	row := g.Out(h)
@@ -144,68 +149,33 @@ func cmp2(a1, a2, b1, b2 int32) int {
 }
 
 // Entity returns the id of the entity with exactly this name.
-func (g *Graph) Entity(name string) (int32, bool) {
-	id, ok := g.entIndex[name]
-	return id, ok
-}
+func (g *Graph) Entity(name string) (int32, bool) { return g.ents.lookup(name) }
 
 // Relation returns the id of the relation with exactly this name.
-func (g *Graph) Relation(name string) (int32, bool) {
-	id, ok := g.relIndex[name]
-	return id, ok
-}
+func (g *Graph) Relation(name string) (int32, bool) { return g.relTab.lookup(name) }
 
 // EntitiesByNorm returns, in id order, every entity whose Normalize(name)
 // equals Normalize(name). It returns nil when the normalised query is empty,
 // since "" would match only names made of punctuation. The slice is shared:
-// do not modify it. The index behind it is built on the first call.
+// do not modify it. A graph built in memory builds the index behind it on
+// the first call; a snapshot brings it along.
 func (g *Graph) EntitiesByNorm(name string) []int32 {
 	key := Normalize(name)
 	if key == "" {
 		return nil
 	}
-	g.normOnce.Do(g.buildNormIndex)
-	grp, ok := g.normIndex[key]
-	if !ok {
-		return nil
-	}
-	a, b := g.normOff[grp], g.normOff[grp+1]
-	return g.normIDs[a:b:b]
+	return g.normIndex().lookup(&g.ents, key)
 }
 
-func (g *Graph) buildNormIndex() {
-	n := len(g.entNames)
-	group := make([]int32, n)
-	index := make(map[string]int32, n)
-	var sizes []int32
-	for id, name := range g.entNames {
-		key := Normalize(name)
-		if key == "" {
-			group[id] = -1
-			continue
+// normIndex returns the normalised-name index, building it on first use
+// when the graph did not come with one (a snapshot stores it).
+func (g *Graph) normIndex() *normIndex {
+	g.normOnce.Do(func() {
+		if g.norm.slots == nil {
+			g.norm = buildNormIndex(&g.ents)
 		}
-		grp, ok := index[key]
-		if !ok {
-			grp = int32(len(sizes))
-			index[key] = grp
-			sizes = append(sizes, 0)
-		}
-		group[id] = grp
-		sizes[grp]++
-	}
-	off := make([]int32, len(sizes)+1)
-	for i, s := range sizes {
-		off[i+1] = off[i] + s
-	}
-	next := slices.Clone(off[:len(sizes)])
-	ids := make([]int32, off[len(sizes)])
-	for id, grp := range group {
-		if grp >= 0 {
-			ids[next[grp]] = int32(id)
-			next[grp]++
-		}
-	}
-	g.normIndex, g.normOff, g.normIDs = index, off, ids
+	})
+	return &g.norm
 }
 
 // RelationCount is one relation and how many triples use it.
@@ -249,8 +219,8 @@ func (g *Graph) Stats(top int) Stats {
 	}
 	if top > 0 && g.NumRelations() > 0 {
 		counts := make([]RelationCount, g.NumRelations())
-		for r, name := range g.relNames {
-			counts[r].Name = name
+		for r := range counts {
+			counts[r].Name = g.relTab.name(int32(r))
 		}
 		for _, r := range g.rels {
 			counts[r].Count++

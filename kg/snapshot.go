@@ -7,35 +7,58 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
-	"os"
+	"math/bits"
+	"unsafe"
 
 	"github.com/stem-kgqa/stem/atomicfile"
 )
 
-// Snapshot layout (all integers little-endian):
+// Snapshot layout, version 2 (all integers little-endian). The file is a
+// 128-byte header followed by sections in a fixed order; every section
+// starts at a multiple of 8 bytes and is padded with zero bytes to the next
+// multiple of 8, so that a loader can point int32 slices straight into a
+// memory mapping of the file.
 //
-//	magic      "STEMKG" (6 bytes)
-//	version    uint32 (SnapshotVersion)
-//	nEnt, nRel, nTri uint32
-//	dups       uint64   duplicate lines dropped when the graph was built
-//	entBytes, relBytes uint64   lengths of the two name blobs
-//	entLens    nEnt x uint32, then the entity name blob (entBytes)
-//	relLens    nRel x uint32, then the relation name blob (relBytes)
-//	heads, rels, tails   nTri x uint32 each
-//	outIdx, inIdx        nTri x uint32 each: triple ids by head and by tail
-//	crc        uint32   CRC-32C (Castagnoli) of every byte before it
+//	header (128 bytes):
+//	  0   magic "STEMKG" (6 bytes)
+//	  6   version uint32 (SnapshotVersion)
+//	  10  6 zero bytes
+//	  16  nEnt, nRel, nTri, dups            uint64 each
+//	  48  entBytes, relBytes                 lengths of the name blobs
+//	  64  entSlots, relSlots                 sizes of the name hash indexes
+//	  80  normGroups, normIDs, normSlots     the normalised-name index
+//	  104 24 zero bytes (reserved)
+//	sections:
+//	  entOff    (nEnt+1) x uint32   entity name i is entBlob[entOff[i]:entOff[i+1]]
+//	  entBlob   entBytes bytes
+//	  entSlots  entSlots x int32    hash index: entity id or -1
+//	  relOff, relBlob, relSlots     the same for relations
+//	  heads, rels, tails            nTri x int32 each
+//	  outOff (nEnt+1), outIdx (nTri)  int32: triples by head, rows by (rel, tail)
+//	  inOff (nEnt+1), inIdx (nTri)    int32: triples by tail, rows by (rel, head)
+//	  normSlots normSlots x int32   hash of Normalize(name) -> group or -1
+//	  normOff   (normGroups+1) x int32, normIDs normIDs x int32: the groups
+//	crc uint32   CRC-32C (Castagnoli) of every byte before it
 //
-// The CSR row offsets are recounted from the columns on load, and the
-// stored orders are checked in one pass each (every row holds triples of
-// its own entity in strictly increasing (relation, other end) order), which
-// is about half the cost of sorting them again. The strict order also rules
-// out duplicate triples.
+// The hash indexes use FNV-1a 64 of the (normalised) name bytes, folded
+// (h ^ h>>32) and masked to the power-of-two table size, with linear
+// probing (see nameTable). The loader verifies the checksum, then checks
+// the structure in O(n): offsets monotone, ids in range, every adjacency
+// row holding its own entity's triples in strictly increasing (relation,
+// other end) order (which also rules out duplicate triples), every name
+// reachable from its hash slot and unique, the normalised groups
+// well-formed. So a damaged or hostile file fails to load with an error
+// naming it, and a loaded graph never indexes out of range later. (The
+// normalised index is checked for shape, not recomputed: that would cost
+// a Normalize per entity; a crafted file could at worst make
+// EntitiesByNorm miss.)
 const (
 	snapshotMagic = "STEMKG"
-	// SnapshotVersion is the snapshot layout this build writes; it reads
-	// this version and older ones.
-	SnapshotVersion = 1
-	headerSize      = 6 + 4 + 3*4 + 3*8
+	// SnapshotVersion is the snapshot layout this build reads and writes.
+	// Version 1 (names as lengths plus blob, no stored indexes) is refused
+	// with a message to rebuild.
+	SnapshotVersion = 2
+	headerSize      = 128
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -46,61 +69,54 @@ func WriteSnapshot(path string, g *Graph) error {
 	if g.NumTriples() == 0 {
 		return fmt.Errorf("write snapshot %s: %w", path, ErrEmpty)
 	}
-	return atomicfile.Write(path, 0o644, func(w io.Writer) error { return EncodeSnapshot(w, g) })
+	if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { return EncodeSnapshot(w, g) }); err != nil {
+		return fmt.Errorf("write snapshot %s: %w", path, err)
+	}
+	return nil
 }
 
 // EncodeSnapshot writes g's snapshot to w. It streams, so the graph is not
-// duplicated in memory.
+// duplicated in memory. A graph built in memory gets its normalised-name
+// index built here, so that loading the snapshot needs no build.
 func EncodeSnapshot(w io.Writer, g *Graph) error {
-	cw := &crcWriter{w: w, buf: make([]byte, 0, 64<<10)}
-	var entBytes, relBytes uint64
-	for _, s := range g.entNames {
-		entBytes += uint64(len(s))
+	cw := &crcWriter{w: w, buf: make([]byte, 0, 256<<10)}
+	ents, rels := g.ents.orEmpty(), g.relTab.orEmpty()
+	norm := g.normIndex()
+	nE, nR, nT := ents.len(), rels.len(), len(g.heads)
+	outOff, inOff := g.outOff, g.inOff
+	if len(outOff) != nE+1 || len(inOff) != nE+1 || len(g.outIdx) != nT || len(g.inIdx) != nT {
+		return fmt.Errorf("encode snapshot: graph adjacency does not match its %d entities and %d triples", nE, nT)
 	}
-	for _, s := range g.relNames {
-		relBytes += uint64(len(s))
+	var h [headerSize]byte
+	copy(h[:], snapshotMagic)
+	le := binary.LittleEndian
+	le.PutUint32(h[6:], SnapshotVersion)
+	for i, v := range []int{nE, nR, nT, g.dups, len(ents.blob), len(rels.blob), len(ents.slots), len(rels.slots),
+		norm.groups(), len(norm.ids), len(norm.slots)} {
+		le.PutUint64(h[16+8*i:], uint64(v))
 	}
-	cw.bytes([]byte(snapshotMagic))
-	cw.u32(SnapshotVersion)
-	cw.u32(uint32(len(g.entNames)))
-	cw.u32(uint32(len(g.relNames)))
-	cw.u32(uint32(len(g.heads)))
-	cw.u64(uint64(g.dups))
-	cw.u64(entBytes)
-	cw.u64(relBytes)
-	for _, names := range [][]string{g.entNames, g.relNames} {
-		for _, s := range names {
-			if uint64(len(s)) > math.MaxUint32 {
-				return fmt.Errorf("encode snapshot: name of %d bytes: %w", len(s), ErrTooLarge)
-			}
-			cw.u32(uint32(len(s)))
-		}
-		for _, s := range names {
-			cw.str(s)
-		}
+	cw.bytes(h[:])
+	for _, t := range []*nameTable{ents, rels} {
+		cw.u32s(t.off)
+		cw.bytes(t.blob)
+		cw.pad()
+		cw.i32s(t.slots)
 	}
-	for _, col := range [][]int32{g.heads, g.rels, g.tails, g.outIdx, g.inIdx} {
-		for _, v := range col {
-			cw.u32(uint32(v))
-		}
+	for _, col := range [][]int32{g.heads, g.rels, g.tails, outOff, g.outIdx, inOff, g.inIdx, norm.slots, norm.off, norm.ids} {
+		cw.i32s(col)
 	}
 	sum := cw.crc
 	cw.u32Raw(sum)
 	return cw.flush()
 }
 
-// crcWriter buffers output and keeps a running CRC of it.
+// crcWriter buffers output and keeps a running CRC and length of it.
 type crcWriter struct {
 	w   io.Writer
 	buf []byte
 	crc uint32
+	n   int64
 	err error
-}
-
-func (c *crcWriter) room(n int) {
-	if len(c.buf)+n > cap(c.buf) {
-		c.flush()
-	}
 }
 
 func (c *crcWriter) flush() error {
@@ -111,27 +127,20 @@ func (c *crcWriter) flush() error {
 	return c.err
 }
 
-func (c *crcWriter) u32(v uint32) {
-	c.room(4)
-	c.buf = binary.LittleEndian.AppendUint32(c.buf, v)
-	c.crc = crc32.Update(c.crc, castagnoli, c.buf[len(c.buf)-4:])
-}
-
 // u32Raw appends v without adding it to the CRC (the checksum itself).
 func (c *crcWriter) u32Raw(v uint32) {
-	c.room(4)
+	if len(c.buf)+4 > cap(c.buf) {
+		c.flush()
+	}
 	c.buf = binary.LittleEndian.AppendUint32(c.buf, v)
-}
-
-func (c *crcWriter) u64(v uint64) {
-	c.room(8)
-	c.buf = binary.LittleEndian.AppendUint64(c.buf, v)
-	c.crc = crc32.Update(c.crc, castagnoli, c.buf[len(c.buf)-8:])
 }
 
 func (c *crcWriter) bytes(b []byte) {
+	c.n += int64(len(b))
 	for len(b) > 0 {
-		c.room(1)
+		if len(c.buf) == cap(c.buf) {
+			c.flush()
+		}
 		n := min(len(b), cap(c.buf)-len(c.buf))
 		c.buf = append(c.buf, b[:n]...)
 		c.crc = crc32.Update(c.crc, castagnoli, b[:n])
@@ -139,29 +148,69 @@ func (c *crcWriter) bytes(b []byte) {
 	}
 }
 
-func (c *crcWriter) str(s string) {
-	for len(s) > 0 {
-		c.room(1)
-		n := min(len(s), cap(c.buf)-len(c.buf))
-		c.buf = append(c.buf, s[:n]...)
-		c.crc = crc32.Update(c.crc, castagnoli, c.buf[len(c.buf)-n:])
-		s = s[n:]
-	}
+// pad writes zero bytes up to the next multiple of 8.
+func (c *crcWriter) pad() {
+	var zero [8]byte
+	c.bytes(zero[:(8-c.n%8)%8])
 }
 
-// ReadSnapshot loads a snapshot written by WriteSnapshot. The file is read
-// in one call and checked (magic, version, section lengths, CRC-32C, id
-// ranges, unique names, no duplicate triples) before any of it is trusted.
-func ReadSnapshot(path string) (*Graph, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read snapshot: %w", err)
+// i32s writes a section of int32s, padded.
+func (c *crcWriter) i32s(s []int32) {
+	if littleEndian() {
+		c.bytes(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), 4*len(s)))
+	} else {
+		var b [4]byte
+		for _, v := range s {
+			binary.LittleEndian.PutUint32(b[:], uint32(v))
+			c.bytes(b[:])
+		}
 	}
-	return DecodeSnapshot(data, path)
+	c.pad()
+}
+
+// u32s writes a section of uint32s, padded.
+func (c *crcWriter) u32s(s []uint32) {
+	c.i32s(unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(s))), len(s)))
+}
+
+// littleEndian reports whether this machine stores integers little-endian,
+// the snapshot's byte order, so that sections can be used in place.
+func littleEndian() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}
+
+// ReadSnapshot loads a snapshot written by WriteSnapshot. On Linux the
+// file is memory-mapped read-only and the graph's tables point into the
+// mapping (zero copy: the page cache is shared between processes and
+// loading costs one checksum pass plus the structural checks); elsewhere
+// the file is read into memory and used in place the same way. The
+// mapping is kept for the life of the process, because slices handed out
+// by the graph (Columns, Out, names) may outlive it. Everything is checked
+// (see the layout above) before any of it is trusted.
+func ReadSnapshot(path string) (*Graph, error) {
+	data, unmap, err := mapFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read snapshot %s: %w", path, err)
+	}
+	g, err := DecodeSnapshot(data, path)
+	if err != nil {
+		unmap()
+		return nil, err
+	}
+	return g, nil
+}
+
+// snapHeader is the decoded header: element counts of every section.
+type snapHeader struct {
+	nEnt, nRel, nTri, dups, entBytes, relBytes, entSlots, relSlots, normGroups, normIDs, normSlots uint64
 }
 
 // DecodeSnapshot builds a graph from snapshot bytes; name labels errors.
-// It never panics, whatever the bytes, and does not retain data.
+// It never panics, whatever the bytes. On a little-endian machine, when
+// data is 8-byte aligned (as a mapping or a fresh allocation is), the
+// graph points into data instead of copying it, so data must not be
+// modified while the graph is in use; otherwise the bytes are copied.
 func DecodeSnapshot(data []byte, name string) (*Graph, error) {
 	corrupt := func(format string, args ...any) error {
 		return fmt.Errorf("%s: %w: %s", name, ErrCorrupt, fmt.Sprintf(format, args...))
@@ -175,166 +224,320 @@ func DecodeSnapshot(data []byte, name string) (*Graph, error) {
 	if string(data[:len(snapshotMagic)]) != snapshotMagic {
 		return nil, corrupt("not a KG snapshot (no %q magic)", snapshotMagic)
 	}
-	if len(data) < headerSize+4 {
+	if len(data) < len(snapshotMagic)+4 {
 		return nil, corrupt("truncated: %d bytes, shorter than the header", len(data))
 	}
 	le := binary.LittleEndian
-	d := data[len(snapshotMagic):]
-	version := le.Uint32(d)
+	crcOK := func() bool {
+		return len(data) >= 4 && crc32.Checksum(data[:len(data)-4], castagnoli) == le.Uint32(data[len(data)-4:])
+	}
+	version := le.Uint32(data[6:])
 	switch {
-	case version > SnapshotVersion && crc32.Checksum(data[:len(data)-4], castagnoli) != le.Uint32(data[len(data)-4:]):
-		// A newer writer keeps the trailing checksum; a version field that
-		// fails it is a damaged file, not a reason to upgrade.
+	case version != SnapshotVersion && version != 0 && !crcOK():
+		// Every version keeps the trailing checksum; a version field that
+		// fails it is a damaged file, not a reason to upgrade or rebuild.
 		return nil, corrupt("checksum mismatch: the file is damaged (its version field reads %d)", version)
 	case version > SnapshotVersion:
 		return nil, fmt.Errorf("%s: %w: format version %d, this build reads up to %d (upgrade stem, or rebuild the snapshot with `stem kg build`)",
 			name, ErrNewerVersion, version, SnapshotVersion)
 	case version == 0:
 		return nil, corrupt("format version 0")
+	case version < SnapshotVersion:
+		return nil, fmt.Errorf("%s: %w: the snapshot is version %d, this stem reads version %d: rebuild it with 'stem kg build'",
+			name, ErrOldVersion, version, SnapshotVersion)
 	}
-	nEnt, nRel, nTri := uint64(le.Uint32(d[4:])), uint64(le.Uint32(d[8:])), uint64(le.Uint32(d[12:]))
-	dups, entBytes, relBytes := le.Uint64(d[16:]), le.Uint64(d[24:]), le.Uint64(d[32:])
-	if nEnt > maxID || nRel > maxID || nTri > maxID || dups > maxID {
-		return nil, corrupt("counts out of range (%d entities, %d relations, %d triples, %d duplicates)", nEnt, nRel, nTri, dups)
+	if len(data) < headerSize+4 {
+		return nil, corrupt("truncated: %d bytes, shorter than the header", len(data))
 	}
-	if entBytes > uint64(len(data)) || relBytes > uint64(len(data)) {
-		return nil, corrupt("name blob lengths (%d, %d) exceed the file size %d", entBytes, relBytes, len(data))
+	var h snapHeader
+	for i, p := range []*uint64{&h.nEnt, &h.nRel, &h.nTri, &h.dups, &h.entBytes, &h.relBytes, &h.entSlots, &h.relSlots,
+		&h.normGroups, &h.normIDs, &h.normSlots} {
+		*p = le.Uint64(data[16+8*i:])
 	}
-	want := uint64(headerSize) + 4*nEnt + entBytes + 4*nRel + relBytes + 20*nTri + 4
+	if h.nEnt > maxID || h.nRel > maxID || h.nTri > maxID || h.dups > maxID {
+		return nil, corrupt("counts out of range (%d entities, %d relations, %d triples, %d duplicates)", h.nEnt, h.nRel, h.nTri, h.dups)
+	}
+	if h.entBytes > uint64(len(data)) || h.relBytes > uint64(len(data)) || h.entBytes > math.MaxUint32 || h.relBytes > math.MaxUint32 {
+		return nil, corrupt("name blob lengths (%d, %d) exceed the file size %d", h.entBytes, h.relBytes, len(data))
+	}
+	if h.normGroups > h.nEnt || h.normIDs > h.nEnt {
+		return nil, corrupt("normalised index of %d groups and %d ids for %d entities", h.normGroups, h.normIDs, h.nEnt)
+	}
+	for _, c := range []struct {
+		what     string
+		slots, n uint64
+	}{{"entity", h.entSlots, h.nEnt}, {"relation", h.relSlots, h.nRel}, {"normalised-name", h.normSlots, h.normGroups}} {
+		if bits.OnesCount64(c.slots) != 1 || c.slots <= c.n || c.slots > 1<<32 {
+			return nil, corrupt("%s hash index of %d slots for %d keys (want a power of two above the key count)", c.what, c.slots, c.n)
+		}
+	}
+	if !bytesZero(data[10:16]) || !bytesZero(data[104:headerSize]) {
+		return nil, corrupt("reserved header bytes are not zero")
+	}
+	// Section sizes in bytes, in file order; all are bounded above by the
+	// checks so far (counts < 2^31, slots <= 2^32), so uint64 sums cannot
+	// overflow.
+	sizes := []uint64{
+		4 * (h.nEnt + 1), h.entBytes, 4 * h.entSlots,
+		4 * (h.nRel + 1), h.relBytes, 4 * h.relSlots,
+		4 * h.nTri, 4 * h.nTri, 4 * h.nTri,
+		4 * (h.nEnt + 1), 4 * h.nTri, 4 * (h.nEnt + 1), 4 * h.nTri,
+		4 * h.normSlots, 4 * (h.normGroups + 1), 4 * h.normIDs,
+	}
+	want := uint64(headerSize)
+	for _, n := range sizes {
+		want += (n + 7) &^ 7
+	}
+	want += 4
 	if uint64(len(data)) < want {
 		return nil, corrupt("truncated: %d bytes, the header promises %d", len(data), want)
 	}
 	if uint64(len(data)) > want {
 		return nil, corrupt("%d trailing bytes after the checksum", uint64(len(data))-want)
 	}
-	body := data[:len(data)-4]
-	if got, stored := crc32.Checksum(body, castagnoli), le.Uint32(data[len(data)-4:]); got != stored {
-		return nil, corrupt("checksum mismatch (stored %08x, computed %08x)", stored, got)
+	if !crcOK() {
+		return nil, corrupt("checksum mismatch (stored %08x, computed %08x)",
+			le.Uint32(data[len(data)-4:]), crc32.Checksum(data[:len(data)-4], castagnoli))
 	}
-	if nTri == 0 {
+	if h.nTri == 0 {
 		return nil, fmt.Errorf("%s: %w", name, ErrEmpty)
 	}
-
-	// Section offsets; the size check above guarantees they are in bounds.
-	entLensAt := headerSize
-	entBlobAt := entLensAt + 4*int(nEnt)
-	relLensAt := entBlobAt + int(entBytes)
-	relBlobAt := relLensAt + 4*int(nRel)
-	colsAt := relBlobAt + int(relBytes)
-
-	readNames := func(lensAt, blobAt int, n, blobLen uint64, what string) ([]string, map[string]int32, error) {
-		lens := data[lensAt : lensAt+4*int(n)]
-		blob := string(data[blobAt : blobAt+int(blobLen)]) // one allocation; names are substrings of it
-		names := make([]string, n)
-		index := make(map[string]int32, n)
-		at := uint64(0)
-		for i := range names {
-			l := uint64(le.Uint32(lens[4*i:]))
-			if l == 0 {
-				return nil, nil, corrupt("%s %d has an empty name", what, i)
-			}
-			if at+l > blobLen {
-				return nil, nil, corrupt("%s names overrun their blob", what)
-			}
-			s := blob[at : at+l]
-			at += l
-			index[s] = int32(i)
-			if len(index) != i+1 { // one hash operation instead of a lookup and an insert
-				return nil, nil, corrupt("%s name %q appears twice", what, s)
-			}
-			names[i] = s
-		}
-		if at != blobLen {
-			return nil, nil, corrupt("%s names use %d of %d blob bytes", what, at, blobLen)
-		}
-		return names, index, nil
+	// Use the bytes in place when they are aligned little-endian ints;
+	// otherwise copy them into an aligned buffer (or, big-endian, decode).
+	if !littleEndian() || uintptr(unsafe.Pointer(unsafe.SliceData(data)))%8 != 0 {
+		buf := make([]uint64, (len(data)+7)/8)
+		aligned := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(buf))), len(data))
+		copy(aligned, data)
+		data = aligned
 	}
-	g := &Graph{dups: int(dups)}
-	// The entity name map is the largest single cost of a load; build it
-	// on another core while the columns are decoded and indexed.
-	var entErr error
-	waitEnt := goIfLarge(int(nEnt+nTri), func() {
-		g.entNames, g.entIndex, entErr = readNames(entLensAt, entBlobAt, nEnt, entBytes, "entity")
+	sec := make([][]byte, len(sizes))
+	at := uint64(headerSize)
+	for i, n := range sizes {
+		sec[i] = data[at : at+n : at+n]
+		end := (at + n + 7) &^ 7
+		if !bytesZero(data[at+n : end]) {
+			return nil, corrupt("section %d has non-zero padding", i)
+		}
+		at = end
+	}
+	g := &Graph{dups: int(h.dups)}
+	g.ents = nameTable{off: u32view(sec[0]), blob: sec[1], slots: i32view(sec[2])}
+	g.relTab = nameTable{off: u32view(sec[3]), blob: sec[4], slots: i32view(sec[5])}
+	g.heads, g.rels, g.tails = i32view(sec[6]), i32view(sec[7]), i32view(sec[8])
+	g.outOff, g.outIdx, g.inOff, g.inIdx = i32view(sec[9]), i32view(sec[10]), i32view(sec[11]), i32view(sec[12])
+	norm := normIndex{slots: i32view(sec[13]), off: i32view(sec[14]), ids: i32view(sec[15])}
+
+	// The checks read every section once; names and the normalised index
+	// on one core, the columns and adjacency on another.
+	var nameErr error
+	wait := goIfLarge(int(h.nEnt+h.nTri), func() {
+		if nameErr = checkNames(&g.ents, "entity"); nameErr == nil {
+			if nameErr = checkNames(&g.relTab, "relation"); nameErr == nil {
+				nameErr = checkNorm(&norm, int(h.nEnt))
+			}
+		}
 	})
-	relNames, relIndex, relErr := readNames(relLensAt, relBlobAt, nRel, relBytes, "relation")
-	readCol := func(c int, bound uint64, what string) ([]int32, error) {
-		col := make([]int32, nTri)
-		src := data[colsAt+c*4*int(nTri):]
-		for i := range col {
-			v := le.Uint32(src[4*i:])
-			if uint64(v) >= bound {
-				return nil, corrupt("triple %d: %s id %d out of range [0, %d)", i, what, v, bound)
-			}
-			col[i] = int32(v)
-		}
-		return col, nil
+	err := checkColumns(g)
+	wait()
+	if nameErr != nil {
+		err = nameErr
 	}
-	heads, err := readCol(0, nEnt, "head")
-	var rels, tails []int32
-	if err == nil {
-		rels, err = readCol(1, nRel, "relation")
+	if err != nil {
+		return nil, corrupt("%v", err)
 	}
-	if err == nil {
-		tails, err = readCol(2, nEnt, "tail")
-	}
-	if err == nil && relErr == nil {
-		g.heads, g.rels, g.tails = heads, rels, tails
-		adj := data[colsAt+3*4*int(nTri):]
-		var inOK, outOK bool
-		waitIn := goIfLarge(int(nTri), func() {
-			g.inOff, g.inIdx, inOK = loadCSR(adj[4*int(nTri):], tails, rels, heads, int(nEnt))
-		})
-		g.outOff, g.outIdx, outOK = loadCSR(adj, heads, rels, tails, int(nEnt))
-		waitIn()
-		if !outOK {
-			err = corrupt("out-adjacency does not match the triples (or a triple appears twice)")
-		} else if !inOK {
-			err = corrupt("in-adjacency does not match the triples")
-		}
-	}
-	waitEnt()
-	switch {
-	case entErr != nil:
-		return nil, entErr
-	case relErr != nil:
-		return nil, relErr
-	case err != nil:
-		return nil, err
-	}
-	g.relNames, g.relIndex = relNames, relIndex
+	g.norm = norm
 	return g, nil
 }
 
-// loadCSR decodes a stored adjacency order and checks it: row e (counted
-// from key1) must hold exactly the triples whose key1 is e, in strictly
-// increasing (key2, key3) order. That is the order sortCSR produces for a
-// graph without duplicate triples, so a valid file decodes to exactly what
-// a fresh build would give.
-func loadCSR(src []byte, key1, key2, key3 []int32, nE int) (off, idx []int32, ok bool) {
+// bytesZero reports whether b holds only zero bytes.
+func bytesZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// i32view returns b (aligned, little-endian on this machine, or decoded
+// otherwise) as int32s.
+func i32view(b []byte) []int32 {
+	n := len(b) / 4
+	if n == 0 {
+		return []int32{}
+	}
+	if littleEndian() {
+		return unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b))), n)
+	}
+	s := make([]int32, n)
+	for i := range s {
+		s[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return s
+}
+
+// u32view is i32view for uint32s.
+func u32view(b []byte) []uint32 {
+	s := i32view(b)
+	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
+
+// checkNames verifies a stored name table: non-empty names tiling the
+// blob, and a hash index holding every id exactly once, each reachable
+// from its home slot without crossing an empty slot, with no two equal
+// names (so Entity(EntityName(id)) == id for every id).
+func checkNames(t *nameTable, what string) error {
+	n := len(t.off) - 1
+	if t.off[0] != 0 || int(t.off[n]) != len(t.blob) {
+		return fmt.Errorf("%s name offsets do not span their blob", what)
+	}
+	for i := 0; i < n; i++ {
+		if t.off[i] >= t.off[i+1] {
+			return fmt.Errorf("%s %d has an empty name (or offsets go backwards)", what, i)
+		}
+	}
+	seen := make([]uint64, (n+63)/64)
+	count := 0
+	mask := len(t.slots) - 1
+	for i, id := range t.slots {
+		if id < 0 {
+			if id != -1 {
+				return fmt.Errorf("%s hash slot %d holds %d", what, i, id)
+			}
+			continue
+		}
+		if int(id) >= n {
+			return fmt.Errorf("%s hash slot %d holds id %d, out of range [0, %d)", what, i, id, n)
+		}
+		if seen[id/64]&(1<<(id%64)) != 0 {
+			return fmt.Errorf("%s %d is in the hash index twice", what, id)
+		}
+		seen[id/64] |= 1 << (id % 64)
+		count++
+	}
+	if count != n {
+		return fmt.Errorf("%s hash index holds %d of %d names", what, count, n)
+	}
+	// Every slot now holds -1 or a valid id, so names can be read.
+	for i, id := range t.slots {
+		if id < 0 {
+			continue
+		}
+		s := t.name(id)
+		for j := home(hashName(s), mask); j != i; j = (j + 1) & mask {
+			other := t.slots[j]
+			if other < 0 {
+				return fmt.Errorf("%s %d is not reachable from its hash slot", what, id)
+			}
+			if t.name(other) == s {
+				return fmt.Errorf("%s name %q appears twice", what, s)
+			}
+		}
+	}
+	return nil
+}
+
+// checkNorm verifies the shape of the normalised-name index: non-empty
+// groups of increasing entity ids, each entity in at most one group, and a
+// hash index holding every group exactly once.
+func checkNorm(x *normIndex, nEnt int) error {
+	groups := len(x.off) - 1
+	if x.off[0] != 0 || int(x.off[groups]) != len(x.ids) {
+		return fmt.Errorf("normalised-name groups do not span their ids")
+	}
+	seen := make([]uint64, (nEnt+63)/64)
+	for grp := 0; grp < groups; grp++ {
+		a, b := x.off[grp], x.off[grp+1]
+		if a >= b || int(b) > len(x.ids) {
+			return fmt.Errorf("normalised-name group %d is empty (or offsets go backwards or overrun)", grp)
+		}
+		prev := int32(-1)
+		for _, id := range x.ids[a:b] {
+			if id <= prev || int(id) >= nEnt {
+				return fmt.Errorf("normalised-name group %d: id %d out of order or range", grp, id)
+			}
+			if seen[id/64]&(1<<(id%64)) != 0 {
+				return fmt.Errorf("entity %d is in two normalised-name groups", id)
+			}
+			seen[id/64] |= 1 << (id % 64)
+			prev = id
+		}
+	}
+	gseen := make([]uint64, (groups+63)/64)
+	count := 0
+	for i, grp := range x.slots {
+		if grp == -1 {
+			continue
+		}
+		if grp < 0 || int(grp) >= groups || gseen[grp/64]&(1<<(grp%64)) != 0 {
+			return fmt.Errorf("normalised-name hash slot %d holds %d", i, grp)
+		}
+		gseen[grp/64] |= 1 << (grp % 64)
+		count++
+	}
+	if count != groups {
+		return fmt.Errorf("normalised-name hash index holds %d of %d groups", count, groups)
+	}
+	return nil
+}
+
+// checkColumns verifies the triple columns and both adjacencies.
+func checkColumns(g *Graph) error {
+	nE, nR := int32(g.ents.len()), int32(g.relTab.len())
+	for _, c := range []struct {
+		col   []int32
+		bound int32
+		what  string
+	}{{g.heads, nE, "head"}, {g.rels, nR, "relation"}, {g.tails, nE, "tail"}} {
+		for i, v := range c.col {
+			if uint32(v) >= uint32(c.bound) {
+				return fmt.Errorf("triple %d: %s id %d out of range [0, %d)", i, c.what, uint32(v), c.bound)
+			}
+		}
+	}
+	var inOK bool
+	wait := goIfLarge(len(g.heads), func() { inOK = checkCSR(g.inOff, g.inIdx, g.tails, g.rels, g.heads) })
+	outOK := checkCSR(g.outOff, g.outIdx, g.heads, g.rels, g.tails)
+	wait()
+	if !outOK {
+		return fmt.Errorf("out-adjacency does not match the triples (or a triple appears twice)")
+	}
+	if !inOK {
+		return fmt.Errorf("in-adjacency does not match the triples")
+	}
+	return nil
+}
+
+// checkCSR checks a stored adjacency: offsets from 0 to the triple count,
+// never decreasing, and row e holding exactly the triples whose key1 is e,
+// in strictly increasing (key2, key3) order. That is the order sortCSR
+// produces for a graph without duplicate triples, so a valid file is
+// exactly what a fresh build would give; and since every row entry has
+// key1 == its row and rows are strictly ordered, the rows are a
+// permutation of the triple ids.
+func checkCSR(off, idx, key1, key2, key3 []int32) bool {
 	n := len(key1)
-	off = make([]int32, nE+1)
-	for _, k := range key1 {
-		off[k+1]++
+	nE := len(off) - 1
+	if off[0] != 0 || int(off[nE]) != n {
+		return false
 	}
-	for e := 0; e < nE; e++ {
-		off[e+1] += off[e]
-	}
-	idx = make([]int32, n)
 	for e := int32(0); int(e) < nE; e++ {
-		start, end := int(off[e]), int(off[e+1])
+		start, end := off[e], off[e+1]
+		if start > end || int(end) > n {
+			return false
+		}
 		for k := start; k < end; k++ {
-			v := binary.LittleEndian.Uint32(src[4*k:])
-			if uint64(v) >= uint64(n) || key1[v] != e {
-				return nil, nil, false
+			v := idx[k]
+			if uint32(v) >= uint32(n) || key1[v] != e {
+				return false
 			}
 			if k > start {
 				prev := idx[k-1]
 				if cmp2(key2[prev], key3[prev], key2[v], key3[v]) >= 0 {
-					return nil, nil, false
+					return false
 				}
 			}
-			idx[k] = int32(v)
 		}
 	}
-	return off, idx, true
+	return true
 }

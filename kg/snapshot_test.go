@@ -19,7 +19,8 @@ func graphsEqual(t testing.TB, a, b *Graph) {
 		a.NumTriples() != b.NumTriples() || a.Duplicates() != b.Duplicates() {
 		t.Fatalf("counts differ: %v vs %v", a.Stats(0), b.Stats(0))
 	}
-	if !slices.Equal(a.entNames, b.entNames) || !slices.Equal(a.relNames, b.relNames) {
+	if !slices.Equal(a.ents.blob, b.ents.blob) || !slices.Equal(a.ents.off, b.ents.off) ||
+		!slices.Equal(a.relTab.blob, b.relTab.blob) || !slices.Equal(a.relTab.off, b.relTab.off) {
 		t.Fatal("name tables differ")
 	}
 	for _, p := range [][2][]int32{{a.heads, b.heads}, {a.rels, b.rels}, {a.tails, b.tails},
@@ -28,13 +29,18 @@ func graphsEqual(t testing.TB, a, b *Graph) {
 			t.Fatal("columns or adjacency differ")
 		}
 	}
-	for i, n := range a.entNames {
-		if id, ok := b.Entity(n); !ok || id != int32(i) {
+	for i := int32(0); int(i) < a.NumEntities(); i++ {
+		n := a.EntityName(i)
+		if id, ok := b.Entity(n); !ok || id != i {
 			t.Fatalf("Entity(%q) = %d, %v", n, id, ok)
 		}
+		if !slices.Equal(a.EntitiesByNorm(n), b.EntitiesByNorm(n)) {
+			t.Fatalf("EntitiesByNorm(%q) = %v vs %v", n, a.EntitiesByNorm(n), b.EntitiesByNorm(n))
+		}
 	}
-	for i, n := range a.relNames {
-		if id, ok := b.Relation(n); !ok || id != int32(i) {
+	for i := int32(0); int(i) < a.NumRelations(); i++ {
+		n := a.RelationName(i)
+		if id, ok := b.Relation(n); !ok || id != i {
 			t.Fatalf("Relation(%q) = %d, %v", n, id, ok)
 		}
 	}
@@ -91,11 +97,60 @@ func patch(data []byte, f func(d []byte)) []byte {
 	return d
 }
 
+// Section numbers of a version 2 snapshot, in file order (see the layout
+// comment in snapshot.go).
+const (
+	secEntOff = iota
+	secEntBlob
+	secEntSlots
+	secRelOff
+	secRelBlob
+	secRelSlots
+	secHeads
+	secRels
+	secTails
+	secOutOff
+	secOutIdx
+	secInOff
+	secInIdx
+	secNormSlots
+	secNormOff
+	secNormIDs
+	numSections
+)
+
+// sections returns the byte offset and unpadded length of every section
+// of the snapshot d, computed from its header.
+func sections(d []byte) (at, size [numSections]int) {
+	le := binary.LittleEndian
+	h := func(k int) int { return int(le.Uint64(d[16+8*k:])) }
+	nE, nR, nT := h(0), h(1), h(2)
+	size = [numSections]int{4 * (nE + 1), h(4), 4 * h(6), 4 * (nR + 1), h(5), 4 * h(7),
+		4 * nT, 4 * nT, 4 * nT, 4 * (nE + 1), 4 * nT, 4 * (nE + 1), 4 * nT, 4 * h(10), 4 * (h(8) + 1), 4 * h(9)}
+	off := headerSize
+	for i, n := range size {
+		at[i] = off
+		off += (n + 7) &^ 7
+	}
+	return at, size
+}
+
+// u32At reads the k-th uint32 of section sec; putU32 writes it.
+func u32At(d []byte, sec, k int) uint32 {
+	at, _ := sections(d)
+	return binary.LittleEndian.Uint32(d[at[sec]+4*k:])
+}
+
+func putU32(d []byte, sec, k int, v uint32) {
+	at, _ := sections(d)
+	binary.LittleEndian.PutUint32(d[at[sec]+4*k:], v)
+}
+
 func TestSnapshotErrors(t *testing.T) {
 	good := encode(t, sampleGraph(t))
 	le := binary.LittleEndian
-	nEnt := int(le.Uint32(good[10:]))
-	entLens := headerSize
+	nEnt := int(le.Uint64(good[16:]))
+	nTri := int(le.Uint64(good[32:]))
 	tests := []struct {
 		name    string
 		data    []byte
@@ -109,61 +164,112 @@ func TestSnapshotErrors(t *testing.T) {
 		{"body cut", good[:len(good)-10], ErrCorrupt, "truncated"},
 		{"trailing bytes", append(slices.Clone(good), 0), ErrCorrupt, "1 trailing bytes"},
 		{"flipped bit", func() []byte { d := slices.Clone(good); d[len(d)-20] ^= 1; return d }(), ErrCorrupt, "checksum mismatch"},
-		{"newer version", patch(good, func(d []byte) { le.PutUint32(d[6:], SnapshotVersion+1) }), ErrNewerVersion, "format version 2, this build reads up to 1"},
+		{"newer version", patch(good, func(d []byte) { le.PutUint32(d[6:], SnapshotVersion+1) }), ErrNewerVersion, "format version 3, this build reads up to 2"},
+		{"version 1", patch(good, func(d []byte) { le.PutUint32(d[6:], 1) }), ErrOldVersion, "the snapshot is version 1, this stem reads version 2: rebuild it with 'stem kg build'"},
 		{"flipped version byte", func() []byte { d := slices.Clone(good); d[7] ^= 0x40; return d }(), ErrCorrupt, "the file is damaged (its version field reads"},
 		{"version 0", patch(good, func(d []byte) { le.PutUint32(d[6:], 0) }), ErrCorrupt, "format version 0"},
-		{"huge count", patch(good, func(d []byte) { le.PutUint32(d[10:], 1<<31) }), ErrCorrupt, "counts out of range"},
-		{"huge blob", patch(good, func(d []byte) { le.PutUint64(d[30:], 1<<40) }), ErrCorrupt, "exceed the file size"},
-		{"count mismatch", patch(good, func(d []byte) { le.PutUint32(d[10:], uint32(nEnt+1)) }), ErrCorrupt, "truncated"},
-		{"head out of range", patch(good, func(d []byte) {
-			heads := len(d) - 4 - 5*4*int(le.Uint32(d[18:]))
-			le.PutUint32(d[heads:], uint32(nEnt))
-		}), ErrCorrupt, "head id 6 out of range [0, 6)"},
+		{"huge count", patch(good, func(d []byte) { le.PutUint64(d[16:], 1<<31) }), ErrCorrupt, "counts out of range"},
+		{"huge blob", patch(good, func(d []byte) { le.PutUint64(d[48:], 1<<40) }), ErrCorrupt, "exceed the file size"},
+		{"count mismatch", patch(good, func(d []byte) { le.PutUint64(d[16:], uint64(nEnt+2)) }), ErrCorrupt, "the header promises"},
+		{"slots not a power of two", patch(good, func(d []byte) { le.PutUint64(d[64:], 12) }), ErrCorrupt, "entity hash index of 12 slots"},
+		{"too few slots", patch(good, func(d []byte) { le.PutUint64(d[64:], 4) }), ErrCorrupt, "entity hash index of 4 slots"},
+		{"too many norm groups", patch(good, func(d []byte) { le.PutUint64(d[80:], uint64(nEnt+1)) }), ErrCorrupt, "normalised index of"},
+		{"reserved header bytes", patch(good, func(d []byte) { d[110] = 1 }), ErrCorrupt, "reserved header bytes are not zero"},
+		{"padding", patch(good, func(d []byte) {
+			at, size := sections(d)
+			for i := range size {
+				if size[i]%8 != 0 {
+					d[at[i]+size[i]] = 1
+					return
+				}
+			}
+			panic("no padded section in the sample")
+		}), ErrCorrupt, "non-zero padding"},
+		{"head out of range", patch(good, func(d []byte) { putU32(d, secHeads, 0, uint32(nEnt)) }), ErrCorrupt, "head id 6 out of range [0, 6)"},
+		{"negative relation", patch(good, func(d []byte) { putU32(d, secRels, 0, 1<<31) }), ErrCorrupt, "relation id 2147483648 out of range"},
 		{"duplicate triple", patch(good, func(d []byte) {
-			nT := int(le.Uint32(d[18:]))
-			base := len(d) - 4 - 5*4*nT
-			for c := 0; c < 3; c++ { // triple 1 := triple 0
-				col := base + c*4*nT
-				copy(d[col+4:col+8], d[col:col+4])
+			for _, c := range []int{secHeads, secRels, secTails} { // triple 1 := triple 0
+				putU32(d, c, 1, u32At(d, c, 0))
 			}
 		}), ErrCorrupt, "or a triple appears twice"},
 		{"out-adjacency order", patch(good, func(d []byte) {
-			nT := int(le.Uint32(d[18:]))
-			out := len(d) - 4 - 2*4*nT // Barack_Obama's row starts the out order
-			a, b := slices.Clone(d[out:out+4]), slices.Clone(d[out+4:out+8])
-			copy(d[out:], b)
-			copy(d[out+4:], a)
+			a, b := u32At(d, secOutIdx, 0), u32At(d, secOutIdx, 1) // Barack_Obama's row starts the out order
+			putU32(d, secOutIdx, 0, b)
+			putU32(d, secOutIdx, 1, a)
 		}), ErrCorrupt, "out-adjacency does not match"},
-		{"in-adjacency id out of range", patch(good, func(d []byte) {
-			nT := int(le.Uint32(d[18:]))
-			le.PutUint32(d[len(d)-4-4*nT:], uint32(nT))
-		}), ErrCorrupt, "in-adjacency does not match"},
+		{"out offsets backwards", patch(good, func(d []byte) { putU32(d, secOutOff, 1, uint32(nTri+5)) }), ErrCorrupt, "out-adjacency does not match"},
+		{"out offsets do not start at 0", patch(good, func(d []byte) { putU32(d, secOutOff, 0, 1) }), ErrCorrupt, "out-adjacency does not match"},
+		{"in-adjacency id out of range", patch(good, func(d []byte) { putU32(d, secInIdx, 0, uint32(nTri)) }), ErrCorrupt, "in-adjacency does not match"},
 		{"in-adjacency wrong row", patch(good, func(d []byte) {
-			nT := int(le.Uint32(d[18:]))
-			in := len(d) - 4 - 4*nT
-			copy(d[in:in+4], d[in+4*(nT-1):]) // last id (in the last row) put first
+			putU32(d, secInIdx, 0, u32At(d, secInIdx, nTri-1)) // last id (in the last row) put first
 		}), ErrCorrupt, "in-adjacency does not match"},
-		{"empty name", patch(good, func(d []byte) {
-			// move entity 0's bytes to entity 1: lengths stay consistent in total
-			l0, l1 := le.Uint32(d[entLens:]), le.Uint32(d[entLens+4:])
-			le.PutUint32(d[entLens:], 0)
-			le.PutUint32(d[entLens+4:], l0+l1)
-		}), ErrCorrupt, "entity 0 has an empty name"},
+		{"empty name", patch(good, func(d []byte) { putU32(d, secEntOff, 1, 0) }), ErrCorrupt, "entity 0 has an empty name"},
+		{"name offsets overrun", patch(good, func(d []byte) { putU32(d, secEntOff, nEnt, 1<<30) }), ErrCorrupt, "entity name offsets do not span their blob"},
+		{"name offsets backwards", patch(good, func(d []byte) { putU32(d, secEntOff, 2, 1) }), ErrCorrupt, "entity 1 has an empty name (or offsets go backwards)"},
 		{"duplicate name", patch(good, func(d []byte) {
-			// Split the bytes of entities 0 and 1 evenly and fill them with 'x',
-			// so both names become the same string.
-			blob := entLens + 4*nEnt
-			l0 := int(le.Uint32(d[entLens:]))
-			l1 := int(le.Uint32(d[entLens+4:]))
+			// Split the bytes of entities 0 and 1 evenly and fill them with
+			// 'x', so both names become the same string; then rebuild the
+			// hash index so that only the duplicate is wrong.
+			at, size := sections(d)
+			l0, l1 := int(u32At(d, secEntOff, 1)), int(u32At(d, secEntOff, 2))-int(u32At(d, secEntOff, 1))
 			tot := l0 + l1
-			le.PutUint32(d[entLens:], uint32(tot/2))
-			le.PutUint32(d[entLens+4:], uint32(tot-tot/2))
+			putU32(d, secEntOff, 1, uint32(tot/2))
 			for i := 0; i < tot; i++ {
-				d[blob+i] = 'x'
+				d[at[secEntBlob]+i] = 'x'
+			}
+			t := nameTable{blob: d[at[secEntBlob] : at[secEntBlob]+size[secEntBlob]]}
+			for k := 0; k <= nEnt; k++ {
+				t.off = append(t.off, u32At(d, secEntOff, k))
+			}
+			t.rehash(size[secEntSlots] / 4)
+			for k, v := range t.slots {
+				putU32(d, secEntSlots, k, uint32(v))
 			}
 		}), ErrCorrupt, "appears twice"},
-		{"name lengths overrun", patch(good, func(d []byte) { le.PutUint32(d[entLens:], 1<<30) }), ErrCorrupt, "overrun"},
-		{"name lengths short", patch(good, func(d []byte) { le.PutUint32(d[entLens:], le.Uint32(d[entLens:])-1) }), ErrCorrupt, "blob bytes"},
+		{"hash slot out of range", patch(good, func(d []byte) {
+			for k := 0; ; k++ {
+				if int32(u32At(d, secEntSlots, k)) >= 0 {
+					putU32(d, secEntSlots, k, uint32(nEnt+5))
+					return
+				}
+			}
+		}), ErrCorrupt, "out of range [0, 6)"},
+		{"hash slot -2", patch(good, func(d []byte) {
+			for k := 0; ; k++ {
+				if int32(u32At(d, secEntSlots, k)) < 0 {
+					putU32(d, secEntSlots, k, ^uint32(1))
+					return
+				}
+			}
+		}), ErrCorrupt, "holds -2"},
+		{"name missing from the hash index", patch(good, func(d []byte) {
+			for k := 0; ; k++ {
+				if int32(u32At(d, secRelSlots, k)) >= 0 {
+					putU32(d, secRelSlots, k, ^uint32(0))
+					return
+				}
+			}
+		}), ErrCorrupt, "relation hash index holds 2 of 3 names"},
+		{"name in the wrong slot", patch(good, func(d []byte) {
+			_, size := sections(d)
+			n := size[secEntSlots] / 4
+			for k := 0; ; k++ { // move an entry one slot back, before its home
+				if v := u32At(d, secEntSlots, k); int32(v) >= 0 && int32(u32At(d, secEntSlots, (k+n-1)%n)) < 0 {
+					putU32(d, secEntSlots, k, ^uint32(0))
+					putU32(d, secEntSlots, (k+n-1)%n, v)
+					return
+				}
+			}
+		}), ErrCorrupt, "is not reachable from its hash slot"},
+		{"empty norm group", patch(good, func(d []byte) { putU32(d, secNormOff, 1, 0) }), ErrCorrupt, "normalised-name group 0 is empty"},
+		{"norm id out of range", patch(good, func(d []byte) { putU32(d, secNormIDs, 0, uint32(nEnt)) }), ErrCorrupt, "normalised-name group 0: id 6"},
+		{"norm id twice", patch(good, func(d []byte) { putU32(d, secNormIDs, 1, u32At(d, secNormIDs, 0)) }), ErrCorrupt, "is in two normalised-name groups"},
+		{"norm group missing from its index", patch(good, func(d []byte) {
+			_, size := sections(d)
+			for k := 0; k < size[secNormSlots]/4; k++ {
+				putU32(d, secNormSlots, k, ^uint32(0))
+			}
+		}), ErrCorrupt, "normalised-name hash index holds 0 of"},
 		{"empty graph", encode(t, &Graph{outOff: []int32{0}, inOff: []int32{0}}), ErrEmpty, "has no triples"},
 	}
 	for _, tt := range tests {
@@ -173,6 +279,63 @@ func TestSnapshotErrors(t *testing.T) {
 				t.Fatalf("err = %v, want %v containing %q and starting with the file name", err, tt.wantErr, tt.errMsg)
 			}
 		})
+	}
+}
+
+// TestSnapshotV1 feeds a version 1 file (as the previous stem wrote it) to
+// ReadSnapshot: it must be refused with a message to rebuild, naming it.
+func TestSnapshotV1(t *testing.T) {
+	v1 := []byte("STEMKG\x01\x00\x00\x00")
+	v1 = append(v1, make([]byte, 3*4+3*8)...) // an empty v1 body is enough: the version is read first
+	v1 = binary.LittleEndian.AppendUint32(v1, crc32.Checksum(v1, castagnoli))
+	path := filepath.Join(t.TempDir(), "old.kg")
+	if err := os.WriteFile(path, v1, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadSnapshot(path)
+	if !errors.Is(err, ErrOldVersion) || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), "rebuild it with 'stem kg build'") {
+		t.Fatalf("err = %v, want ErrOldVersion naming %s", err, path)
+	}
+}
+
+// TestSnapshotUnaligned decodes from a misaligned buffer, which must be
+// copied rather than viewed in place.
+func TestSnapshotUnaligned(t *testing.T) {
+	g := sampleGraph(t)
+	good := encode(t, g)
+	buf := make([]byte, len(good)+1)
+	copy(buf[1:], good)
+	h, err := DecodeSnapshot(buf[1:], "odd.kg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	graphsEqual(t, g, h)
+	checkInvariants(t, h)
+}
+
+// TestSnapshotZeroCopy checks that a loaded graph answers name lookups
+// (exact and normalised, from the stored indexes) without allocating.
+func TestSnapshotZeroCopy(t *testing.T) {
+	g := sampleGraph(t)
+	path := filepath.Join(t.TempDir(), "g.kg")
+	if err := WriteSnapshot(path, g); err != nil {
+		t.Fatal(err)
+	}
+	h, err := ReadSnapshot(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = h.EntityName(1) }); n != 0 {
+		t.Errorf("EntityName allocates %v times", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = h.Entity("Honolulu") }); n != 0 {
+		t.Errorf("Entity allocates %v times", n)
+	}
+	if ids := h.EntitiesByNorm("barack obama"); len(ids) != 1 || h.EntityName(ids[0]) != "Barack_Obama" {
+		t.Errorf("EntitiesByNorm(barack obama) = %v", ids)
+	}
+	if ids := h.EntitiesByNorm("CAFÉ müller"); len(ids) != 1 {
+		t.Errorf("EntitiesByNorm(CAFÉ müller) = %v", ids)
 	}
 }
 

@@ -17,11 +17,20 @@ func Normalize(s string) string {
 	if isNormalASCII(s) {
 		return s
 	}
-	b := make([]byte, 0, len(s))
+	return string(appendNormalize(make([]byte, 0, len(s)), s))
+}
+
+// appendNormalize appends Normalize(s) to b, so that index builds can reuse
+// one buffer instead of allocating a string per name.
+func appendNormalize(b []byte, s string) []byte {
+	if isNormalASCII(s) {
+		return append(b, s...)
+	}
+	start := len(b)
 	space := false
 	for _, r := range s {
 		if isSep(r) {
-			space = len(b) > 0
+			space = len(b) > start
 			continue
 		}
 		if space {
@@ -37,7 +46,7 @@ func Normalize(s string) string {
 		}
 		b = utf8.AppendRune(b, unicode.ToLower(r))
 	}
-	return string(b)
+	return b
 }
 
 // isNormalASCII reports whether s is already in Normalize's output form and

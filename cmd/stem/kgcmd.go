@@ -3,11 +3,16 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
 	"time"
 
 	"github.com/stem-kgqa/stem/atomicfile"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kg/sparql"
+	"github.com/stem-kgqa/stem/progress"
 	"github.com/urfave/cli/v2"
 )
 
@@ -45,15 +50,15 @@ func kgCommand() *cli.Command {
 						return err
 					}
 					start := time.Now()
-					g, err := loadKG(c, in)
+					g, err := buildKG(c, in)
 					if err != nil {
 						return err
 					}
 					if err := kg.WriteSnapshot(c.String("out"), g); err != nil {
 						return err
 					}
-					fmt.Fprintf(c.App.Writer, "wrote %s: %d entities, %d relations, %d triples (%d duplicate lines dropped) in %s\n",
-						c.String("out"), g.NumEntities(), g.NumRelations(), g.NumTriples(), g.Duplicates(), time.Since(start).Round(time.Millisecond))
+					fmt.Fprintf(c.App.Writer, "wrote %s: %d entities, %d relations, %d triples (%d duplicate lines dropped) in %s, peak memory %s\n",
+						c.String("out"), g.NumEntities(), g.NumRelations(), g.NumTriples(), g.Duplicates(), time.Since(start).Round(time.Millisecond), peakMemory())
 					return nil
 				},
 			},
@@ -215,6 +220,56 @@ func loadKG(c *cli.Context, path string) (*kg.Graph, error) {
 		return nil, err
 	}
 	return kg.Load(c.Context, path, f)
+}
+
+// buildKG streams the input of `stem kg build`, drawing a progress bar of
+// the bytes read on stderr: a 10M-triple file takes a while, and the
+// loaders never hold the file, only the distinct names and the columns.
+func buildKG(c *cli.Context, path string) (*kg.Graph, error) {
+	f, err := kg.ParseFormat(c.String("format"))
+	if err != nil {
+		return nil, err
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("load KG: %w", err)
+	}
+	defer file.Close()
+	st, err := file.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("load KG %s: %w", path, err)
+	}
+	bar := progress.New(c.App.ErrWriter, "read "+filepath.Base(path), st.Size())
+	g, err := kg.LoadReader(c.Context, &progressReader{r: file, bar: bar}, path, f)
+	bar.Finish()
+	return g, err
+}
+
+// progressReader counts the bytes read through it on a progress bar.
+type progressReader struct {
+	r   io.Reader
+	bar *progress.Bar
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.bar.Add(int64(n))
+	return n, err
+}
+
+// peakMemory reports the process's peak resident memory (VmHWM, Linux),
+// or the memory the Go runtime obtained from the OS elsewhere.
+func peakMemory() string {
+	if data, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+				return strings.Join(strings.Fields(v), " ") + " resident"
+			}
+		}
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return fmt.Sprintf("%d MB from the OS", ms.Sys>>20)
 }
 
 // lookupEntity finds an entity by exact name, else by normalised name.

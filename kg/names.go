@@ -1,0 +1,285 @@
+package kg
+
+import (
+	"unicode"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// Name tables are stored compactly so that a 10M-triple graph needs no Go
+// string header or map entry per name (those cost 50-80 bytes an entity):
+//
+//   - blob holds every name's bytes back to back, in id order;
+//   - off (n+1 entries) gives name id the bytes blob[off[id]:off[id+1]];
+//   - slots is an open-addressing hash index (linear probing) whose size is
+//     a power of two larger than n; a slot holds a name id or -1 (empty).
+//
+// The hash is FNV-1a 64 of the name bytes, folded (h ^ h>>32) and masked to
+// the table size to give a name's home slot. It is part of the snapshot
+// format (the tables are stored as they are), so it must never change
+// without a new SnapshotVersion.
+type nameTable struct {
+	blob  []byte
+	off   []uint32
+	slots []int32
+}
+
+const (
+	fnvOffset64 = 14695981039346656037
+	fnvPrime64  = 1099511628211
+	// minSlots is the smallest hash table, so that tiny graphs (RoG rows)
+	// still have empty slots to stop probes.
+	minSlots = 8
+)
+
+// hashName is FNV-1a 64 of s, the documented, stable hash of the snapshot
+// format.
+func hashName(s string) uint64 {
+	h := uint64(fnvOffset64)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime64
+	}
+	return h
+}
+
+// home is the first slot probed for hash h in a table of mask+1 slots.
+func home(h uint64, mask int) int { return int((h ^ h>>32) & uint64(mask)) }
+
+// tableSize returns the hash table size used for n keys: the smallest power
+// of two holding them at a load factor of at most 2/3, so probes stay short.
+func tableSize(n int) int {
+	s := minSlots
+	for s < n+n/2+1 {
+		s <<= 1
+	}
+	return s
+}
+
+// newNameTable returns an empty table, ready to intern into.
+func newNameTable() nameTable {
+	return nameTable{off: []uint32{0}, slots: emptySlots(minSlots)}
+}
+
+func emptySlots(n int) []int32 {
+	s := make([]int32, n)
+	for i := range s {
+		s[i] = -1
+	}
+	return s
+}
+
+// len returns the number of names; the zero table (a Graph literal in a
+// test) has none.
+func (t *nameTable) len() int {
+	if len(t.off) == 0 {
+		return 0
+	}
+	return len(t.off) - 1
+}
+
+// name returns name id as a string without copying. That is safe because
+// the blob is never modified once a name is in it: a Builder only appends
+// past the end, and a Graph's blob (Go memory or a read-only file mapping)
+// is immutable.
+func (t *nameTable) name(id int32) string {
+	a, b := t.off[id], t.off[id+1]
+	if a == b {
+		return ""
+	}
+	return unsafe.String(&t.blob[a], int(b-a))
+}
+
+// lookup returns the id of the name s. Probing stops at an empty slot, and
+// every table has one (tableSize for built tables, a load check for stored
+// ones), so it terminates.
+func (t *nameTable) lookup(s string) (int32, bool) {
+	if len(t.slots) == 0 {
+		return 0, false
+	}
+	mask := len(t.slots) - 1
+	for i := home(hashName(s), mask); ; i = (i + 1) & mask {
+		id := t.slots[i]
+		if id < 0 {
+			return 0, false
+		}
+		if t.name(id) == s {
+			return id, true
+		}
+	}
+}
+
+// intern returns the id of name s, adding it when new. s may alias a
+// caller's buffer: its bytes are copied into the blob.
+func (t *nameTable) intern(s string) int32 {
+	mask := len(t.slots) - 1
+	h := hashName(s)
+	i := home(h, mask)
+	for ; ; i = (i + 1) & mask {
+		id := t.slots[i]
+		if id < 0 {
+			break
+		}
+		if t.name(id) == s {
+			return id
+		}
+	}
+	id := int32(t.len())
+	t.blob = append(t.blob, s...)
+	t.off = append(t.off, uint32(len(t.blob)))
+	if n := t.len(); n+n/2 >= len(t.slots) {
+		t.rehash(2 * len(t.slots))
+	} else {
+		t.slots[i] = id
+	}
+	return id
+}
+
+// rehash rebuilds the hash index with size slots.
+func (t *nameTable) rehash(size int) {
+	t.slots = emptySlots(size)
+	mask := size - 1
+	for id := int32(0); int(id) < t.len(); id++ {
+		i := home(hashName(t.name(id)), mask)
+		for t.slots[i] >= 0 {
+			i = (i + 1) & mask
+		}
+		t.slots[i] = id
+	}
+}
+
+// orEmpty returns t, or a valid empty table when t is the zero value, so
+// that any Graph value encodes to a snapshot that decodes.
+func (t *nameTable) orEmpty() *nameTable {
+	if len(t.off) == 0 || len(t.slots) == 0 {
+		e := newNameTable()
+		return &e
+	}
+	return t
+}
+
+// normIndex maps normalised entity names to the entities carrying them,
+// compactly: groups of ids (one group per distinct non-empty Normalize
+// result) in CSR form, and an open-addressing hash index from the hash of
+// the normalised text to a group. The normalised text itself is not
+// stored: a probe compares the query with Normalize of the group's first
+// entity name (normEqual, without allocating).
+type normIndex struct {
+	slots []int32 // group or -1; size a power of two > number of groups
+	off   []int32 // groups+1 offsets into ids
+	ids   []int32 // entity ids, grouped, increasing within a group
+}
+
+// groups returns the number of groups.
+func (x *normIndex) groups() int {
+	if len(x.off) == 0 {
+		return 0
+	}
+	return len(x.off) - 1
+}
+
+// buildNormIndex groups the entities of names by Normalize(name).
+func buildNormIndex(names *nameTable) normIndex {
+	n := names.len()
+	slots := emptySlots(tableSize(n))
+	mask := len(slots) - 1
+	group := make([]int32, n)
+	var first, sizes []int32
+	var buf []byte
+	for id := int32(0); int(id) < n; id++ {
+		name := names.name(id)
+		buf = appendNormalize(buf[:0], name)
+		if len(buf) == 0 {
+			group[id] = -1
+			continue
+		}
+		key := unsafe.String(&buf[0], len(buf))
+		i := home(hashName(key), mask)
+		for ; slots[i] >= 0; i = (i + 1) & mask {
+			if normEqual(names.name(first[slots[i]]), key) {
+				break
+			}
+		}
+		g := slots[i]
+		if g < 0 {
+			g = int32(len(first))
+			slots[i] = g
+			first = append(first, id)
+			sizes = append(sizes, 0)
+		}
+		group[id] = g
+		sizes[g]++
+	}
+	off := make([]int32, len(sizes)+1)
+	for i, s := range sizes {
+		off[i+1] = off[i] + s
+	}
+	next := sizes // reused as write cursors
+	copy(next, off[:len(sizes)])
+	ids := make([]int32, off[len(sizes)])
+	for id, g := range group {
+		if g >= 0 {
+			ids[next[g]] = int32(id)
+			next[g]++
+		}
+	}
+	return normIndex{slots: slots, off: off, ids: ids}
+}
+
+// lookup returns the entities whose normalised name is key (non-empty).
+func (x *normIndex) lookup(names *nameTable, key string) []int32 {
+	if len(x.slots) == 0 {
+		return nil
+	}
+	mask := len(x.slots) - 1
+	for i := home(hashName(key), mask); ; i = (i + 1) & mask {
+		g := x.slots[i]
+		if g < 0 {
+			return nil
+		}
+		a, b := x.off[g], x.off[g+1]
+		if normEqual(names.name(x.ids[a]), key) {
+			return x.ids[a:b:b]
+		}
+	}
+}
+
+// normEqual reports whether Normalize(name) == key without building
+// Normalize(name): it runs Normalize's loop and compares as it goes.
+func normEqual(name, key string) bool {
+	if isNormalASCII(name) {
+		return name == key
+	}
+	j := 0
+	space := false
+	var buf [utf8.UTFMax]byte
+	for _, r := range name {
+		if isSep(r) {
+			space = j > 0
+			continue
+		}
+		if space {
+			if j >= len(key) || key[j] != ' ' {
+				return false
+			}
+			j++
+			space = false
+		}
+		if r < utf8.RuneSelf {
+			if 'A' <= r && r <= 'Z' {
+				r += 'a' - 'A'
+			}
+			if j >= len(key) || key[j] != byte(r) {
+				return false
+			}
+			j++
+			continue
+		}
+		n := utf8.EncodeRune(buf[:], unicode.ToLower(r))
+		if j+n > len(key) || key[j:j+n] != string(buf[:n]) {
+			return false
+		}
+		j += n
+	}
+	return j == len(key)
+}
