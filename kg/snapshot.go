@@ -80,7 +80,7 @@ func WriteSnapshot(path string, g *Graph) error {
 // index built here, so that loading the snapshot needs no build.
 func EncodeSnapshot(w io.Writer, g *Graph) error {
 	cw := &crcWriter{w: w, buf: make([]byte, 0, 256<<10)}
-	ents, rels := g.ents.orEmpty(), g.relTab.orEmpty()
+	ents, rels := g.ents.orEmpty().compacted(), g.relTab.orEmpty().compacted()
 	norm := g.normIndex()
 	nE, nR, nT := ents.len(), rels.len(), len(g.heads)
 	outOff, inOff := g.outOff, g.inOff

@@ -170,7 +170,7 @@ func TestSnapshotErrors(t *testing.T) {
 		{"version 0", patch(good, func(d []byte) { le.PutUint32(d[6:], 0) }), ErrCorrupt, "format version 0"},
 		{"huge count", patch(good, func(d []byte) { le.PutUint64(d[16:], 1<<31) }), ErrCorrupt, "counts out of range"},
 		{"huge blob", patch(good, func(d []byte) { le.PutUint64(d[48:], 1<<40) }), ErrCorrupt, "exceed the file size"},
-		{"count mismatch", patch(good, func(d []byte) { le.PutUint64(d[16:], uint64(nEnt+2)) }), ErrCorrupt, "the header promises"},
+		{"count mismatch", patch(good, func(d []byte) { le.PutUint64(d[16:], uint64(nEnt+2)); le.PutUint64(d[64:], 16) }), ErrCorrupt, "the header promises"},
 		{"slots not a power of two", patch(good, func(d []byte) { le.PutUint64(d[64:], 12) }), ErrCorrupt, "entity hash index of 12 slots"},
 		{"too few slots", patch(good, func(d []byte) { le.PutUint64(d[64:], 4) }), ErrCorrupt, "entity hash index of 4 slots"},
 		{"too many norm groups", patch(good, func(d []byte) { le.PutUint64(d[80:], uint64(nEnt+1)) }), ErrCorrupt, "normalised index of"},

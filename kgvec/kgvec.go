@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models"
@@ -34,9 +35,43 @@ const batch = 2048
 // Entities is a cosine index over a KG's entity vectors; hit IDs are
 // entity ids of the graph it was built for.
 type Entities struct {
-	g     kg.Reader
-	enc   models.Encoder
+	g   kg.Reader
+	enc models.Encoder
+	// index is nil until a deferred index is opened; mu guards it then.
+	mu    sync.Mutex
 	index vecindex.Index
+	open  func(context.Context) (*Entities, error)
+}
+
+// DeferThreshold is the entity count from which the commands defer the
+// entity index (Deferred): encoding millions of names takes minutes and
+// gigabytes, which a run whose mentions all match a name exactly (the
+// oracle planner, or linking by name) never needs.
+const DeferThreshold = 1_000_000
+
+// Deferred returns g's entity index opened by open (Build, LoadOrBuild)
+// the first time a search needs it, not before. Searches wait for the
+// opening; one that fails is returned to the search that asked and tried
+// again by the next.
+func Deferred(g kg.Reader, enc models.Encoder, open func(context.Context) (*Entities, error)) *Entities {
+	return &Entities{g: g, enc: enc, open: open}
+}
+
+// current returns the index, opening a deferred one.
+func (e *Entities) current(ctx context.Context) (vecindex.Index, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.index == nil && e.open != nil {
+		x, err := e.open(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("open the deferred entity index: %w", err)
+		}
+		if x.g != e.g || x.enc != e.enc {
+			return nil, fmt.Errorf("deferred entity index: opened for another graph or encoder")
+		}
+		e.index = x.index
+	}
+	return e.index, nil
 }
 
 // Kind selects the entity index implementation.
@@ -271,8 +306,10 @@ func loadCache(g kg.Reader, enc models.Encoder, path string, kind Kind, opts Opt
 }
 
 // Kind reports the kind of the index: Exact, IVF, or "" for an index
-// plugged in through New that is neither.
+// plugged in through New that is neither or a deferred one not opened yet.
 func (e *Entities) Kind() Kind {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	switch e.index.(type) {
 	case *vecindex.Flat:
 		return Exact
@@ -282,8 +319,16 @@ func (e *Entities) Kind() Kind {
 	return ""
 }
 
-// Len is the number of indexed entities.
-func (e *Entities) Len() int { return e.index.Len() }
+// Len is the number of indexed entities (of the graph, for a deferred
+// index not opened yet).
+func (e *Entities) Len() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.index == nil {
+		return e.g.NumEntities()
+	}
+	return e.index.Len()
+}
 
 // Nearest returns the k entities whose text is most similar to text.
 func (e *Entities) Nearest(ctx context.Context, text string, k int) ([]Hit, error) {
@@ -296,7 +341,11 @@ func (e *Entities) Nearest(ctx context.Context, text string, k int) ([]Hit, erro
 
 // NearestVector returns the k entities most similar to the vector q.
 func (e *Entities) NearestVector(ctx context.Context, q []float32, k int) ([]Hit, error) {
-	hits, err := e.index.Search(ctx, q, k)
+	ix, err := e.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := ix.Search(ctx, q, k)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package kgvec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -224,5 +225,44 @@ func TestIndexKinds(t *testing.T) {
 	}
 	if err := k.UnmarshalText([]byte("hnsw")); err == nil {
 		t.Error("UnmarshalText accepted hnsw")
+	}
+}
+
+// A deferred index opens on the first search only, once, and a failed
+// opening is tried again by the next search.
+func TestDeferred(t *testing.T) {
+	g, err := kg.GraphOf([][3]string{{"Paris", "capital_of", "France"}, {"Berlin", "capital_of", "Germany"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := wordvec.New(nil, wordvec.Options{})
+	opens, fail := 0, true
+	e := Deferred(g, enc, func(ctx context.Context) (*Entities, error) {
+		opens++
+		if fail {
+			fail = false
+			return nil, errors.New("disk full")
+		}
+		return Build(ctx, g, enc, nil)
+	})
+	if e.Len() != 4 || e.Kind() != "" || opens != 0 {
+		t.Fatalf("before a search: len %d kind %q opens %d, want 4, \"\", 0", e.Len(), e.Kind(), opens)
+	}
+	if _, err := e.Nearest(context.Background(), "paris", 1); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("failed opening: %v", err)
+	}
+	for range 3 {
+		hits, err := e.Nearest(context.Background(), "paris", 1)
+		if err != nil || len(hits) != 1 || hits[0].Name != "Paris" {
+			t.Fatalf("hits %v, %v", hits, err)
+		}
+	}
+	if opens != 2 || e.Kind() != Exact {
+		t.Errorf("opens %d kind %q, want 2 and exact", opens, e.Kind())
+	}
+	other, _ := kg.GraphOf([][3]string{{"a", "r", "b"}})
+	bad := Deferred(g, enc, func(ctx context.Context) (*Entities, error) { return Build(ctx, other, enc, nil) })
+	if _, err := bad.Nearest(context.Background(), "a", 1); err == nil {
+		t.Error("an index opened for another graph was used")
 	}
 }

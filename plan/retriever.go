@@ -90,7 +90,9 @@ func NewTracing(ctx context.Context, g kg.Reader, ents *kgvec.Entities, enc mode
 		}
 		return r, nil
 	}
-	if ents == nil {
+	if ents == nil && g.NumEntities() >= kgvec.DeferThreshold {
+		ents = kgvec.Deferred(g, enc, func(ctx context.Context) (*kgvec.Entities, error) { return kgvec.Build(ctx, g, enc, nil) })
+	} else if ents == nil {
 		var err error
 		if ents, err = kgvec.Build(ctx, g, enc, nil); err != nil {
 			return nil, err

@@ -1,6 +1,7 @@
 package tracing
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -41,6 +42,7 @@ type run struct {
 	reversed   int     // edges on this branch matched against their schema direction
 	bufs       [][]cand
 	cache      map[string][]float32 // triple text -> unit vector (non-additive encoders)
+	parts      map[int32][]float32  // entity -> encoder part, when the tracer's are lazy
 	out        runOut
 }
 
@@ -59,6 +61,9 @@ func newRun(t *Tracer, s *sGraph, guide *Guidance, strat schema.Strategy) *run {
 	}
 	if t.add == nil {
 		r.cache = map[string][]float32{}
+	}
+	if t.lazyParts {
+		r.parts = map[int32][]float32{}
 	}
 	return r
 }
@@ -130,15 +135,20 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 	}
 	x := r.bind[n]
 	fixed := r.bind[m]
+	out, in := g.Out(x), g.In(x)
 	cands := r.bufs[depth][:0]
-	for _, tid := range g.Out(x) {
+	if n := len(out) + len(in); cap(cands) < n {
+		// One allocation at a hub's size, not a chain of doublings.
+		cands = make([]cand, 0, n)
+	}
+	for _, tid := range out {
 		tr := t.triple(tid)
 		if (fixed >= 0 && tr.Tail != fixed) || !r.reusable(n, tid, tr.Head == tr.Tail) {
 			continue
 		}
 		cands = append(cands, cand{tid: tid, far: tr.Tail, rel: tr.Rel, aligned: e.head == n})
 	}
-	for _, tid := range g.In(x) {
+	for _, tid := range in {
 		tr := t.triple(tid)
 		if tr.Head == tr.Tail { // a self-loop was seen in Out
 			continue
@@ -153,7 +163,9 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 		return S, nil
 	}
 	if r.t.add != nil {
-		r.scoreAdditive(sv, x, inclNear, inclFar, cands)
+		if err := r.scoreAdditive(ctx, sv, x, inclNear, inclFar, cands); err != nil {
+			return S, err
+		}
 	} else if err := r.scoreTexts(ctx, sv, x, inclNear, inclFar, cands); err != nil {
 		return S, err
 	}
@@ -236,8 +248,17 @@ func (r *run) selectCands(cands []cand) []cand {
 				k++
 			}
 		}
+		// Breadth's fallback is a best guess where no edge matches; a guess
+		// tied over more edges than MaxFallback is a hub's flood, not a
+		// guess, and the branch ends here.
+		if mf := r.t.cfg.MaxFallback; breadth && mf > 0 && k > mf {
+			k = 0
+		}
 	}
 	sel := dropReversedTies(cands[:k])
+	if mw := r.t.cfg.MaxWeak; breadth && mw > 0 && len(sel) > mw {
+		sel = capWeak(sel, best, mw)
+	}
 	if mb := r.t.cfg.MaxBranch; mb > 0 && len(sel) > mb {
 		sort.SliceStable(sel, func(a, b int) bool {
 			if sel[a].score != sel[b].score {
@@ -250,16 +271,56 @@ func (r *run) selectCands(cands []cand) []cand {
 	return sel
 }
 
+// capWeak keeps, of sel, every edge tied at the best score and the max
+// best of the others (by score, then triple id), in sel's order.
+func capWeak(sel []cand, best float32, max int) []cand {
+	var weak []cand
+	for _, c := range sel {
+		if c.score < best-tieEps {
+			weak = append(weak, c)
+		}
+	}
+	if len(weak) <= max {
+		return sel
+	}
+	slices.SortFunc(weak, func(a, b cand) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.tid, b.tid)
+	})
+	cut := weak[max-1]
+	k := 0
+	for _, c := range sel {
+		if c.score >= best-tieEps || c.score > cut.score || (c.score == cut.score && c.tid <= cut.tid) {
+			sel[k] = c
+			k++
+		}
+	}
+	return sel[:k]
+}
+
 // scoreAdditive sets each candidate's cosine from the precomputed parts.
 // When the far end is not part of the text the score depends on the
 // relation alone, and Out/In rows are sorted by relation, so a run of one
 // relation is scored once.
-func (r *run) scoreAdditive(sv []float32, x int32, inclNear, inclFar bool, cands []cand) {
+func (r *run) scoreAdditive(ctx context.Context, sv []float32, x int32, inclNear, inclFar bool, cands []cand) error {
 	t := r.t
 	d := t.dim
+	if t.lazyParts {
+		if err := r.encodeParts(ctx, x, inclNear, inclFar, cands); err != nil {
+			return err
+		}
+	}
+	part := func(e int32) []float32 {
+		if t.lazyParts {
+			return r.parts[e]
+		}
+		return t.entParts[int(e)*d : int(e+1)*d]
+	}
 	var near []float32
 	if inclNear {
-		near = t.entParts[int(x)*d : int(x+1)*d]
+		near = part(x)
 	}
 	lastRel, last := int32(-1), float32(0)
 	for i := range cands {
@@ -272,11 +333,9 @@ func (r *run) scoreAdditive(sv []float32, x int32, inclNear, inclFar bool, cands
 		var c float32
 		switch {
 		case inclFar && near != nil:
-			f := cands[i].far
-			c = cos3(sv, rv, near, t.entParts[int(f)*d:int(f+1)*d])
+			c = cos3(sv, rv, near, part(cands[i].far))
 		case inclFar:
-			f := cands[i].far
-			c = cos2(sv, rv, t.entParts[int(f)*d:int(f+1)*d])
+			c = cos2(sv, rv, part(cands[i].far))
 		case near != nil:
 			c = cos2(sv, rv, near)
 		default:
@@ -285,6 +344,47 @@ func (r *run) scoreAdditive(sv []float32, x int32, inclNear, inclFar bool, cands
 		cands[i].score = c
 		lastRel, last = rel, c
 	}
+	return nil
+}
+
+// encodeParts puts in r.parts the encoder parts scoreAdditive will read
+// (x's when inclNear, the candidates' far ends when inclFar) that are not
+// there yet, encoded in one batch.
+func (r *run) encodeParts(ctx context.Context, x int32, inclNear, inclFar bool, cands []cand) error {
+	var ids []int32
+	want := func(e int32) {
+		if _, ok := r.parts[e]; !ok {
+			r.parts[e] = nil // claimed: listed once
+			ids = append(ids, e)
+		}
+	}
+	if inclNear {
+		want(x)
+	}
+	if inclFar {
+		for _, c := range cands {
+			want(c.far)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	g, d := r.t.g, r.t.dim
+	texts := make([]string, len(ids))
+	for i, e := range ids {
+		texts[i] = kg.EntityTextOf(g, e)
+	}
+	buf := make([]float32, len(ids)*d)
+	if err := r.t.add.EncodeParts(ctx, texts, buf); err != nil {
+		for _, e := range ids {
+			delete(r.parts, e)
+		}
+		return fmt.Errorf("tracing: encode %d entities: %w", len(ids), err)
+	}
+	for i, e := range ids {
+		r.parts[e] = buf[i*d : (i+1)*d : (i+1)*d]
+	}
+	return nil
 }
 
 // scoreTexts scores candidates with a non-additive encoder: the KG triple

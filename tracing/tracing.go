@@ -80,6 +80,19 @@ type Config struct {
 	// StrictTheta disables Breadth's fallback to the best edges when no edge
 	// reaches Theta.
 	StrictTheta bool `flag:"strict-theta" usage:"Breadth keeps no edge when none reaches theta (default: fall back to the best edges)"`
+	// MaxFallback bounds Breadth's fallback (0 = no bound): when no edge
+	// reaches Theta and more than MaxFallback edges tie at the best score,
+	// none is kept. On a large KG such a step is a hub (a gender, a
+	// country) entered by a weak match, whose hundreds of thousands of
+	// edges of one unrelated relation would otherwise all be kept.
+	MaxFallback int `flag:"max-fallback" min:"0" usage:"Breadth: the most tied best edges its fallback keeps when no edge reaches theta; more end the branch (0 = no bound)"`
+	// MaxWeak bounds the edges a Breadth step keeps below its best score
+	// (0 = no bound); the edges tied at the best are always kept. Over a
+	// hub, a relation that only resembles the schema edge's (a country's
+	// "location.location.country" for its "official_language", both
+	// "location ...") can pass Theta with a hundred thousand edges; the
+	// bound keeps the best of them, so the search stays a search.
+	MaxWeak int `flag:"max-weak" min:"0" usage:"Breadth: the most edges a step keeps below its best score, best first; edges tied at the best are always kept (0 = no bound)"`
 	// MaxBranch caps the KG edges kept per step, best first (0 = no cap).
 	MaxBranch int `flag:"max-branch" min:"0" usage:"cap on KG edges kept per tracing step (0 = none)"`
 	// MaxChains caps Result.Chains (0 = no cap); Breadth over a hub can
@@ -108,7 +121,7 @@ func (c Config) Check() error {
 // DefaultConfig returns the paper's parameters: top-N 50 anchor candidates
 // (section 3.4), λ 1.5 and τ 0.5 (eq. 10-13, D.4), θ 0.6 (3.5, B.2).
 func DefaultConfig() Config {
-	return Config{TopN: 50, Lambda: 1.5, Tau: 0.5, Theta: 0.6, StringWeight: 0.5, MaxChains: 500}
+	return Config{TopN: 50, Lambda: 1.5, Tau: 0.5, Theta: 0.6, StringWeight: 0.5, MaxChains: 500, MaxFallback: 64, MaxWeak: 256}
 }
 
 // EdgeReuse is the rule for matching a KG edge that an earlier schema edge
@@ -218,7 +231,10 @@ type Tracer struct {
 	dim  int
 	// entParts and relParts are the un-normalised encoder parts of every
 	// entity and relation text (Additive encoders only), row-major.
+	// entParts is nil when the KG has too many entities to encode them all
+	// up front (lazyParts): a run then encodes the few it scores.
 	entParts, relParts []float32
+	lazyParts          bool
 	relByText          map[string]bool
 	// heads, rels and tails are the KG's triple table when the backend
 	// hands it out (kg.Columnar): the search reads an edge's ends from
@@ -243,8 +259,8 @@ func New(g kg.Reader, enc models.Encoder, ents *kgvec.Entities, cfg Config) (*Tr
 	if g == nil || enc == nil {
 		return nil, errors.New("tracing: nil graph or encoder")
 	}
-	if cfg.Workers < 0 || cfg.TopN < 0 || cfg.MaxBranch < 0 || cfg.MaxChains < 0 {
-		return nil, fmt.Errorf("tracing: negative Workers, TopN, MaxBranch or MaxChains in %+v", cfg)
+	if cfg.Workers < 0 || cfg.TopN < 0 || cfg.MaxBranch < 0 || cfg.MaxChains < 0 || cfg.MaxFallback < 0 || cfg.MaxWeak < 0 {
+		return nil, fmt.Errorf("tracing: negative Workers, TopN, MaxBranch, MaxChains, MaxFallback or MaxWeak in %+v", cfg)
 	}
 	if cfg.Text < TextFarMention || cfg.Text > TextRelation {
 		return nil, fmt.Errorf("tracing: unknown text mode %d", int(cfg.Text))
@@ -260,7 +276,9 @@ func New(g kg.Reader, enc models.Encoder, ents *kgvec.Entities, cfg Config) (*Tr
 		t.add = a
 		ctx := context.Background()
 		var err error
-		if t.entParts, err = t.parts(ctx, g.NumEntities(), func(id int32) string { return kg.EntityTextOf(g, id) }); err != nil {
+		if int64(g.NumEntities())*int64(t.dim)*4 > maxEagerParts {
+			t.lazyParts = true
+		} else if t.entParts, err = t.parts(ctx, g.NumEntities(), func(id int32) string { return kg.EntityTextOf(g, id) }); err != nil {
 			return nil, fmt.Errorf("tracing: encode entities: %w", err)
 		}
 		if t.relParts, err = t.parts(ctx, g.NumRelations(), func(id int32) string { return kg.RelationTextOf(g, id) }); err != nil {
@@ -269,6 +287,14 @@ func New(g kg.Reader, enc models.Encoder, ents *kgvec.Entities, cfg Config) (*Tr
 	}
 	return t, nil
 }
+
+// maxEagerParts bounds the bytes of entity parts encoded up front. Below
+// it (MetaQA's 43k entities take 39 MB at 228 dimensions) encoding every
+// entity once saves work on every question; above it (a 10M-triple KG has
+// millions of entities, gigabytes of parts) the memory is not there, and a
+// question scores only the parts of its anchors and of the far ends its
+// schema graph names, which a run encodes as it meets them.
+const maxEagerParts = 1 << 28
 
 func (t *Tracer) parts(ctx context.Context, n int, text func(int32) string) ([]float32, error) {
 	out := make([]float32, n*t.dim)

@@ -575,3 +575,42 @@ func TestPlainBackendTracesAlike(t *testing.T) {
 		}
 	}
 }
+
+// TestLazyPartsMatchEager holds a tracer whose entity parts are encoded as
+// runs meet them (a KG too large to encode up front) to the results of one
+// that encoded them all, in every text mode, constraint mentions included.
+func TestLazyPartsMatchEager(t *testing.T) {
+	g := demoGraph(t)
+	enc := wordvec.New(nil, wordvec.Options{})
+	reqs := []Request{
+		{Graphs: []schema.Graph{schema.Path("Inception", "directed_by", "place_of_birth", "located_in")}, Mentions: []string{"inception"}},
+		{Graphs: []schema.Graph{{Triples: []schema.Triple{
+			{Head: "[ENT1]", Rel: "directed_by", Tail: "Christopher_Nolan"},
+			{Head: "[ENT1]", Rel: "starred_actors", Tail: "Tom_Hardy"},
+		}, Answer: "[ENT1]"}}, Mentions: []string{"christopher nolan"}},
+	}
+	for _, mode := range []TextMode{TextFarMention, TextKnownEnds, TextFull, TextRelation} {
+		cfg := DefaultConfig()
+		cfg.Text = mode
+		eager, err := New(g, enc, nil, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lazy, err := New(g, enc, nil, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lazy.entParts, lazy.lazyParts = nil, true
+		for _, req := range reqs {
+			ra, rb := mustTrace(t, eager, req), mustTrace(t, lazy, req)
+			if !slices.Equal(answerNames(ra), answerNames(rb)) || len(ra.Evidence) != len(rb.Evidence) || len(ra.Evidence) == 0 {
+				t.Fatalf("%v: eager %v / %d evidence, lazy %v / %d", mode, answerNames(ra), len(ra.Evidence), answerNames(rb), len(rb.Evidence))
+			}
+			for i := range ra.Evidence {
+				if ra.Evidence[i].TScore != rb.Evidence[i].TScore || ra.Evidence[i].Triple != rb.Evidence[i].Triple {
+					t.Errorf("%v: evidence %d: %+v vs %+v", mode, i, ra.Evidence[i], rb.Evidence[i])
+				}
+			}
+		}
+	}
+}

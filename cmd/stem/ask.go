@@ -158,7 +158,11 @@ func loadAssets(ctx context.Context, src kgSource, beam int, encS catalog.Encode
 			l.assets.AutoPlanner, err = demoPlanner(ctx, g, enc, beam)
 		}
 	} else {
-		l.assets.Entities, err = entityIndex(ctx, g, src.Path, enc, encS.EntityIndex, log)
+		var closeEnts func() error
+		l.assets.Entities, closeEnts, err = entityIndex(ctx, g, src.Path, enc, encS, log)
+		if err == nil {
+			l.close = func() error { return errors.Join(closeEnts(), closeEnc()) }
+		}
 	}
 	if err != nil {
 		closeEnc()

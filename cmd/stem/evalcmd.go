@@ -8,6 +8,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/stem-kgqa/stem/atomicfile"
 	"github.com/stem-kgqa/stem/benchmark"
@@ -169,15 +170,41 @@ func evalConfig(d dataOptions, s plan.Settings, enc catalog.EncoderSettings) map
 	return m
 }
 
-// entityIndex returns the entity index of g (loaded from kgPath) from the
-// cache directory, building it there the first time, of the kind --entity-index
-// asks for.
-func entityIndex(ctx context.Context, g *kg.Graph, kgPath string, enc models.Encoder, kind kgvec.Kind, log io.Writer) (*kgvec.Entities, error) {
-	dir, err := wordvec.DefaultCacheDir()
-	if err != nil {
-		return nil, err
+// entityIndex returns the entity index of g (loaded from kgPath): in the
+// Qdrant server encS names, or from the cache directory, built there the
+// first time. On a KG of millions of entities it is deferred to the first
+// search that needs it. close releases it; it is never nil.
+func entityIndex(ctx context.Context, g *kg.Graph, kgPath string, enc models.Encoder, encS catalog.EncoderSettings, log io.Writer) (ents *kgvec.Entities, close func() error, err error) {
+	var closers []func() error
+	close = func() error {
+		var first error
+		for _, c := range closers {
+			if err := c(); err != nil && first == nil {
+				first = err
+			}
+		}
+		return first
 	}
-	return kgvec.LoadOrBuildWith(ctx, g, kgPath, dir, enc, kgvec.Options{Kind: kind}, log)
+	open := func(ctx context.Context) (*kgvec.Entities, error) {
+		if encS.VectorStore != "" {
+			e, c, err := kgvec.OpenQdrant(ctx, g, kgPath, enc, encS.VectorStore, log)
+			if err == nil {
+				closers = append(closers, c)
+			}
+			return e, err
+		}
+		dir, err := wordvec.DefaultCacheDir()
+		if err != nil {
+			return nil, err
+		}
+		return kgvec.LoadOrBuildWith(ctx, g, kgPath, dir, enc, kgvec.Options{Kind: encS.EntityIndex}, log)
+	}
+	if n := g.NumEntities(); n >= kgvec.DeferThreshold {
+		fmt.Fprintf(log, "entity index: deferred: the %d entities are encoded only if a mention matches no name exactly\n", n)
+		return kgvec.Deferred(g, enc, open), close, nil
+	}
+	ents, err = open(ctx)
+	return ents, close, err
 }
 
 // evalEnv is what every configuration over one dataset shares: the
@@ -196,10 +223,13 @@ func openEvalEnv(ctx context.Context, d *evalData, kgPath string, encS catalog.E
 	}
 	env := &evalEnv{enc: enc, close: closeEnc}
 	if d.Graph != nil {
-		if env.ents, err = entityIndex(ctx, d.Graph, kgPath, enc, encS.EntityIndex, log); err != nil {
+		ents, closeEnts, err := entityIndex(ctx, d.Graph, kgPath, enc, encS, log)
+		if err != nil {
 			closeEnc()
 			return nil, err
 		}
+		env.ents = ents
+		env.close = func() error { return errors.Join(closeEnts(), closeEnc()) }
 	}
 	return env, nil
 }
@@ -234,6 +264,7 @@ func runEval(ctx context.Context, w, log io.Writer, d dataOptions, r runOptions,
 			return err
 		}
 	}
+	start := time.Now()
 	data, err := loadEvalData(ctx, d, log)
 	if err != nil {
 		return err
@@ -260,6 +291,7 @@ func runEval(ctx context.Context, w, log io.Writer, d dataOptions, r runOptions,
 		}
 		opts.Done, opts.OnResult = prior, rlog.Write
 	}
+	loaded := time.Now()
 	rep, err := eval.Run(ctx, data.Questions, eval.Pipeline{Pipeline: p}, opts)
 	if rep == nil {
 		return err
@@ -273,6 +305,8 @@ func runEval(ctx context.Context, w, log io.Writer, d dataOptions, r runOptions,
 		fmt.Fprintln(log)
 	}
 	rep.Dropped = data.dropped
+	fmt.Fprintf(log, "time %s (KG and models loaded in %s), peak memory %s\n",
+		time.Since(start).Round(time.Millisecond), loaded.Sub(start).Round(time.Millisecond), peakMemory())
 	if data.remote != nil && rep.N > 0 {
 		st := data.remote.Stats()
 		fmt.Fprintf(log, "sparql: %d queries to %s, %.1f per question; %d hub entities capped at --sparql-max-degree\n",

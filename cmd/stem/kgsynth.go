@@ -1,13 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"os"
-	"runtime"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/stem-kgqa/stem/atomicfile"
@@ -105,27 +100,4 @@ func kgSynthCommand() *cli.Command {
 			return nil
 		},
 	}
-}
-
-// peakMemory is the process's peak resident set (VmHWM) where /proc has
-// it, else the Go runtime's memory obtained from the OS.
-func peakMemory() string {
-	if f, err := os.Open("/proc/self/status"); err == nil {
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-				fs := strings.Fields(rest)
-				if len(fs) == 0 {
-					break
-				}
-				if kb, err := strconv.ParseInt(fs[0], 10, 64); err == nil {
-					return fmt.Sprintf("%.0f MiB (VmHWM)", float64(kb)/1024)
-				}
-			}
-		}
-	}
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return fmt.Sprintf("%.0f MiB (Go runtime, from the OS)", float64(ms.Sys)/(1<<20))
 }

@@ -65,6 +65,9 @@ type EncoderSettings struct {
 	// EntityIndex sits with the encoder because every command that opens
 	// an encoder over a KG file builds the entity index with it.
 	EntityIndex kgvec.Kind `flag:"entity-index" category:"encoder" usage:"entity index over a KG file: exact, ivf (approximate, for millions of entities) or auto (ivf from 200,000 entities)"`
+	// VectorStore, when set, keeps the entity vectors in a Qdrant server
+	// rather than in the cache directory (kgvec.OpenQdrant).
+	VectorStore string `flag:"vector-store" placeholder:"URL" category:"encoder" usage:"keep the KG's entity vectors in a Qdrant server, qdrant://HOST:PORT[?api-key-env=VAR&tls=1] (see README), shared by every process; default: a file in the cache directory"`
 }
 
 // DefaultEncoderSettings returns the default: the wink word vectors.
