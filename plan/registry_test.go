@@ -71,6 +71,8 @@ func TestSettingsCheck(t *testing.T) {
 	}{
 		{func(s *Settings) { s.Planner = "pattern" }, "--planner-model"},
 		{func(s *Settings) { s.Generator = "llm" }, "--llm-model"},
+		{func(s *Settings) { s.Peers.GraphRAFTLLM = true }, "--graphraft-llm need --llm-model"},
+		{func(s *Settings) { s.Peers.DoGLLM = true }, "--llm-model"},
 		{func(s *Settings) { s.Tracing.OnlyGreedy, s.Tracing.OnlyThreshold = true, true }, "exclude each other"},
 		{func(s *Settings) { s.Retriever = "nope" }, `--retriever: unknown retrieval strategy "nope"`},
 		{func(s *Settings) {}, ""},

@@ -153,8 +153,8 @@ func (s Settings) Check(reg *Registry) error {
 	if s.Planner == "pattern" && s.PlannerModel == "" {
 		return fmt.Errorf("--planner pattern needs --planner-model FILE (train one with 'stem train planner')")
 	}
-	if (s.Planner == "llm" || s.Generator == "llm" || s.Peers.SimGRAGLLM || s.Peers.GCRLLM || s.Peers.DoGLLM) && s.Chat.Model == "" {
-		return fmt.Errorf("--planner llm, --generator llm, --simgrag-llm, --gcr-llm and --dog-llm need --llm-model NAME (and --llm-base-url of an OpenAI-compatible server)")
+	if (s.Planner == "llm" || s.Generator == "llm" || s.Peers.SimGRAGLLM || s.Peers.GCRLLM || s.Peers.DoGLLM || s.Peers.GraphRAFTLLM) && s.Chat.Model == "" {
+		return fmt.Errorf("--planner llm, --generator llm, --simgrag-llm, --gcr-llm, --dog-llm and --graphraft-llm need --llm-model NAME (and --llm-base-url of an OpenAI-compatible server)")
 	}
 	if err := s.Tracing.Check(); err != nil {
 		return err
