@@ -155,10 +155,11 @@ func TestIndexKinds(t *testing.T) {
 	}{
 		{Options{}, Exact},
 		{Options{IVFThreshold: n + 1}, Exact},
-		{Options{IVFThreshold: n}, IVF},
-		{Options{Kind: Auto, IVFThreshold: 10}, IVF},
+		{Options{IVFThreshold: n}, HNSW},
+		{Options{Kind: Auto, IVFThreshold: 10}, HNSW},
 		{Options{Kind: Exact, IVFThreshold: 10}, Exact},
 		{Options{Kind: IVF}, IVF},
+		{Options{Kind: HNSW}, HNSW},
 	} {
 		if got := tc.opts.Resolve(n); got != tc.want {
 			t.Errorf("%+v.Resolve(%d) = %s, want %s", tc.opts, n, got, tc.want)
@@ -177,8 +178,20 @@ func TestIndexKinds(t *testing.T) {
 	}
 	exact, _ := CachePathKind(cacheDir, path, enc, Exact)
 	ivf, _ := CachePathKind(cacheDir, path, enc, IVF)
-	if exact == ivf {
-		t.Fatalf("exact and IVF share the cache %s", exact)
+	hn, _ := CachePathKind(cacheDir, path, enc, HNSW)
+	if exact == ivf || hn == ivf || hn == exact {
+		t.Fatalf("kinds share a cache: %s %s %s", exact, ivf, hn)
+	}
+	if _, err := vecindex.LoadHNSW(hn); err != nil {
+		t.Errorf("HNSW cache: %v", err)
+	}
+	// The HNSW cache is loaded, not rebuilt.
+	hBefore, _ := os.Stat(hn)
+	if e, err := LoadOrBuildWith(ctx, g, path, cacheDir, enc, Options{Kind: HNSW}, nil); err != nil || e.Kind() != HNSW {
+		t.Fatalf("HNSW reload: kind %v, err %v", e, err)
+	}
+	if after, _ := os.Stat(hn); !after.ModTime().Equal(hBefore.ModTime()) {
+		t.Error("the HNSW cache was rewritten instead of loaded")
 	}
 	if c, _ := CachePath(cacheDir, path, enc); c != exact {
 		t.Errorf("CachePath = %s, want the exact path %s", c, exact)
@@ -223,8 +236,11 @@ func TestIndexKinds(t *testing.T) {
 	if err := k.UnmarshalText([]byte("ivf")); err != nil || k != IVF {
 		t.Errorf("UnmarshalText(ivf) = %s, %v", k, err)
 	}
-	if err := k.UnmarshalText([]byte("hnsw")); err == nil {
-		t.Error("UnmarshalText accepted hnsw")
+	if err := k.UnmarshalText([]byte("hnsw")); err != nil || k != HNSW {
+		t.Errorf("UnmarshalText(hnsw) = %s, %v", k, err)
+	}
+	if err := k.UnmarshalText([]byte("annoy")); err == nil {
+		t.Error("UnmarshalText accepted annoy")
 	}
 }
 

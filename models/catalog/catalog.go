@@ -64,7 +64,7 @@ type EncoderSettings struct {
 	Cache     bool    `flag:"embed-cache" category:"encoder" usage:"keep every computed vector in an on-disk cache under the cache directory (worth it for onnx and openai)"`
 	// EntityIndex sits with the encoder because every command that opens
 	// an encoder over a KG file builds the entity index with it.
-	EntityIndex kgvec.Kind `flag:"entity-index" category:"encoder" usage:"entity index over a KG file: exact, ivf (approximate, for millions of entities) or auto (ivf from 200,000 entities)"`
+	EntityIndex kgvec.Kind `flag:"entity-index" category:"encoder" usage:"entity index over a KG file: exact, ivf or hnsw (approximate, for millions of entities; hnsw is faster to search, slower to build) or auto (hnsw from 200,000 entities)"`
 	// VectorStore, when set, keeps the entity vectors in a Qdrant server
 	// rather than in the cache directory (kgvec.OpenQdrant).
 	VectorStore string `flag:"vector-store" placeholder:"URL" category:"encoder" usage:"keep the KG's entity vectors in a Qdrant server, qdrant://HOST:PORT[?api-key-env=VAR&tls=1] (see README), shared by every process; default: a file in the cache directory"`
