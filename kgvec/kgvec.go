@@ -164,7 +164,7 @@ type Hit struct {
 
 // Build encodes every entity of g (by its readable text, kg.EntityText) and
 // indexes the vectors with the default Options (exact below
-// DefaultIVFThreshold entities, IVF above). Progress is drawn on log when
+// DefaultIVFThreshold entities, HNSW above). Progress is drawn on log when
 // it is not nil.
 func Build(ctx context.Context, g kg.Reader, enc models.Encoder, log io.Writer) (*Entities, error) {
 	return BuildWith(ctx, g, enc, Options{}, log)

@@ -205,7 +205,86 @@ func BuildHNSW(ctx context.Context, dim int, data []float32, opts HNSWOptions) (
 	bar.Add(1)
 	bar.Finish()
 	x.entry, x.maxLevel = b.entry, b.maxLevel
+	x.connect(dup)
 	return x, nil
+}
+
+// connect makes every node of the graph reachable on layer 0 from the
+// entry point. An insert can prune away every link into a node (concurrent
+// inserts make it likelier): no search could then return that node, and
+// a search with ef >= Len would no longer match Flat. Each unreachable node
+// gets a link from its most similar reachable neighbour with a free slot,
+// or, when all are full, replaces that neighbour's least similar link; a
+// node orphaned by a replacement is linked on the next pass. The passes are
+// bounded; the count of links added is returned for tests.
+func (x *HNSW) connect(dup []bool) int {
+	n := len(x.levels)
+	if n == 0 {
+		return 0
+	}
+	reach := make([]bool, n)
+	var queue []int32
+	visit := func(from int32) {
+		if reach[from] {
+			return
+		}
+		reach[from] = true
+		queue = append(queue[:0], from)
+		for len(queue) > 0 {
+			v := queue[len(queue)-1]
+			queue = queue[:len(queue)-1]
+			bl := x.links(v, 0)
+			for _, w := range bl[1 : 1+bl[0]] {
+				if !reach[w] {
+					reach[w] = true
+					queue = append(queue, w)
+				}
+			}
+		}
+	}
+	added := 0
+	for range 8 {
+		clear(reach)
+		visit(x.entry)
+		missing := false
+		for u := range int32(n) {
+			if dup[u] || reach[u] {
+				continue
+			}
+			missing = true
+			from := x.entry
+			best, free := float32(math.Inf(-1)), false
+			ul := x.links(u, 0)
+			for _, v := range ul[1 : 1+ul[0]] {
+				if !reach[v] {
+					continue
+				}
+				vf := int(x.links(v, 0)[0]) < x.m0
+				if sc := dot(x.vec(u), x.vec(v)); (vf && !free) || (vf == free && sc > best) {
+					from, best, free = v, sc, vf
+				}
+			}
+			bl := x.links(from, 0)
+			if c := int(bl[0]); c < x.m0 {
+				bl[1+c] = u
+				bl[0]++
+			} else {
+				worst, at := float32(math.Inf(1)), 1
+				for i, w := range bl[1 : 1+c] {
+					if sc := dot(x.vec(from), x.vec(w)); sc < worst {
+						worst, at = sc, 1+i
+					}
+				}
+				bl[at] = u
+			}
+			added++
+			visit(u)
+		}
+		if !missing {
+			break
+		}
+	}
+	return added
 }
 
 // chainDuplicates links every group of identical rows of x.data into x.same
@@ -604,24 +683,7 @@ func (x *HNSW) EfSearch() int { return x.efSearch }
 
 // prepare validates a search request and returns the unit-length query.
 func (x *HNSW) prepare(query []float32, k int) ([]float32, error) {
-	if x.dim <= 0 || x.dim > MaxDim {
-		return nil, fmt.Errorf("vecindex: dimension %d out of range 1..%d", x.dim, MaxDim)
-	}
-	if len(query) != x.dim {
-		return nil, fmt.Errorf("vecindex: query has dimension %d, index has %d", len(query), x.dim)
-	}
-	if k <= 0 {
-		return nil, fmt.Errorf("vecindex: k = %d, want k >= 1", k)
-	}
-	for _, v := range query {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return nil, fmt.Errorf("vecindex: query holds non-finite value %v", v)
-		}
-	}
-	q := make([]float32, len(query))
-	copy(q, query)
-	normalize(q)
-	return q, nil
+	return prepareQuery(x.dim, query, k)
 }
 
 // Search returns the k stored vectors most similar to query among those the

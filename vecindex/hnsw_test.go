@@ -280,3 +280,53 @@ func FuzzLoadHNSW(f *testing.F) {
 		}
 	})
 }
+
+// A node whose every in-link was pruned away is linked again by connect,
+// so an exhaustive search still finds it.
+func TestHNSWConnect(t *testing.T) {
+	const n, dim = 300, 8
+	data := withDuplicates(n, dim)
+	x, err := BuildHNSW(context.Background(), dim, data, HNSWOptions{M: 4, Seed: 3, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dup := make([]bool, n)
+	for i := range int32(n) {
+		if s := x.same[i]; s >= 0 {
+			dup[s] = true
+		}
+	}
+	// Cut every layer-0 link into the last graph node that is not the
+	// entry point.
+	victim := int32(-1)
+	for i := int32(n - 1); i > 0; i-- {
+		if !dup[i] && i != x.entry {
+			victim = i
+			break
+		}
+	}
+	for v := range int32(n) {
+		bl := x.links(v, 0)
+		k := 0
+		for _, w := range bl[1 : 1+bl[0]] {
+			if w != victim {
+				bl[1+k] = w
+				k++
+			}
+		}
+		bl[0] = int32(k)
+	}
+	if added := x.connect(dup); added == 0 {
+		t.Fatal("connect added no link to an unreachable node")
+	}
+	got, err := x.SearchEf(context.Background(), x.vec(victim), 1, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].ID != victim {
+		t.Errorf("exhaustive search for node %d's own vector: %v", victim, got)
+	}
+	if added := x.connect(dup); added != 0 {
+		t.Errorf("a connected graph got %d more links", added)
+	}
+}

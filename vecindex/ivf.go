@@ -343,24 +343,7 @@ func (x *IVF) WithNProbe(nprobe int) *IVF {
 
 // prepare validates a search request and returns the unit-length query.
 func (x *IVF) prepare(query []float32, k int) ([]float32, error) {
-	if x.dim <= 0 || x.dim > MaxDim {
-		return nil, fmt.Errorf("vecindex: dimension %d out of range 1..%d", x.dim, MaxDim)
-	}
-	if len(query) != x.dim {
-		return nil, fmt.Errorf("vecindex: query has dimension %d, index has %d", len(query), x.dim)
-	}
-	if k <= 0 {
-		return nil, fmt.Errorf("vecindex: k = %d, want k >= 1", k)
-	}
-	for _, v := range query {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return nil, fmt.Errorf("vecindex: query holds non-finite value %v", v)
-		}
-	}
-	q := make([]float32, len(query))
-	copy(q, query)
-	normalize(q)
-	return q, nil
+	return prepareQuery(x.dim, query, k)
 }
 
 // Search returns the k stored vectors most similar to query among those in
