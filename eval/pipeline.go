@@ -15,7 +15,9 @@ import (
 // becomes a plan.Query (its marked entities, its own graph when it has one,
 // its gold paths for the oracle planner), and the pipeline's result becomes
 // the prediction the metrics score. A question that names no KG entity is
-// scored as unanswered rather than stopping the run.
+// scored as unanswered rather than stopping the run. Generated answers
+// that name no evidence entity are counted in Prediction.Unsupported and
+// left out of the scored answers.
 type Pipeline struct{ *plan.Pipeline }
 
 // LLMUsage implements UsageReporter.
@@ -42,6 +44,12 @@ func (p Pipeline) Answer(ctx context.Context, q benchmark.Question) (Prediction,
 	pred := Prediction{EvidenceTriples: res.EvidenceTriples(), Unbacked: res.Unsupported(),
 		Stages: make(map[string]time.Duration, len(res.Timings))}
 	for _, a := range res.Answers {
+		// An answer no evidence backs (an LLM's guess) is counted, never
+		// scored: a guess that happens to equal a gold answer is no hit.
+		if !a.Supported {
+			pred.Unsupported++
+			continue
+		}
 		pred.Answers = append(pred.Answers, a.Name)
 	}
 	for k, d := range res.Timings {

@@ -29,6 +29,11 @@ type Prediction struct {
 	EvidenceTriples [][3]string
 	// Unbacked counts answers (or claims) that no evidence triple supports.
 	Unbacked int
+	// Unsupported counts the answers a generator (an LLM) gave that name no
+	// evidence entity. They are left out of Answers, so they are never
+	// scored, even when one equals a gold answer; they count in Unbacked
+	// too.
+	Unsupported int
 	// Stages optionally holds how long the answerer spent in each of its
 	// stages (such as "plan", "guide", "trace"); Run summarises them per
 	// stage in Report.StageMS. Nil when the answerer does not time them.
@@ -56,7 +61,10 @@ type LLMUse struct {
 	PromptTokens     int64   `json:"prompt_tokens"`
 	CompletionTokens int64   `json:"completion_tokens"`
 	RequestsPerQ     float64 `json:"requests_per_question"`
-	TokensPerQ       float64 `json:"tokens_per_question"`
+	// TokensPerQ is PromptTokensPerQ plus CompletionTokensPerQ.
+	TokensPerQ           float64 `json:"tokens_per_question"`
+	PromptTokensPerQ     float64 `json:"prompt_tokens_per_question"`
+	CompletionTokensPerQ float64 `json:"completion_tokens_per_question"`
 }
 
 // llmUse is u over n questions; nil when no request was made.
@@ -68,6 +76,8 @@ func llmUse(u llm.Usage, n int) *LLMUse {
 	if n > 0 {
 		out.RequestsPerQ = float64(u.Requests) / float64(n)
 		out.TokensPerQ = float64(u.PromptTokens+u.CompletionTokens) / float64(n)
+		out.PromptTokensPerQ = float64(u.PromptTokens) / float64(n)
+		out.CompletionTokensPerQ = float64(u.CompletionTokens) / float64(n)
 	}
 	return out
 }
@@ -134,9 +144,12 @@ type Result struct {
 	Score
 	Answers []string `json:"answers"`
 	// Coverage is -1 when undefined (no gold triples).
-	Coverage  float64 `json:"coverage"`
-	Unbacked  int     `json:"unbacked"`
-	LatencyMS float64 `json:"latency_ms"`
+	Coverage float64 `json:"coverage"`
+	Unbacked int     `json:"unbacked"`
+	// Unsupported is Prediction.Unsupported: generated answers left
+	// unscored because no evidence backs them.
+	Unsupported int     `json:"unsupported"`
+	LatencyMS   float64 `json:"latency_ms"`
 	// StagesMS is Prediction.Stages in milliseconds.
 	StagesMS map[string]float64 `json:"stages_ms,omitempty"`
 	Hops     int                `json:"hops"`
@@ -148,6 +161,9 @@ type Report struct {
 	Scores
 	// Unbacked sums Prediction.Unbacked over the questions.
 	Unbacked int `json:"unbacked"`
+	// Unsupported sums Prediction.Unsupported: the generated answers no
+	// evidence backs, which are never scored.
+	Unsupported int `json:"unsupported"`
 	// Errors counts retriever failures scored as empty (Options.KeepGoing).
 	Errors int `json:"errors"`
 	// NoGold counts questions left out because they have no gold answer
@@ -358,6 +374,7 @@ func answerOne(ctx context.Context, i int, q benchmark.Question, answerer Answer
 	res.Score = ScoreAnswers(pred.Answers, q.Answers)
 	res.Answers = pred.Answers
 	res.Unbacked = pred.Unbacked
+	res.Unsupported = pred.Unsupported
 	if len(pred.Stages) > 0 {
 		res.StagesMS = make(map[string]float64, len(pred.Stages))
 	}
@@ -394,6 +411,7 @@ func aggregate(questions []benchmark.Question, outs []outcome, perQuestion bool)
 			stages[k] = append(stages[k], ms)
 		}
 		rep.Unbacked += res.Unbacked
+		rep.Unsupported += res.Unsupported
 		if res.Err != "" {
 			rep.Errors++
 		}
@@ -535,8 +553,16 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "unbacked %d  errors %d  no-gold %d  dropped %d  latency ms p50 %.2f p95 %.2f mean %.2f max %.2f  throughput %.2f q/s (%d workers)\n",
-		r.Unbacked, r.Errors, r.NoGold, r.Dropped, r.Latency.P50, r.Latency.P95, r.Latency.Mean, r.Latency.Max, r.ThroughputQPS, r.Workers)
+	_, err := fmt.Fprintf(w, "unbacked %d  unsupported %d  errors %d  no-gold %d  dropped %d  latency ms p50 %.2f p95 %.2f mean %.2f max %.2f  throughput %.2f q/s (%d workers)\n",
+		r.Unbacked, r.Unsupported, r.Errors, r.NoGold, r.Dropped, r.Latency.P50, r.Latency.P95, r.Latency.Mean, r.Latency.Max, r.ThroughputQPS, r.Workers)
+	if err == nil && r.LLM != nil {
+		u := r.LLM
+		_, err = fmt.Fprintf(w, "llm %d calls  %d prompt + %d completion tokens  per question: %.2f calls  %.1f prompt + %.1f completion tokens\n",
+			u.Requests, u.PromptTokens, u.CompletionTokens, u.RequestsPerQ, u.PromptTokensPerQ, u.CompletionTokensPerQ)
+	}
+	if gen, ok := r.StageMS[plan.StageGenerate]; ok && err == nil && r.LLM != nil {
+		_, err = fmt.Fprintf(w, "generate stage ms p50 %.2f p95 %.2f mean %.2f max %.2f\n", gen.P50, gen.P95, gen.Mean, gen.Max)
+	}
 	if err == nil && r.Partial {
 		_, err = fmt.Fprintf(w, "partial: stopped with %d questions not answered\n", r.Pending)
 	}
