@@ -259,7 +259,7 @@ func TestRunLLMUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := LLMUse{Requests: 8, PromptTokens: 1200, CompletionTokens: 80, RequestsPerQ: 2, TokensPerQ: 320}
+	want := LLMUse{Requests: 8, PromptTokens: 1200, CompletionTokens: 80, RequestsPerQ: 2, TokensPerQ: 320, PromptTokensPerQ: 300, CompletionTokensPerQ: 20}
 	if rep.LLM == nil || *rep.LLM != want {
 		t.Errorf("LLM use %+v, want %+v", rep.LLM, want)
 	}
