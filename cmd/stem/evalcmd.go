@@ -197,7 +197,7 @@ func entityIndex(ctx context.Context, g *kg.Graph, kgPath string, enc models.Enc
 		if err != nil {
 			return nil, err
 		}
-		return kgvec.LoadOrBuildWith(ctx, g, kgPath, dir, enc, kgvec.Options{Kind: encS.EntityIndex}, log)
+		return kgvec.LoadOrBuildWith(ctx, g, kgPath, dir, enc, kgvec.Options{Kind: kgvec.Kind(encS.EntityIndex)}, log)
 	}
 	if n := g.NumEntities(); n >= kgvec.DeferThreshold {
 		fmt.Fprintf(log, "entity index: deferred: the %d entities are encoded only if a mention matches no name exactly\n", n)

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/stem-kgqa/stem/kgvec"
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/models/embedcache"
 	"github.com/stem-kgqa/stem/models/llm"
@@ -64,7 +63,9 @@ type EncoderSettings struct {
 	Cache     bool    `flag:"embed-cache" category:"encoder" usage:"keep every computed vector in an on-disk cache under the cache directory (worth it for onnx and openai)"`
 	// EntityIndex sits with the encoder because every command that opens
 	// an encoder over a KG file builds the entity index with it.
-	EntityIndex kgvec.Kind `flag:"entity-index" category:"encoder" usage:"entity index over a KG file: exact, ivf or hnsw (approximate, for millions of entities; hnsw is faster to search, slower to build) or auto (hnsw from 200,000 entities)"`
+	// It is kgvec.Kind's text: catalog sits below kgvec (a seam below the
+	// stages), so it holds the name and Check knows the kinds.
+	EntityIndex string `flag:"entity-index" category:"encoder" usage:"entity index over a KG file: exact, ivf or hnsw (approximate, for millions of entities; hnsw is faster to search, slower to build) or auto (hnsw from 200,000 entities)"`
 	// VectorStore, when set, keeps the entity vectors in a Qdrant server
 	// rather than in the cache directory (kgvec.OpenQdrant).
 	VectorStore string `flag:"vector-store" placeholder:"URL" category:"encoder" usage:"keep the KG's entity vectors in a Qdrant server, qdrant://HOST:PORT[?api-key-env=VAR&tls=1] (see README), shared by every process; default: a file in the cache directory"`
@@ -72,11 +73,16 @@ type EncoderSettings struct {
 
 // DefaultEncoderSettings returns the default: the wink word vectors.
 func DefaultEncoderSettings() EncoderSettings {
-	return EncoderSettings{Encoder: WordVec, Pooling: "mean", EntityIndex: kgvec.Auto, BaseURL: "http://localhost:8000/v1", APIKeyEnv: "OPENAI_API_KEY"}
+	return EncoderSettings{Encoder: WordVec, Pooling: "mean", EntityIndex: "auto", BaseURL: "http://localhost:8000/v1", APIKeyEnv: "OPENAI_API_KEY"}
 }
 
 // Check reports settings that cannot work, before anything is opened.
 func (s EncoderSettings) Check() error {
+	switch s.EntityIndex {
+	case "", "auto", "exact", "ivf", "hnsw":
+	default:
+		return fmt.Errorf("--entity-index %q: want auto, exact, ivf or hnsw", s.EntityIndex)
+	}
 	switch s.Encoder {
 	case ONNX:
 		if s.ModelDir == "" {
