@@ -69,7 +69,9 @@ func ReadFile(ctx context.Context, path string, fn func(kg.RoGRow) error) error 
 // duplicate triples dropped, a row without triples gets an empty Graph.
 // RoGRow.Line is the 1-based row number in the file.
 //
-// Errors name the file; a bad triple names the row's index and id. An
+// Errors name the file; a bad triple names the row's 0-based index in the
+// file and its id ("rog.parquet: row 7 (id \"WebQTest-7\"): graph triple
+// 2: ..."), wrapping kg.ErrColumns or kg.ErrEmptyField as kg.ReadRoG does. An
 // error from fn stops the read and is returned unchanged. A corrupt or
 // truncated file is an error, never a panic: a panic inside the Parquet
 // library is recovered and returned as an error.
