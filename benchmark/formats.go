@@ -57,7 +57,7 @@ func Formats() []Format {
 				}
 				return LoadWebQSP(ctx, src.Questions, src.GoldPaths)
 			}},
-		{Name: "rog", Doc: "RoG rows with their own subgraphs: --questions ROWS.jsonl [--gold-paths P.jsonl]", load: loadRoG},
+		{Name: "rog", Doc: "RoG rows with their own subgraphs, JSONL or Parquet (the HuggingFace release, selected by .parquet or the PAR1 magic): --questions ROWS.jsonl|test-00000-of-00002.parquet[,...] [--gold-paths P.jsonl]", load: loadRoG},
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/kg/rogparquet"
 	"github.com/stem-kgqa/stem/schema"
 )
 
@@ -18,7 +19,17 @@ import (
 // ReadGroundPaths), walked in either direction.
 func ReadRoG(ctx context.Context, r io.Reader, name string, groundPaths map[string][][]string) ([]Question, error) {
 	var qs []Question
-	err := kg.ReadRoG(ctx, r, name, func(row kg.RoGRow) error {
+	err := kg.ReadRoG(ctx, r, name, rogCollector(&qs, name, groundPaths))
+	if err != nil {
+		return nil, err
+	}
+	return qs, nil
+}
+
+// rogCollector turns RoG rows, from JSONL or Parquet, into questions
+// appended to qs, so both forms give identical questions.
+func rogCollector(qs *[]Question, name string, groundPaths map[string][][]string) func(kg.RoGRow) error {
+	return func(row kg.RoGRow) error {
 		q := Question{ID: row.ID, Text: row.Question, Answers: row.Answers, Entities: row.QEntities, Graph: row.Graph}
 		if q.ID == "" {
 			q.ID = fmt.Sprintf("%s:%d", filepath.Base(name), row.Line)
@@ -31,21 +42,37 @@ func ReadRoG(ctx context.Context, r io.Reader, name string, groundPaths map[stri
 			q.Gold = append(q.Gold, gp)
 		}
 		q.Hops = shortestHops(q.Gold)
-		qs = append(qs, q)
+		*qs = append(*qs, q)
 		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	return qs, nil
 }
 
-// LoadRoG reads a RoG-style JSONL file; see ReadRoG.
+// LoadRoG reads a RoG file, JSONL or Parquet (as HuggingFace serves the
+// release): a ".parquet" name or the Parquet magic "PAR1" at the start
+// selects Parquet (see rogparquet.Read), anything else is read as JSONL
+// (see ReadRoG). For Parquet rows without an id, the fallback id is
+// name:ROW with the 1-based row number.
 func LoadRoG(ctx context.Context, path string, groundPaths map[string][][]string) ([]Question, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("load RoG: %w", err)
 	}
 	defer f.Close()
-	return ReadRoG(ctx, f, path, groundPaths)
+	var head [len(rogparquet.Magic)]byte
+	n, _ := io.ReadFull(f, head[:])
+	if !rogparquet.IsParquet(path, head[:n]) {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("load RoG: %w", err)
+		}
+		return ReadRoG(ctx, f, path, groundPaths)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("load RoG: %w", err)
+	}
+	var qs []Question
+	if err := rogparquet.Read(ctx, f, st.Size(), path, rogCollector(&qs, path, groundPaths)); err != nil {
+		return nil, fmt.Errorf("load RoG: %w", err)
+	}
+	return qs, nil
 }

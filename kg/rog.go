@@ -25,7 +25,8 @@ type RoGRow struct {
 	// names, with duplicates dropped. A row with no triples gets an empty
 	// Graph (zero entities) rather than nil, so callers need not special-case it.
 	Graph *Graph
-	// Line is the row's line in the file, for messages about it.
+	// Line is the row's line in the file, for messages about it; rows read
+	// from Parquet (package kg/rogparquet) carry their 1-based row number.
 	Line int
 }
 
