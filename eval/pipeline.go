@@ -36,7 +36,9 @@ func (p Pipeline) Answer(ctx context.Context, q benchmark.Question) (Prediction,
 	}
 	res, err := p.Pipeline.Answer(ctx, query)
 	if errors.Is(err, plan.ErrNoEntity) {
-		return Prediction{}, nil
+		// Nothing was linked: an empty trace attributes the miss to
+		// linking.
+		return Prediction{Trace: &StageOutput{}}, nil
 	}
 	if err != nil {
 		return Prediction{}, err
@@ -52,8 +54,29 @@ func (p Pipeline) Answer(ctx context.Context, q benchmark.Question) (Prediction,
 		}
 		pred.Answers = append(pred.Answers, a.Name)
 	}
+	pred.Trace = stageOutput(res)
 	for k, d := range res.Timings {
 		pred.Stages[k] = time.Duration(d)
 	}
 	return pred, nil
+}
+
+// stageOutput collects what res's stages produced, for Attribute.
+func stageOutput(res *plan.Result) *StageOutput {
+	out := &StageOutput{}
+	for _, l := range res.Links {
+		out.Linked = append(out.Linked, l.Entity)
+	}
+	for _, c := range res.Projection.Candidates {
+		out.Plans = append(out.Plans, planRelations(c.Graph))
+	}
+	if ev := res.Evidence; ev != nil {
+		for _, a := range ev.Anchors {
+			out.Anchors = append(out.Anchors, a.Name)
+		}
+		for _, a := range ev.Answers {
+			out.Candidates = append(out.Candidates, a.Name)
+		}
+	}
+	return out
 }

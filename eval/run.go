@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -40,6 +41,10 @@ type Prediction struct {
 	// The "link" and "plan" stages are left out of the latency figures,
 	// which time retrieval alone, as retrieval-only targets are stated.
 	Stages map[string]time.Duration
+	// Trace is what each stage produced, for attributing a failure to a
+	// stage (Attribute); nil when the answerer does not report it, which
+	// attributes its failures to FailUnknown.
+	Trace *StageOutput
 }
 
 // Answerer answers one benchmark question; Pipeline adapts stem's one
@@ -154,6 +159,9 @@ type Result struct {
 	StagesMS map[string]float64 `json:"stages_ms,omitempty"`
 	Hops     int                `json:"hops"`
 	Err      string             `json:"error,omitempty"`
+	// Failure is the stage a question with no hit is attributed to
+	// (Attribute); empty for a hit.
+	Failure string `json:"failure,omitempty"`
 }
 
 // Report is a run's scores.
@@ -194,11 +202,15 @@ type Report struct {
 	Resumed int `json:"resumed,omitempty"`
 	// Partial marks a report of a run stopped before every question was
 	// answered (cancelled); Pending counts the questions left.
-	Partial   bool     `json:"partial,omitempty"`
-	Pending   int      `json:"pending,omitempty"`
-	ByAnswers []Bucket `json:"by_answers"`
-	ByHops    []Bucket `json:"by_hops"`
-	Questions []Result `json:"questions,omitempty"`
+	Partial bool `json:"partial,omitempty"`
+	Pending int  `json:"pending,omitempty"`
+	// Failures counts the questions with no hit by the stage they are
+	// attributed to (Result.Failure, FailureStages); nil when every
+	// question was a hit.
+	Failures  map[string]int `json:"failures,omitempty"`
+	ByAnswers []Bucket       `json:"by_answers"`
+	ByHops    []Bucket       `json:"by_hops"`
+	Questions []Result       `json:"questions,omitempty"`
 }
 
 // answerBuckets are the paper's Table 2 groups by gold answer count.
@@ -381,6 +393,9 @@ func answerOne(ctx context.Context, i int, q benchmark.Question, answerer Answer
 	for k, d := range pred.Stages {
 		res.StagesMS[k] = float64(d.Nanoseconds()) / 1e6
 	}
+	if res.Hit == 0 {
+		res.Failure = Attribute(q, pred.Trace, pred.EvidenceTriples)
+	}
 	g := graphOf(q, opts.Graph)
 	if c, ok := Coverage(benchmark.GoldTriples(g, q), pred.EvidenceTriples); ok {
 		res.Coverage = c
@@ -414,6 +429,12 @@ func aggregate(questions []benchmark.Question, outs []outcome, perQuestion bool)
 		rep.Unsupported += res.Unsupported
 		if res.Err != "" {
 			rep.Errors++
+		}
+		if res.Failure != "" {
+			if rep.Failures == nil {
+				rep.Failures = map[string]int{}
+			}
+			rep.Failures[res.Failure]++
 		}
 		if o.exactOK {
 			rep.PathExactN++
@@ -563,6 +584,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if gen, ok := r.StageMS[plan.StageGenerate]; ok && err == nil && r.LLM != nil {
 		_, err = fmt.Fprintf(w, "generate stage ms p50 %.2f p95 %.2f mean %.2f max %.2f\n", gen.P50, gen.P95, gen.Mean, gen.Max)
 	}
+	if err == nil && len(r.Failures) > 0 {
+		_, err = fmt.Fprintf(w, "failures by stage: %s\n", r.FailureLine())
+	}
 	if err == nil && r.Partial {
 		_, err = fmt.Fprintf(w, "partial: stopped with %d questions not answered\n", r.Pending)
 	}
@@ -571,4 +595,18 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	_, err = fmt.Fprintf(w, "gold path reaches gold answers only in %.2f%% of %d questions (the Hits@1 a relation-level method is sure of)\n", r.PathExact, r.PathExactN)
 	return err
+}
+
+// FailureLine formats Failures as "linking N  planning N ...", every
+// class in FailureStages order, zeros included, so that lines of
+// different runs line up.
+func (r *Report) FailureLine() string {
+	var b strings.Builder
+	for i, st := range FailureStages {
+		if i > 0 {
+			b.WriteString("  ")
+		}
+		fmt.Fprintf(&b, "%s %d", st, r.Failures[st])
+	}
+	return b.String()
 }

@@ -66,3 +66,50 @@ func TestEvalBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestEvalFailureAttribution runs eval over a tiny PathQuestion file whose
+// misses are made at known stages (with the oracle planner, so planning
+// is right): a gold answer the path does not reach (tracing), a gold
+// answer the evidence names but the slot does not bind (answer
+// selection), and a topic entity the KG lacks (anchoring).
+func TestEvalFailureAttribution(t *testing.T) {
+	kb := writeFile(t, "kg.tsv", string(demo.KGBytes()))
+	qs := writeFile(t, "q.txt", strings.Join([]string{
+		"who directed inception ?\tChristopher_Nolan(Christopher_Nolan/)\tInception#directed_by#Christopher_Nolan#<end>#Christopher_Nolan",
+		"who directed inception ?\tTom_Hardy(Tom_Hardy/)\tInception#directed_by#Tom_Hardy#<end>#Tom_Hardy",
+		"who starred in inception ?\tInception(Inception/)\tInception#starred_actors#Inception#<end>#Inception",
+		"who directed nosuchfilm ?\tTom_Hardy(Tom_Hardy/)\tNosuch_Film#directed_by#Tom_Hardy#<end>#Tom_Hardy",
+	}, "\n")+"\n")
+	out, _, err := run(t, "eval", "--vectors", tinyVectors, "--format", "pq", "--questions", qs, "--kg", kb, "--json", "--per-question")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Failures  map[string]int `json:"failures"`
+		Questions []struct {
+			Failure string `json:"failure"`
+		} `json:"questions"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := []string{"", "tracing", "answer-selection", "anchoring"}
+	if len(rep.Questions) != len(want) {
+		t.Fatalf("%d questions, want %d:\n%s", len(rep.Questions), len(want), out)
+	}
+	for i, w := range want {
+		if rep.Questions[i].Failure != w {
+			t.Errorf("question %d failure %q, want %q", i+1, rep.Questions[i].Failure, w)
+		}
+	}
+	if f := rep.Failures; len(f) != 3 || f["tracing"] != 1 || f["answer-selection"] != 1 || f["anchoring"] != 1 {
+		t.Errorf("failures %v, want one each of tracing, answer-selection, anchoring", f)
+	}
+	out, _, err = run(t, "eval", "--vectors", tinyVectors, "--format", "pq", "--questions", qs, "--kg", kb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if flat := strings.Join(strings.Fields(out), " "); !strings.Contains(flat, "failures by stage: linking 0 planning 0 anchoring 1 tracing 1 answer-selection 1 unknown 0") {
+		t.Errorf("table output lacks the failure line:\n%s", out)
+	}
+}

@@ -1,0 +1,157 @@
+package eval
+
+import (
+	"github.com/stem-kgqa/stem/benchmark"
+	"github.com/stem-kgqa/stem/schema"
+)
+
+// The stages a failed question is attributed to (the paper's Tables
+// 25-26), in pipeline order, and FailUnknown for a failure no stage can be
+// blamed for because the gold data does not say what the stage should
+// have produced.
+const (
+	FailLinking         = "linking"
+	FailPlanning        = "planning"
+	FailAnchoring       = "anchoring"
+	FailTracing         = "tracing"
+	FailAnswerSelection = "answer-selection"
+	FailUnknown         = "unknown"
+)
+
+// FailureStages lists the attribution classes in the order they are
+// checked and reported.
+var FailureStages = []string{FailLinking, FailPlanning, FailAnchoring, FailTracing, FailAnswerSelection, FailUnknown}
+
+// StageOutput is what the pipeline's stages produced for one question,
+// kept so that a failure can be attributed to the first stage whose output
+// is wrong.
+type StageOutput struct {
+	// Linked are the KG entity names linking gave (or the marked ones).
+	Linked []string
+	// Plans are the relation names of each candidate schema graph, in the
+	// order of its triples.
+	Plans [][]string
+	// Anchors are the KG entity names tracing started from.
+	Anchors []string
+	// Candidates are the entities tracing bound to the answer slot, before
+	// answer selection.
+	Candidates []string
+}
+
+// Attribute names the stage a failed question (no hit) failed at: the
+// first of linking, planning, anchoring, tracing and answer selection
+// whose output misses the gold data. Linking misses when no gold topic
+// entity (a gold path's start, or the question's topic entities when the
+// path names none) was linked; planning when no candidate schema graph
+// holds a gold path's relations in order (directions are not compared,
+// since WebQSP's gold paths have none); anchoring when tracing anchored
+// no gold topic entity; tracing when neither the evidence triples nor the
+// traced candidates name a gold answer; otherwise answer selection lost
+// it. The stages after linking cannot be checked without a gold relation
+// path, nor any stage without the stage outputs (out nil: an answerer that
+// does not report them, or a failed call): both give FailUnknown.
+// evidence is Prediction.EvidenceTriples.
+func Attribute(q benchmark.Question, out *StageOutput, evidence [][3]string) string {
+	if out == nil {
+		return FailUnknown
+	}
+	topics := goldTopics(q)
+	if len(topics) > 0 && !anyIn(out.Linked, topics) {
+		return FailLinking
+	}
+	var paths [][]string
+	for _, gp := range q.Gold {
+		if len(gp.Steps) > 0 {
+			paths = append(paths, gp.Relations())
+		}
+	}
+	if len(paths) == 0 || len(topics) == 0 {
+		return FailUnknown
+	}
+	if !planned(paths, out.Plans) {
+		return FailPlanning
+	}
+	if !anyIn(out.Anchors, topics) {
+		return FailAnchoring
+	}
+	gold := map[string]bool{}
+	for _, a := range q.Answers {
+		gold[Normalize(a)] = true
+	}
+	found := false
+	for _, c := range out.Candidates {
+		found = found || gold[Normalize(c)]
+	}
+	for _, t := range evidence {
+		found = found || gold[Normalize(t[0])] || gold[Normalize(t[2])]
+	}
+	if !found {
+		return FailTracing
+	}
+	return FailAnswerSelection
+}
+
+// goldTopics are the normalised names of q's gold topic entities: each
+// gold path's start, or q.Entities for a path that names no start.
+func goldTopics(q benchmark.Question) map[string]bool {
+	out := map[string]bool{}
+	add := func(s string) {
+		if s != "" {
+			out[Normalize(s)] = true
+		}
+	}
+	for _, gp := range q.Gold {
+		if gp.Start != "" {
+			add(gp.Start)
+			continue
+		}
+		for _, e := range q.Entities {
+			add(e)
+		}
+	}
+	if len(q.Gold) == 0 {
+		for _, e := range q.Entities {
+			add(e)
+		}
+	}
+	return out
+}
+
+// anyIn reports whether one of names is in set (compared normalised).
+func anyIn(names []string, set map[string]bool) bool {
+	for _, n := range names {
+		if set[Normalize(n)] {
+			return true
+		}
+	}
+	return false
+}
+
+// planned reports whether some plan holds some gold relation path as a
+// subsequence of its relations: a plan may add constraint triples around
+// the path, which do not make it wrong.
+func planned(paths, plans [][]string) bool {
+	for _, plan := range plans {
+		for _, p := range paths {
+			i := 0
+			for _, r := range plan {
+				if i < len(p) && r == p[i] {
+					i++
+				}
+			}
+			if i == len(p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// planRelations returns g's relation names in triple order.
+func planRelations(g schema.Graph) []string {
+	out := make([]string, len(g.Triples))
+	for i, t := range g.Triples {
+		out[i] = t.Rel
+	}
+	return out
+}
