@@ -118,6 +118,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 		}
 		b.WriteString("\n")
 	}
+	writeFailures(&b, c.Entries)
 	for _, e := range c.Entries {
 		fmt.Fprintf(&b, "## %s\n\n", mdCell(e.Name))
 		if e.Spec != "" {
@@ -131,6 +132,33 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// writeFailures writes the failed questions of each configuration by the
+// stage they are attributed to (eval.Attribute), when any failed, so that
+// configurations are compared on where they lose questions, not only how
+// many.
+func writeFailures(b *bytes.Buffer, entries []Entry) {
+	failed := false
+	for _, e := range entries {
+		failed = failed || len(e.Report.Failures) > 0
+	}
+	if !failed {
+		return
+	}
+	b.WriteString("## Failures by stage\n\nEach question with no hit, attributed to the first stage whose output misses the gold path or answers (linking, planning, anchoring, tracing, answer selection); unknown where the data has no gold path to check against.\n\n| config | ")
+	b.WriteString(strings.Join(eval.FailureStages, " | "))
+	b.WriteString(" |\n|---")
+	b.WriteString(strings.Repeat("|---:", len(eval.FailureStages)))
+	b.WriteString("|\n")
+	for _, e := range entries {
+		fmt.Fprintf(b, "| %s |", mdCell(e.Name))
+		for _, st := range eval.FailureStages {
+			fmt.Fprintf(b, " %d |", e.Report.Failures[st])
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
 }
 
 // mdCell keeps a value from breaking a Markdown table row.

@@ -18,6 +18,7 @@ func sampleComparison() *Comparison {
 	full := &eval.Report{
 		Scores:        eval.Scores{N: 10, Hits1: 80, Hit: 90, F1: 75.5, Precision: 70, Recall: 85, Coverage: 66.6667, CoverageN: 10},
 		Unbacked:      1,
+		Failures:      map[string]int{eval.FailPlanning: 1},
 		Latency:       eval.Latency{P50: 2.5, P95: 9},
 		ThroughputQPS: 123.456,
 		LLM:           &eval.LLMUse{Requests: 20, PromptTokens: 8000, CompletionTokens: 504, RequestsPerQ: 2, TokensPerQ: 850.4},
@@ -29,6 +30,7 @@ func sampleComparison() *Comparison {
 		Latency:   eval.Latency{P50: 1, P95: 3},
 		Partial:   true,
 		Pending:   6,
+		Failures:  map[string]int{eval.FailTracing: 3, eval.FailUnknown: 1},
 		ByAnswers: []eval.Bucket{{Label: "1", Scores: eval.Scores{N: 4, F1: 40}}},
 		ByHops:    []eval.Bucket{{Label: "2", Scores: eval.Scores{N: 4, F1: 40}}},
 	}
@@ -116,6 +118,10 @@ func TestWriteDir(t *testing.T) {
 		"![F1 by answer count](f1_by_answers.svg)",
 		"Configuration: `no-entity-bias,no-triple-bias`",
 		"partial: stopped with 6 questions not answered",
+		"| config | linking | planning | anchoring | tracing | answer-selection | unknown |",
+		"| full | 0 | 1 | 0 | 0 | 0 | 0 |",
+		`| no\|bias & <more> | 0 | 0 | 0 | 3 | 0 | 1 |`,
+		"failures by stage: linking 0  planning 1  anchoring 0  tracing 0  answer-selection 0  unknown 0",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q:\n%s", want, md)
@@ -125,7 +131,8 @@ func TestWriteDir(t *testing.T) {
 	if err := json.Unmarshal(read(JSONFile), &back); err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Entries) != 2 || back.Entries[0].Report.F1 != 75.5 || back.Command != c.Command || !back.Entries[1].Report.Partial {
+	if len(back.Entries) != 2 || back.Entries[0].Report.F1 != 75.5 || back.Command != c.Command || !back.Entries[1].Report.Partial ||
+		back.Entries[1].Report.Failures[eval.FailTracing] != 3 {
 		t.Errorf("report.json round trip: %+v", back)
 	}
 
