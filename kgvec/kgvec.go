@@ -249,17 +249,28 @@ func CachePathKind(cacheDir, kgPath string, enc models.Encoder, k Kind) (string,
 	case HNSW:
 		ext = ".hnsw"
 	}
+	sum, err := hashKG(fmt.Sprintf("%s\x00%d\x00", enc.Name(), enc.Dim()), kgPath)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(cacheDir, "entities", sum[:32]+ext), nil
+}
+
+// hashKG is the hex SHA-256 of prefix and then the KG file's content: what
+// names a KG's entity vectors, in the cache and in a vector store, so an
+// edited KG never reuses stale vectors and a moved or copied one does.
+func hashKG(prefix, kgPath string) (string, error) {
 	f, err := os.Open(kgPath)
 	if err != nil {
 		return "", fmt.Errorf("entity index for %s: %w", kgPath, err)
 	}
 	defer f.Close()
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%d\x00", enc.Name(), enc.Dim())
+	io.WriteString(h, prefix)
 	if _, err := io.Copy(h, f); err != nil {
 		return "", fmt.Errorf("entity index for %s: hash the KG file: %w", kgPath, err)
 	}
-	return filepath.Join(cacheDir, "entities", hex.EncodeToString(h.Sum(nil))[:32]+ext), nil
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // LoadOrBuild returns the entity index of g, which was loaded from kgPath:

@@ -2,11 +2,8 @@ package kgvec
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 
 	"github.com/stem-kgqa/stem/kg"
@@ -67,17 +64,12 @@ func OpenQdrant(ctx context.Context, g kg.Reader, kgPath string, enc models.Enco
 	return e, st.Close, nil
 }
 
-// contentID names the KG file by a SHA-256 of its content, as the cache
-// files are named, so a moved or copied KG finds its collection.
+// contentID names the KG file by its content, as the cache files are
+// named, so a moved or copied KG finds its collection.
 func contentID(kgPath string) (string, error) {
-	f, err := os.Open(kgPath)
+	sum, err := hashKG("", kgPath)
 	if err != nil {
-		return "", fmt.Errorf("entity index for %s: %w", kgPath, err)
+		return "", err
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("entity index for %s: hash the KG file: %w", kgPath, err)
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16], nil
+	return sum[:16], nil
 }

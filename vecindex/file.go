@@ -45,31 +45,15 @@ func (f *Flat) Save(path string) error {
 
 // encodeTo writes f in the file layout; the caller holds f.mu.
 func encodeTo(w io.Writer, f *Flat) error {
-	crc := crc32.New(castagnoli)
-	mw := io.MultiWriter(w, crc)
 	var hdr [headerSize]byte
 	copy(hdr[:], fileMagic)
 	binary.LittleEndian.PutUint16(hdr[6:], fileVersion)
 	binary.LittleEndian.PutUint32(hdr[8:], uint32(f.dim))
 	binary.LittleEndian.PutUint64(hdr[12:], uint64(f.len()))
-	if _, err := mw.Write(hdr[:]); err != nil {
-		return err
-	}
-	buf := make([]byte, 0, 64<<10)
-	for _, x := range f.data {
-		buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(x))
-		if len(buf) == cap(buf) {
-			if _, err := mw.Write(buf); err != nil {
-				return err
-			}
-			buf = buf[:0]
-		}
-	}
-	if _, err := mw.Write(buf); err != nil {
-		return err
-	}
-	_, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
-	return err
+	ww := newWordWriter(w)
+	ww.bytes(hdr[:])
+	ww.f32s(f.data)
+	return ww.close()
 }
 
 // Load reads an index written by Save. A file that is truncated, padded,

@@ -50,8 +50,6 @@ func (x *HNSW) Save(path string) error {
 
 // encodeHNSW writes x in the HNSW file layout.
 func encodeHNSW(w io.Writer, x *HNSW) error {
-	crc := crc32.New(castagnoli)
-	mw := io.MultiWriter(w, crc)
 	var hdr [hnswHeaderSize]byte
 	copy(hdr[:], hnswMagic)
 	binary.LittleEndian.PutUint16(hdr[6:], hnswVersion)
@@ -63,47 +61,14 @@ func encodeHNSW(w io.Writer, x *HNSW) error {
 	binary.LittleEndian.PutUint32(hdr[28:], uint32(x.entry))
 	binary.LittleEndian.PutUint64(hdr[32:], uint64(len(x.levels)))
 	binary.LittleEndian.PutUint64(hdr[40:], uint64(len(x.upper)/(x.m+1)))
-	if _, err := mw.Write(hdr[:]); err != nil {
-		return err
-	}
-	if _, err := mw.Write(x.levels); err != nil {
-		return err
-	}
-	buf := make([]byte, 0, 64<<10)
-	put := func(v uint32) error {
-		buf = binary.LittleEndian.AppendUint32(buf, v)
-		if len(buf) == cap(buf) {
-			_, err := mw.Write(buf)
-			buf = buf[:0]
-			return err
-		}
-		return nil
-	}
-	for _, v := range x.same {
-		if err := put(uint32(v)); err != nil {
-			return err
-		}
-	}
-	for _, v := range x.l0 {
-		if err := put(uint32(v)); err != nil {
-			return err
-		}
-	}
-	for _, v := range x.upper {
-		if err := put(uint32(v)); err != nil {
-			return err
-		}
-	}
-	for _, v := range x.data {
-		if err := put(math.Float32bits(v)); err != nil {
-			return err
-		}
-	}
-	if _, err := mw.Write(buf); err != nil {
-		return err
-	}
-	_, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
-	return err
+	ww := newWordWriter(w)
+	ww.bytes(hdr[:])
+	ww.bytes(x.levels)
+	ww.i32s(x.same)
+	ww.i32s(x.l0)
+	ww.i32s(x.upper)
+	ww.f32s(x.data)
+	return ww.close()
 }
 
 // LoadHNSW reads an index written by HNSW.Save without rebuilding the graph.

@@ -45,8 +45,6 @@ func (x *IVF) Save(path string) error {
 
 // encodeIVF writes x in the IVF file layout.
 func encodeIVF(w io.Writer, x *IVF) error {
-	crc := crc32.New(castagnoli)
-	mw := io.MultiWriter(w, crc)
 	var hdr [ivfHeaderSize]byte
 	copy(hdr[:], ivfMagic)
 	binary.LittleEndian.PutUint16(hdr[6:], ivfVersion)
@@ -54,44 +52,15 @@ func encodeIVF(w io.Writer, x *IVF) error {
 	binary.LittleEndian.PutUint32(hdr[12:], uint32(x.nlist))
 	binary.LittleEndian.PutUint32(hdr[16:], uint32(x.nprobe))
 	binary.LittleEndian.PutUint64(hdr[20:], uint64(len(x.ids)))
-	if _, err := mw.Write(hdr[:]); err != nil {
-		return err
-	}
-	buf := make([]byte, 0, 64<<10)
-	put := func(v uint32) error {
-		buf = binary.LittleEndian.AppendUint32(buf, v)
-		if len(buf) == cap(buf) {
-			_, err := mw.Write(buf)
-			buf = buf[:0]
-			return err
-		}
-		return nil
-	}
+	ww := newWordWriter(w)
+	ww.bytes(hdr[:])
 	for l := range x.nlist {
-		if err := put(uint32(x.start[l+1] - x.start[l])); err != nil {
-			return err
-		}
+		ww.u32(uint32(x.start[l+1] - x.start[l]))
 	}
-	for _, v := range x.centroids {
-		if err := put(math.Float32bits(v)); err != nil {
-			return err
-		}
-	}
-	for _, id := range x.ids {
-		if err := put(uint32(id)); err != nil {
-			return err
-		}
-	}
-	for _, v := range x.data {
-		if err := put(math.Float32bits(v)); err != nil {
-			return err
-		}
-	}
-	if _, err := mw.Write(buf); err != nil {
-		return err
-	}
-	_, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
-	return err
+	ww.f32s(x.centroids)
+	ww.i32s(x.ids)
+	ww.f32s(x.data)
+	return ww.close()
 }
 
 // LoadIVF reads an index written by IVF.Save. A file that is truncated,
