@@ -345,10 +345,12 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 	if len(in.Entities) == 0 {
 		return projection.Projection{}, errors.New("pattern: plan: the question has no linked entity to anchor the paths on")
 	}
-	// A planner made for a KG checks paths in the question's view of it
-	// when there is one (a neighbourhood fetched from an endpoint).
+	// Paths are checked in the question's own graph when it has one (a
+	// per-question subgraph, or a neighbourhood fetched from an endpoint),
+	// else in the KG the planner was made for: a path the question's graph
+	// cannot walk is no plan for it (WebQSP-mini Hits@1 59.28 -> 65.79).
 	g := p.cfg.Graph
-	if g != nil && in.Graph != nil {
+	if in.Graph != nil {
 		g = in.Graph
 	}
 	pred, err := p.predict(ctx, g, in.Question, in.Entities, in.Mentions)
