@@ -295,13 +295,11 @@ func openPlanner(ctx context.Context, s Settings, a Assets, openChat func() (*ll
 		}
 		return pattern.New(m, a.Encoder, pattern.Config{Beam: s.Beam, Graph: a.Graph})
 	case "schema":
-		if a.Graph == nil {
-			return nil, fmt.Errorf("--planner schema needs a KG: it enumerates the relation paths leaving the question's entity")
-		}
 		cfg := zeroshot.Config{Beam: s.Beam}
-		if _, remote := a.Graph.(kg.Neighbourhooder); remote {
+		if _, remote := a.Graph.(kg.Neighbourhooder); remote || a.Graph == nil {
 			// It encodes every relation of its KG up front: over an
-			// endpoint, that is each question's fetched graph.
+			// endpoint, or where each question brings its graph, that is
+			// the question's graph.
 			return questionPlanner{reach: zeroshot.DefaultMaxHops, open: func(ctx context.Context, g kg.Reader) (projection.Planner, error) {
 				return zeroshot.New(ctx, g, a.Encoder, cfg)
 			}}, nil

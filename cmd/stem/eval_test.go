@@ -113,3 +113,34 @@ func TestEvalFailureAttribution(t *testing.T) {
 		t.Errorf("table output lacks the failure line:\n%s", out)
 	}
 }
+
+// TestEvalSchemaPlannerOwnGraphs runs the zero-shot schema planner where
+// each question brings its graph (it used to stop with "needs a KG"): the
+// question's graph is the KG it enumerates.
+func TestEvalSchemaPlannerOwnGraphs(t *testing.T) {
+	out, _, err := run(t, "eval", "--vectors", tinyVectors, "--format", "rog", "--questions", "../../benchmark/testdata/rog_mini.jsonl",
+		"--planner", "schema", "--per-question", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		N         int `json:"n"`
+		Unbacked  int `json:"unbacked"`
+		Questions []struct {
+			ID      string   `json:"id"`
+			Answers []string `json:"answers"`
+		} `json:"questions"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("output is not one JSON object: %v\n%s", err, out)
+	}
+	if rep.N == 0 || rep.Unbacked != 0 || len(rep.Questions) != rep.N {
+		t.Fatalf("n %d, unbacked %d, %d per-question rows", rep.N, rep.Unbacked, len(rep.Questions))
+	}
+	// The tiny vectors know "directed" only, so the 2-hop path through
+	// directed_by scores first: the answer is the one it reaches in T-0's
+	// own graph.
+	if q := rep.Questions[0]; q.ID != "T-0" || len(q.Answers) != 1 || q.Answers[0] != "Emma Thomas" {
+		t.Errorf("first question: %+v, want T-0 answered from its graph (Emma Thomas)", q)
+	}
+}

@@ -180,6 +180,17 @@ type Model struct {
 	// effective output vectors (nil without a classifier).
 	featID    map[string]int32
 	classVecs []float32
+	// partID indexes the classifier's path parts, pathID the paths by
+	// key; meanBias is the paths' mean bias. An unseen path found in a
+	// question's graph is scored by its known parts and meanBias.
+	partID   map[string]int32
+	pathID   map[string]int32
+	meanBias float32
+	// maxHops is the longest path of the model; undirected says its
+	// paths are all walked either way (WebQSP's), so explored paths are
+	// written that way too.
+	maxHops    int
+	undirected bool
 }
 
 type posting struct {
@@ -406,11 +417,28 @@ func (m *Model) index() {
 		}
 		m.classVecs = make([]float32, len(m.f.Paths)*c.Hidden)
 		c.classVectors(m.classVecs)
+		m.partID = make(map[string]int32, len(c.Parts))
+		for i, s := range c.Parts {
+			m.partID[s] = int32(i)
+		}
+		for _, b := range c.Bias {
+			m.meanBias += b
+		}
+		if len(c.Bias) > 0 {
+			m.meanBias /= float32(len(c.Bias))
+		}
 	}
 	m.rels = map[string]bool{}
-	for _, p := range m.f.Paths {
+	m.pathID = make(map[string]int32, len(m.f.Paths))
+	m.undirected = len(m.f.Paths) > 0
+	for i, p := range m.f.Paths {
+		m.pathID[p.key()] = int32(i)
+		m.maxHops = max(m.maxHops, len(p))
 		for _, s := range p {
 			m.rels[s.Rel] = true
+			if s.Dir != schema.Either {
+				m.undirected = false
+			}
 		}
 	}
 }

@@ -391,3 +391,92 @@ func TestNewRejectsModelForAnotherKG(t *testing.T) {
 		t.Errorf("New over the model's KG: %v", err)
 	}
 }
+
+// TestExplorePaths lists a small graph's relation paths by hand.
+func TestExplorePaths(t *testing.T) {
+	g, err := kg.ReadTSV(strings.NewReader("a\tr1\tb\nb\tr2\tc\nd\tr3\ta\nb\tr1\te\n"), "g.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := g.Entity("a")
+	str := func(ps []Path) []string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, formatSteps(p))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		hops       int
+		undirected bool
+		want       string
+	}{
+		{1, false, "r1> | r3<"},
+		{1, true, "r1~ | r3~"},
+		// Walking back over the triple just taken is a path too (d r3 a,
+		// then a r3 d): WebQSP's gold paths hold such walks.
+		{2, false, "r1> | r3< | r1> r1> | r1> r2> | r1> r1< | r3< r3>"},
+		{2, true, "r1~ | r3~ | r1~ r1~ | r1~ r2~ | r3~ r3~"},
+	} {
+		got := strings.Join(str(explorePaths(g, []int32{a}, tc.hops, tc.undirected)), " | ")
+		if got != tc.want {
+			t.Errorf("explorePaths(hops %d, undirected %v) = %q, want %q", tc.hops, tc.undirected, got, tc.want)
+		}
+	}
+	if got := explorePaths(g, nil, 2, true); len(got) != 0 {
+		t.Errorf("no start: %v, want none", str(got))
+	}
+}
+
+// TestPlanOwnGraph checks planning over a question's own graph: paths are
+// checked there with no KG given to the planner, a known walkable path
+// comes first, and when the graph walks no known path the planner proposes
+// a path of the graph it never saw.
+func TestPlanOwnGraph(t *testing.T) {
+	ctx := context.Background()
+	enc := wordvec.New(nil, wordvec.Options{})
+	either := func(rels ...string) [][]schema.Step {
+		var p []schema.Step
+		for _, r := range rels {
+			p = append(p, schema.Step{Rel: r, Dir: schema.Either})
+		}
+		return [][]schema.Step{p}
+	}
+	var exs []Example
+	for _, c := range []string{"jamaica", "france", "peru", "chile", "kenya", "japan"} {
+		exs = append(exs,
+			Example{Question: "what language do people in " + c + " speak", Mentions: []string{c}, Paths: either("location.country.languages_spoken"), Answers: 1},
+			Example{Question: "where was " + c + " founded", Mentions: []string{c}, Paths: either("location.location.founded_in"), Answers: 1},
+			Example{Question: "what currency does " + c + " use", Mentions: []string{c}, Paths: either("location.country.currency_used"), Answers: 1})
+	}
+	m, err := Train(ctx, enc, exs, Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(m, enc, Config{Beam: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, kb, want string
+	}{
+		{"known path walkable", "Spain\tlocation.country.languages_spoken\tSpanish\nSpain\tlocation.location.founded_in\tx\n", "location.country.languages_spoken"},
+		{"known path not walkable, unknown one is", "Spain\tlocation.country.official_language\tSpanish\nSpain\tlocation.country.currency_used\tEuro\n", "location.country.currency_used"},
+		{"only an unknown path", "Spain\tlocation.country.official_language\tSpanish\n", "location.country.official_language"},
+	} {
+		g, err := kg.ReadTSV(strings.NewReader(tc.kb), "own.tsv")
+		if err != nil {
+			t.Fatal(err)
+		}
+		proj, err := p.Plan(ctx, projection.Input{Question: "what language do people in spain speak", Entities: []string{"Spain"}, Graph: g})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if len(proj.Candidates) == 0 {
+			t.Fatalf("%s: no candidate", tc.name)
+		}
+		if got := proj.Candidates[0].Graph.Triples[0].Rel; got != tc.want {
+			t.Errorf("%s: first candidate's relation %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
