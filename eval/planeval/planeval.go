@@ -401,7 +401,7 @@ func (r Report) Table() string {
 	fmt.Fprintf(&b, "schema graph (top candidate)   P=%.2f R=%.2f F1=%.2f\n", r.SchemaP, r.SchemaR, r.SchemaF1)
 	fmt.Fprintf(&b, "schema graph (union of B)      P=%.2f R=%.2f F1=%.2f\n", r.UnionP, r.UnionR, r.UnionF1)
 	if r.StrategySingle == nil && r.StrategyMulti == nil {
-		b.WriteString("strategy by answer count       omitted: no answer counts (webqsp-paths: give --answers)\n")
+		b.WriteString("strategy by answer count       omitted: no answer counts (webqsp-paths: --answers FILE) or no strategy (rog-reference)\n")
 	} else {
 		fmt.Fprintf(&b, "strategy by answer count       answers=1 precision %s (n=%d)  answers>=2 breadth %s (n=%d)\n",
 			pct(r.StrategySingle), r.StrategySingleN, pct(r.StrategyMulti), r.StrategyMultiN)
