@@ -71,9 +71,9 @@ type Config struct {
 	// RetryTemperature is used for retries of greedy requests, which
 	// would otherwise repeat the same reply (default 0.7).
 	RetryTemperature float64
-	// StrategyTries is how many times P5 is asked for a strategy when no
-	// SGDA reply named one, before defaulting to Precision (default 5;
-	// negative means default at once).
+	// StrategyTries is how many times P5 is asked for the strategy of a
+	// candidate whose SGDA reply named none, before defaulting to
+	// Precision (default 5; negative means default at once).
 	StrategyTries int
 
 	// Examples is the few-shot pool (see ExamplesFromPaths); the ones
