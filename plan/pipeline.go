@@ -243,6 +243,10 @@ func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
 	res.Strategy = strat.String()
 
 	req := Request{Question: q.Question, Graph: g, Own: own, Input: in, Projection: proj, Strategy: strat}
+	if p.Strategy == nil {
+		// The planner's per-candidate strategies, unless overridden.
+		req.Strategies = proj.Strategies()
+	}
 	req.Anchors, req.Mentions = anchors(g, res.Links, len(q.Entities) > 0)
 	ev, err := p.Retriever.Retrieve(ctx, req)
 	if err != nil {

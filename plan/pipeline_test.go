@@ -212,3 +212,48 @@ func TestSupportFromOwnPlan(t *testing.T) {
 		t.Errorf("the written_by evidence should still be in the result's chains: %q", r.Chains)
 	}
 }
+
+// perCandidatePlanner plans two candidates, each with its own strategy.
+type perCandidatePlanner struct{}
+
+func (perCandidatePlanner) Plan(_ context.Context, in projection.Input) (projection.Projection, error) {
+	return projection.Projection{PerCandidate: true, Strategy: schema.Breadth, Candidates: []projection.Candidate{
+		{Graph: schema.Path(in.Entities[0], "starred_actors"), Score: 0.75, Strategy: schema.Breadth},
+		{Graph: schema.Path(in.Entities[0], "directed_by"), Score: 0.25, Strategy: schema.Precision},
+	}}, nil
+}
+
+// recordingRetriever keeps the requests it is given.
+type recordingRetriever struct {
+	Retriever
+	reqs []Request
+}
+
+func (r *recordingRetriever) Retrieve(ctx context.Context, req Request) (*Evidence, error) {
+	r.reqs = append(r.reqs, req)
+	return r.Retriever.Retrieve(ctx, req)
+}
+
+func TestPerCandidateStrategies(t *testing.T) {
+	breadth, precision := schema.Breadth, schema.Precision
+	for _, tc := range []struct {
+		name       string
+		override   *schema.Strategy
+		strategy   schema.Strategy
+		strategies []schema.Strategy
+	}{
+		{"the planner's, per candidate", nil, schema.Breadth, []schema.Strategy{schema.Breadth, schema.Precision}},
+		{"--strategy precision overrides all", &precision, schema.Precision, nil},
+		{"--strategy breadth overrides all", &breadth, schema.Breadth, nil},
+	} {
+		p := demoPipeline(t)
+		rec := &recordingRetriever{Retriever: p.Retriever}
+		p.Retriever, p.Planner, p.Strategy = rec, perCandidatePlanner{}, tc.override
+		if _, err := p.Answer(context.Background(), Query{Question: "who starred in inception ?"}); err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.reqs) != 1 || rec.reqs[0].Strategy != tc.strategy || !slices.Equal(rec.reqs[0].Strategies, tc.strategies) {
+			t.Errorf("%s: retriever got %+v", tc.name, rec.reqs)
+		}
+	}
+}

@@ -43,6 +43,10 @@ type Request struct {
 	Projection projection.Projection
 	// Strategy is Precision or Breadth, after the pipeline's override.
 	Strategy schema.Strategy
+	// Strategies are the candidates' own strategies, parallel to
+	// Projection.Candidates, when the planner chose one per candidate
+	// and the pipeline does not override it; nil means Strategy for all.
+	Strategies []schema.Strategy
 }
 
 // Evidence is what a Retriever found. Trace uses tracing's result type as
@@ -122,7 +126,7 @@ func (r *Tracing) Retrieve(ctx context.Context, req Request) (*Evidence, error) 
 	if t == nil {
 		return nil, fmt.Errorf("no KG: give a shared KG or a per-question graph")
 	}
-	treq := tracing.Request{Graphs: req.Projection.Graphs(), Strategy: req.Strategy, Ranked: !req.Projection.Unranked,
+	treq := tracing.Request{Graphs: req.Projection.Graphs(), Strategy: req.Strategy, Strategies: req.Strategies, Ranked: !req.Projection.Unranked,
 		Anchors: req.Anchors, Mentions: req.Mentions}
 	if r.guider != nil && !req.Own {
 		start := time.Now()

@@ -30,11 +30,7 @@ type Settings struct {
 	Planner      PlannerName `flag:"planner" category:"planner" usage:"where schema graphs come from: auto, oracle (the gold path; eval only), pattern, schema or llm"`
 	PlannerModel string      `flag:"planner-model" placeholder:"FILE" category:"planner" usage:"pattern: model FILE written by 'stem train planner'"`
 	Beam         int         `flag:"beam" min:"1" max:"64" category:"planner" usage:"candidate schema graphs per question (B)"`
-	// Examples, ExamplesFormat and ExamplesQType name the training
-	// questions the llm planner takes few-shot examples from.
-	Examples       string `flag:"llm-examples" placeholder:"FILE" category:"llm" usage:"llm: FILE of training questions for few-shot examples (same formats as 'stem train planner')"`
-	ExamplesFormat string `flag:"llm-examples-format" category:"llm" usage:"llm: format of --llm-examples: pq, metaqa, webqsp-paths"`
-	ExamplesQType  string `flag:"llm-examples-qtype" category:"llm" usage:"llm: qtype file(s) for metaqa --llm-examples"`
+	ExampleSettings
 
 	Strategy StrategyChoice `flag:"strategy" usage:"auto (the planner's choice), precision or breadth"`
 	// Retriever names the retrieval strategy in the Registry.
@@ -53,6 +49,17 @@ type Settings struct {
 	Peers   PeerSettings
 	Chat    catalog.ChatSettings
 }
+
+// ExampleSettings name the training questions the llm planner takes
+// few-shot examples from (stem eval, ask, serve and eval-plans).
+type ExampleSettings struct {
+	Examples       string `flag:"llm-examples" placeholder:"FILE" category:"llm" usage:"llm: FILE of training questions for few-shot examples (same formats as 'stem train planner')"`
+	ExamplesFormat string `flag:"llm-examples-format" category:"llm" usage:"llm: format of --llm-examples: pq, metaqa, webqsp-paths"`
+	ExamplesQType  string `flag:"llm-examples-qtype" category:"llm" usage:"llm: qtype file(s) for metaqa --llm-examples"`
+}
+
+// DefaultExampleSettings reads --llm-examples as PathQuestion files.
+func DefaultExampleSettings() ExampleSettings { return ExampleSettings{ExamplesFormat: "pq"} }
 
 // PeerSettings are the parameters of the peer systems' retrieval
 // strategies (package peers). They live here, beside STEM's own, so that
@@ -78,7 +85,7 @@ type PeerSettings struct {
 // DefaultSettings returns the paper's parameters with the auto planner,
 // structural answers and STEM's retrieval.
 func DefaultSettings() Settings {
-	return Settings{Planner: "auto", Beam: projection.DefaultBeam, ExamplesFormat: "pq", Strategy: "auto",
+	return Settings{Planner: "auto", Beam: projection.DefaultBeam, ExampleSettings: DefaultExampleSettings(), Strategy: "auto",
 		Retriever: DefaultStrategy, Generator: "structural", MaxQuestion: DefaultMaxQuestion, MaxHops: DefaultMaxHops, Tracing: tracing.DefaultConfig(), Chat: catalog.DefaultChatSettings()}
 }
 
@@ -270,6 +277,26 @@ func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() 
 		p.Generator = generation.LLM{Chat: c}
 	}
 	return p, close, nil
+}
+
+// OpenPlanner builds the planner s names over a, as Open does for its
+// pipeline (eval-plans scores planners alone); close releases its chat
+// client and is never nil.
+func OpenPlanner(ctx context.Context, s Settings, a Assets) (pl projection.Planner, close func() error, err error) {
+	close = func() error { return nil }
+	if err := s.Check(nil); err != nil {
+		return nil, close, err
+	}
+	var chat *llm.Client
+	pl, err = openPlanner(ctx, s, a, func() (*llm.Client, error) {
+		c, err := catalog.OpenChat(s.Chat)
+		chat = c
+		return c, err
+	})
+	if chat != nil {
+		close = chat.Close
+	}
+	return pl, close, err
 }
 
 // openPlanner builds the planner s names.

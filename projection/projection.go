@@ -60,13 +60,24 @@ type Candidate struct {
 	// Score is the planner's confidence, higher is better; comparable only
 	// within one Projection.
 	Score float32
+	// Strategy is the candidate's own answer strategy, read only when the
+	// Projection's PerCandidate is set: the llm planner's B SGDA samples
+	// each name one, as in the paper, so each candidate graph is traced
+	// with the strategy of the samples it came from.
+	Strategy schema.Strategy
 }
 
 // Projection is a planner's answer: up to B candidate schema graphs, best
 // first, and the strategy for tracing.
 type Projection struct {
 	Candidates []Candidate
-	Strategy   schema.Strategy
+	// Strategy is the question's strategy: with PerCandidate, the first
+	// (best) candidate's.
+	Strategy schema.Strategy
+	// PerCandidate says every candidate carries its own Strategy; without
+	// it Strategy applies to all candidates (planners that choose one
+	// strategy per question).
+	PerCandidate bool
 	// Unranked says the candidates are equally good rather than best
 	// first (the oracle's gold paths), so tracing merges them instead of
 	// preferring the first.
@@ -81,6 +92,28 @@ func (p Projection) Graphs() []schema.Graph {
 	out := make([]schema.Graph, len(p.Candidates))
 	for i, c := range p.Candidates {
 		out[i] = c.Graph
+	}
+	return out
+}
+
+// StrategyOf returns the strategy candidate i is traced with: its own
+// with PerCandidate, else the projection's.
+func (p Projection) StrategyOf(i int) schema.Strategy {
+	if p.PerCandidate && i >= 0 && i < len(p.Candidates) {
+		return p.Candidates[i].Strategy
+	}
+	return p.Strategy
+}
+
+// Strategies returns the candidates' own strategies, parallel to
+// Candidates, or nil when the planner chose one strategy for all of them.
+func (p Projection) Strategies() []schema.Strategy {
+	if !p.PerCandidate {
+		return nil
+	}
+	out := make([]schema.Strategy, len(p.Candidates))
+	for i, c := range p.Candidates {
+		out[i] = c.Strategy
 	}
 	return out
 }

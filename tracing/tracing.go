@@ -153,6 +153,12 @@ type Request struct {
 	// are merged.
 	Graphs   []schema.Graph
 	Strategy schema.Strategy
+	// Strategies, when not nil, gives each graph its own strategy,
+	// parallel to Graphs (the llm planner's candidates each carry the
+	// strategy of their SGDA samples); nil traces every graph with
+	// Strategy. Precision's cut to the best-scored answers follows the
+	// strategy of the graph the best answer came from.
+	Strategies []schema.Strategy
 	// Mentions are the question's entity mentions. When both Mentions and
 	// Anchors are empty, the schema graphs' own mentions are used.
 	Mentions []string
@@ -324,11 +330,20 @@ type job struct {
 // encoder failed or ctx ended.
 func (t *Tracer) Trace(ctx context.Context, req Request) (*Result, error) {
 	res := &Result{}
-	strat := req.Strategy
-	if t.cfg.OnlyGreedy {
-		strat = schema.Precision
-	} else if t.cfg.OnlyThreshold {
-		strat = schema.Breadth
+	if req.Strategies != nil && len(req.Strategies) != len(req.Graphs) {
+		return nil, fmt.Errorf("tracing: %d strategies for %d schema graphs", len(req.Strategies), len(req.Graphs))
+	}
+	strats := make([]schema.Strategy, len(req.Graphs))
+	for i := range strats {
+		strats[i] = req.Strategy
+		if req.Strategies != nil {
+			strats[i] = req.Strategies[i]
+		}
+		if t.cfg.OnlyGreedy {
+			strats[i] = schema.Precision
+		} else if t.cfg.OnlyThreshold {
+			strats[i] = schema.Breadth
+		}
 	}
 	sgs := make([]*sGraph, len(req.Graphs))
 	for i, sg := range req.Graphs {
@@ -355,14 +370,14 @@ func (t *Tracer) Trace(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 	outs := make([]runOut, len(jobs))
-	if err := t.runJobs(ctx, req, strat, sgs, jobs, res.Anchors, outs); err != nil {
+	if err := t.runJobs(ctx, req, strats, sgs, jobs, res.Anchors, outs); err != nil {
 		return nil, err
 	}
-	t.merge(req, strat, sgs, jobs, outs, res)
+	t.merge(req, strats, sgs, jobs, outs, res)
 	return res, nil
 }
 
-func (t *Tracer) runJobs(ctx context.Context, req Request, strat schema.Strategy, sgs []*sGraph, jobs []job, anchors []Anchor, outs []runOut) error {
+func (t *Tracer) runJobs(ctx context.Context, req Request, strats []schema.Strategy, sgs []*sGraph, jobs []job, anchors []Anchor, outs []runOut) error {
 	workers := t.cfg.Workers
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -390,7 +405,7 @@ func (t *Tracer) runJobs(ctx context.Context, req Request, strat schema.Strategy
 					return
 				}
 				j := jobs[i]
-				r := newRun(t, sgs[j.graph], req.Guidance, strat)
+				r := newRun(t, sgs[j.graph], req.Guidance, strats[j.graph])
 				err := r.trace(ctx, j.node, anchors[j.anchor].Entity, anchors[j.anchor].Score)
 				if err != nil {
 					mu.Lock()
@@ -415,7 +430,7 @@ func (t *Tracer) runJobs(ctx context.Context, req Request, strat schema.Strategy
 const tieEps = 1e-5
 
 // merge folds the per-job outputs, in job order, into res.
-func (t *Tracer) merge(req Request, strat schema.Strategy, sgs []*sGraph, jobs []job, outs []runOut, res *Result) {
+func (t *Tracer) merge(req Request, strats []schema.Strategy, sgs []*sGraph, jobs []job, outs []runOut, res *Result) {
 	best := map[int32]Match{}
 	answers := map[int32]Answer{}
 	for i, o := range outs {
@@ -477,7 +492,7 @@ func (t *Tracer) merge(req Request, strat schema.Strategy, sgs []*sGraph, jobs [
 		}
 		return x.Entity < y.Entity
 	})
-	if strat == schema.Precision && len(res.Answers) > 0 {
+	if len(res.Answers) > 0 && strats[res.Answers[0].Graph] == schema.Precision {
 		k := 1
 		for k < len(res.Answers) && !res.Answers[0].better(res.Answers[k]) {
 			k++

@@ -201,7 +201,7 @@ func resolveAll(g kg.Reader, names []string) ([]string, error) {
 func answer(ctx context.Context, w io.Writer, question string, entities []string, o askOptions, s plan.Settings, a plan.Assets, cold time.Time) error {
 	var err error
 	if s.Planner == "llm" && s.Examples != "" {
-		if a.Examples, err = llmExamples(ctx, s); err != nil {
+		if a.Examples, err = llmExamples(ctx, s.ExampleSettings); err != nil {
 			return err
 		}
 	}

@@ -239,7 +239,7 @@ func openPipeline(ctx context.Context, s plan.Settings, d *evalData, env *evalEn
 	a := plan.Assets{Graph: d.reader(), Entities: env.ents, Encoder: env.enc, OpenGuider: guiderOpener(d.Graph, env.enc), Retrievers: peers.Retrievers()}
 	if s.Planner == "llm" && s.Examples != "" {
 		var err error
-		if a.Examples, err = llmExamples(ctx, s); err != nil {
+		if a.Examples, err = llmExamples(ctx, s.ExampleSettings); err != nil {
 			return nil, func() error { return nil }, err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/stem-kgqa/stem/eval/planeval"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models/catalog"
+	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/projection/pattern"
 	"github.com/stem-kgqa/stem/projection/zeroshot"
@@ -19,23 +20,45 @@ import (
 // gold paths, before any retrieval.
 func evalPlansCommand() *cli.Command {
 	encS := catalog.DefaultEncoderSettings()
+	chatS := catalog.DefaultChatSettings()
+	exS := plan.DefaultExampleSettings()
 	return &cli.Command{
 		Name:  "eval-plans",
-		Usage: "score a planner's relation paths and strategies against gold paths (any-hit, top-1, path recall, strategy accuracy, latency)",
+		Usage: "score a planner's relation paths and strategies against gold paths (any-hit, top-1, path recall, schema-graph P/R/F1, strategy accuracy by answer count, latency)",
 		Description: "A plan hits when one of its B paths equals a gold path: same relations in order, same\n" +
 			"directions where the gold data has them (WebQSP's are undirected). path_recall is the\n" +
-			"fraction of a question's gold paths planned; strategy_acc compares the strategy with\n" +
-			"Breadth iff more than one gold answer (omitted when the data has no answers).\n\n" +
+			"fraction of a question's gold paths planned; strategy_acc compares the top candidate's\n" +
+			"strategy with Breadth iff more than one gold answer.\n\n" +
+			"Schema-graph precision, recall and F1 (the paper's eq. 45-47, Fig. 7): the top candidate's\n" +
+			"schema graph G against the gold path R, P = |R ∩ G| / |G|, R = |R ∩ G| / |R|. Triples match\n" +
+			"by relation name after normalising (case, '_' and '.' as spaces) and by direction where both\n" +
+			"sides have one (WebQSP's gold paths and non-path graphs have none); each triple matches at\n" +
+			"most once. With several gold paths the best-F1 one counts; an empty plan scores 0. Averaged\n" +
+			"over the questions with a gold path (schema_*), and again over the union of all B\n" +
+			"candidates' triples (union_*).\n\n" +
+			"Strategy by answer count (the paper's Table 15): the share of Precision among questions\n" +
+			"with one answer (strategy_acc_single) and of Breadth among those with two or more\n" +
+			"(strategy_acc_multi). pq and metaqa give answer counts; webqsp-paths takes them from\n" +
+			"--answers (GNN-RAG result files' ground_truth, by id); without them the figures are omitted.\n" +
+			"With --planner llm each candidate carries its own strategy (from its SGDA samples):\n" +
+			"candidate_strategy_acc is the share of all candidates agreeing with the label.\n\n" +
+			"A question whose planning fails (server down, timeout, no readable plan) is scored with no\n" +
+			"plan and the default Precision strategy, and counted in failed.\n\n" +
 			"Planners: pattern (--planner-model from `stem train planner`), schema (zero-shot over --kg),\n" +
-			"rog-reference (webqsp-paths only: the file's own RoG `prediction` paths).\n\n" +
-			"Example:\n  stem eval-plans --format webqsp-paths --questions rog_paths_test.jsonl \\\n" +
-			"        --planner pattern --planner-model webqsp.stempat --json",
+			"llm (SGDA and SAGB over the chat server the --llm-* flags name, B = --beam samples; with --kg\n" +
+			"its relations ground SAGB, as in stem eval), rog-reference (webqsp-paths only: the file's\n" +
+			"own RoG `prediction` paths).\n\n" +
+			"Examples:\n  stem eval-plans --format webqsp-paths --questions rog_paths_test.jsonl \\\n" +
+			"        --planner pattern --planner-model webqsp.stempat --answers gnnrag_sbert_test.jsonl --json\n" +
+			"  stem eval-plans --format pq --questions PQ-3H.test.txt --kg 3H-kb.txt --planner llm \\\n" +
+			"        --llm-base-url http://localhost:8000/v1 --llm-model Qwen/Qwen3-8B --llm-examples PQ-3H.train.txt",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "format", Required: true, Usage: "dataset format: pq, metaqa, webqsp-paths, items (stem data chains/synth output)"},
 			&cli.StringFlag{Name: "questions", Required: true, Usage: "question file(s), comma-separated"},
 			&cli.StringFlag{Name: "qtype", Usage: "metaqa: question-type file(s), one per --questions file"},
 			&cli.StringFlag{Name: "kg", Usage: "KG file (needed by --planner schema; lets pattern drop paths absent from the KG and count reach for the strategy)"},
-			&cli.StringFlag{Name: "planner", Value: "pattern", Usage: "pattern, schema or rog-reference"},
+			&cli.StringFlag{Name: "answers", Usage: "webqsp-paths: JSONL file(s) with each question's `ground_truth` answers by id (GNN-RAG's gnnrag_*_test.jsonl), comma-separated, for strategy accuracy"},
+			&cli.StringFlag{Name: "planner", Value: "pattern", Usage: "pattern, schema, llm or rog-reference"},
 			&cli.StringFlag{Name: "planner-model", Usage: "pattern: model file"},
 			&cli.IntFlag{Name: "beam", Value: projection.DefaultBeam, Usage: "candidate paths per question (B)"},
 			&cli.BoolFlag{Name: "vote-strategy", Usage: "pattern: take the strategy from the neighbours' vote even with --kg"},
@@ -48,15 +71,49 @@ func evalPlansCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-hops", Value: 3, Usage: "schema: longest path enumerated"},
 			&cli.IntFlag{Name: "limit", Usage: "score only the first N questions (0 = all)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
-		}, flagsOf(&encS)...),
-		Before: before(guard(map[string]float64{"beam": 1, "limit": 0, "max-hops": 1, "k": 0}), bind(&encS)),
-		Action: func(c *cli.Context) error { return runEvalPlans(c, encS) },
+		}, append(append(flagsOf(&encS), flagsOf(&chatS)...), flagsOf(&exS)...)...),
+		Before: before(guard(map[string]float64{"beam": 1, "limit": 0, "max-hops": 1, "k": 0}), bind(&encS, &chatS, &exS)),
+		Action: func(c *cli.Context) error { return runEvalPlans(c, encS, chatS, exS) },
 	}
 }
 
-func runEvalPlans(c *cli.Context, encS catalog.EncoderSettings) error {
+// planned is one question's plan as eval-plans scores it.
+type planned struct {
+	paths [][]schema.Step
+	// triples are the candidates' schema graphs as relation steps; nil
+	// means paths.
+	triples    [][]schema.Step
+	strategy   schema.Strategy
+	strategies []schema.Strategy
+}
+
+// pathPlan is a path planner's plan.
+func pathPlan(paths [][]schema.Step, st schema.Strategy) planned {
+	return planned{paths: paths, strategy: st}
+}
+
+// projectionPlan reads a planner's projection: each candidate's path
+// (nil when its graph is not a path, which then matches no gold path),
+// its triples, and the top candidate's and each candidate's strategy.
+func projectionPlan(p projection.Projection) planned {
+	out := planned{strategy: p.StrategyOf(0), strategies: p.Strategies()}
+	for _, c := range p.Candidates {
+		steps, ok := planeval.StepsOf(c.Graph)
+		if !ok {
+			steps = nil
+		}
+		out.paths = append(out.paths, steps)
+		out.triples = append(out.triples, planeval.GraphSteps(c.Graph))
+	}
+	return out
+}
+
+func runEvalPlans(c *cli.Context, encS catalog.EncoderSettings, chatS catalog.ChatSettings, exS plan.ExampleSettings) error {
 	ctx := c.Context
 	format := c.String("format")
+	if c.String("answers") != "" && format != "webqsp-paths" {
+		return fmt.Errorf("--answers is for --format webqsp-paths (the other formats give answer counts)")
+	}
 	qs, err := loadPlanQuestions(ctx, format, c.String("questions"), c.String("qtype"))
 	if err != nil {
 		return err
@@ -70,20 +127,63 @@ func runEvalPlans(c *cli.Context, encS catalog.EncoderSettings) error {
 			return err
 		}
 	}
+	if a := c.String("answers"); a != "" {
+		counts, err := planeval.LoadAnswerCounts(ctx, splitList(a))
+		if err != nil {
+			return err
+		}
+		missing := 0
+		for i, q := range qs {
+			if n, ok := counts[q.ID]; ok {
+				qs[i].Answers = n
+			} else {
+				missing++
+			}
+		}
+		if missing > 0 {
+			fmt.Fprintf(c.App.ErrWriter, "--answers: no answers for %d of %d questions (left out of strategy accuracy)\n", missing, len(qs))
+		}
+	}
 	beam := c.Int("beam")
-	type predictFunc func(q planQuestion) ([][]schema.Step, schema.Strategy, error)
+	type predictFunc func(q planQuestion) (planned, error)
 	var predict predictFunc
 	switch c.String("planner") {
 	case "rog-reference":
 		if format != "webqsp-paths" {
 			return fmt.Errorf("--planner rog-reference needs --format webqsp-paths (it scores the file's RoG predictions)")
 		}
-		predict = func(q planQuestion) ([][]schema.Step, schema.Strategy, error) {
+		predict = func(q planQuestion) (planned, error) {
 			ps := q.Reference
 			if len(ps) > beam {
 				ps = ps[:beam]
 			}
-			return ps, schema.Precision, nil
+			return pathPlan(ps, schema.Precision), nil
+		}
+	case "llm":
+		enc, closeEnc, err := catalog.OpenEncoder(c.Context, encS, c.App.ErrWriter)
+		if err != nil {
+			return err
+		}
+		defer closeEnc()
+		s := plan.DefaultSettings()
+		s.Planner, s.Beam, s.Chat, s.ExampleSettings = "llm", beam, chatS, exS
+		a := plan.Assets{Graph: kg.Of(g), Encoder: enc}
+		if exS.Examples != "" {
+			if a.Examples, err = llmExamples(ctx, exS); err != nil {
+				return err
+			}
+		}
+		pl, closePl, err := plan.OpenPlanner(ctx, s, a)
+		defer closePl()
+		if err != nil {
+			return err
+		}
+		predict = func(q planQuestion) (planned, error) {
+			pr, err := pl.Plan(ctx, projection.Input{Question: q.Text, Entities: q.Entities, Mentions: q.Mentions})
+			if err != nil {
+				return planned{}, err
+			}
+			return projectionPlan(pr), nil
 		}
 	case "pattern":
 		if c.String("planner-model") == "" {
@@ -103,12 +203,12 @@ func runEvalPlans(c *cli.Context, encS catalog.EncoderSettings) error {
 		if err != nil {
 			return err
 		}
-		predict = func(q planQuestion) ([][]schema.Step, schema.Strategy, error) {
+		predict = func(q planQuestion) (planned, error) {
 			pr, err := pl.Predict(ctx, q.Text, q.Entities, q.Mentions)
 			if err != nil {
-				return nil, 0, err
+				return planned{}, err
 			}
-			return projection.Steps(pr.Paths), pr.Strategy, nil
+			return pathPlan(projection.Steps(pr.Paths), pr.Strategy), nil
 		}
 	case "schema":
 		if g == nil {
@@ -123,15 +223,15 @@ func runEvalPlans(c *cli.Context, encS catalog.EncoderSettings) error {
 		if err != nil {
 			return err
 		}
-		predict = func(q planQuestion) ([][]schema.Step, schema.Strategy, error) {
+		predict = func(q planQuestion) (planned, error) {
 			pr, err := pl.Predict(ctx, q.Text, q.Entities, q.Mentions)
 			if err != nil {
-				return nil, 0, err
+				return planned{}, err
 			}
-			return projection.Steps(pr.Paths), pr.Strategy, nil
+			return pathPlan(projection.Steps(pr.Paths), pr.Strategy), nil
 		}
 	default:
-		return fmt.Errorf("--planner %q: want pattern, schema or rog-reference", c.String("planner"))
+		return fmt.Errorf("--planner %q: want pattern, schema, llm or rog-reference", c.String("planner"))
 	}
 	items := make([]planeval.Item, 0, len(qs))
 	failed := 0
@@ -140,15 +240,20 @@ func runEvalPlans(c *cli.Context, encS catalog.EncoderSettings) error {
 			return err
 		}
 		t0 := time.Now()
-		paths, strat, err := predict(q)
+		pl, err := predict(q)
 		lat := time.Since(t0)
 		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			failed++
 			if failed <= 3 {
 				fmt.Fprintf(c.App.ErrWriter, "plan %q: %v\n", q.Text, err)
 			}
+			pl = planned{} // no plan, the default Precision strategy
 		}
-		items = append(items, planeval.Item{Gold: q.Gold, Answers: q.Answers, Paths: paths, Strategy: strat, Latency: lat})
+		items = append(items, planeval.Item{Gold: q.Gold, Answers: q.Answers, Paths: pl.paths, Triples: pl.triples,
+			Strategy: pl.strategy, Strategies: pl.strategies, Latency: lat})
 	}
 	if c.String("planner") == "rog-reference" {
 		// The reference has no strategy: leave strategy accuracy out.
@@ -167,6 +272,6 @@ func runEvalPlans(c *cli.Context, encS catalog.EncoderSettings) error {
 		e.SetIndent("", "  ")
 		return e.Encode(out)
 	}
-	_, err = fmt.Fprintf(c.App.Writer, "%s: %s failed=%d\n", c.String("planner"), rep, failed)
+	_, err = fmt.Fprintf(c.App.Writer, "%s: %s failed=%d\n%s", c.String("planner"), rep, failed, rep.Table())
 	return err
 }

@@ -157,7 +157,7 @@ func loadBackend(ctx context.Context, srv *serve.Server, o serveOptions, s plan.
 		return nil, err
 	}
 	if s.Planner == "llm" && s.Examples != "" {
-		if l.assets.Examples, err = llmExamples(ctx, s); err != nil {
+		if l.assets.Examples, err = llmExamples(ctx, s.ExampleSettings); err != nil {
 			return fail(err)
 		}
 	}

@@ -115,6 +115,8 @@ func runTrainPlanner(c *cli.Context, encS catalog.EncoderSettings) error {
 
 // planQuestion is a question with what planning and plan scoring need.
 type planQuestion struct {
+	// ID is the dataset's question id, when it gives one (webqsp-paths).
+	ID                 string
 	Text               string
 	Entities, Mentions []string
 	Gold               [][]schema.Step
@@ -160,7 +162,7 @@ func loadPlanQuestions(ctx context.Context, format, questions, qtypes string) ([
 				return nil, err
 			}
 			for _, r := range rows {
-				out = append(out, planQuestion{Text: r.Question, Gold: r.Gold, Answers: -1, Reference: r.Prediction})
+				out = append(out, planQuestion{ID: r.ID, Text: r.Question, Gold: r.Gold, Answers: -1, Reference: r.Prediction})
 			}
 		}
 	case "items":

@@ -71,9 +71,9 @@ type Config struct {
 	// RetryTemperature is used for retries of greedy requests, which
 	// would otherwise repeat the same reply (default 0.7).
 	RetryTemperature float64
-	// StrategyTries is how many times P5 is asked for a strategy when no
-	// SGDA reply named one, before defaulting to Precision (default 5;
-	// negative means default at once).
+	// StrategyTries is how many times P5 is asked for the strategy of a
+	// candidate whose SGDA reply named none, before defaulting to
+	// Precision (default 5; negative means default at once).
 	StrategyTries int
 
 	// Examples is the few-shot pool (see ExamplesFromPaths); the ones
@@ -203,7 +203,10 @@ func New(ctx context.Context, cfg Config) (*Planner, error) {
 }
 
 // Plan decomposes the question into B candidate assertion sets (SGDA),
-// builds each one's schema graph (SAGB) and votes the strategy.
+// builds each one's schema graph (SAGB) and gives each candidate the
+// strategy its SGDA samples named (P5's for a sample that named none);
+// identical graphs merge, their samples voting graph and strategy. The
+// projection's Strategy is the best candidate's.
 func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Projection, error) {
 	q := strings.TrimSpace(in.Question)
 	if q == "" {
@@ -219,30 +222,52 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 		return projection.Projection{}, fmt.Errorf("llmplan: question %q: %w", q, err)
 	}
 
-	decs, err := p.decompose(ctx, q, p.shots(order, p.cfg.Shots, false), note)
+	exs := p.shots(order, p.cfg.Shots, false)
+	decs, err := p.decompose(ctx, q, exs, note)
 	if err != nil {
 		return projection.Projection{}, fmt.Errorf("llmplan: question %q: %w", q, err)
 	}
-	if out.Strategy, err = p.strategy(ctx, q, decs, p.shots(order, p.cfg.Shots, false), note); err != nil {
-		return projection.Projection{}, fmt.Errorf("llmplan: question %q: %w", q, err)
+	var nP, nB int
+	for _, d := range decs {
+		switch {
+		case !d.HasStrategy:
+		case d.Strategy == schema.Breadth:
+			nB++
+		default:
+			nP++
+		}
+	}
+	if nP > 0 && nB > 0 {
+		note("strategy votes split: %d precision, %d breadth", nP, nB)
 	}
 
-	// Identical decompositions are built once and vote together.
+	// Identical decompositions are built once and vote together, for
+	// their graph and for its strategy.
 	type group struct {
 		assertions []string
 		count      int
+		votes      [2]int // precision, breadth
+		unnamed    int    // samples that named no strategy
 	}
 	var groups []*group
 	byKey := map[string]*group{}
 	for _, d := range decs {
 		k := strings.Join(d.Assertions, "\x00")
-		if g := byKey[k]; g != nil {
-			g.count++
-			continue
+		g := byKey[k]
+		if g == nil {
+			g = &group{assertions: d.Assertions}
+			byKey[k] = g
+			groups = append(groups, g)
 		}
-		g := &group{assertions: d.Assertions, count: 1}
-		byKey[k] = g
-		groups = append(groups, g)
+		g.count++
+		switch {
+		case !d.HasStrategy:
+			g.unnamed++
+		case d.Strategy == schema.Breadth:
+			g.votes[1]++
+		default:
+			g.votes[0]++
+		}
 	}
 
 	tshots := p.shots(order, p.cfg.TripleShots, true)
@@ -256,6 +281,22 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 	for i, g := range groups {
 		wg.Go(func() {
 			res[i].triples, res[i].notes, res[i].err = p.build(ctx, g.assertions, tshots, i+1)
+			if res[i].err != nil || res[i].triples == nil || g.unnamed == 0 {
+				return
+			}
+			// The samples that named no strategy take P5's for their
+			// assertions (the paper's fallback, per sample).
+			st, notes, err := p.strategy(ctx, q, g.assertions, exs, i+1)
+			res[i].notes = append(res[i].notes, notes...)
+			if err != nil {
+				res[i].err = err
+				return
+			}
+			if st == schema.Breadth {
+				g.votes[1] += g.unnamed
+			} else {
+				g.votes[0] += g.unnamed
+			}
 		})
 	}
 	wg.Wait()
@@ -264,6 +305,7 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 	type cand struct {
 		c     projection.Candidate
 		votes int
+		strat [2]int
 	}
 	var cands []*cand
 	byGraph := map[string]*cand{}
@@ -282,13 +324,15 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 			continue
 		}
 		k := FormatTriples(graph.Triples) + graph.Answer
-		if c := byGraph[k]; c != nil {
-			c.votes += g.count
-			continue
+		c := byGraph[k]
+		if c == nil {
+			c = &cand{c: projection.Candidate{Graph: graph, Assertions: g.assertions}}
+			byGraph[k] = c
+			cands = append(cands, c)
 		}
-		c := &cand{c: projection.Candidate{Graph: graph, Assertions: g.assertions}, votes: g.count}
-		byGraph[k] = c
-		cands = append(cands, c)
+		c.votes += g.count
+		c.strat[0] += g.votes[0]
+		c.strat[1] += g.votes[1]
 	}
 	if len(cands) == 0 {
 		return projection.Projection{}, fmt.Errorf("llmplan: question %q: no candidate schema graph survived (%s)", q, strings.Join(out.Notes, "; "))
@@ -296,8 +340,14 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 	sort.SliceStable(cands, func(a, b int) bool { return cands[a].votes > cands[b].votes })
 	for _, c := range cands {
 		c.c.Score = float32(c.votes) / float32(len(decs))
+		// A candidate's samples vote its strategy; ties go to Precision.
+		if c.strat[1] > c.strat[0] {
+			c.c.Strategy = schema.Breadth
+		}
 		out.Candidates = append(out.Candidates, c.c)
 	}
+	out.PerCandidate = true
+	out.Strategy = out.Candidates[0].Strategy
 	return out, nil
 }
 
@@ -434,30 +484,11 @@ func (p *Planner) decompose(ctx context.Context, q string, exs []Example, note f
 	return decs, nil
 }
 
-// strategy votes the candidates' strategies (ties go to Precision); when
-// none named one it asks P5, and after StrategyTries unreadable answers
-// defaults to Precision, the paper's rule.
-func (p *Planner) strategy(ctx context.Context, q string, decs []Decomposition, exs []Example, note func(string, ...any)) (schema.Strategy, error) {
-	var nP, nB int
-	for _, d := range decs {
-		switch {
-		case !d.HasStrategy:
-		case d.Strategy == schema.Breadth:
-			nB++
-		default:
-			nP++
-		}
-	}
-	if nP+nB > 0 {
-		if nP > 0 && nB > 0 {
-			note("strategy votes split: %d precision, %d breadth", nP, nB)
-		}
-		if nB > nP {
-			return schema.Breadth, nil
-		}
-		return schema.Precision, nil
-	}
-	prompt := RenderStrategy(q, decs[0].Assertions, exs)
+// strategy asks P5 for the strategy of candidate cand's assertions, for
+// the SGDA samples that named none, and after StrategyTries unreadable
+// answers defaults to Precision, the paper's rule.
+func (p *Planner) strategy(ctx context.Context, q string, assertions []string, exs []Example, cand int) (schema.Strategy, []string, error) {
+	prompt := RenderStrategy(q, assertions, exs)
 	var lastErr error
 	for try := range p.cfg.StrategyTries {
 		req := llm.Request{Messages: []llm.Message{llm.User(prompt)}, MaxTokens: p.cfg.MaxTokens}
@@ -466,7 +497,7 @@ func (p *Planner) strategy(ctx context.Context, q string, decs []Decomposition, 
 		}
 		choices, err := p.sample(ctx, req, 1, p.cfg.Seed+int64(try))
 		if err != nil {
-			return 0, fmt.Errorf("strategy (P5): %w", err)
+			return 0, nil, fmt.Errorf("strategy (P5) for candidate %d: %w", cand, err)
 		}
 		if len(choices) == 0 {
 			lastErr = errors.New("no reply")
@@ -474,17 +505,14 @@ func (p *Planner) strategy(ctx context.Context, q string, decs []Decomposition, 
 		}
 		st, err := ParseStrategyReply(choices[0])
 		if err == nil {
-			note("no SGDA reply named a strategy; P5 chose %s (try %d)", st, try+1)
-			return st, nil
+			return st, []string{fmt.Sprintf("candidate %d: no strategy in its SGDA reply; P5 chose %s (try %d)", cand, st, try+1)}, nil
 		}
 		lastErr = err
 	}
 	if lastErr != nil {
-		note("no strategy readable in the SGDA replies or %d P5 tries (last: %v); defaulting to precision", p.cfg.StrategyTries, lastErr)
-	} else {
-		note("no SGDA reply named a strategy; defaulting to precision")
+		return schema.Precision, []string{fmt.Sprintf("candidate %d: no strategy readable in its SGDA reply or %d P5 tries (last: %v); defaulting to precision", cand, p.cfg.StrategyTries, lastErr)}, nil
 	}
-	return schema.Precision, nil
+	return schema.Precision, []string{fmt.Sprintf("candidate %d: no strategy in its SGDA reply; defaulting to precision", cand)}, nil
 }
 
 // build runs the SAGB for one decomposition. An unreadable result is not

@@ -3,6 +3,7 @@ package llmplan
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"net/http"
 	"reflect"
@@ -540,5 +541,48 @@ func TestPlanRetriesOnlyMissingSamples(t *testing.T) {
 	}
 	if !reflect.DeepEqual(ns, []int64{2, 1}) {
 		t.Errorf("SGDA requests asked for n = %v, want [2 1]", ns)
+	}
+}
+
+// TestPlanStrategyPerCandidate gives each candidate the strategy of its
+// own SGDA samples, asking P5 only for the samples that named none.
+func TestPlanStrategyPerCandidate(t *testing.T) {
+	srv := llmtest.NewServer(t,
+		llmtest.ScriptedReply{Match: isSGDA, Content: []string{
+			`(("[ENT1] starred in inception",), Breadth)`,
+			`(("[ENT1] starred in inception",), Breadth)`,
+			`(("inception is directed by [ENT1]",), Precision)`,
+			`("[ENT1] is the composer of inception",)`,
+		}},
+		llmtest.ScriptedReply{Match: sagbFor("starred in"), Content: []string{`[("[ENT1]", "starred_in", "Inception")]`}},
+		llmtest.ScriptedReply{Match: sagbFor("directed by"), Content: []string{`[("Inception", "directed_by", "[ENT1]")]`}},
+		llmtest.ScriptedReply{Match: sagbFor("composer"), Content: []string{`[("[ENT1]", "composed", "Inception")]`}},
+		llmtest.ScriptedReply{Match: isP5, Content: []string{"Breadth"}},
+	)
+	plan, err := planner(t, srv, Config{}).Plan(context.Background(), inception)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range plan.Candidates {
+		got = append(got, fmt.Sprintf("%s %s %.2f", c.Graph.Triples[0].Rel, c.Strategy, c.Score))
+	}
+	want := []string{"starred_in breadth 0.50", "directed_by precision 0.25", "composed breadth 0.25"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("candidates %q, want %q", got, want)
+	}
+	if !plan.PerCandidate || plan.Strategy != schema.Breadth || !reflect.DeepEqual(plan.Strategies(), []schema.Strategy{schema.Breadth, schema.Precision, schema.Breadth}) {
+		t.Errorf("per candidate %v, strategy %v, strategies %v: want the best candidate's breadth", plan.PerCandidate, plan.Strategy, plan.Strategies())
+	}
+	if n := count(srv.Requests(), isP5); n != 1 {
+		t.Errorf("%d P5 requests, want 1 (for the composer sample)", n)
+	}
+	for _, r := range srv.Requests() {
+		if isP5(r) && !strings.Contains(r.Messages[0].Content, `"[ENT1] is the composer of inception"`) {
+			t.Errorf("P5 asked about other assertions:\n%s", r.Messages[0].Content)
+		}
+	}
+	if !hasNote(plan.Notes, "candidate 3: no strategy in its SGDA reply; P5 chose breadth (try 1)") {
+		t.Errorf("notes %q", plan.Notes)
 	}
 }
