@@ -48,14 +48,20 @@ func evalPlansCommand() *cli.Command {
 			"llm (SGDA and SAGB over the chat server the --llm-* flags name, B = --beam samples; with --kg\n" +
 			"its relations ground SAGB, as in stem eval), rog-reference (webqsp-paths only: the file's\n" +
 			"own RoG `prediction` paths).\n\n" +
+			"Questions that bring their own graphs (webqsp-mini with --gold-paths, rog) are planned over\n" +
+			"them, as stem eval plans them: pattern keeps the paths the graph walks from the entity and\n" +
+			"adds the graph's paths it never saw after them, schema enumerates the question's graph.\n\n" +
 			"Examples:\n  stem eval-plans --format webqsp-paths --questions rog_paths_test.jsonl \\\n" +
 			"        --planner pattern --planner-model webqsp.stempat --answers gnnrag_sbert_test.jsonl --json\n" +
+			"  stem eval-plans --format webqsp-mini --questions gnnrag_sbert_test.jsonl,gnnrag_lmsr_test.jsonl \\\n" +
+			"        --gold-paths rog_paths_test.jsonl --planner pattern --planner-model webqsp.stempat --beam 3\n" +
 			"  stem eval-plans --format pq --questions PQ-3H.test.txt --kg 3H-kb.txt --planner llm \\\n" +
 			"        --llm-base-url http://localhost:8000/v1 --llm-model Qwen/Qwen3-8B --llm-examples PQ-3H.train.txt",
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "format", Required: true, Usage: "dataset format: pq, metaqa, webqsp-paths, items (stem data chains/synth output)"},
+			&cli.StringFlag{Name: "format", Required: true, Usage: "dataset format: pq, metaqa, webqsp-paths, webqsp-mini, rog, items (stem data chains/synth output)"},
 			&cli.StringFlag{Name: "questions", Required: true, Usage: "question file(s), comma-separated"},
 			&cli.StringFlag{Name: "qtype", Usage: "metaqa: question-type file(s), one per --questions file"},
+			&cli.StringFlag{Name: "gold-paths", Usage: "webqsp-mini: rog_paths_test.jsonl with the gold relation paths (each question is planned over its own graph)"},
 			&cli.StringFlag{Name: "kg", Usage: "KG file (needed by --planner schema; lets pattern drop paths absent from the KG and count reach for the strategy)"},
 			&cli.StringFlag{Name: "answers", Usage: "webqsp-paths: JSONL file(s) with each question's `ground_truth` answers by id (GNN-RAG's gnnrag_*_test.jsonl), comma-separated, for strategy accuracy"},
 			&cli.StringFlag{Name: "planner", Value: "pattern", Usage: "pattern, schema, llm or rog-reference"},
@@ -114,7 +120,7 @@ func runEvalPlans(c *cli.Context, encS catalog.EncoderSettings, chatS catalog.Ch
 	if c.String("answers") != "" && format != "webqsp-paths" {
 		return fmt.Errorf("--answers is for --format webqsp-paths (the other formats give answer counts)")
 	}
-	qs, err := loadPlanQuestions(ctx, format, c.String("questions"), c.String("qtype"))
+	qs, err := loadPlanQuestions(ctx, format, c.String("questions"), c.String("qtype"), c.String("gold-paths"))
 	if err != nil {
 		return err
 	}
@@ -179,7 +185,7 @@ func runEvalPlans(c *cli.Context, encS catalog.EncoderSettings, chatS catalog.Ch
 			return err
 		}
 		predict = func(q planQuestion) (planned, error) {
-			pr, err := pl.Plan(ctx, projection.Input{Question: q.Text, Entities: q.Entities, Mentions: q.Mentions})
+			pr, err := pl.Plan(ctx, projection.Input{Question: q.Text, Entities: q.Entities, Mentions: q.Mentions, Graph: q.Graph})
 			if err != nil {
 				return planned{}, err
 			}
@@ -204,6 +210,13 @@ func runEvalPlans(c *cli.Context, encS catalog.EncoderSettings, chatS catalog.Ch
 			return err
 		}
 		predict = func(q planQuestion) (planned, error) {
+			if q.Graph != nil {
+				pr, err := pl.Plan(ctx, projection.Input{Question: q.Text, Entities: q.Entities, Mentions: q.Mentions, Graph: q.Graph})
+				if err != nil {
+					return planned{}, err
+				}
+				return projectionPlan(pr), nil
+			}
 			pr, err := pl.Predict(ctx, q.Text, q.Entities, q.Mentions)
 			if err != nil {
 				return planned{}, err
@@ -211,19 +224,35 @@ func runEvalPlans(c *cli.Context, encS catalog.EncoderSettings, chatS catalog.Ch
 			return pathPlan(projection.Steps(pr.Paths), pr.Strategy), nil
 		}
 	case "schema":
-		if g == nil {
-			return fmt.Errorf("--planner schema needs --kg FILE (it enumerates the KG's paths from the question's entity)")
+		ownGraphs := len(qs) > 0 && qs[0].Graph != nil
+		if g == nil && !ownGraphs {
+			return fmt.Errorf("--planner schema needs --kg FILE, or questions with their own graphs (webqsp-mini, rog): it enumerates the KG's paths from the question's entity")
 		}
 		enc, closeEnc, err := catalog.OpenEncoder(c.Context, encS, c.App.ErrWriter)
 		if err != nil {
 			return err
 		}
 		defer closeEnc()
-		pl, err := zeroshot.New(ctx, g, enc, zeroshot.Config{Beam: beam, MaxHops: c.Int("max-hops"), LengthPenalty: float32(c.Float64("length-penalty"))})
-		if err != nil {
-			return err
+		cfg := zeroshot.Config{Beam: beam, MaxHops: c.Int("max-hops"), LengthPenalty: float32(c.Float64("length-penalty"))}
+		var shared *zeroshot.Planner
+		if g != nil {
+			if shared, err = zeroshot.New(ctx, g, enc, cfg); err != nil {
+				return err
+			}
 		}
 		predict = func(q planQuestion) (planned, error) {
+			pl := shared
+			if q.Graph != nil {
+				// The question's own graph is its KG: its relations are
+				// encoded for it alone.
+				var err error
+				if pl, err = zeroshot.New(ctx, q.Graph, enc, cfg); err != nil {
+					return planned{}, err
+				}
+			}
+			if pl == nil {
+				return planned{}, fmt.Errorf("--planner schema: question %q has no graph and there is no --kg", q.Text)
+			}
 			pr, err := pl.Predict(ctx, q.Text, q.Entities, q.Mentions)
 			if err != nil {
 				return planned{}, err

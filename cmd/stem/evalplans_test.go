@@ -189,3 +189,30 @@ func TestEvalPlansAnswers(t *testing.T) {
 		t.Errorf("--answers with pq: err = %v", err)
 	}
 }
+
+// TestEvalPlansOwnGraphs plans questions that bring their own graphs
+// (--format rog with --gold-paths): the schema planner enumerates each
+// question's graph, and a question whose entity is not in its graph is
+// counted as failed, not fatal.
+func TestEvalPlansOwnGraphs(t *testing.T) {
+	gold := writeFile(t, "rog_paths.jsonl", `{"id": "T-0", "question": "who directed inception", "ground_paths": [["film.film.directed_by"]]}
+{"id": "T-1", "question": "who is married to the director of inception", "ground_paths": [["film.film.directed_by", "people.person.spouse"]]}
+`)
+	out, errOut, err := run(t, "eval-plans", "--vectors", tinyVectors, "--format", "rog", "--questions", "../../benchmark/testdata/rog_mini.jsonl",
+		"--gold-paths", gold, "--planner", "schema", "--beam", "4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// T-0's graph has two 1-hop and one 2-hop path from Inception, T-1's
+	// the same: with a beam of 4 both gold paths are planned.
+	if !strings.Contains(out, "schema: n=2 any_hit=100.00") || !strings.Contains(out, "failed=1") {
+		t.Errorf("output:\n%s", out)
+	}
+	if !strings.Contains(errOut, "Oregon Ducks football") {
+		t.Errorf("the failed question is not reported: %q", errOut)
+	}
+	pq := writeFile(t, "pq.txt", "what is a\tb(b)\ta#r#b\n")
+	if _, _, err := run(t, "eval-plans", "--vectors", tinyVectors, "--format", "pq", "--questions", pq, "--planner", "schema"); err == nil || !strings.Contains(err.Error(), "needs --kg FILE, or questions with their own graphs") {
+		t.Errorf("schema with no KG and no own graphs: err = %v", err)
+	}
+}

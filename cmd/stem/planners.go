@@ -11,7 +11,7 @@ import (
 // llmExamples loads the llm planner's few-shot examples from the training
 // questions --llm-examples names.
 func llmExamples(ctx context.Context, s plan.ExampleSettings) ([]llmplan.Example, error) {
-	qs, err := loadPlanQuestions(ctx, s.ExamplesFormat, s.Examples, s.ExamplesQType)
+	qs, err := loadPlanQuestions(ctx, s.ExamplesFormat, s.Examples, s.ExamplesQType, "")
 	if err != nil {
 		return nil, err
 	}

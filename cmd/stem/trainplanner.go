@@ -44,6 +44,7 @@ func trainCommand() *cli.Command {
 					&cli.StringFlag{Name: "format", Required: true, Usage: "dataset format: pq, metaqa, webqsp-paths, items"},
 					&cli.StringFlag{Name: "questions", Required: true, Usage: "training question file(s), comma-separated"},
 					&cli.StringFlag{Name: "qtype", Usage: "metaqa: question-type file(s), one per --questions file"},
+					&cli.StringFlag{Name: "gold-paths", Usage: "webqsp-mini: rog_paths_*.jsonl with the gold relation paths"},
 					&cli.StringFlag{Name: "kg", Usage: "optional KG file: gold paths naming relations it lacks are reported"},
 					&cli.StringFlag{Name: "out", Required: true, Usage: "model file to write"},
 					forceFlag,
@@ -68,7 +69,7 @@ func runTrainPlanner(c *cli.Context, encS catalog.EncoderSettings) error {
 	if err := atomicfile.CheckOutput("--out", c.String("out"), c.Bool("force"), inputs(c, "questions", "qtype", "kg", "vectors")...); err != nil {
 		return err
 	}
-	qs, err := loadPlanQuestions(ctx, c.String("format"), c.String("questions"), c.String("qtype"))
+	qs, err := loadPlanQuestions(ctx, c.String("format"), c.String("questions"), c.String("qtype"), c.String("gold-paths"))
 	if err != nil {
 		return err
 	}
@@ -125,18 +126,24 @@ type planQuestion struct {
 	// Reference are a peer's planned paths (webqsp-paths: RoG's
 	// "prediction").
 	Reference [][]schema.Step
+	// Graph is the question's own KG (webqsp-mini, rog), nil for the
+	// formats with a shared KG: planners plan over it.
+	Graph kg.Reader
 }
 
 // loadPlanQuestions reads questions with gold relation paths in one of the
 // formats train planner and eval-plans take.
-func loadPlanQuestions(ctx context.Context, format, questions, qtypes string) ([]planQuestion, error) {
+func loadPlanQuestions(ctx context.Context, format, questions, qtypes, goldPaths string) ([]planQuestion, error) {
 	files := splitList(questions)
 	if len(files) == 0 {
 		return nil, fmt.Errorf("--questions names no file")
 	}
 	var out []planQuestion
 	fromEval := func(q benchmark.Question) planQuestion {
-		pq := planQuestion{Text: q.Text, Entities: q.Entities, Answers: len(q.Answers), Mentions: linking.Mentions(q.Text, q.Entities)}
+		pq := planQuestion{ID: q.ID, Text: q.Text, Entities: q.Entities, Answers: len(q.Answers), Mentions: linking.Mentions(q.Text, q.Entities)}
+		if q.Graph != nil {
+			pq.Graph = q.Graph
+		}
 		for _, g := range q.Gold {
 			pq.Gold = append(pq.Gold, g.Steps)
 		}
@@ -148,7 +155,7 @@ func loadPlanQuestions(ctx context.Context, format, questions, qtypes string) ([
 		if err != nil {
 			return nil, err
 		}
-		qs, err := f.LoadQuestions(ctx, benchmark.Source{Format: format, Questions: files, QTypes: splitList(qtypes)})
+		qs, err := f.LoadQuestions(ctx, benchmark.Source{Format: format, Questions: files, QTypes: splitList(qtypes), GoldPaths: goldPaths})
 		if err != nil {
 			return nil, err
 		}
