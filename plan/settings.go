@@ -338,26 +338,46 @@ func openPlanner(ctx context.Context, s Settings, a Assets, openChat func() (*ll
 			return nil, err
 		}
 		cfg := llmplan.Config{Chat: c, Samples: s.Beam, Encoder: a.Encoder, Examples: a.Examples}
-		if a.Graph != nil {
-			for r := range a.Graph.NumRelations() {
-				cfg.Relations = append(cfg.Relations, a.Graph.RelationName(int32(r)))
-			}
+		cfg.Relations = relationNames(a.Graph)
+		pl, err := llmplan.New(ctx, cfg)
+		if err != nil || a.Graph != nil {
+			return pl, err
 		}
-		return llmplan.New(ctx, cfg)
+		// Each question brings its graph: SAGB grounds in its relations.
+		return questionPlanner{base: pl, open: func(ctx context.Context, g kg.Reader) (projection.Planner, error) {
+			return pl.WithRelations(ctx, relationNames(g))
+		}}, nil
 	}
 	return nil, fmt.Errorf("--planner %q: want auto, oracle, pattern, schema or llm", name)
 }
 
+// relationNames lists g's relations (none for a nil g).
+func relationNames(g kg.Reader) []string {
+	if g == nil {
+		return nil
+	}
+	out := make([]string, g.NumRelations())
+	for r := range out {
+		out[r] = g.RelationName(int32(r))
+	}
+	return out
+}
+
 // questionPlanner builds a planner over each question's own graph, for
-// planners that prepare per KG and run over a remote KG.
+// planners that prepare per KG and run over a remote KG or over
+// per-question graphs.
 type questionPlanner struct {
-	reach int // hops of the graph the planner explores by itself
+	reach int                // hops of the graph the planner explores by itself
+	base  projection.Planner // plans a question with no graph; nil: an error
 	open  func(ctx context.Context, g kg.Reader) (projection.Planner, error)
 }
 
 // Plan implements projection.Planner.
 func (q questionPlanner) Plan(ctx context.Context, in projection.Input) (projection.Projection, error) {
 	if in.Graph == nil {
+		if q.base != nil {
+			return q.base.Plan(ctx, in)
+		}
 		return projection.Projection{}, errors.New("plan: this planner needs the question's graph")
 	}
 	p, err := q.open(ctx, in.Graph)

@@ -180,26 +180,47 @@ func New(ctx context.Context, cfg Config) (*Planner, error) {
 			p.exWords[i] = wordSet(e.Question)
 		}
 	}
-	if len(cfg.Relations) > 0 {
-		p.relKey = make(map[string]string, 2*len(cfg.Relations))
-		for _, r := range cfg.Relations {
+	if err := p.setRelations(ctx, cfg.Relations); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// setRelations makes rels the vocabulary SAGB's triples are grounded in.
+func (p *Planner) setRelations(ctx context.Context, rels []string) error {
+	p.cfg.Relations = rels
+	p.relKey, p.relVecs = nil, nil
+	if len(rels) > 0 {
+		p.relKey = make(map[string]string, 2*len(rels))
+		for _, r := range rels {
 			p.relKey[r] = r
 			if k := strings.ToLower(r); p.relKey[k] == "" {
 				p.relKey[k] = r
 			}
 		}
 	}
-	if cfg.RelationHints > 0 || cfg.MapRelations {
-		texts := make([]string, len(cfg.Relations))
-		for i, r := range cfg.Relations {
+	if (p.cfg.RelationHints > 0 || p.cfg.MapRelations) && len(rels) > 0 {
+		texts := make([]string, len(rels))
+		for i, r := range rels {
 			texts[i] = kg.RelationText(r)
 		}
 		var err error
-		if p.relVecs, err = models.EncodeAll(ctx, cfg.Encoder, texts); err != nil {
-			return nil, fmt.Errorf("llmplan: encoding KG relations: %w", err)
+		if p.relVecs, err = models.EncodeAll(ctx, p.cfg.Encoder, texts); err != nil {
+			return fmt.Errorf("llmplan: encoding KG relations: %w", err)
 		}
 	}
-	return p, nil
+	return nil
+}
+
+// WithRelations returns a planner like p whose SAGB triples are grounded
+// in rels, a question's own graph's relations (per-question graphs, where
+// each question's graph is its KG). The examples' vectors are shared.
+func (p *Planner) WithRelations(ctx context.Context, rels []string) (*Planner, error) {
+	q := *p
+	if err := q.setRelations(ctx, rels); err != nil {
+		return nil, err
+	}
+	return &q, nil
 }
 
 // Plan decomposes the question into B candidate assertion sets (SGDA),

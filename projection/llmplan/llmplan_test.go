@@ -451,6 +451,40 @@ func TestRelationVocabulary(t *testing.T) {
 	})
 }
 
+// TestWithRelations grounds SAGB's triples in a question's own graph's
+// relations (per-question graphs) while the planner it came from, made
+// with no KG, keeps the relation as written.
+func TestWithRelations(t *testing.T) {
+	sgda := llmtest.ScriptedReply{Match: isSGDA, Repeat: true, Content: []string{`(("[ENT1] is the spouse of the director of inception",), Precision)`}}
+	sagb := llmtest.ScriptedReply{Match: sagbFor("spouse"), Repeat: true, Content: []string{`[("Inception", "Film.Film.Directed_By", "[ENT2]"), ("[ENT2]", "People.Person.Spouse_s", "[ENT1]")]`}}
+	srv := llmtest.NewServer(t, sgda, sagb)
+	base := planner(t, srv, Config{Samples: 1, Encoder: bagEncoder{}})
+	own, err := base.WithRelations(context.Background(), []string{"film.film.directed_by", "people.person.spouse_s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		p    *Planner
+		want []string
+	}{
+		{"no KG", base, []string{"Film.Film.Directed_By", "People.Person.Spouse_s"}},
+		{"question's graph", own, []string{"film.film.directed_by", "people.person.spouse_s"}},
+	} {
+		plan, err := tc.p.Plan(context.Background(), inception)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var got []string
+		for _, tr := range plan.Candidates[0].Graph.Triples {
+			got = append(got, tr.Rel)
+		}
+		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("%s: relations %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestOneCallPerSample(t *testing.T) {
 	srv := llmtest.NewServer(t,
 		llmtest.ScriptedReply{Match: isSGDA, Repeat: true, Content: []string{`(("inception is directed by [ENT1]",), Precision)`}},
