@@ -374,7 +374,8 @@ const (
 
 // explorePaths lists the distinct relation paths of 1 to hops steps that
 // leave starts in g, shortest first, each step written Either way when
-// undirected (the model's paths are) and otherwise in the direction walked.
+// undirected (the model's paths are) and otherwise in the direction walked;
+// paths with a step that backtracks over the one before are left out.
 func explorePaths(g kg.Reader, starts []int32, hops int, undirected bool) []Path {
 	type partial struct {
 		path  Path
@@ -416,6 +417,9 @@ func explorePaths(g kg.Reader, starts []int32, hops int, undirected bool) []Path
 				if len(out) >= explorePathCap {
 					return out
 				}
+				if n := len(pa.path); n > 0 && backtracks(pa.path[n-1], st) {
+					continue
+				}
 				path := append(slices.Clip(slices.Clone(pa.path)), st)
 				out = append(out, path)
 				front := make([]int32, 0, len(groups[st]))
@@ -429,6 +433,18 @@ func explorePaths(g kg.Reader, starts []int32, hops int, undirected bool) []Path
 		level = next
 	}
 	return out
+}
+
+// backtracks says whether step b can walk straight back over the triple
+// step a took: the same relation against a's direction, or either way
+// when the steps are undirected. Such a path mostly returns to where it
+// started; among the paths a model never saw, it is noise that fills the
+// beam (WebQSP-mini's graphs turned up art_forms>art_forms>art_forms).
+func backtracks(a, b schema.Step) bool {
+	if a.Rel != b.Rel {
+		return false
+	}
+	return a.Dir == schema.Either || b.Dir == schema.Either || a.Dir != b.Dir
 }
 
 // reachCap bounds the frontier Reach walks, so that a hub cannot make
