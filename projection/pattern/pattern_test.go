@@ -458,12 +458,16 @@ func TestPlanOwnGraph(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The strategy is Breadth when the beam's walkable paths reach more
+	// than one entity together, though each reaches one.
 	for _, tc := range []struct {
 		name, kb, want string
+		strategy       schema.Strategy
 	}{
-		{"known path walkable", "Spain\tlocation.country.languages_spoken\tSpanish\nSpain\tlocation.location.founded_in\tx\n", "location.country.languages_spoken"},
-		{"known path not walkable, unknown one is", "Spain\tlocation.country.official_language\tSpanish\nSpain\tlocation.country.currency_used\tEuro\n", "location.country.currency_used"},
-		{"only an unknown path", "Spain\tlocation.country.official_language\tSpanish\n", "location.country.official_language"},
+		{"known path walkable", "Spain\tlocation.country.languages_spoken\tSpanish\nSpain\tlocation.location.founded_in\tx\n", "location.country.languages_spoken", schema.Breadth},
+		{"known path not walkable, unknown one is", "Spain\tlocation.country.official_language\tSpanish\nSpain\tlocation.country.currency_used\tEuro\n", "location.country.currency_used", schema.Breadth},
+		{"only an unknown path", "Spain\tlocation.country.official_language\tSpanish\n", "location.country.official_language", schema.Precision},
+		{"two paths, one entity", "Spain\tlocation.country.official_language\tSpanish\nSpain\tlocation.country.languages_spoken\tSpanish\n", "location.country.languages_spoken", schema.Precision},
 	} {
 		g, err := kg.ReadTSV(strings.NewReader(tc.kb), "own.tsv")
 		if err != nil {
@@ -478,6 +482,9 @@ func TestPlanOwnGraph(t *testing.T) {
 		}
 		if got := proj.Candidates[0].Graph.Triples[0].Rel; got != tc.want {
 			t.Errorf("%s: first candidate's relation %q, want %q", tc.name, got, tc.want)
+		}
+		if proj.Strategy != tc.strategy {
+			t.Errorf("%s: strategy %v, want %v", tc.name, proj.Strategy, tc.strategy)
 		}
 	}
 }
