@@ -96,6 +96,14 @@ func pathParts(p Path) []string {
 		out = append(out, "r:"+r, "h"+strconv.Itoa(i)+"/"+strconv.Itoa(len(p))+":"+r)
 		segs := strings.Split(s.Rel, ".")
 		if len(segs) > 2 {
+			// Freebase's domain.type.property: the domain and the type
+			// are parts too, so a path shares with the paths of its type.
+			for _, h := range []string{"d:" + segs[0], "t:" + segs[0] + "." + segs[1]} {
+				if !seen[h] {
+					seen[h] = true
+					out = append(out, h)
+				}
+			}
 			segs = segs[len(segs)-2:]
 		}
 		for _, w := range strings.Fields(kg.Normalize(strings.Join(segs, " "))) {
