@@ -26,7 +26,8 @@ func Labeled(ctx context.Context, b *tripgnn.Builder, g *kg.Graph, q benchmark.Q
 		g = q.Graph
 	}
 	if g == nil || g.NumEntities() == 0 {
-		return nil, fmt.Errorf("train: question %s: empty graph", q.ID)
+		// An empty graph holds no question entity: LabeledAll skips it.
+		return nil, fmt.Errorf("train: question %s: empty graph: %w", q.ID, tripgnn.ErrNoQuestionEntity)
 	}
 	pl, err := oracle.Planner{Beam: 1}.Plan(ctx, projection.Input{Question: q.Text, Entities: q.Entities,
 		Gold: &projection.Gold{Paths: q.Gold, Answers: len(q.Answers)}})
