@@ -37,7 +37,7 @@ func (gd *GNNGuider) Guide(ctx context.Context, g kg.Reader, in projection.Input
 	if err != nil {
 		return nil, err
 	}
-	gu := &tracing.Guidance{Entities: make(map[int32]bool, len(sel.Entities)), Triples: make(map[int32]bool, len(sel.Triples))}
+	gu := &tracing.Guidance{Entities: make(map[int32]bool, len(sel.Entities)), Triples: make(map[int32]bool, len(sel.Triples)), Scores: sel.Scores}
 	for _, e := range sel.Entities {
 		gu.Entities[e] = true
 	}

@@ -169,7 +169,19 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 	} else if err := r.scoreTexts(ctx, sv, x, inclNear, inclFar, cands); err != nil {
 		return S, err
 	}
-	if r.guide != nil && !r.t.cfg.NoTripleBias && len(r.guide.Triples) > 0 {
+	if r.guide != nil && !r.t.cfg.NoTripleBias && r.t.cfg.TripleBias == BiasScore && len(r.guide.Scores) > 0 {
+		gate := float32(math.Inf(-1))
+		if r.t.cfg.GateTripleBias {
+			gate = r.t.cfg.Theta
+		}
+		for i := range cands {
+			if p, ok := r.guide.Scores[cands[i].far]; ok && cands[i].score >= gate {
+				b := r.t.cfg.Tau * p
+				cands[i].bias = b
+				cands[i].score += b
+			}
+		}
+	} else if r.guide != nil && !r.t.cfg.NoTripleBias && len(r.guide.Triples) > 0 {
 		gate := float32(math.Inf(-1))
 		if r.t.cfg.GateTripleBias {
 			gate = r.t.cfg.Theta

@@ -49,6 +49,12 @@ func Labeled(ctx context.Context, b *tripgnn.Builder, g *kg.Graph, q benchmark.Q
 	if err := label(g, it, names); err != nil {
 		return nil, fmt.Errorf("train: question %s: %w", q.ID, err)
 	}
+	for _, a := range q.Answers {
+		if id, ok := g.Entity(a); ok {
+			it.Answers = append(it.Answers, id)
+		}
+	}
+	it.Ends = benchmark.GoldEnds(g, q)
 	return it, nil
 }
 

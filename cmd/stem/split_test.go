@@ -84,3 +84,25 @@ func TestDataSplitAndGNNOnOwnGraphs(t *testing.T) {
 		}
 	}
 }
+
+func TestKGMask(t *testing.T) {
+	kb := writeFile(t, "kb.tsv", "a\tchildren\tb\nb\tspouse\tc\n")
+	out := filepath.Join(t.TempDir(), "masked.tsv")
+	if _, _, err := run(t, "kg", "mask", "--out", out, kb); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// FNV-1a 64 of "children" ends in 8c3cf2b2.
+	if got := string(b); !strings.HasPrefix(got, "a\tr8c3cf2b2\tb\nb\tr") || strings.Contains(got, "spouse") || strings.Count(got, "\n") != 2 {
+		t.Errorf("masked KG:\n%s", got)
+	}
+	if _, _, err := run(t, "kg", "mask", "--out", out, kb); err == nil {
+		t.Error("kg mask replaced its output without --force")
+	}
+	if _, _, err := run(t, "kg", "mask", "--force", "--out", kb, kb); err == nil {
+		t.Error("kg mask overwrote its input")
+	}
+}
