@@ -166,6 +166,8 @@ func TestGuidanceScores(t *testing.T) {
 		{"first orders by score", RankFirst, BiasSet, schema.Breadth, schema.Path("henry", "parents", "parents", "parents"), "alexander,claudine"},
 		{"precision keeps the tie without a score bias", RankTrace, BiasSet, schema.Precision, schema.Path("mary", "parents"), "adelaide,francis"},
 		{"score bias breaks the tie", RankTrace, BiasScore, schema.Precision, schema.Path("mary", "parents"), "francis"},
+		{"adaptive leaves edges the text matches alone", RankTrace, BiasAdaptive, schema.Precision, schema.Path("mary", "parents"), "adelaide,francis"},
+		{"adaptive decides where the text matches nothing", RankTrace, BiasAdaptive, schema.Precision, schema.Path("mary", "r5d1f0a2c"), "francis"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -192,7 +194,7 @@ func TestGuidanceScores(t *testing.T) {
 			t.Errorf("AnswerRank %q: %v, %v", s, r, err)
 		}
 	}
-	for _, s := range []string{"set", "score"} {
+	for _, s := range []string{"set", "score", "adaptive"} {
 		var b TripleBias
 		if err := b.UnmarshalText([]byte(s)); err != nil || b.String() != s {
 			t.Errorf("TripleBias %q: %v, %v", s, b, err)

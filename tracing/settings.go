@@ -77,6 +77,8 @@ func (b TripleBias) String() string {
 		return "set"
 	case BiasScore:
 		return "score"
+	case BiasAdaptive:
+		return "adaptive"
 	}
 	return fmt.Sprintf("TripleBias(%d)", int(b))
 }
@@ -84,15 +86,17 @@ func (b TripleBias) String() string {
 // MarshalText writes the bias's name.
 func (b TripleBias) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
 
-// UnmarshalText reads a bias's name: set or score.
+// UnmarshalText reads a bias's name: set, score or adaptive.
 func (b *TripleBias) UnmarshalText(t []byte) error {
 	switch string(t) {
 	case "set":
 		*b = BiasSet
 	case "score":
 		*b = BiasScore
+	case "adaptive":
+		*b = BiasAdaptive
 	default:
-		return fmt.Errorf("want set or score")
+		return fmt.Errorf("want set, score or adaptive")
 	}
 	return nil
 }

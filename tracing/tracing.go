@@ -112,7 +112,7 @@ type Config struct {
 	// AnswerRank says how the guidance model's entity scores
 	// (Guidance.Scores) order the answers bound to the answer slot;
 	// RankTrace, the default, ignores them.
-	TripleBias TripleBias `flag:"gnn-bias" category:"guidance" usage:"the triple-level bias (with --gnn): set (the paper: +tau on the guidance graph's triples) or score (+tau x the GNN's probability of the edge's far end, on every edge whose far end it scored)"`
+	TripleBias TripleBias `flag:"gnn-bias" category:"guidance" usage:"the triple-level bias (with --gnn): set (the paper: +tau on the guidance graph's triples), score (+tau x the GNN's probability of the edge's far end, on every edge whose far end it scored) or adaptive (score, only at steps where no edge's similarity reaches theta)"`
 	AnswerRank AnswerRank `flag:"gnn-answers" category:"guidance" usage:"how the Triple-GNN's entity scores order the answers (with --gnn): off (tracing's S alone), ties (break ties of S) or first (by the GNN's score; S breaks ties)"`
 }
 
@@ -141,6 +141,11 @@ const (
 	// so among guidance triples the edge towards the entity the model
 	// believes in wins.
 	BiasScore
+	// BiasAdaptive is BiasScore at the steps where no edge's similarity
+	// reaches Theta (relation text cannot tell the edges apart) and no
+	// bias where some edge does: the model decides only where the text
+	// cannot.
+	BiasAdaptive
 )
 
 // AnswerRank is how guidance scores order the answers.
