@@ -1,6 +1,8 @@
 package benchmark
 
 import (
+	"slices"
+
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/schema"
 )
@@ -163,3 +165,41 @@ func PathExact(g *kg.Graph, q Question) (exact, ok bool) {
 
 // Coverage is the paper's Equation 17, |R ∩ evidence| / |R|, with a gold
 // triple covered when the evidence holds it in either orientation. ok is
+
+// GoldEnds returns the ids of the entities in g that q's gold relation
+// paths reach from its topic entities (each path from its start, when it
+// names one), gold answers or not, sorted. Where it holds more than the
+// answers, the answers have siblings that the relations alone cannot
+// tell apart.
+func GoldEnds(g *kg.Graph, q Question) []int32 {
+	if g == nil {
+		return nil
+	}
+	ends := map[int32]bool{}
+	for _, gp := range q.Gold {
+		if len(gp.Steps) == 0 {
+			continue
+		}
+		starts := q.Entities
+		if gp.Start != "" {
+			starts = []string{gp.Start}
+		}
+		for _, s := range starts {
+			id, ok := g.Entity(s)
+			if !ok {
+				continue
+			}
+			if _, frontier := sweep(g, id, gp.Steps); frontier != nil {
+				for e := range frontier {
+					ends[e] = true
+				}
+			}
+		}
+	}
+	out := make([]int32, 0, len(ends))
+	for e := range ends {
+		out = append(out, e)
+	}
+	slices.Sort(out)
+	return out
+}

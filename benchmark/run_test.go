@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/schema"
 )
 
 func TestAnswerable(t *testing.T) {
@@ -43,5 +44,40 @@ func TestReadRoGFixture(t *testing.T) {
 	}
 	if len(qs) != 3 || qs[1].Answers[0] != "Emma Thomas" || qs[1].Hops != 2 || qs[1].Graph.NumTriples() != 3 || qs[2].Graph.NumTriples() != 0 {
 		t.Fatalf("LoadRoG = %+v", qs)
+	}
+}
+
+func TestGoldEnds(t *testing.T) {
+	b := kg.NewBuilder()
+	for _, tr := range [][3]string{{"A", "r", "B"}, {"A", "r", "C"}, {"B", "s", "D"}, {"E", "s", "C"}, {"A", "t", "F"}} {
+		b.Add(tr[0], tr[1], tr[2])
+	}
+	g, _ := b.Build()
+	name := func(ids []int32) []string {
+		var out []string
+		for _, e := range ids {
+			out = append(out, g.EntityName(e))
+		}
+		return out
+	}
+	path := func(start string, steps ...schema.Step) schema.GoldPath {
+		return schema.GoldPath{Start: start, Steps: steps}
+	}
+	tests := []struct {
+		name string
+		q    Question
+		want []string
+	}{
+		{"one hop reaches the answer and its sibling", Question{Entities: []string{"A"}, Gold: []schema.GoldPath{path("", schema.Step{Rel: "r"})}}, []string{"B", "C"}},
+		{"two hops, the second inverse", Question{Entities: []string{"A"}, Gold: []schema.GoldPath{path("", schema.Step{Rel: "r"}, schema.Step{Rel: "s", Dir: schema.Inverse})}}, []string{"E"}},
+		{"a relation the KG lacks", Question{Entities: []string{"A"}, Gold: []schema.GoldPath{path("", schema.Step{Rel: "zz"})}}, nil},
+		{"no gold path", Question{Entities: []string{"A"}}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := name(GoldEnds(g, tc.q)); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("GoldEnds = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -105,7 +105,7 @@ func BenchmarkGuidanceEffect(b *testing.B) {
 			if err != nil {
 				return nil, err
 			}
-			return plan.NewGNNGuider(g, m, enc, tripgnn.SubgraphOptions{})
+			return plan.NewGNNGuider(m, enc, tripgnn.SubgraphOptions{})
 		}
 		for _, run := range []struct {
 			name          string

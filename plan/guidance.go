@@ -15,27 +15,29 @@ import (
 // entities and triples as its biases' sets. It is safe for concurrent use.
 type GNNGuider struct{ g *tripgnn.Guider }
 
-// NewGNNGuider returns a guider over g (see tripgnn.NewGuider).
-func NewGNNGuider(g kg.Reader, model *tripgnn.Model, enc models.Encoder, opt tripgnn.SubgraphOptions) (*GNNGuider, error) {
-	gd, err := tripgnn.NewGuider(g, model, enc, opt)
+// NewGNNGuider returns a guider with a trained model (see
+// tripgnn.NewGuider). The model is loaded once; each question is guided
+// over the KG it is answered over, the shared KG or its own graph.
+func NewGNNGuider(model *tripgnn.Model, enc models.Encoder, opt tripgnn.SubgraphOptions) (*GNNGuider, error) {
+	gd, err := tripgnn.NewGuider(model, enc, opt)
 	if err != nil {
 		return nil, err
 	}
 	return &GNNGuider{gd}, nil
 }
 
-// Guide implements Guider on the plan's best candidate. A plan with no
-// candidate gives no guidance (nil, nil); question entities missing from
-// the KG are an error wrapping tripgnn.ErrNoQuestionEntity.
-func (gd *GNNGuider) Guide(ctx context.Context, in projection.Input, p projection.Projection) (*tracing.Guidance, error) {
+// Guide implements Guider on the plan's best candidate over g. A plan with
+// no candidate gives no guidance (nil, nil); question entities missing
+// from g are an error wrapping tripgnn.ErrNoQuestionEntity.
+func (gd *GNNGuider) Guide(ctx context.Context, g kg.Reader, in projection.Input, p projection.Projection) (*tracing.Guidance, error) {
 	if len(p.Candidates) == 0 || len(p.Candidates[0].Graph.Triples) == 0 {
 		return nil, nil
 	}
-	sel, err := gd.g.Guide(ctx, in.Question, in.Entities, p.Candidates[0].Graph)
+	sel, err := gd.g.Guide(ctx, g, in.Question, in.Entities, p.Candidates[0].Graph)
 	if err != nil {
 		return nil, err
 	}
-	gu := &tracing.Guidance{Entities: make(map[int32]bool, len(sel.Entities)), Triples: make(map[int32]bool, len(sel.Triples))}
+	gu := &tracing.Guidance{Entities: make(map[int32]bool, len(sel.Entities)), Triples: make(map[int32]bool, len(sel.Triples)), Scores: sel.Scores}
 	for _, e := range sel.Entities {
 		gu.Entities[e] = true
 	}

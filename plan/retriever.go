@@ -63,18 +63,21 @@ type Evidence struct {
 }
 
 // Guider builds the guidance graph for a question (the Triple-GNN's top-K
-// entities and the KG edges among them). It is optional: without one,
-// tracing runs without the entity and triple biases.
+// entities and the KG edges among them) in g, the KG the question is
+// answered over: the shared KG, or the question's own graph. It is
+// optional: without one, tracing runs without the entity and triple
+// biases.
 type Guider interface {
-	Guide(ctx context.Context, in projection.Input, p projection.Projection) (*tracing.Guidance, error)
+	Guide(ctx context.Context, g kg.Reader, in projection.Input, p projection.Projection) (*tracing.Guidance, error)
 }
 
 // Tracing is STEM's retrieval strategy (paper sections 3.3-3.5): the
 // guidance graph, when a Guider is set, then structure tracing of the
 // candidate schema graphs. Questions on the shared KG reuse one Tracer
 // (entity and relation vectors are computed once); a question with its own
-// KG gets a Tracer built for that graph and no guidance, since the
-// Triple-GNN was trained on the shared KG.
+// KG gets a Tracer built for that graph, and its guidance graph is chosen
+// in that graph (the model is loaded once; a WebQSP question graph of a
+// few dozen triples costs one small forward pass).
 type Tracing struct {
 	enc    models.Encoder
 	cfg    tracing.Config
@@ -89,9 +92,6 @@ type Tracing struct {
 func NewTracing(ctx context.Context, g kg.Reader, ents *kgvec.Entities, enc models.Encoder, cfg tracing.Config, guider Guider) (*Tracing, error) {
 	r := &Tracing{enc: enc, cfg: cfg, graph: g, guider: guider}
 	if g == nil {
-		if guider != nil {
-			return nil, fmt.Errorf("guidance needs a shared KG: per-question graphs are traced without it")
-		}
 		return r, nil
 	}
 	if ents == nil && g.NumEntities() >= kgvec.DeferThreshold {
@@ -128,9 +128,9 @@ func (r *Tracing) Retrieve(ctx context.Context, req Request) (*Evidence, error) 
 	}
 	treq := tracing.Request{Graphs: req.Projection.Graphs(), Strategy: req.Strategy, Strategies: req.Strategies, Ranked: !req.Projection.Unranked,
 		Anchors: req.Anchors, Mentions: req.Mentions}
-	if r.guider != nil && !req.Own {
+	if r.guider != nil {
 		start := time.Now()
-		gu, err := r.guider.Guide(ctx, req.Input, req.Projection)
+		gu, err := r.guider.Guide(ctx, req.Graph, req.Input, req.Projection)
 		if err != nil {
 			return nil, fmt.Errorf("guidance: %w", err)
 		}

@@ -191,7 +191,9 @@ type Assets struct {
 	// without a --planner-model (the demo's planner on the demo KG);
 	// otherwise auto means the zero-shot schema planner.
 	AutoPlanner projection.Planner
-	// OpenGuider loads a Triple-GNN model file into a Guider over Graph.
+	// OpenGuider loads a Triple-GNN model file into a Guider, which
+	// guides each question over the KG it is answered over (Graph, or
+	// the question's own).
 	OpenGuider func(path string) (Guider, error)
 }
 
@@ -255,9 +257,6 @@ func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() 
 	if s.GNN != "" {
 		if remote {
 			return nil, close, fmt.Errorf("--gnn needs a KG in memory: guidance over a SPARQL endpoint would score every entity of the KG")
-		}
-		if a.Graph == nil {
-			return nil, close, fmt.Errorf("--gnn needs a shared KG (formats pq, metaqa): per-question graphs are traced without guidance")
 		}
 		if a.OpenGuider == nil {
 			return nil, close, fmt.Errorf("--gnn: this command cannot load a Triple-GNN")

@@ -128,3 +128,80 @@ func TestGateTripleBias(t *testing.T) {
 		}
 	}
 }
+
+// TestGuidanceScores orders answers and biases edges by the guidance
+// model's entity scores (--gnn-answers, --gnn-bias score).
+func TestGuidanceScores(t *testing.T) {
+	g, err := kg.ReadTSV(strings.NewReader(reuseKB), "reuse.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := wordvec.New(nil, wordvec.Options{})
+	ents, err := kgvec.Build(context.Background(), g, enc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := func(name string) int32 {
+		e, ok := g.Entity(name)
+		if !ok {
+			t.Fatalf("no entity %s", name)
+		}
+		return e
+	}
+	// mary's two parents tie on S and are ordered by name; henry's
+	// great-grandparents differ only in reversed edges (claudine 0,
+	// alexander 1).
+	scores := map[int32]float32{id("francis"): 0.9, id("adelaide"): 0.1, id("alexander"): 0.8, id("claudine"): 0.2}
+	tests := []struct {
+		name  string
+		rank  AnswerRank
+		bias  TripleBias
+		strat schema.Strategy
+		graph schema.Graph
+		want  string // answers in rank order
+	}{
+		{"ties of S by name without scores", RankTrace, BiasSet, schema.Breadth, schema.Path("mary", "parents"), "adelaide,francis"},
+		{"ties of S by score", RankTies, BiasSet, schema.Breadth, schema.Path("mary", "parents"), "francis,adelaide"},
+		{"ties keep fewer reversed first", RankTies, BiasSet, schema.Breadth, schema.Path("henry", "parents", "parents", "parents"), "claudine,alexander"},
+		{"first orders by score", RankFirst, BiasSet, schema.Breadth, schema.Path("henry", "parents", "parents", "parents"), "alexander,claudine"},
+		{"precision keeps the tie without a score bias", RankTrace, BiasSet, schema.Precision, schema.Path("mary", "parents"), "adelaide,francis"},
+		{"score bias breaks the tie", RankTrace, BiasScore, schema.Precision, schema.Path("mary", "parents"), "francis"},
+		{"adaptive leaves edges the text matches alone", RankTrace, BiasAdaptive, schema.Precision, schema.Path("mary", "parents"), "adelaide,francis"},
+		{"adaptive decides where the text matches nothing", RankTrace, BiasAdaptive, schema.Precision, schema.Path("mary", "r5d1f0a2c"), "francis"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.AnswerRank, cfg.TripleBias = tc.rank, tc.bias
+			tr, err := New(g, enc, ents, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			guide := &Guidance{Entities: map[int32]bool{}, Triples: map[int32]bool{}, Scores: scores}
+			res := mustTrace(t, tr, Request{Graphs: []schema.Graph{tc.graph}, Strategy: tc.strat, Mentions: tc.graph.Mentions(), Guidance: guide})
+			var got []string
+			for _, a := range res.Answers {
+				got = append(got, a.Name)
+			}
+			if strings.Join(got, ",") != tc.want {
+				t.Errorf("answers = %v, want %s", got, tc.want)
+			}
+		})
+	}
+	for _, s := range []string{"off", "ties", "first"} {
+		var r AnswerRank
+		if err := r.UnmarshalText([]byte(s)); err != nil || r.String() != s {
+			t.Errorf("AnswerRank %q: %v, %v", s, r, err)
+		}
+	}
+	for _, s := range []string{"set", "score", "adaptive"} {
+		var b TripleBias
+		if err := b.UnmarshalText([]byte(s)); err != nil || b.String() != s {
+			t.Errorf("TripleBias %q: %v, %v", s, b, err)
+		}
+	}
+	var r AnswerRank
+	if err := r.UnmarshalText([]byte("best")); err == nil {
+		t.Error("--gnn-answers best accepted")
+	}
+}

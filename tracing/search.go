@@ -169,7 +169,31 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 	} else if err := r.scoreTexts(ctx, sv, x, inclNear, inclFar, cands); err != nil {
 		return S, err
 	}
-	if r.guide != nil && !r.t.cfg.NoTripleBias && len(r.guide.Triples) > 0 {
+	if r.guide != nil && !r.t.cfg.NoTripleBias && r.t.cfg.TripleBias != BiasSet && len(r.guide.Scores) > 0 {
+		gate := float32(math.Inf(-1))
+		if r.t.cfg.GateTripleBias {
+			gate = r.t.cfg.Theta
+		}
+		if r.t.cfg.TripleBias == BiasAdaptive {
+			// Where relation text matches some edge, it decides alone
+			// (edges tied on it stay tied: the model's whole-chain scores
+			// would pick one of several right children); where it matches
+			// none, it cannot tell the edges apart and the model decides.
+			for i := range cands {
+				if cands[i].score >= r.t.cfg.Theta {
+					gate = float32(math.Inf(1))
+					break
+				}
+			}
+		}
+		for i := range cands {
+			if p, ok := r.guide.Scores[cands[i].far]; ok && cands[i].score >= gate {
+				b := r.t.cfg.Tau * p
+				cands[i].bias = b
+				cands[i].score += b
+			}
+		}
+	} else if r.guide != nil && !r.t.cfg.NoTripleBias && len(r.guide.Triples) > 0 {
 		gate := float32(math.Inf(-1))
 		if r.t.cfg.GateTripleBias {
 			gate = r.t.cfg.Theta

@@ -42,3 +42,61 @@ func (r *EdgeReuse) UnmarshalText(b []byte) error {
 	}
 	return nil
 }
+
+// String names the ordering, as --gnn-answers takes it.
+func (r AnswerRank) String() string {
+	switch r {
+	case RankTrace:
+		return "off"
+	case RankTies:
+		return "ties"
+	case RankFirst:
+		return "first"
+	}
+	return fmt.Sprintf("AnswerRank(%d)", int(r))
+}
+
+// MarshalText writes the ordering's name.
+func (r AnswerRank) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText reads an ordering's name: off, ties or first.
+func (r *AnswerRank) UnmarshalText(b []byte) error {
+	for _, v := range []AnswerRank{RankTrace, RankTies, RankFirst} {
+		if v.String() == string(b) {
+			*r = v
+			return nil
+		}
+	}
+	return fmt.Errorf("want off, ties or first")
+}
+
+// String names the bias, as --gnn-bias takes it.
+func (b TripleBias) String() string {
+	switch b {
+	case BiasSet:
+		return "set"
+	case BiasScore:
+		return "score"
+	case BiasAdaptive:
+		return "adaptive"
+	}
+	return fmt.Sprintf("TripleBias(%d)", int(b))
+}
+
+// MarshalText writes the bias's name.
+func (b TripleBias) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
+
+// UnmarshalText reads a bias's name: set, score or adaptive.
+func (b *TripleBias) UnmarshalText(t []byte) error {
+	switch string(t) {
+	case "set":
+		*b = BiasSet
+	case "score":
+		*b = BiasScore
+	case "adaptive":
+		*b = BiasAdaptive
+	default:
+		return fmt.Errorf("want set, score or adaptive")
+	}
+	return nil
+}

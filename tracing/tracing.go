@@ -108,6 +108,12 @@ type Config struct {
 	// again (ReuseNotBack by default; ReuseNever is the paper's Contradict
 	// check read literally).
 	Reuse EdgeReuse `flag:"reuse" usage:"which matched KG edges a later schema edge may match again: not-back (all but the edge just walked) or never (the paper's Contradict read literally)"`
+	// TripleBias says which edges get the triple-level bias and how much.
+	// AnswerRank says how the guidance model's entity scores
+	// (Guidance.Scores) order the answers bound to the answer slot;
+	// RankTrace, the default, ignores them.
+	TripleBias TripleBias `flag:"gnn-bias" category:"guidance" usage:"the triple-level bias (with --gnn): set (the paper: +tau on the guidance graph's triples), score (+tau x the GNN's probability of the edge's far end, on every edge whose far end it scored) or adaptive (score, only at steps where no edge's similarity reaches theta)"`
+	AnswerRank AnswerRank `flag:"gnn-answers" category:"guidance" usage:"how the Triple-GNN's entity scores order the answers (with --gnn): off (tracing's S alone), ties (break ties of S) or first (by the GNN's score; S breaks ties)"`
 }
 
 // Check reports settings that exclude each other.
@@ -123,6 +129,38 @@ func (c Config) Check() error {
 func DefaultConfig() Config {
 	return Config{TopN: 50, Lambda: 1.5, Tau: 0.5, Theta: 0.6, StringWeight: 0.5, MaxChains: 500, MaxFallback: 64, MaxWeak: 256}
 }
+
+// TripleBias is how the triple-level guidance bias is given.
+type TripleBias int
+
+const (
+	// BiasSet adds Tau to the guidance graph's triples (paper eq. 12).
+	BiasSet TripleBias = iota
+	// BiasScore adds Tau x p to every edge whose far end the model
+	// scored p (Guidance.Scores): graded where the set is all-or-nothing,
+	// so among guidance triples the edge towards the entity the model
+	// believes in wins.
+	BiasScore
+	// BiasAdaptive is BiasScore at the steps where no edge's similarity
+	// reaches Theta (relation text cannot tell the edges apart) and no
+	// bias where some edge does: the model decides only where the text
+	// cannot.
+	BiasAdaptive
+)
+
+// AnswerRank is how guidance scores order the answers.
+type AnswerRank int
+
+const (
+	// RankTrace orders answers by tracing's cumulative score S alone
+	// (then fewer reversed edges, then name).
+	RankTrace AnswerRank = iota
+	// RankTies breaks ties of S by the guidance score, before names.
+	RankTies
+	// RankFirst orders the answers tracing keeps by the guidance score,
+	// tracing's order breaking ties.
+	RankFirst
+)
 
 // EdgeReuse is the rule for matching a KG edge that an earlier schema edge
 // of the same branch already matched.
@@ -145,6 +183,21 @@ const (
 type Guidance struct {
 	Entities map[int32]bool
 	Triples  map[int32]bool
+	// Scores are the model's probabilities for the entities it scored
+	// (the question's subgraph); Config.AnswerRank orders answers by
+	// them. An entity without a score ranks below every scored one.
+	Scores map[int32]float32
+}
+
+// score is e's guidance score, -1 when it has none.
+func (g *Guidance) score(e int32) float32 {
+	if g == nil {
+		return -1
+	}
+	if s, ok := g.Scores[e]; ok {
+		return s
+	}
+	return -1
 }
 
 // Request is one question to trace.
@@ -482,10 +535,19 @@ func (t *Tracer) merge(req Request, strats []schema.Strategy, sgs []*sGraph, job
 	for _, a := range answers {
 		res.Answers = append(res.Answers, a)
 	}
+	rank := t.cfg.AnswerRank
+	if req.Guidance == nil || len(req.Guidance.Scores) == 0 {
+		rank = RankTrace
+	}
 	sort.Slice(res.Answers, func(a, b int) bool {
 		x, y := res.Answers[a], res.Answers[b]
 		if x.better(y) || y.better(x) {
 			return x.better(y)
+		}
+		if rank == RankTies {
+			if gx, gy := req.Guidance.score(x.Entity), req.Guidance.score(y.Entity); gx != gy {
+				return gx > gy
+			}
 		}
 		if x.Name != y.Name {
 			return x.Name < y.Name
@@ -498,6 +560,13 @@ func (t *Tracer) merge(req Request, strats []schema.Strategy, sgs []*sGraph, job
 			k++
 		}
 		res.Answers = res.Answers[:k]
+	}
+	if rank == RankFirst {
+		// Among the answers tracing keeps, the model's order; tracing's
+		// order (stable sort) breaks ties.
+		sort.SliceStable(res.Answers, func(a, b int) bool {
+			return req.Guidance.score(res.Answers[a].Entity) > req.Guidance.score(res.Answers[b].Entity)
+		})
 	}
 	// Problems about the search itself.
 	for gi, s := range sgs {

@@ -26,7 +26,8 @@ func Labeled(ctx context.Context, b *tripgnn.Builder, g *kg.Graph, q benchmark.Q
 		g = q.Graph
 	}
 	if g == nil || g.NumEntities() == 0 {
-		return nil, fmt.Errorf("train: question %s: empty graph", q.ID)
+		// An empty graph holds no question entity: LabeledAll skips it.
+		return nil, fmt.Errorf("train: question %s: empty graph: %w", q.ID, tripgnn.ErrNoQuestionEntity)
 	}
 	pl, err := oracle.Planner{Beam: 1}.Plan(ctx, projection.Input{Question: q.Text, Entities: q.Entities,
 		Gold: &projection.Gold{Paths: q.Gold, Answers: len(q.Answers)}})
@@ -48,6 +49,12 @@ func Labeled(ctx context.Context, b *tripgnn.Builder, g *kg.Graph, q benchmark.Q
 	if err := label(g, it, names); err != nil {
 		return nil, fmt.Errorf("train: question %s: %w", q.ID, err)
 	}
+	for _, a := range q.Answers {
+		if id, ok := g.Entity(a); ok {
+			it.Answers = append(it.Answers, id)
+		}
+	}
+	it.Ends = benchmark.GoldEnds(g, q)
 	return it, nil
 }
 

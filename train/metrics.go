@@ -22,6 +22,45 @@ type Metrics struct {
 	GoldInSubgraph float64 `json:"gold_in_subgraph"`
 	// MeanEntities is the mean subgraph size.
 	MeanEntities float64 `json:"mean_entities"`
+	// SiblingN counts the questions whose gold relation paths reach, in
+	// the subgraph, both a gold answer and an entity that is not one (a
+	// sibling). Over them, SiblingAnswerFirst is the share where the GNN
+	// scores a gold answer above every sibling and SiblingTied the share
+	// where the best answer and the best sibling score the same (within
+	// 1e-5): what the GNN can add to the order of the answers tracing
+	// binds, which relations alone leave tied.
+	SiblingN           int     `json:"sibling_n"`
+	SiblingAnswerFirst float64 `json:"sibling_answer_first"`
+	SiblingTied        float64 `json:"sibling_tied"`
+}
+
+// siblingOrder compares, among the gold path's ends in the subgraph, the
+// best GNN score of a gold answer with the best of a non-answer. ok is
+// false when the ends do not hold both.
+func siblingOrder(it *tripgnn.Input, probs []float32) (first, tied, ok bool) {
+	isEnd := make(map[int32]bool, len(it.Ends))
+	for _, e := range it.Ends {
+		isEnd[e] = true
+	}
+	isAns := make(map[int32]bool, len(it.Answers))
+	for _, e := range it.Answers {
+		isAns[e] = true
+	}
+	bestA, bestS := float32(-1), float32(-1)
+	for i, e := range it.Entities {
+		switch {
+		case !isEnd[e]:
+		case isAns[e]:
+			bestA = max(bestA, probs[i])
+		default:
+			bestS = max(bestS, probs[i])
+		}
+	}
+	if bestA < 0 || bestS < 0 {
+		return false, false, false
+	}
+	d := bestA - bestS
+	return d > 1e-5, d <= 1e-5 && d >= -1e-5, true
 }
 
 // Recall is |top ∩ gold| / |gold| for the local ids top mapped to KG ids by
@@ -140,6 +179,15 @@ func Evaluate(ctx context.Context, m *tripgnn.Model, b *tripgnn.Builder, items [
 		}
 		s.GoldInSubgraph += Recall(all, it.Entities, it.Gold)
 		s.MeanEntities += float64(len(it.Entities))
+		if first, tied, ok := siblingOrder(it, probs); ok {
+			s.SiblingN++
+			if first {
+				s.SiblingAnswerFirst++
+			}
+			if tied {
+				s.SiblingTied++
+			}
+		}
 		s.N++
 	}
 	if s.N > 0 {
@@ -149,6 +197,10 @@ func Evaluate(ctx context.Context, m *tripgnn.Model, b *tripgnn.Builder, items [
 		s.RecallHops /= n
 		s.GoldInSubgraph /= n
 		s.MeanEntities /= n
+	}
+	if s.SiblingN > 0 {
+		s.SiblingAnswerFirst /= float64(s.SiblingN)
+		s.SiblingTied /= float64(s.SiblingN)
 	}
 	return s, nil
 }

@@ -317,3 +317,30 @@ func TestPredictPaddingKeepsScores(t *testing.T) {
 		}
 	}
 }
+
+func TestSiblingOrder(t *testing.T) {
+	// Subgraph entities 10..13 (KG ids); the gold path ends at 11, 12 and
+	// 13, of which 11 is the answer; 10 is the question entity.
+	it := &tripgnn.Input{Entities: []int32{10, 11, 12, 13}, Answers: []int32{11}, Ends: []int32{11, 12, 13}}
+	tests := []struct {
+		name                string
+		probs               []float32
+		first, tied, counts bool
+	}{
+		{"answer above its siblings", []float32{0.99, 0.8, 0.5, 0.7}, true, false, true},
+		{"a sibling above the answer", []float32{0.1, 0.6, 0.9, 0.2}, false, false, true},
+		{"answer tied with a sibling", []float32{0.5, 0.7, 0.7, 0.1}, false, true, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			first, tied, ok := siblingOrder(it, tc.probs)
+			if first != tc.first || tied != tc.tied || ok != tc.counts {
+				t.Errorf("siblingOrder = %v, %v, %v; want %v, %v, %v", first, tied, ok, tc.first, tc.tied, tc.counts)
+			}
+		})
+	}
+	lone := &tripgnn.Input{Entities: []int32{10, 11}, Answers: []int32{11}, Ends: []int32{11}}
+	if _, _, ok := siblingOrder(lone, []float32{0.5, 0.5}); ok {
+		t.Error("a question without siblings counted")
+	}
+}

@@ -25,6 +25,10 @@ type Input struct {
 	// Gold holds the KG ids of the gold-chain entities, including those
 	// the subgraph cap left out (nil at inference time).
 	Gold []int32
+	// Answers are the KG ids of the gold answers and Ends those of every
+	// entity the gold relation paths reach (answers and their siblings);
+	// nil at inference time.
+	Answers, Ends []int32
 	// NumSchema is the number of schema triples (K = 4 x NumSchema).
 	NumSchema int
 }

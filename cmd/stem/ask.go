@@ -151,7 +151,7 @@ func loadAssets(ctx context.Context, src kgSource, beam int, encS catalog.Encode
 		return l, nil
 	}
 	l.graph = g
-	l.assets = plan.Assets{Graph: g, Encoder: enc, OpenGuider: guiderOpener(g, enc), Retrievers: peers.Retrievers()}
+	l.assets = plan.Assets{Graph: g, Encoder: enc, OpenGuider: guiderOpener(enc), Retrievers: peers.Retrievers()}
 	if src.Path == "" {
 		l.assets.Entities, err = kgvec.Build(ctx, g, enc, nil)
 		if err == nil {
@@ -239,13 +239,14 @@ func demoPlanner(ctx context.Context, g *kg.Graph, enc models.Encoder, beam int)
 }
 
 // guiderOpener returns the function that loads a Triple-GNN model trained
-// with enc and guides tracing over g with it.
-func guiderOpener(g *kg.Graph, enc models.Encoder) func(string) (plan.Guider, error) {
+// with enc and guides tracing with it, over the shared KG or each
+// question's own graph.
+func guiderOpener(enc models.Encoder) func(string) (plan.Guider, error) {
 	return func(path string) (plan.Guider, error) {
 		m, err := tripgnn.Load(path, enc.Name(), enc.Dim())
 		if err != nil {
 			return nil, err
 		}
-		return plan.NewGNNGuider(g, m, enc, tripgnn.SubgraphOptions{})
+		return plan.NewGNNGuider(m, enc, tripgnn.SubgraphOptions{})
 	}
 }

@@ -33,6 +33,7 @@ type dataOptions struct {
 	QType          []string `flag:"qtype" placeholder:"FILES" usage:"metaqa: the question-type FILES, one per --questions file"`
 	GoldPaths      string   `flag:"gold-paths" placeholder:"FILE" usage:"webqsp-mini, rog: FILE rog_paths_*.jsonl with each question's gold relation paths"`
 	AnswerableOnly bool     `flag:"answerable-only" usage:"metaqa: keep questions whose answers all lie within the question's hop count of the topic entity"`
+	IDs            string   `flag:"ids" placeholder:"FILE" usage:"keep only the questions whose ids FILE lists, one per line (see 'stem data split')"`
 	Limit          int      `flag:"limit" min:"0" usage:"score only the first N questions (0 = all)"`
 	Sparql         sparql.Settings
 }
@@ -130,6 +131,9 @@ func loadEvalData(ctx context.Context, d dataOptions, log io.Writer) (*evalData,
 		}
 		fmt.Fprintf(log, "answerable-only: kept %d questions, dropped %d whose answers are not all within reach\n", len(ds.Questions), out.dropped)
 	}
+	if ds.Questions, err = keepIDs(ds.Questions, d.IDs, log); err != nil {
+		return nil, err
+	}
 	if d.Limit > 0 && d.Limit < len(ds.Questions) {
 		ds.Questions = ds.Questions[:d.Limit]
 	}
@@ -152,7 +156,7 @@ func evalConfig(d dataOptions, s plan.Settings, enc catalog.EncoderSettings) map
 		}
 	}
 	delete(m, "limit")
-	for _, k := range []string{"questions", "kg", "qtype", "gold-paths", "vectors", "model-dir", "planner-model", "gnn", "llm-examples"} {
+	for _, k := range []string{"questions", "kg", "qtype", "gold-paths", "ids", "vectors", "model-dir", "planner-model", "gnn", "llm-examples"} {
 		var parts []string
 		for _, p := range strings.Split(m[k], ",") {
 			if p == "" {
@@ -236,7 +240,7 @@ func openEvalEnv(ctx context.Context, d *evalData, kgPath string, encS catalog.E
 
 // openPipeline builds the pipeline s describes over d.
 func openPipeline(ctx context.Context, s plan.Settings, d *evalData, env *evalEnv) (*plan.Pipeline, func() error, error) {
-	a := plan.Assets{Graph: d.reader(), Entities: env.ents, Encoder: env.enc, OpenGuider: guiderOpener(d.Graph, env.enc), Retrievers: peers.Retrievers()}
+	a := plan.Assets{Graph: d.reader(), Entities: env.ents, Encoder: env.enc, OpenGuider: guiderOpener(env.enc), Retrievers: peers.Retrievers()}
 	if s.Planner == "llm" && s.Examples != "" {
 		var err error
 		if a.Examples, err = llmExamples(ctx, s.ExampleSettings); err != nil {
@@ -259,7 +263,7 @@ func runEval(ctx context.Context, w, log io.Writer, d dataOptions, r runOptions,
 	if r.Out != "" {
 		// Whether an existing log may be continued is eval.OpenLog's rule
 		// (--resume); that it is none of the inputs is checked here.
-		ins := append(append(append([]string{d.KG, d.GoldPaths, s.PlannerModel, string(s.GNN)}, d.Questions...), d.QType...), encS.Vectors)
+		ins := append(append(append([]string{d.KG, d.GoldPaths, d.IDs, s.PlannerModel, string(s.GNN)}, d.Questions...), d.QType...), encS.Vectors)
 		if err := atomicfile.CheckOutput("--out", r.Out, true, ins...); err != nil {
 			return err
 		}
@@ -318,6 +322,24 @@ func runEval(ctx context.Context, w, log io.Writer, d dataOptions, r runOptions,
 		return errors.Join(err, enc.Encode(rep))
 	}
 	return errors.Join(err, rep.WriteTable(w))
+}
+
+// keepIDs keeps the questions whose ids the file at path lists (all of
+// them when path is ""), saying on log how many it kept.
+func keepIDs(qs []benchmark.Question, path string, log io.Writer) ([]benchmark.Question, error) {
+	if path == "" {
+		return qs, nil
+	}
+	ids, err := benchmark.ReadIDs(path)
+	if err != nil {
+		return nil, fmt.Errorf("--ids: %w", err)
+	}
+	kept, err := benchmark.KeepIDs(qs, ids, path)
+	if err != nil {
+		return nil, fmt.Errorf("--ids: %w", err)
+	}
+	fmt.Fprintf(log, "ids: kept the %d of %d questions %s lists\n", len(kept), len(qs), path)
+	return kept, nil
 }
 
 // splitList splits a comma-separated flag value, dropping empty parts.

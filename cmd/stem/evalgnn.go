@@ -19,7 +19,9 @@ func evalGNNCommand() *cli.Command {
 		Usage: "score the Triple-GNN's guidance graph: recall@K of gold-chain entities against similarity and hop baselines",
 		Description: "K = 4 x the number of schema triples of the question's gold path. Every ranking sees the same\n" +
 			"subgraph (built with the model's training rule, --max-nodes/--max-neighbors). Baselines: entities by\n" +
-			"encoder cosine of entity text and question text, and by hop distance from the question entities then degree.\n\n" +
+			"encoder cosine of entity text and question text, and by hop distance from the question entities then degree.\n" +
+			"Answer siblings: questions whose gold relation path reaches gold answers and other entities alike; the\n" +
+			"share where the GNN scores an answer above every such sibling, and where they tie.\n\n" +
 			"Formats as for stem train gnn, items included.\n\nExample:\n  stem eval-gnn --format pq --questions splits/PQ-2H.test.txt --kg 2H-kb.txt --gnn pq2h.stemgnn --json",
 		Flags: append(append(gnnDataFlags(),
 			&cli.StringFlag{Name: "gnn", Required: true, Usage: "Triple-GNN checkpoint (stem train gnn)"},
@@ -67,5 +69,6 @@ func runEvalGNN(c *cli.Context, encS catalog.EncoderSettings, ss sparql.Settings
 	}
 	fmt.Fprintf(c.App.Writer, "questions        %d (%d skipped)\nrecall@K GNN     %.4f\nrecall@K simil.  %.4f\nrecall@K hops    %.4f\ngold in subgraph %.4f\nmean entities    %.1f\n",
 		met.N, skipped, met.RecallGNN, met.RecallSimilarity, met.RecallHops, met.GoldInSubgraph, met.MeanEntities)
+	fmt.Fprintf(c.App.Writer, "answer siblings  %d questions: GNN scores an answer first %.4f, tied %.4f\n", met.SiblingN, met.SiblingAnswerFirst, met.SiblingTied)
 	return nil
 }

@@ -31,6 +31,7 @@ func gnnDataFlags() []cli.Flag {
 		&cli.StringFlag{Name: "gold-paths", Usage: "webqsp-mini: rog_paths_*.jsonl with the gold relation paths"},
 		&cli.IntFlag{Name: "max-nodes", Value: tripgnn.DefaultMaxNodes, Usage: "subgraph cap: most entities per question"},
 		&cli.IntFlag{Name: "max-neighbors", Value: tripgnn.DefaultMaxNeighbors, Usage: "subgraph cap: most incident triples a node expands through (a label-blind hash sample)"},
+		&cli.StringFlag{Name: "ids", Usage: "keep only the questions whose ids `FILE` lists, one per line (see 'stem data split'); not with --format items"},
 		&cli.IntFlag{Name: "limit", Usage: "use N questions, sampled by --seed (0 = all)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed for initial weights, shuffling, sampling and the held-out dev split"},
 	}
@@ -67,6 +68,12 @@ func loadGNNData(c *cli.Context, ss sparql.Settings) (*gnnData, error) {
 		d.qs, d.g, err = loadGNNQuestions(c.Context, c.String("format"), c.String("questions"), c.String("kg"), c.String("qtype"), c.String("gold-paths"), nil)
 	}
 	if err != nil {
+		return nil, err
+	}
+	if d.items && c.String("ids") != "" {
+		return nil, fmt.Errorf("--ids keeps benchmark questions by id: not with --format items")
+	}
+	if d.qs, err = keepIDs(d.qs, c.String("ids"), c.App.ErrWriter); err != nil {
 		return nil, err
 	}
 	d.qs, d.data = sample(d.qs, c.Int("limit"), c.Uint64("seed")), sample(d.data, c.Int("limit"), c.Uint64("seed"))
@@ -206,7 +213,7 @@ func runTrainGNN(c *cli.Context, encS catalog.EncoderSettings, ss sparql.Setting
 	}
 	g, fromItems := gd.g, gd.items
 	// Before the encoder is opened and anything is trained.
-	if err := atomicfile.CheckOutput("--out", c.String("out"), c.Bool("force"), inputs(c, "questions", "dev", "kg", "qtype", "dev-qtype", "gold-paths", "vectors")...); err != nil {
+	if err := atomicfile.CheckOutput("--out", c.String("out"), c.Bool("force"), inputs(c, "questions", "dev", "kg", "qtype", "dev-qtype", "gold-paths", "ids", "vectors")...); err != nil {
 		return err
 	}
 	seed := c.Uint64("seed")

@@ -1,0 +1,55 @@
+package kg
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestMaskRelations(t *testing.T) {
+	// FNV-1a 64 of "children" is 0x6b725d068c3cf2b2.
+	if got := MaskRelation("children"); got != "r8c3cf2b2" {
+		t.Fatalf("MaskRelation(children) = %q, want r8c3cf2b2", got)
+	}
+	tests := []struct {
+		name, in string
+	}{
+		{"two relations", "a\tchildren\tb\nb\tspouse\tc\na\tspouse\td\n"},
+		{"one triple", "x y\tplace_of_birth\tz\n"},
+	}
+	triples := func(g *Graph, rel func(string) string) []string {
+		var out []string
+		for i := range int32(g.NumTriples()) {
+			tr := g.Triple(i)
+			out = append(out, g.EntityName(tr.Head)+"|"+rel(g.RelationName(tr.Rel))+"|"+g.EntityName(tr.Tail))
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := ReadTSV(strings.NewReader(tc.in), "in.tsv")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			n, err := WriteMaskedTSV(context.Background(), &buf, g)
+			if err != nil || n != g.NumTriples() {
+				t.Fatalf("WriteMaskedTSV = %d, %v; want %d triples", n, err, g.NumTriples())
+			}
+			m, err := ReadTSV(&buf, "masked.tsv")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := triples(g, MaskRelation)
+			if got := triples(m, func(s string) string { return s }); !slices.Equal(got, want) {
+				t.Errorf("masked triples %q, want %q", got, want)
+			}
+			if m.NumRelations() != g.NumRelations() {
+				t.Errorf("%d masked relations, want %d", m.NumRelations(), g.NumRelations())
+			}
+		})
+	}
+}
