@@ -1,15 +1,12 @@
 package planeval
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-
-	"github.com/stem-kgqa/stem/benchmark"
 )
 
 // ReadAnswerCounts reads the gold answer count of every question of a
@@ -17,34 +14,22 @@ import (
 // GNN-RAG result files gnnrag_*_test.jsonl), keyed by id; name labels
 // errors (name:line). Rows without an id are skipped.
 func ReadAnswerCounts(ctx context.Context, r io.Reader, name string) (map[string]int, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	out := map[string]int{}
-	line := 0
-	for sc.Scan() {
-		line++
-		if line%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		b := sc.Bytes()
-		if len(b) == 0 {
-			continue
-		}
+	err := eachRow(ctx, r, name, func(_ int, b []byte) error {
 		var row struct {
 			ID          string   `json:"id"`
 			GroundTruth []string `json:"ground_truth"`
 		}
 		if err := json.Unmarshal(b, &row); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w: %v", name, line, benchmark.ErrSyntax, err)
+			return err
 		}
 		if row.ID != "" {
 			out[row.ID] = len(row.GroundTruth)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -32,21 +32,8 @@ type RoGPathRow struct {
 
 // ReadRoGPaths reads a RoG path file; name labels errors (name:line).
 func ReadRoGPaths(ctx context.Context, r io.Reader, name string) ([]RoGPathRow, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	var out []RoGPathRow
-	line := 0
-	for sc.Scan() {
-		line++
-		if line%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		b := sc.Bytes()
-		if len(b) == 0 {
-			continue
-		}
+	err := eachRow(ctx, r, name, func(line int, b []byte) error {
 		var row struct {
 			ID          string     `json:"id"`
 			Question    string     `json:"question"`
@@ -54,14 +41,40 @@ func ReadRoGPaths(ctx context.Context, r io.Reader, name string) ([]RoGPathRow, 
 			Prediction  [][]string `json:"prediction"`
 		}
 		if err := json.Unmarshal(b, &row); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w: %v", name, line, benchmark.ErrSyntax, err)
+			return err
 		}
 		out = append(out, RoGPathRow{ID: row.ID, Question: row.Question, Gold: either(row.GroundPaths, true), Prediction: either(row.Prediction, false), Line: line})
+		return nil
+	})
+	return out, err
+}
+
+// eachRow calls row with every non-blank line of the JSONL data r and its
+// line number; name labels errors (name:line), a row's error being a
+// syntax error of that line.
+func eachRow(ctx context.Context, r io.Reader, name string, row func(line int, b []byte) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		if line%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		b := sc.Bytes()
+		if len(b) == 0 {
+			continue
+		}
+		if err := row(line, b); err != nil {
+			return fmt.Errorf("%s:%d: %w: %v", name, line, benchmark.ErrSyntax, err)
+		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
-	return out, nil
+	return nil
 }
 
 // LoadRoGPaths reads the RoG path file at path.
