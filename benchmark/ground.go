@@ -42,15 +42,7 @@ func GoldTriples(g *kg.Graph, q Question) [][3]string {
 				}
 			}
 		}
-		starts := q.Entities
-		if gp.Start != "" {
-			starts = []string{gp.Start}
-		}
-		for _, s := range starts {
-			id, ok := g.Entity(s)
-			if !ok {
-				continue
-			}
+		for _, id := range goldStarts(g, q, gp) {
 			for _, t := range groundPath(g, id, gp.Steps, answers) {
 				h, r, tl := g.Triple(t).Head, g.Triple(t).Rel, g.Triple(t).Tail
 				add([3]string{g.EntityName(h), g.RelationName(r), g.EntityName(tl)})
@@ -139,13 +131,8 @@ func PathExact(g *kg.Graph, q Question) (exact, ok bool) {
 	}
 	exact = true
 	for _, gp := range q.Gold {
-		starts := q.Entities
-		if gp.Start != "" {
-			starts = []string{gp.Start}
-		}
-		for _, st := range starts {
-			id, found := g.Entity(st)
-			if !found || len(gp.Steps) == 0 {
+		for _, id := range goldStarts(g, q, gp) {
+			if len(gp.Steps) == 0 {
 				continue
 			}
 			levels, frontier := sweep(g, id, gp.Steps)
@@ -180,15 +167,7 @@ func GoldEnds(g *kg.Graph, q Question) []int32 {
 		if len(gp.Steps) == 0 {
 			continue
 		}
-		starts := q.Entities
-		if gp.Start != "" {
-			starts = []string{gp.Start}
-		}
-		for _, s := range starts {
-			id, ok := g.Entity(s)
-			if !ok {
-				continue
-			}
+		for _, id := range goldStarts(g, q, gp) {
 			if _, frontier := sweep(g, id, gp.Steps); frontier != nil {
 				for e := range frontier {
 					ends[e] = true
@@ -201,5 +180,21 @@ func GoldEnds(g *kg.Graph, q Question) []int32 {
 		out = append(out, e)
 	}
 	slices.Sort(out)
+	return out
+}
+
+// goldStarts returns the ids in g of the entities gold path gp leaves: its
+// own start when it names one, else the question's entities.
+func goldStarts(g kg.Reader, q Question, gp schema.GoldPath) []int32 {
+	starts := q.Entities
+	if gp.Start != "" {
+		starts = []string{gp.Start}
+	}
+	var out []int32
+	for _, s := range starts {
+		if id, ok := g.Entity(s); ok {
+			out = append(out, id)
+		}
+	}
 	return out
 }
