@@ -104,8 +104,8 @@ func (p *Planner) Predict(ctx context.Context, question string, entities, mentio
 // predict is Predict with paths checked in g (nil: not checked). With
 // explore, the relation paths that leave the entities in g are candidates
 // too, those the model never saw scored by the classifier from their parts
-// (relations, relations at their hop, relation words): g is then the
-// question's own graph, small enough to walk.
+// (see pathParts): g is then the question's own graph, small enough to
+// walk.
 func (p *Planner) predict(ctx context.Context, g kg.Reader, explore bool, question string, entities, mentions []string) (Prediction, error) {
 	if len(linking.Words(question)) == 0 {
 		return Prediction{}, ErrEmptyQuestion
@@ -214,9 +214,13 @@ func (p *Planner) predict(ctx context.Context, g kg.Reader, explore bool, questi
 	// whose graph walks none of the known paths. Ranked by score with the
 	// known ones they displaced better plans (WebQSP-mini Hits@1 65.79 ->
 	// 61.00 with the paths' mean bias).
+	var starts []int32
+	if g != nil {
+		starts = startsIn(g, entities)
+	}
 	if explore && g != nil && wc > 0 {
 		var unseen []projection.ScoredPath
-		for _, path := range explorePaths(g, startsIn(g, entities), m.maxHops, m.undirected) {
+		for _, path := range explorePaths(g, starts, m.maxHops, m.undirected) {
 			if _, seen := m.pathID[path.key()]; seen {
 				continue
 			}
@@ -234,7 +238,7 @@ func (p *Planner) predict(ctx context.Context, g kg.Reader, explore bool, questi
 		pred.Notes = append(pred.Notes, "no neighbour has a strategy label; strategy defaults to precision")
 	}
 	if g != nil {
-		cands = p.checkKG(g, cands, entities, &pred)
+		cands = p.checkKG(g, cands, starts, &pred)
 	}
 	if len(cands) > p.cfg.Beam {
 		cands = cands[:p.cfg.Beam]
@@ -242,7 +246,7 @@ func (p *Planner) predict(ctx context.Context, g kg.Reader, explore bool, questi
 	pred.Paths = cands
 	if g != nil && !p.cfg.VoteStrategy && len(cands) > 0 && cands[0].Reach > 0 {
 		pred.Strategy = schema.Precision
-		if cands[0].Reach > 1 || explore && beamReach(g, startsIn(g, entities), cands) > 1 {
+		if cands[0].Reach > 1 || explore && beamReach(g, starts, cands) > 1 {
 			pred.Strategy = schema.Breadth
 		}
 	}
@@ -308,9 +312,9 @@ func softmaxInto(dst, logits []float32) (lmax, sum float32) {
 }
 
 // checkKG drops paths with relations the graph lacks and ranks paths that
-// reach something from the entity before those that do not.
-func (p *Planner) checkKG(g kg.Reader, cands []projection.ScoredPath, entities []string, pred *Prediction) []projection.ScoredPath {
-	starts := startsIn(g, entities)
+// reach something from the question's entities (starts, their ids in g)
+// before those that do not.
+func (p *Planner) checkKG(g kg.Reader, cands []projection.ScoredPath, starts []int32, pred *Prediction) []projection.ScoredPath {
 	kept := cands[:0]
 	var dead []projection.ScoredPath
 	for _, c := range cands {
