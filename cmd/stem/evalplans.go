@@ -155,8 +155,8 @@ func runEvalPlans(c *cli.Context, encS catalog.EncoderSettings, chatS catalog.Ch
 	var predict predictFunc
 	switch c.String("planner") {
 	case "rog-reference":
-		if format != "webqsp-paths" {
-			return fmt.Errorf("--planner rog-reference needs --format webqsp-paths (it scores the file's RoG predictions)")
+		if format != "webqsp-paths" && !(format == "webqsp-mini" && c.String("gold-paths") != "") {
+			return fmt.Errorf("--planner rog-reference needs --format webqsp-paths, or webqsp-mini with --gold-paths (it scores the RoG predictions of the rog_paths file)")
 		}
 		predict = func(q planQuestion) (planned, error) {
 			ps := q.Reference

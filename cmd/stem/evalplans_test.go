@@ -216,3 +216,25 @@ func TestEvalPlansOwnGraphs(t *testing.T) {
 		t.Errorf("schema with no KG and no own graphs: err = %v", err)
 	}
 }
+
+// TestEvalPlansRoGReferenceOwnGraphs scores RoG's own predictions on the
+// WebQSP-mini question set, so that they and stem's planners are compared
+// over the same questions.
+func TestEvalPlansRoGReferenceOwnGraphs(t *testing.T) {
+	qs := writeFile(t, "gnnrag.jsonl", `{"id": "q1", "question": "who directed inception", "ground_truth": ["Christopher Nolan"], "input": "Reasoning Paths:\nInception -> film.film.directed_by -> Christopher Nolan\nInception -> film.film.starring -> Tom Hardy\n\nQuestion:\nwho directed inception"}
+{"id": "q2", "question": "who starred in inception", "ground_truth": ["Tom Hardy"], "input": "Reasoning Paths:\nInception -> film.film.starring -> Tom Hardy\n\nQuestion:\nwho starred in inception"}
+`)
+	gold := writeFile(t, "rog_paths.jsonl", `{"id": "q1", "question": "who directed inception", "prediction": [["film.film.directed_by"]], "ground_paths": [["film.film.directed_by"]]}
+{"id": "q2", "question": "who starred in inception", "prediction": [["film.film.directed_by"], ["film.film.starring"]], "ground_paths": [["film.film.starring"]]}
+`)
+	out, _, err := run(t, "eval-plans", "--format", "webqsp-mini", "--questions", qs, "--gold-paths", gold, "--planner", "rog-reference")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "rog-reference: n=2 any_hit=100.00 top1=50.00") {
+		t.Errorf("output:\n%s", out)
+	}
+	if _, _, err := run(t, "eval-plans", "--format", "webqsp-mini", "--questions", qs, "--planner", "rog-reference"); err == nil {
+		t.Error("webqsp-mini without --gold-paths was accepted")
+	}
+}

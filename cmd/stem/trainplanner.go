@@ -123,8 +123,8 @@ type planQuestion struct {
 	Gold               [][]schema.Step
 	// Answers is the gold answer count, -1 when unknown.
 	Answers int
-	// Reference are a peer's planned paths (webqsp-paths: RoG's
-	// "prediction").
+	// Reference are a peer's planned paths (webqsp-paths, and
+	// webqsp-mini with --gold-paths: RoG's "prediction").
 	Reference [][]schema.Step
 	// Graph is the question's own KG (webqsp-mini, rog), nil for the
 	// formats with a shared KG: planners plan over it.
@@ -159,8 +159,22 @@ func loadPlanQuestions(ctx context.Context, format, questions, qtypes, goldPaths
 		if err != nil {
 			return nil, err
 		}
+		// RoG's own planned paths, where the gold-path file has them,
+		// are the rog-reference planner's plans.
+		ref := map[string][][]schema.Step{}
+		if goldPaths != "" && format == "webqsp-mini" {
+			rows, err := planeval.LoadRoGPaths(ctx, goldPaths)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range rows {
+				ref[r.ID] = r.Prediction
+			}
+		}
 		for _, q := range qs {
-			out = append(out, fromEval(q))
+			pq := fromEval(q)
+			pq.Reference = ref[q.ID]
+			out = append(out, pq)
 		}
 	case "webqsp-paths":
 		for _, f := range files {
