@@ -464,18 +464,7 @@ func (x *HNSW) searchLayer(ctx context.Context, q []float32, eps []Hit, ef, laye
 				return fmt.Errorf("vecindex: search: %w", err)
 			}
 		}
-		var nb []int32
-		if locks != nil {
-			locks[c.ID].Lock()
-			bl := x.links(c.ID, layer)
-			s.nb = append(s.nb[:0], bl[1:1+bl[0]]...)
-			locks[c.ID].Unlock()
-			nb = s.nb
-		} else {
-			bl := x.links(c.ID, layer)
-			nb = bl[1 : 1+bl[0]]
-		}
-		for _, e := range nb {
+		for _, e := range x.neighbours(c.ID, layer, s, locks) {
 			if s.visited[e] == s.gen {
 				continue
 			}
@@ -490,6 +479,21 @@ func (x *HNSW) searchLayer(ctx context.Context, q []float32, eps []Hit, ef, laye
 	return nil
 }
 
+// neighbours returns id's neighbour list at layer. During a parallel
+// build (locks not nil) the list may change under us, so it is copied
+// into s.nb under id's lock; otherwise the stored list itself is returned.
+func (x *HNSW) neighbours(id int32, layer int, s *hnswScratch, locks []sync.Mutex) []int32 {
+	if locks == nil {
+		bl := x.links(id, layer)
+		return bl[1 : 1+bl[0]]
+	}
+	locks[id].Lock()
+	bl := x.links(id, layer)
+	s.nb = append(s.nb[:0], bl[1:1+bl[0]]...)
+	locks[id].Unlock()
+	return s.nb
+}
+
 // greedy descends from ep through layers top..bottom+1, moving to the best
 // neighbour while it improves on the current node (the paper's search with
 // ef = 1, without the bookkeeping).
@@ -497,18 +501,7 @@ func (x *HNSW) greedy(q []float32, ep Hit, top, bottom int, s *hnswScratch, lock
 	for layer := top; layer > bottom; layer-- {
 		for changed := true; changed; {
 			changed = false
-			var nb []int32
-			if locks != nil {
-				locks[ep.ID].Lock()
-				bl := x.links(ep.ID, layer)
-				s.nb = append(s.nb[:0], bl[1:1+bl[0]]...)
-				locks[ep.ID].Unlock()
-				nb = s.nb
-			} else {
-				bl := x.links(ep.ID, layer)
-				nb = bl[1 : 1+bl[0]]
-			}
-			for _, e := range nb {
+			for _, e := range x.neighbours(ep.ID, layer, s, locks) {
 				h := Hit{ID: e, Score: dot(q, x.vec(e))}
 				if worse(ep, h) {
 					ep, changed = h, true

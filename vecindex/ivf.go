@@ -411,13 +411,7 @@ func (x *IVF) search(ctx context.Context, q []float32, k, nprobe int) ([]Hit, er
 	if err := firstErr(errs); err != nil {
 		return nil, err
 	}
-	all := tops[0]
-	for _, t := range tops[1:] {
-		for _, h := range t.h {
-			all.push(h)
-		}
-	}
-	return all.sorted(), nil
+	return mergeTops(tops), nil
 }
 
 // rows is the number of vectors in the lists of probe.

@@ -216,13 +216,7 @@ func (f *Flat) search(ctx context.Context, q []float32, k, parts int) ([]Hit, er
 	if err := firstErr(errs); err != nil {
 		return nil, err
 	}
-	all := tops[0]
-	for _, t := range tops[1:] {
-		for _, h := range t.h {
-			all.push(h)
-		}
-	}
-	return all.sorted(), nil
+	return mergeTops(tops), nil
 }
 
 // queryBlock is how many queries SearchBatch compares with each stored row
@@ -426,6 +420,18 @@ func (t *topK) push(hit Hit) {
 		h[i], h[c] = h[c], h[i]
 		i = c
 	}
+}
+
+// mergeTops folds the partial top-k lists of parallel scans into the
+// first and returns it best first.
+func mergeTops(tops []*topK) []Hit {
+	all := tops[0]
+	for _, t := range tops[1:] {
+		for _, h := range t.h {
+			all.push(h)
+		}
+	}
+	return all.sorted()
 }
 
 // sorted returns the kept hits best first.

@@ -1,7 +1,6 @@
 package pattern
 
 import (
-	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -270,18 +269,4 @@ func axpy(y []float32, a float32, x []float32) {
 }
 
 // softmax replaces x by its softmax.
-func softmax(x []float32) {
-	m := x[0]
-	for _, v := range x {
-		m = max(m, v)
-	}
-	var s float32
-	for i, v := range x {
-		e := float32(math.Exp(float64(v - m)))
-		x[i] = e
-		s += e
-	}
-	for i := range x {
-		x[i] /= s
-	}
-}
+func softmax(x []float32) { softmaxInto(x, x) }
