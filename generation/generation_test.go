@@ -1,10 +1,13 @@
 package generation
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stem-kgqa/stem/tracing"
 )
 
 func TestParseAnswerList(t *testing.T) {
@@ -156,4 +159,36 @@ func TestChainWithin(t *testing.T) {
 // chainsWith is supportIndex for one name.
 func chainsWith(chains []string, name string) []string {
 	return supportIndex(chains, []string{name})[name]
+}
+
+func TestStructuralDropsCVTsBesideNamedAnswers(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []string
+		want string
+	}{
+		{"named and CVTs", []string{"Phil Knight", "m.09rzrss", "Bill Bowerman", "g.11b6x_q"}, "Phil Knight|Bill Bowerman"},
+		{"only CVTs stay", []string{"m.09rzrss", "m.0my29ql"}, "m.09rzrss|m.0my29ql"},
+		{"names like ids are kept", []string{"m.A", "M.0abc", "m.", "mg.0ab"}, "m.A|M.0abc|m.|mg.0ab"},
+		{"none", nil, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := &tracing.Result{}
+			for i, n := range tc.in {
+				res.Answers = append(res.Answers, tracing.Answer{Entity: int32(i), Name: n, Score: float32(len(tc.in) - i)})
+			}
+			got, err := Structural{}.Generate(context.Background(), "q", nil, res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, a := range got {
+				names = append(names, a.Name)
+			}
+			if s := strings.Join(names, "|"); s != tc.want {
+				t.Errorf("answers %q, want %q", s, tc.want)
+			}
+		})
+	}
 }

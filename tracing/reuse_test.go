@@ -29,21 +29,9 @@ const reuseKB = "carlos\tspouse\tlilli\n" +
 
 func reuseTracer(t *testing.T, reuse EdgeReuse) *Tracer {
 	t.Helper()
-	g, err := kg.ReadTSV(strings.NewReader(reuseKB), "reuse.tsv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	enc := wordvec.New(nil, wordvec.Options{})
-	ents, err := kgvec.Build(context.Background(), g, enc, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := DefaultConfig()
 	cfg.Reuse = reuse
-	tr, err := New(g, enc, ents, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, tr := tsvTracer(t, reuseKB, cfg)
 	return tr
 }
 
@@ -132,15 +120,7 @@ func TestGateTripleBias(t *testing.T) {
 // TestGuidanceScores orders answers and biases edges by the guidance
 // model's entity scores (--gnn-answers, --gnn-bias score).
 func TestGuidanceScores(t *testing.T) {
-	g, err := kg.ReadTSV(strings.NewReader(reuseKB), "reuse.tsv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	enc := wordvec.New(nil, wordvec.Options{})
-	ents, err := kgvec.Build(context.Background(), g, enc, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, _ := tsvTracer(t, reuseKB, DefaultConfig())
 	id := func(name string) int32 {
 		e, ok := g.Entity(name)
 		if !ok {
@@ -173,17 +153,10 @@ func TestGuidanceScores(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.AnswerRank, cfg.TripleBias = tc.rank, tc.bias
-			tr, err := New(g, enc, ents, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, tr := tsvTracer(t, reuseKB, cfg)
 			guide := &Guidance{Entities: map[int32]bool{}, Triples: map[int32]bool{}, Scores: scores}
 			res := mustTrace(t, tr, Request{Graphs: []schema.Graph{tc.graph}, Strategy: tc.strat, Mentions: tc.graph.Mentions(), Guidance: guide})
-			var got []string
-			for _, a := range res.Answers {
-				got = append(got, a.Name)
-			}
-			if strings.Join(got, ",") != tc.want {
+			if got := rankedNames(res); got != tc.want {
 				t.Errorf("answers = %v, want %s", got, tc.want)
 			}
 		})

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/stem-kgqa/stem/kg"
-	"github.com/stem-kgqa/stem/kgvec"
 	"github.com/stem-kgqa/stem/models/wordvec"
 	"github.com/stem-kgqa/stem/schema"
 )
@@ -16,19 +15,7 @@ import (
 // their own: each is searched as if traced alone with its strategy, and
 // Request.Strategy applies to all only when Strategies is nil.
 func TestPerGraphStrategies(t *testing.T) {
-	g, err := kg.ReadTSV(strings.NewReader("Rome\tairport\tFiumicino\nRome\tairports\tCiampino\nParis\tairport\tCDG\nParis\tairports\tOrly\n"), "airports.tsv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	enc := wordvec.New(nil, wordvec.Options{})
-	ents, err := kgvec.Build(context.Background(), g, enc, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := New(g, enc, ents, DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, tr := tsvTracer(t, "Rome\tairport\tFiumicino\nRome\tairports\tCiampino\nParis\tairport\tCDG\nParis\tairports\tOrly\n", DefaultConfig())
 	graphs := []schema.Graph{schema.Path("Rome", "airport"), schema.Path("Paris", "airport")}
 	// evidence lists each graph's matched tails.
 	evidence := func(res *Result) [2][]string {
@@ -60,4 +47,37 @@ func TestPerGraphStrategies(t *testing.T) {
 	if _, err := tr.Trace(context.Background(), Request{Graphs: graphs, Strategies: []schema.Strategy{B}}); err == nil {
 		t.Error("one strategy for two graphs: no error")
 	}
+}
+
+// TestAgreementBreaksTies checks that among answers of equal score the one
+// more candidate graphs bind comes first, and that the question's own
+// entity, which back-and-forth readings all reach, gains nothing from it.
+func TestAgreementBreaksTies(t *testing.T) {
+	_, tr := tsvTracer(t, "Film\tstarring\tAnn\nFilm\tstarring\tBen\nFilm\tstarring\tCid\nFilm\tlead\tBen\n"+
+		"Adam\tdirected\tMovie\nAdam\tproduced\tMovie\nAdam\twrote\tMovie\nZoe\twrote\tMovie\n", DefaultConfig())
+	for _, tc := range []struct {
+		name   string
+		graphs []schema.Graph
+		want   string
+	}{
+		{"one graph: name order", []schema.Graph{schema.Path("Film", "starring")}, "Ann,Ben,Cid"},
+		{"a second graph agrees on Ben", []schema.Graph{schema.Path("Film", "starring"), schema.Path("Film", "lead")}, "Ben,Ann,Cid"},
+		{"the question's entity gains nothing", []schema.Graph{schema.Path("Adam", "directed", "wrote"), schema.Path("Adam", "produced", "wrote")}, "Zoe,Adam"},
+	} {
+		res := mustTrace(t, tr, Request{Graphs: tc.graphs, Strategy: schema.Breadth, Ranked: true})
+		if got := rankedNames(res); got != tc.want {
+			t.Errorf("%s: answers %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// tsvTracer returns a KG read from tab-separated triples and a tracer over
+// it with the test encoder.
+func tsvTracer(t *testing.T, triples string, cfg Config) (*kg.Graph, *Tracer) {
+	t.Helper()
+	g, err := kg.ReadTSV(strings.NewReader(triples), "test.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, tracerOver(t, g, wordvec.New(nil, wordvec.Options{}), cfg)
 }

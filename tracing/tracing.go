@@ -113,7 +113,7 @@ type Config struct {
 	// (Guidance.Scores) order the answers bound to the answer slot;
 	// RankTrace, the default, ignores them.
 	TripleBias TripleBias `flag:"gnn-bias" category:"guidance" usage:"the triple-level bias (with --gnn): set (the paper: +tau on the guidance graph's triples), score (+tau x the GNN's probability of the edge's far end, on every edge whose far end it scored) or adaptive (score, only at steps where no edge's similarity reaches theta)"`
-	AnswerRank AnswerRank `flag:"gnn-answers" category:"guidance" usage:"how the Triple-GNN's entity scores order the answers (with --gnn): off (tracing's S alone), ties (break ties of S) or first (by the GNN's score; S breaks ties)"`
+	AnswerRank AnswerRank `flag:"gnn-answers" category:"guidance" usage:"how the Triple-GNN's entity scores order the answers (with --gnn): off (tracing's S alone), ties (break the ties of S that agreement between candidate graphs leaves) or first (by the GNN's score; S breaks ties)"`
 }
 
 // Check reports settings that exclude each other.
@@ -153,9 +153,10 @@ type AnswerRank int
 
 const (
 	// RankTrace orders answers by tracing's cumulative score S alone
-	// (then fewer reversed edges, then name).
+	// (then fewer reversed edges, then more binding graphs, then name).
 	RankTrace AnswerRank = iota
-	// RankTies breaks ties of S by the guidance score, before names.
+	// RankTies breaks the ties left after the binding graphs by the
+	// guidance score, before names.
 	RankTies
 	// RankFirst orders the answers tracing keeps by the guidance score,
 	// tracing's order breaking ties.
@@ -257,6 +258,11 @@ type Answer struct {
 	// with fewer reversed edges ranks first, as dropReversedTies does for
 	// edges: direction is the one thing the schema still says about them.
 	Reversed int
+	// Bound is how many of the request's schema graphs bind it (1 for a
+	// question entity, which back-and-forth readings all reach). Between
+	// answers that still tie, the one more graphs bind ranks first: the
+	// planner's other readings of the question agree on it.
+	Bound int
 }
 
 // better orders answers: higher S first, then (within tieEps) fewer
@@ -272,7 +278,7 @@ func (a Answer) better(b Answer) bool {
 type Result struct {
 	Anchors  []Anchor
 	Evidence []Match  // each KG triple once, best Cum kept; by Cum desc, then triple id
-	Answers  []Answer // by Score desc, then fewer Reversed, then name
+	Answers  []Answer // by Score desc, then fewer Reversed, then more Bound, then name
 	Chains   []string
 	// Unbacked counts evidence triples and answers the KG does not back.
 	// It must be 0; it exists so that a faithfulness audit is a number.
@@ -486,8 +492,20 @@ const tieEps = 1e-5
 func (t *Tracer) merge(req Request, strats []schema.Strategy, sgs []*sGraph, jobs []job, outs []runOut, res *Result) {
 	best := map[int32]Match{}
 	answers := map[int32]Answer{}
+	type binding struct {
+		e     int32
+		graph int
+	}
+	bound := map[binding]bool{}
+	bounds := map[int32]int{}
 	for i, o := range outs {
 		j := jobs[i]
+		for e := range o.answers {
+			if b := (binding{e, j.graph}); !bound[b] {
+				bound[b] = true
+				bounds[e]++
+			}
+		}
 		for _, m := range o.matches {
 			m.Graph = j.graph
 			if b, ok := best[m.Triple]; !ok || m.Cum > b.Cum {
@@ -532,7 +550,13 @@ func (t *Tracer) merge(req Request, strats []schema.Strategy, sgs []*sGraph, job
 		}
 		return t.byName(x.Triple, y.Triple) < 0
 	})
-	for _, a := range answers {
+	for _, a := range res.Anchors {
+		if bounds[a.Entity] > 1 {
+			bounds[a.Entity] = 1
+		}
+	}
+	for e, a := range answers {
+		a.Bound = bounds[e]
 		res.Answers = append(res.Answers, a)
 	}
 	rank := t.cfg.AnswerRank
@@ -543,6 +567,9 @@ func (t *Tracer) merge(req Request, strats []schema.Strategy, sgs []*sGraph, job
 		x, y := res.Answers[a], res.Answers[b]
 		if x.better(y) || y.better(x) {
 			return x.better(y)
+		}
+		if x.Bound != y.Bound {
+			return x.Bound > y.Bound
 		}
 		if rank == RankTies {
 			if gx, gy := req.Guidance.score(x.Entity), req.Guidance.score(y.Entity); gx != gy {

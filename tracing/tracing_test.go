@@ -74,7 +74,12 @@ var encoders = []encCase{
 
 func newTracer(t testing.TB, enc models.Encoder, cfg Config) *Tracer {
 	t.Helper()
-	g := demoGraph(t)
+	return tracerOver(t, demoGraph(t), enc, cfg)
+}
+
+// tracerOver returns a tracer over g with its entities encoded by enc.
+func tracerOver(t testing.TB, g *kg.Graph, enc models.Encoder, cfg Config) *Tracer {
+	t.Helper()
 	ents, err := kgvec.Build(context.Background(), g, enc, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -84,6 +89,16 @@ func newTracer(t testing.TB, enc models.Encoder, cfg Config) *Tracer {
 		t.Fatal(err)
 	}
 	return tr
+}
+
+// rankedNames are a result's answer names in rank order (answerNames
+// sorts them).
+func rankedNames(r *Result) string {
+	var out []string
+	for _, a := range r.Answers {
+		out = append(out, a.Name)
+	}
+	return strings.Join(out, ",")
 }
 
 func answerNames(r *Result) []string {

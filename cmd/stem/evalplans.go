@@ -50,7 +50,9 @@ func evalPlansCommand() *cli.Command {
 			"own RoG `prediction` paths).\n\n" +
 			"Questions that bring their own graphs (webqsp-mini with --gold-paths, rog) are planned over\n" +
 			"them, as stem eval plans them: pattern keeps the paths the graph walks from the entity and\n" +
-			"adds the graph's paths it never saw after them, schema enumerates the question's graph.\n\n" +
+			"adds the graph's paths it never saw after them, schema enumerates the question's graph. A\n" +
+			"question whose graph holds none of its entities (an empty graph) is planned by pattern from\n" +
+			"its text alone, as with no graph; schema counts it as failed.\n\n" +
 			"Examples:\n  stem eval-plans --format webqsp-paths --questions rog_paths_test.jsonl \\\n" +
 			"        --planner pattern --planner-model webqsp.stempat --answers gnnrag_sbert_test.jsonl --json\n" +
 			"  stem eval-plans --format webqsp-mini --questions gnnrag_sbert_test.jsonl,gnnrag_lmsr_test.jsonl \\\n" +
@@ -210,7 +212,11 @@ func runEvalPlans(c *cli.Context, encS catalog.EncoderSettings, chatS catalog.Ch
 			return err
 		}
 		predict = func(q planQuestion) (planned, error) {
-			if q.Graph != nil {
+			// A question whose graph names none of its entities (62 of
+			// WebQSP-mini's have an empty graph) is planned from its text
+			// alone, as with no graph: plans are relation paths, which
+			// need no anchor to be scored.
+			if q.Graph != nil && len(q.Entities) > 0 {
 				pr, err := pl.Plan(ctx, projection.Input{Question: q.Text, Entities: q.Entities, Mentions: q.Mentions, Graph: q.Graph})
 				if err != nil {
 					return planned{}, err

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -236,5 +238,34 @@ func TestEvalPlansRoGReferenceOwnGraphs(t *testing.T) {
 	}
 	if _, _, err := run(t, "eval-plans", "--format", "webqsp-mini", "--questions", qs, "--planner", "rog-reference"); err == nil {
 		t.Error("webqsp-mini without --gold-paths was accepted")
+	}
+}
+
+// TestEvalPlansPatternEmptyGraph checks that a WebQSP-mini question whose
+// graph is empty (no entity to anchor on) is planned from its text, as a
+// question with no graph, instead of failing: plans are relation paths.
+func TestEvalPlansPatternEmptyGraph(t *testing.T) {
+	var train strings.Builder
+	for i, f := range []string{"inception", "titanic", "alien", "heat", "up", "jaws"} {
+		fmt.Fprintf(&train, `{"id": "d%d", "question": "who directed %s", "ground_paths": [["film.film.directed_by"]]}`+"\n", i, f)
+		fmt.Fprintf(&train, `{"id": "s%d", "question": "who starred in %s", "ground_paths": [["film.film.starring"]]}`+"\n", i, f)
+	}
+	model := filepath.Join(t.TempDir(), "w.stempat")
+	if _, _, err := run(t, "train", "planner", "--vectors", tinyVectors, "--format", "webqsp-paths", "--questions", writeFile(t, "train.jsonl", train.String()), "--out", model); err != nil {
+		t.Fatal(err)
+	}
+	qs := writeFile(t, "gnnrag.jsonl", `{"id": "q1", "question": "who directed inception", "ground_truth": ["Christopher Nolan"], "input": "Reasoning Paths:\nInception -> film.film.directed_by -> Christopher Nolan\nInception -> film.film.starring -> Tom Hardy\n\nQuestion:\nwho directed inception"}
+{"id": "q2", "question": "who starred in titanic", "ground_truth": ["Kate Winslet"], "input": "Reasoning Paths:\n\nQuestion:\nwho starred in titanic"}
+`)
+	gold := writeFile(t, "rog_paths.jsonl", `{"id": "q1", "question": "who directed inception", "ground_paths": [["film.film.directed_by"]]}
+{"id": "q2", "question": "who starred in titanic", "ground_paths": [["film.film.starring"]]}
+`)
+	out, errOut, err := run(t, "eval-plans", "--vectors", tinyVectors, "--format", "webqsp-mini", "--questions", qs, "--gold-paths", gold,
+		"--planner", "pattern", "--planner-model", model, "--beam", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "pattern: n=2 any_hit=100.00 top1=100.00") || !strings.Contains(out, "failed=0") {
+		t.Errorf("output:\n%s\nstderr:\n%s", out, errOut)
 	}
 }

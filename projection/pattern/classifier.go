@@ -1,6 +1,8 @@
 package pattern
 
 import (
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -117,8 +119,10 @@ func pathParts(p Path) []string {
 
 // trainClassifier fits the classifier by SGD on the softmax cross-entropy
 // with a linearly decaying learning rate; the shuffle and the initial
-// weights come from seed, so training is deterministic.
-func trainClassifier(paths []Path, exs []trainExample, nfeat, dim int, o Options) *classifier {
+// weights come from seed, so training is deterministic. A step too large
+// makes the weights overflow; that is an error at the end of the epoch
+// where it happens, not a model that plans nothing.
+func trainClassifier(paths []Path, exs []trainExample, nfeat, dim int, o Options) (*classifier, error) {
 	h := o.Hidden
 	c := &classifier{Hidden: h}
 	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed))
@@ -214,8 +218,25 @@ func trainClassifier(paths []Path, exs []trainExample, nfeat, dim int, o Options
 				}
 			}
 		}
+		for _, w := range [][]float32{c.Bias, c.Out, c.PartVec, c.In, c.Proj} {
+			if !finite(w) {
+				return nil, fmt.Errorf("%w: non-finite weights after epoch %d of %d at learning rate %g; lower it", ErrDiverged, ep+1, o.Epochs, o.LearningRate)
+			}
+		}
 	}
-	return c
+	return c, nil
+}
+
+// ErrDiverged is returned when the path classifier's SGD overflows.
+var ErrDiverged = errors.New("pattern: train: the path classifier diverged")
+
+func finite(xs []float32) bool {
+	for _, x := range xs {
+		if x-x != 0 { // NaN or ±Inf
+			return false
+		}
+	}
+	return true
 }
 
 // hidden computes the hidden vector of a question.

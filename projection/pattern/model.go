@@ -191,6 +191,11 @@ type Model struct {
 	// written that way too.
 	maxHops    int
 	undirected bool
+	// unmasked says no training text has a masked mention (WebQSP's RoG
+	// files name no topic entity): questions are then planned unmasked
+	// too, since masking words the model always saw in place only loses
+	// them (WebQSP-mini plan top-1 74.87 -> 76.68).
+	unmasked bool
 }
 
 type posting struct {
@@ -324,7 +329,11 @@ func Train(ctx context.Context, enc models.Encoder, examples []Example, opts Opt
 		for i, r := range raws {
 			exs[i] = trainExample{feats: textFeats[r.text], vec: f.Vectors[r.text*f.Dim : (r.text+1)*f.Dim], target: r.paths}
 		}
-		f.Classifier = trainClassifier(f.Paths, exs, len(feats), f.Dim, o)
+		c, err := trainClassifier(f.Paths, exs, len(feats), f.Dim, o)
+		if err != nil {
+			return nil, err
+		}
+		f.Classifier = c
 		f.Classifier.Feats = feats
 	}
 	m := &Model{f: f}
@@ -358,10 +367,14 @@ func (m *Model) index() {
 	n := len(m.f.Texts)
 	df := map[string]int{}
 	tfs := make([]map[string]float32, n)
+	m.unmasked = true
 	for i, t := range m.f.Texts {
 		tf := map[string]float32{}
 		for _, w := range words(t) {
 			tf[w]++
+		}
+		if tf[MaskToken] > 0 {
+			m.unmasked = false
 		}
 		tfs[i] = tf
 		for w := range tf {

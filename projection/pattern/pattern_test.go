@@ -488,3 +488,56 @@ func TestPlanOwnGraph(t *testing.T) {
 		}
 	}
 }
+
+// TestUnmaskedModel checks that a model trained on questions with no
+// mention (WebQSP's RoG files name no topic entity) plans the question
+// unmasked: masked, the two questions below read the same and one of them
+// must get the other's path.
+func TestUnmaskedModel(t *testing.T) {
+	ctx := context.Background()
+	enc := wordvec.New(nil, wordvec.Options{})
+	one := func(rel string) [][]schema.Step { return [][]schema.Step{{{Rel: rel, Dir: schema.Either}}} }
+	exs := []Example{
+		{Question: "tell me about france", Paths: one("location.country.capital"), Answers: 1},
+		{Question: "tell me about mozart", Paths: one("music.composer.compositions"), Answers: 1},
+	}
+	m, err := Train(ctx, enc, exs, Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.unmasked {
+		t.Fatal("a model trained on no mention is not marked unmasked")
+	}
+	p, err := New(m, enc, Config{Beam: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ q, ent, want string }{
+		{"tell me about france", "france", "location.country.capital"},
+		{"tell me about mozart", "mozart", "music.composer.compositions"},
+	} {
+		pr, err := p.Predict(ctx, tc.q, []string{tc.ent}, []string{tc.ent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pr.Paths[0].Steps[0].Rel; got != tc.want {
+			t.Errorf("%q: top path %s, want %s", tc.q, got, tc.want)
+		}
+	}
+	exs[0].Mentions, exs[1].Mentions = []string{"france"}, []string{"mozart"}
+	if m, err = Train(ctx, enc, exs, Options{Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if m.unmasked {
+		t.Error("a model trained on masked mentions is marked unmasked")
+	}
+}
+
+func TestTrainDiverges(t *testing.T) {
+	ctx := context.Background()
+	enc := wordvec.New(nil, wordvec.Options{})
+	train, _ := orderExamples()
+	if _, err := Train(ctx, enc, train, Options{Seed: 1, LearningRate: 1e30}); !errors.Is(err, ErrDiverged) {
+		t.Fatalf("learning rate 1e30: error %v, want ErrDiverged", err)
+	}
+}

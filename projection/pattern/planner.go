@@ -113,10 +113,15 @@ func (p *Planner) predict(ctx context.Context, g kg.Reader, explore bool, questi
 	if err := ctx.Err(); err != nil {
 		return Prediction{}, err
 	}
-	if len(mentions) == 0 {
-		mentions = linking.Mentions(question, entities)
+	var text string
+	if p.m.unmasked {
+		text = MaskedText(question, nil)
+	} else {
+		if len(mentions) == 0 {
+			mentions = linking.Mentions(question, entities)
+		}
+		text = MaskedText(question, mentions)
 	}
-	text := MaskedText(question, mentions)
 	var pred Prediction
 	if len(linking.Words(text)) == 0 {
 		pred.Notes = append(pred.Notes, "question is only its entity mention; voting by the model's most common paths")
