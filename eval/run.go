@@ -162,6 +162,11 @@ type Result struct {
 	// Failure is the stage a question with no hit is attributed to
 	// (Attribute); empty for a hit.
 	Failure string `json:"failure,omitempty"`
+	// Plans are the relation names of each candidate schema graph, best
+	// first (StageOutput.Plans), so that a results log shows which plan a
+	// question was answered with; nil when the answerer does not report
+	// them.
+	Plans [][]string `json:"plans,omitempty"`
 }
 
 // Report is a run's scores.
@@ -395,6 +400,9 @@ func answerOne(ctx context.Context, i int, q benchmark.Question, answerer Answer
 	}
 	if res.Hit == 0 {
 		res.Failure = Attribute(q, pred.Trace, pred.EvidenceTriples)
+	}
+	if pred.Trace != nil {
+		res.Plans = pred.Trace.Plans
 	}
 	g := graphOf(q, opts.Graph)
 	if c, ok := Coverage(benchmark.GoldTriples(g, q), pred.EvidenceTriples); ok {

@@ -87,19 +87,26 @@ func TestEvalFailureAttribution(t *testing.T) {
 	var rep struct {
 		Failures  map[string]int `json:"failures"`
 		Questions []struct {
-			Failure string `json:"failure"`
+			Failure string     `json:"failure"`
+			Plans   [][]string `json:"plans"`
 		} `json:"questions"`
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	want := []string{"", "tracing", "answer-selection", "anchoring"}
+	wantPlan := []string{"directed_by", "directed_by", "starred_actors", "directed_by"}
 	if len(rep.Questions) != len(want) {
 		t.Fatalf("%d questions, want %d:\n%s", len(rep.Questions), len(want), out)
 	}
 	for i, w := range want {
 		if rep.Questions[i].Failure != w {
 			t.Errorf("question %d failure %q, want %q", i+1, rep.Questions[i].Failure, w)
+		}
+		// Each question's plans are in its result, so a log shows what it
+		// was answered with.
+		if p := rep.Questions[i].Plans; len(p) != 1 || strings.Join(p[0], ",") != wantPlan[i] {
+			t.Errorf("question %d plans %v, want [[%s]]", i+1, p, wantPlan[i])
 		}
 	}
 	if f := rep.Failures; len(f) != 3 || f["tracing"] != 1 || f["answer-selection"] != 1 || f["anchoring"] != 1 {

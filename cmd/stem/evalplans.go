@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"time"
 
+	"github.com/stem-kgqa/stem/atomicfile"
 	"github.com/stem-kgqa/stem/eval/planeval"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models/catalog"
@@ -79,6 +81,7 @@ func evalPlansCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-hops", Value: 3, Usage: "schema: longest path enumerated"},
 			&cli.IntFlag{Name: "limit", Usage: "score only the first N questions (0 = all)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
+			&cli.StringFlag{Name: "out", Usage: "write every question's plans to FILE, one JSON line each: id, question, gold paths, planned paths best first, the rank of the first that hits (0: none), strategy, error"},
 		}, append(append(flagsOf(&encS), flagsOf(&chatS)...), flagsOf(&exS)...)...),
 		Before: before(guard(map[string]float64{"beam": 1, "limit": 0, "max-hops": 1, "k": 0}), bind(&encS, &chatS, &exS)),
 		Action: func(c *cli.Context) error { return runEvalPlans(c, encS, chatS, exS) },
@@ -269,6 +272,7 @@ func runEvalPlans(c *cli.Context, encS catalog.EncoderSettings, chatS catalog.Ch
 		return fmt.Errorf("--planner %q: want pattern, schema, llm or rog-reference", c.String("planner"))
 	}
 	items := make([]planeval.Item, 0, len(qs))
+	var lines []planLine
 	failed := 0
 	for _, q := range qs {
 		if err := ctx.Err(); err != nil {
@@ -289,6 +293,27 @@ func runEvalPlans(c *cli.Context, encS catalog.EncoderSettings, chatS catalog.Ch
 		}
 		items = append(items, planeval.Item{Gold: q.Gold, Answers: q.Answers, Paths: pl.paths, Triples: pl.triples,
 			Strategy: pl.strategy, Strategies: pl.strategies, Latency: lat})
+		if c.String("out") != "" {
+			lines = append(lines, newPlanLine(q, pl, err))
+		}
+	}
+	if failed > 3 {
+		fmt.Fprintf(c.App.ErrWriter, "... and %d more questions could not be planned (--out lists each with its error)\n", failed-3)
+	}
+	if p := c.String("out"); p != "" {
+		err := atomicfile.Write(p, 0o644, func(w io.Writer) error {
+			e := json.NewEncoder(w)
+			e.SetEscapeHTML(false) // paths read "a > b"
+			for _, l := range lines {
+				if err := e.Encode(l); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
 	}
 	if c.String("planner") == "rog-reference" {
 		// The reference has no strategy: leave strategy accuracy out.
@@ -309,4 +334,39 @@ func runEvalPlans(c *cli.Context, encS catalog.EncoderSettings, chatS catalog.Ch
 	}
 	_, err = fmt.Fprintf(c.App.Writer, "%s: %s failed=%d\n%s", c.String("planner"), rep, failed, rep.Table())
 	return err
+}
+
+// planLine is one question's plans in an --out file.
+type planLine struct {
+	ID       string   `json:"id,omitempty"`
+	Question string   `json:"question"`
+	Gold     []string `json:"gold"`
+	Paths    []string `json:"paths"`
+	// HitRank is the 1-based rank of the first planned path equal to a
+	// gold path; 0 when none is.
+	HitRank  int    `json:"hit_rank"`
+	Strategy string `json:"strategy"`
+	Error    string `json:"error,omitempty"`
+}
+
+func newPlanLine(q planQuestion, pl planned, err error) planLine {
+	l := planLine{ID: q.ID, Question: q.Text, Gold: []string{}, Paths: []string{}, Strategy: pl.strategy.String()}
+	for _, g := range q.Gold {
+		l.Gold = append(l.Gold, planeval.Format(g))
+	}
+	for i, p := range pl.paths {
+		l.Paths = append(l.Paths, planeval.Format(p))
+		if l.HitRank == 0 && p != nil {
+			for _, g := range q.Gold {
+				if planeval.SameSteps(p, g) {
+					l.HitRank = i + 1
+					break
+				}
+			}
+		}
+	}
+	if err != nil {
+		l.Error = err.Error()
+	}
+	return l
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -260,12 +261,24 @@ func TestEvalPlansPatternEmptyGraph(t *testing.T) {
 	gold := writeFile(t, "rog_paths.jsonl", `{"id": "q1", "question": "who directed inception", "ground_paths": [["film.film.directed_by"]]}
 {"id": "q2", "question": "who starred in titanic", "ground_paths": [["film.film.starring"]]}
 `)
+	log := filepath.Join(t.TempDir(), "plans.jsonl")
 	out, errOut, err := run(t, "eval-plans", "--vectors", tinyVectors, "--format", "webqsp-mini", "--questions", qs, "--gold-paths", gold,
-		"--planner", "pattern", "--planner-model", model, "--beam", "1")
+		"--planner", "pattern", "--planner-model", model, "--beam", "1", "--out", log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out, "pattern: n=2 any_hit=100.00 top1=100.00") || !strings.Contains(out, "failed=0") {
 		t.Errorf("output:\n%s\nstderr:\n%s", out, errOut)
+	}
+	// --out lists each question's plans and where the gold path is.
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"id":"q1","question":"who directed inception","gold":["film.film.directed_by ~"],"paths":["film.film.directed_by >"],"hit_rank":1,"strategy":"precision"}
+{"id":"q2","question":"who starred in titanic","gold":["film.film.starring ~"],"paths":["film.film.starring ~"],"hit_rank":1,"strategy":"precision"}
+`
+	if string(data) != want {
+		t.Errorf("--out file:\n%s\nwant:\n%s", data, want)
 	}
 }
