@@ -10,37 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parquet-go/parquet-go"
+	"github.com/stem-kgqa/stem/kg/rogparquet/rogparquettest"
 )
-
-// rogParquetRow has the columns of the HuggingFace RoG release; its answer
-// column is a list even where the JSONL fixture has a single string.
-type rogParquetRow struct {
-	ID       string     `parquet:"id"`
-	Question string     `parquet:"question"`
-	Answer   []string   `parquet:"answer,list"`
-	QEntity  []string   `parquet:"q_entity,list"`
-	AEntity  []string   `parquet:"a_entity,list"`
-	Graph    [][]string `parquet:"graph,list"`
-}
-
-func writeRoGParquet(t *testing.T, path string, rows []rogParquetRow) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := parquet.NewGenericWriter[rogParquetRow](f)
-	if _, err := w.Write(rows); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestRoGFormatParquet converts the JSONL fixture to two Parquet files
 // (one named .parquet, one recognised by its magic alone) and checks that
@@ -51,7 +22,7 @@ func TestRoGFormatParquet(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var rows []rogParquetRow
+	var rows []rogparquettest.Row
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -65,7 +36,7 @@ func TestRoGFormatParquet(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &raw); err != nil {
 			t.Fatal(err)
 		}
-		r := rogParquetRow{ID: raw.ID, Question: raw.Question, QEntity: raw.QEntity, AEntity: raw.AEntity, Graph: raw.Graph}
+		r := rogparquettest.Row{ID: raw.ID, Question: raw.Question, QEntity: raw.QEntity, AEntity: raw.AEntity, Graph: raw.Graph}
 		if err := json.Unmarshal(raw.Answer, &r.Answer); err != nil {
 			var one string
 			if err := json.Unmarshal(raw.Answer, &one); err != nil {
@@ -75,10 +46,8 @@ func TestRoGFormatParquet(t *testing.T) {
 		}
 		rows = append(rows, r)
 	}
-	dir := t.TempDir()
-	a, b := filepath.Join(dir, "test-00000-of-00002.parquet"), filepath.Join(dir, "test-00001-of-00002.bin")
-	writeRoGParquet(t, a, rows[:2])
-	writeRoGParquet(t, b, rows[2:])
+	a := rogparquettest.Write(t, "test-00000-of-00002.parquet", rows[:2])
+	b := rogparquettest.Write(t, "test-00001-of-00002.bin", rows[2:])
 
 	ctx := context.Background()
 	want, err := LoadRoG(ctx, "testdata/rog_mini.jsonl", nil)
@@ -102,7 +71,7 @@ func TestRoGFormatParquet(t *testing.T) {
 	}
 
 	// A bad Parquet file fails naming it; JSONL keeps working alongside.
-	bad := filepath.Join(dir, "bad.parquet")
+	bad := filepath.Join(t.TempDir(), "bad.parquet")
 	if err := os.WriteFile(bad, []byte("PAR1 not really"), 0o644); err != nil {
 		t.Fatal(err)
 	}

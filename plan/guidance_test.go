@@ -16,15 +16,7 @@ import (
 
 func TestGNNGuider(t *testing.T) {
 	ctx := context.Background()
-	g, err := kg.ReadTSV(demo.KG(), demo.KGName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	enc := wordvec.New(nil, wordvec.Options{})
-	m, err := tripgnn.New(tripgnn.Config{EncoderName: enc.Name(), EncoderDim: enc.Dim(), Layers: 2, Width: 8, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, enc, m := demoGNN(t)
 	gd, err := NewGNNGuider(m, enc, tripgnn.SubgraphOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -69,15 +61,7 @@ func TestGNNGuider(t *testing.T) {
 // graph is chosen in the question's graph.
 func TestGuidanceOnOwnGraph(t *testing.T) {
 	ctx := context.Background()
-	g, err := kg.ReadTSV(demo.KG(), demo.KGName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	enc := wordvec.New(nil, wordvec.Options{})
-	m, err := tripgnn.New(tripgnn.Config{EncoderName: enc.Name(), EncoderDim: enc.Dim(), Layers: 2, Width: 8, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, enc, m := demoGNN(t)
 	p, closeP, err := Open(ctx, Settings{Planner: "oracle", Beam: 1, Strategy: "auto", Retriever: DefaultStrategy, Generator: "structural",
 		MaxQuestion: DefaultMaxQuestion, MaxHops: DefaultMaxHops, GNN: "model", Tracing: tracing.DefaultConfig()},
 		Assets{Encoder: enc, OpenGuider: func(string) (Guider, error) { return NewGNNGuider(m, enc, tripgnn.SubgraphOptions{}) }})
@@ -111,4 +95,20 @@ func TestGuidanceOnOwnGraph(t *testing.T) {
 			}
 		})
 	}
+}
+
+// demoGNN returns the demo KG, the test encoder and a small untrained
+// Triple-GNN for it.
+func demoGNN(t *testing.T) (*kg.Graph, *wordvec.Encoder, *tripgnn.Model) {
+	t.Helper()
+	g, err := kg.ReadTSV(demo.KG(), demo.KGName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := wordvec.New(nil, wordvec.Options{})
+	m, err := tripgnn.New(tripgnn.Config{EncoderName: enc.Name(), EncoderDim: enc.Dim(), Layers: 2, Width: 8, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, enc, m
 }

@@ -84,32 +84,62 @@ func decode(b []byte) (*Flat, error) {
 	}
 	dim := uint64(binary.LittleEndian.Uint32(b[8:]))
 	count := binary.LittleEndian.Uint64(b[12:])
-	if dim == 0 || dim > MaxDim {
-		return nil, fmt.Errorf("dimension %d out of range 1..%d", dim, MaxDim)
-	}
-	if count > math.MaxInt32 {
-		return nil, fmt.Errorf("vector count %d exceeds the int32 ID space", count)
+	if err := checkDimCount(dim, count); err != nil {
+		return nil, err
 	}
 	want := uint64(headerSize) + count*dim*4 + trailerSize // < 2^50: no overflow
+	raw, err := checkedBody(b, headerSize, want, fmt.Sprintf("%d vectors x %d dims", count, dim))
+	if err != nil {
+		return nil, err
+	}
+	data, _, err := readFloats(raw, count*dim, dim, "vector")
+	if err != nil {
+		return nil, err
+	}
+	return &Flat{dim: int(dim), data: data}, nil
+}
+
+// checkDimCount checks the dimension and vector count every index file's
+// header gives.
+func checkDimCount(dim, count uint64) error {
+	if dim == 0 || dim > MaxDim {
+		return fmt.Errorf("dimension %d out of range 1..%d", dim, MaxDim)
+	}
+	if count > math.MaxInt32 {
+		return fmt.Errorf("vector count %d exceeds the int32 ID space", count)
+	}
+	return nil
+}
+
+// checkedBody checks that an index file b is exactly the want bytes its
+// header (described by layout) implies and that its checksum holds, and
+// returns the bytes between the header and the checksum.
+func checkedBody(b []byte, header int, want uint64, layout string) ([]byte, error) {
 	if uint64(len(b)) != want {
 		kind := "truncated"
 		if uint64(len(b)) > want {
 			kind = "trailing bytes"
 		}
-		return nil, fmt.Errorf("%s: %d bytes, header (%d vectors x %d dims) needs %d", kind, len(b), count, dim, want)
+		return nil, fmt.Errorf("%s: %d bytes, header (%s) needs %d", kind, len(b), layout, want)
 	}
 	body := b[:len(b)-trailerSize]
 	if got, stored := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(b[len(body):]); got != stored {
 		return nil, fmt.Errorf("checksum mismatch (stored %08x, computed %08x): file is corrupt", stored, got)
 	}
-	data := make([]float32, count*dim)
-	raw := body[headerSize:]
-	for i := range data {
-		x := math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return nil, fmt.Errorf("vector %d holds non-finite value %v", uint64(i)/dim, x)
+	return body[header:], nil
+}
+
+// readFloats decodes n little-endian float32s from the start of raw,
+// refusing a NaN or an infinity (what names the rows of dim values in the
+// error), and returns them with the rest of raw.
+func readFloats(raw []byte, n, dim uint64, what string) ([]float32, []byte, error) {
+	out := make([]float32, n)
+	for i := range out {
+		v := math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return nil, nil, fmt.Errorf("%s %d holds non-finite value %v", what, uint64(i)/dim, v)
 		}
-		data[i] = x
+		out[i] = v
 	}
-	return &Flat{dim: int(dim), data: data}, nil
+	return out, raw[4*n:], nil
 }

@@ -674,11 +674,6 @@ func (x *HNSW) EfConstruction() int { return x.efC }
 // is larger).
 func (x *HNSW) EfSearch() int { return x.efSearch }
 
-// prepare validates a search request and returns the unit-length query.
-func (x *HNSW) prepare(query []float32, k int) ([]float32, error) {
-	return prepareQuery(x.dim, query, k)
-}
-
 // Search returns the k stored vectors most similar to query among those the
 // graph search reaches with ef = max(k, EfSearch), best first, ties broken
 // by smaller ID.
@@ -690,7 +685,7 @@ func (x *HNSW) Search(ctx context.Context, query []float32, k int) ([]Hit, error
 // when smaller): the knob that trades speed for recall per query. ef >= Len
 // visits every node reachable from the entry point.
 func (x *HNSW) SearchEf(ctx context.Context, query []float32, k, ef int) ([]Hit, error) {
-	q, err := x.prepare(query, k)
+	q, err := prepareQuery(x.dim, query, k)
 	if err != nil {
 		return nil, err
 	}

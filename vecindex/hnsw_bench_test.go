@@ -26,6 +26,22 @@ func benchVectors(b *testing.B) int {
 // bestOf3 runs every query of qs through search three times and returns the
 // results of the last pass and the fastest pass's time per query: the
 // minimum resists noise from other load on a shared machine, which only
+// benchData encodes the benchmark's names (benchVectors of them and 200
+// held-out queries, see structured) and returns them with the exact index
+// over the names that approximate indexes are measured against.
+func benchData(b *testing.B) (data, queries []float32, dim int, flat *Flat) {
+	n := benchVectors(b)
+	const nq = 200
+	start := time.Now()
+	data, queries, dim = structured(b, n, nq)
+	b.Logf("encoded %d names (dim %d) in %v", n+nq, dim, time.Since(start).Round(time.Millisecond))
+	flat = NewFlat(dim)
+	if err := flat.Add(data); err != nil {
+		b.Fatal(err)
+	}
+	return data, queries, dim, flat
+}
+
 // ever adds time.
 func bestOf3(b *testing.B, qs []float32, dim int, search func(q []float32) ([]Hit, error)) ([][]Hit, time.Duration) {
 	b.Helper()
@@ -34,7 +50,7 @@ func bestOf3(b *testing.B, qs []float32, dim int, search func(q []float32) ([]Hi
 	best := time.Duration(-1)
 	for range 3 {
 		start := time.Now()
-		for i := range nq {
+		for i := range len(qs) / dim {
 			hits, err := search(qs[i*dim : (i+1)*dim])
 			if err != nil {
 				b.Fatal(err)
@@ -59,18 +75,10 @@ func bestOf3(b *testing.B, qs []float32, dim int, search func(q []float32) ([]Hi
 //
 //	go test ./vecindex -run '^$' -bench 'BenchmarkHNSW$' -benchtime 1x -timeout 30m
 func BenchmarkHNSW(b *testing.B) {
-	n := benchVectors(b)
-	const nq, k = 200, 50
+	const k = 50
 	ctx := context.Background()
+	data, qs, dim, flat := benchData(b)
 	start := time.Now()
-	data, qs, dim := structured(b, n, nq)
-	b.Logf("encoded %d names (dim %d) in %v", n+nq, dim, time.Since(start).Round(time.Millisecond))
-
-	flat := NewFlat(dim)
-	if err := flat.Add(data); err != nil {
-		b.Fatal(err)
-	}
-	start = time.Now()
 	x, err := BuildHNSW(ctx, dim, data, HNSWOptions{Seed: 1})
 	if err != nil {
 		b.Fatal(err)
@@ -86,7 +94,7 @@ func BenchmarkHNSW(b *testing.B) {
 	approx, hnswPer := bestOf3(b, qs, dim, func(q []float32) ([]Hit, error) { return x.Search(ctx, q, k) })
 	b.ResetTimer()
 	for b.Loop() {
-		for i := range nq {
+		for i := range len(qs) / dim {
 			if _, err := x.Search(ctx, qs[i*dim:(i+1)*dim], k); err != nil {
 				b.Fatal(err)
 			}

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"math"
 	"os"
@@ -116,17 +115,14 @@ func decodeHNSW(b []byte) (*HNSW, error) {
 	entry := uint64(le.Uint32(b[28:]))
 	count := le.Uint64(b[32:])
 	uppers := le.Uint64(b[40:])
-	if dim == 0 || dim > MaxDim {
-		return nil, fmt.Errorf("dimension %d out of range 1..%d", dim, MaxDim)
+	if err := checkDimCount(dim, count); err != nil {
+		return nil, err
 	}
 	if m < 2 || m > 1<<12 {
 		return nil, fmt.Errorf("M = %d out of range 2..%d", m, 1<<12)
 	}
 	if efC == 0 || efS == 0 || efC > math.MaxInt32 || efS > math.MaxInt32 {
 		return nil, fmt.Errorf("efConstruction %d or efSearch %d out of range", efC, efS)
-	}
-	if count > math.MaxInt32 {
-		return nil, fmt.Errorf("vector count %d exceeds the int32 ID space", count)
 	}
 	if uppers > count*maxHNSWLevel || maxLevel > maxHNSWLevel {
 		return nil, fmt.Errorf("%d upper-layer lists (max level %d) for %d vectors", uppers, maxLevel, count)
@@ -136,18 +132,10 @@ func decodeHNSW(b []byte) (*HNSW, error) {
 	}
 	// Every term is below 2^31 * 2^16 * 4, so the sum cannot overflow.
 	want := uint64(hnswHeaderSize) + count + count*4 + count*(2*m+1)*4 + uppers*(m+1)*4 + count*dim*4 + trailerSize
-	if uint64(len(b)) != want {
-		kind := "truncated"
-		if uint64(len(b)) > want {
-			kind = "trailing bytes"
-		}
-		return nil, fmt.Errorf("%s: %d bytes, header (%d vectors x %d dims, M %d, %d upper lists) needs %d", kind, len(b), count, dim, m, uppers, want)
+	raw, err := checkedBody(b, hnswHeaderSize, want, fmt.Sprintf("%d vectors x %d dims, M %d, %d upper lists", count, dim, m, uppers))
+	if err != nil {
+		return nil, err
 	}
-	body := b[:len(b)-trailerSize]
-	if got, stored := crc32.Checksum(body, castagnoli), le.Uint32(b[len(body):]); got != stored {
-		return nil, fmt.Errorf("checksum mismatch (stored %08x, computed %08x): file is corrupt", stored, got)
-	}
-	raw := body[hnswHeaderSize:]
 	x := &HNSW{dim: int(dim), m: int(m), m0: int(2 * m), efC: int(efC), efSearch: int(efS),
 		entry: int32(entry), maxLevel: int(maxLevel)}
 	x.levels = make([]uint8, count)
@@ -200,14 +188,8 @@ func decodeHNSW(b []byte) (*HNSW, error) {
 			}
 		}
 	}
-	x.data = make([]float32, count*dim)
-	for i := range x.data {
-		v := math.Float32frombits(le.Uint32(raw))
-		raw = raw[4:]
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return nil, fmt.Errorf("vector %d holds non-finite value %v", uint64(i)/dim, v)
-		}
-		x.data[i] = v
+	if x.data, _, err = readFloats(raw, count*dim, dim, "vector"); err != nil {
+		return nil, err
 	}
 	return x, nil
 }

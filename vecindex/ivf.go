@@ -341,11 +341,6 @@ func (x *IVF) WithNProbe(nprobe int) *IVF {
 	return &y
 }
 
-// prepare validates a search request and returns the unit-length query.
-func (x *IVF) prepare(query []float32, k int) ([]float32, error) {
-	return prepareQuery(x.dim, query, k)
-}
-
 // Search returns the k stored vectors most similar to query among those in
 // the NProbe lists nearest to it, best first, ties broken by smaller ID. If
 // those lists hold fewer than min(k, Len) vectors, further lists are probed
@@ -358,7 +353,7 @@ func (x *IVF) Search(ctx context.Context, query []float32, k int) ([]Hit, error)
 // NList): the knob that trades speed for recall per query. nprobe = NList
 // gives exactly Flat's results.
 func (x *IVF) SearchProbe(ctx context.Context, query []float32, k, nprobe int) ([]Hit, error) {
-	q, err := x.prepare(query, k)
+	q, err := prepareQuery(x.dim, query, k)
 	if err != nil {
 		return nil, err
 	}

@@ -17,18 +17,10 @@ import (
 //
 //	go test ./vecindex -run '^$' -bench BenchmarkIVF -benchtime 1x -timeout 30m
 func BenchmarkIVF(b *testing.B) {
-	n := benchVectors(b)
-	const nq, k = 200, 50
+	const k = 50
 	ctx := context.Background()
+	data, qs, dim, flat := benchData(b)
 	start := time.Now()
-	data, qs, dim := structured(b, n, nq)
-	b.Logf("encoded %d names (dim %d) in %v", n+nq, dim, time.Since(start).Round(time.Millisecond))
-
-	flat := NewFlat(dim)
-	if err := flat.Add(data); err != nil {
-		b.Fatal(err)
-	}
-	start = time.Now()
 	ivf, err := BuildIVF(ctx, dim, data, IVFOptions{Seed: 1})
 	if err != nil {
 		b.Fatal(err)
@@ -54,7 +46,7 @@ func BenchmarkIVF(b *testing.B) {
 	approx, ivfPer := run(ivf.NProbe())
 	b.ResetTimer()
 	for b.Loop() {
-		for i := range nq {
+		for i := range len(qs) / dim {
 			if _, err := ivf.Search(ctx, qs[i*dim:(i+1)*dim], k); err != nil {
 				b.Fatal(err)
 			}

@@ -4,9 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
-	"math"
 	"os"
 
 	"github.com/stem-kgqa/stem/atomicfile"
@@ -98,11 +96,8 @@ func decodeIVF(b []byte) (*IVF, error) {
 	nlist := uint64(binary.LittleEndian.Uint32(b[12:]))
 	nprobe := uint64(binary.LittleEndian.Uint32(b[16:]))
 	count := binary.LittleEndian.Uint64(b[20:])
-	if dim == 0 || dim > MaxDim {
-		return nil, fmt.Errorf("dimension %d out of range 1..%d", dim, MaxDim)
-	}
-	if count > math.MaxInt32 {
-		return nil, fmt.Errorf("vector count %d exceeds the int32 ID space", count)
+	if err := checkDimCount(dim, count); err != nil {
+		return nil, err
 	}
 	if nlist > count || (count > 0 && nlist == 0) {
 		return nil, fmt.Errorf("%d lists for %d vectors", nlist, count)
@@ -112,18 +107,10 @@ func decodeIVF(b []byte) (*IVF, error) {
 	}
 	// Every term is < 2^31 * 2^16 * 4, so the sum cannot overflow.
 	want := uint64(ivfHeaderSize) + nlist*4 + nlist*dim*4 + count*4 + count*dim*4 + trailerSize
-	if uint64(len(b)) != want {
-		kind := "truncated"
-		if uint64(len(b)) > want {
-			kind = "trailing bytes"
-		}
-		return nil, fmt.Errorf("%s: %d bytes, header (%d vectors x %d dims in %d lists) needs %d", kind, len(b), count, dim, nlist, want)
+	raw, err := checkedBody(b, ivfHeaderSize, want, fmt.Sprintf("%d vectors x %d dims in %d lists", count, dim, nlist))
+	if err != nil {
+		return nil, err
 	}
-	body := b[:len(b)-trailerSize]
-	if got, stored := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(b[len(body):]); got != stored {
-		return nil, fmt.Errorf("checksum mismatch (stored %08x, computed %08x): file is corrupt", stored, got)
-	}
-	raw := body[ivfHeaderSize:]
 	u32 := func() uint32 {
 		v := binary.LittleEndian.Uint32(raw)
 		raw = raw[4:]
@@ -144,19 +131,7 @@ func decodeIVF(b []byte) (*IVF, error) {
 	if total != count {
 		return nil, fmt.Errorf("list sizes sum to %d, not %d vectors", total, count)
 	}
-	floats := func(what string, n uint64) ([]float32, error) {
-		out := make([]float32, n)
-		for i := range out {
-			v := math.Float32frombits(u32())
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				return nil, fmt.Errorf("%s %d holds non-finite value %v", what, uint64(i)/dim, v)
-			}
-			out[i] = v
-		}
-		return out, nil
-	}
-	var err error
-	if x.centroids, err = floats("centroid", nlist*dim); err != nil {
+	if x.centroids, raw, err = readFloats(raw, nlist*dim, dim, "centroid"); err != nil {
 		return nil, err
 	}
 	x.ids = make([]int32, count)
@@ -169,7 +144,7 @@ func decodeIVF(b []byte) (*IVF, error) {
 		seen[id] = true
 		x.ids[i] = int32(id)
 	}
-	if x.data, err = floats("vector", count*dim); err != nil {
+	if x.data, _, err = readFloats(raw, count*dim, dim, "vector"); err != nil {
 		return nil, err
 	}
 	return x, nil

@@ -81,14 +81,7 @@ func TestCompareDemo(t *testing.T) {
 		}
 	}
 
-	var cmp report.Comparison
-	b, err := os.ReadFile(filepath.Join(dir, report.JSONFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &cmp); err != nil {
-		t.Fatal(err)
-	}
+	cmp := readComparison(t, dir)
 	if len(cmp.Entries) != len(wantNames) {
 		t.Fatalf("report.json holds %d configurations", len(cmp.Entries))
 	}
@@ -297,4 +290,18 @@ func TestEvalWorkersOutResume(t *testing.T) {
 	if _, _, err := run(t, append(base, "--resume")...); err == nil || !strings.Contains(err.Error(), "--resume needs --out") {
 		t.Errorf("--resume alone: %v", err)
 	}
+}
+
+// readComparison reads the report.json stem compare wrote under dir.
+func readComparison(t *testing.T, dir string) report.Comparison {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, report.JSONFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c report.Comparison
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -350,20 +350,13 @@ type planLine struct {
 }
 
 func newPlanLine(q planQuestion, pl planned, err error) planLine {
-	l := planLine{ID: q.ID, Question: q.Text, Gold: []string{}, Paths: []string{}, Strategy: pl.strategy.String()}
+	l := planLine{ID: q.ID, Question: q.Text, Gold: []string{}, Paths: []string{}, HitRank: planeval.HitRank(pl.paths, q.Gold),
+		Strategy: pl.strategy.String()}
 	for _, g := range q.Gold {
 		l.Gold = append(l.Gold, planeval.Format(g))
 	}
-	for i, p := range pl.paths {
+	for _, p := range pl.paths {
 		l.Paths = append(l.Paths, planeval.Format(p))
-		if l.HitRank == 0 && p != nil {
-			for _, g := range q.Gold {
-				if planeval.SameSteps(p, g) {
-					l.HitRank = i + 1
-					break
-				}
-			}
-		}
 	}
 	if err != nil {
 		l.Error = err.Error()

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,7 +11,6 @@ import (
 	"github.com/stem-kgqa/stem/demo"
 	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/models/llm/llmtest"
-	"github.com/stem-kgqa/stem/report"
 )
 
 // llmEvalFiles writes the demo KG and two questions; the second one's gold
@@ -137,14 +135,7 @@ func TestCompareLLMGenerator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(rep, report.JSONFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c report.Comparison
-	if err := json.Unmarshal(b, &c); err != nil {
-		t.Fatal(err)
-	}
+	c := readComparison(t, rep)
 	if len(c.Entries) != 2 {
 		t.Fatalf("%d rows, want a structural and an llm row:\n%s", len(c.Entries), out)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -62,14 +61,7 @@ func TestComparePeers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(rep, report.JSONFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c report.Comparison
-	if err := json.Unmarshal(b, &c); err != nil {
-		t.Fatal(err)
-	}
+	c := readComparison(t, rep)
 	if a := c.Agreement; a == nil || a.N != 2 || a.All != 2 || len(a.Alone) != 9 {
 		t.Errorf("agreement %+v, want all 9 right on both questions", c.Agreement)
 	}

@@ -109,6 +109,17 @@ func SameSteps(pred, gold []schema.Step) bool {
 	return true
 }
 
+// HitRank is the 1-based rank of the first planned path equal to a gold
+// path (SameSteps), 0 when none is: 1 is a top-1 hit, any rank an any-hit.
+func HitRank(paths, gold [][]schema.Step) int {
+	for i, p := range paths {
+		if slices.ContainsFunc(gold, func(g []schema.Step) bool { return SameSteps(p, g) }) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
 // SchemaPRF scores a schema graph against a question's gold paths (paper
 // eq. 45-47): with G the graph's triples and R a gold path's, precision
 // is |R ∩ G| / |G|, recall |R ∩ G| / |R| and F1 their harmonic mean.
@@ -234,11 +245,11 @@ func Score(items []Item, beam int) Report {
 			}
 		}
 		recall += float64(found) / float64(len(it.Gold))
-		if found > 0 {
+		if rank := HitRank(it.Paths, it.Gold); rank > 0 {
 			hit++
-		}
-		if len(it.Paths) > 0 && slices.ContainsFunc(it.Gold, func(g []schema.Step) bool { return SameSteps(it.Paths[0], g) }) {
-			top1++
+			if rank == 1 {
+				top1++
+			}
 		}
 		graphs := it.Triples
 		if graphs == nil {

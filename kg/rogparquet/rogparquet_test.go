@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,21 +13,10 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/kg/rogparquet/rogparquettest"
 )
 
-// hfRow has the RoG release's columns; the list tags give the
-// LIST-of-LIST-of-string layout HuggingFace (pyarrow) writes.
-type hfRow struct {
-	ID       string     `parquet:"id" json:"id"`
-	Question string     `parquet:"question" json:"question"`
-	Answer   []string   `parquet:"answer,list" json:"answer"`
-	QEntity  []string   `parquet:"q_entity,list" json:"q_entity"`
-	AEntity  []string   `parquet:"a_entity,list" json:"a_entity"`
-	Graph    [][]string `parquet:"graph,list" json:"graph"`
-	Choices  []string   `parquet:"choices,list" json:"choices"` // ignored by the reader
-}
-
-var sample = []hfRow{
+var sample = []rogparquettest.Row{
 	{ID: "WebQTest-0", Question: "what does jamaican people speak",
 		Answer: []string{"Jamaican English", "Jamaican Creole English Language"}, QEntity: []string{"Jamaica"},
 		AEntity: []string{"Jamaican English", "Jamaican Creole English Language"},
@@ -44,26 +32,6 @@ var sample = []hfRow{
 	{ID: "WebQTest-2", Question: "empty graph", Graph: nil},
 }
 
-func writeParquet[T any](t testing.TB, rows []T, opts ...parquet.WriterOption) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "rog.parquet")
-	f, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := parquet.NewGenericWriter[T](f, opts...)
-	if _, err := w.Write(rows); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func readAll(t testing.TB, path string) ([]kg.RoGRow, error) {
 	t.Helper()
 	var rows []kg.RoGRow
@@ -75,7 +43,7 @@ func readAll(t testing.TB, path string) ([]kg.RoGRow, error) {
 }
 
 func TestSchemaIsListOfList(t *testing.T) {
-	s := parquet.SchemaOf(hfRow{}).String()
+	s := parquet.SchemaOf(rogparquettest.Row{}).String()
 	for _, want := range []string{"group graph (LIST)", "group element (LIST)", "binary element (STRING)"} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("schema lacks %q:\n%s", want, s)
@@ -84,7 +52,7 @@ func TestSchemaIsListOfList(t *testing.T) {
 }
 
 func TestReadMatchesJSONL(t *testing.T) {
-	path := writeParquet(t, sample)
+	path := rogparquettest.Write(t, "rog.parquet", sample)
 	got, err := readAll(t, path)
 	if err != nil {
 		t.Fatal(err)
@@ -164,9 +132,9 @@ func TestSchemaErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, path, want string
 	}{
-		{"missing graph", writeParquet(t, []noGraph{{ID: "a"}}), `no column "graph" (want list<list<string>> of [head, relation, tail])`},
-		{"flat graph", writeParquet(t, []flatGraph{{ID: "a", Graph: []string{"h", "r", "t"}}}), `column "graph" is list<string>, want list<list<string>> of [head, relation, tail]`},
-		{"int id", writeParquet(t, []intID{{ID: 1}}), `column "id" is int64, want string`},
+		{"missing graph", rogparquettest.Write(t, "rog.parquet", []noGraph{{ID: "a"}}), `no column "graph" (want list<list<string>> of [head, relation, tail])`},
+		{"flat graph", rogparquettest.Write(t, "rog.parquet", []flatGraph{{ID: "a", Graph: []string{"h", "r", "t"}}}), `column "graph" is list<string>, want list<list<string>> of [head, relation, tail]`},
+		{"int id", rogparquettest.Write(t, "rog.parquet", []intID{{ID: 1}}), `column "id" is int64, want string`},
 	} {
 		_, err := readAll(t, tc.path)
 		if !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), tc.path+": ") {
@@ -176,8 +144,8 @@ func TestSchemaErrors(t *testing.T) {
 }
 
 func TestBadTriple(t *testing.T) {
-	rows := []hfRow{sample[1], {ID: "bad-1", Graph: [][]string{{"h", "r", "t"}, {"h", "r"}}}}
-	path := writeParquet(t, rows)
+	rows := []rogparquettest.Row{sample[1], {ID: "bad-1", Graph: [][]string{{"h", "r", "t"}, {"h", "r"}}}}
+	path := rogparquettest.Write(t, "rog.parquet", rows)
 	n := 0
 	err := ReadFile(context.Background(), path, func(kg.RoGRow) error { n++; return nil })
 	want := path + `: row 1 (id "bad-1"): graph triple 2: wrong number of columns (got 2 columns, want 3)`
@@ -187,20 +155,20 @@ func TestBadTriple(t *testing.T) {
 	if n != 1 {
 		t.Errorf("%d rows before the error, want 1", n)
 	}
-	path = writeParquet(t, []hfRow{{ID: "e", Graph: [][]string{{"h", "", "t"}}}})
+	path = rogparquettest.Write(t, "rog.parquet", []rogparquettest.Row{{ID: "e", Graph: [][]string{{"h", "", "t"}}}})
 	if _, err := readAll(t, path); !errors.Is(err, kg.ErrEmptyField) || !strings.Contains(err.Error(), `row 0 (id "e")`) {
 		t.Errorf("empty relation: err = %v", err)
 	}
 }
 
 func TestRowGroupsInOrder(t *testing.T) {
-	var rows []hfRow
+	var rows []rogparquettest.Row
 	for i := range 25 {
 		id := "q" + string(rune('a'+i))
-		rows = append(rows, hfRow{ID: id, Question: id + "?", Answer: []string{id},
+		rows = append(rows, rogparquettest.Row{ID: id, Question: id + "?", Answer: []string{id},
 			Graph: [][]string{{id, "r", "t"}, {"t", "r2", id}}})
 	}
-	path := writeParquet(t, rows, parquet.MaxRowsPerRowGroup(4))
+	path := rogparquettest.Write(t, "rog.parquet", rows, parquet.MaxRowsPerRowGroup(4))
 	f, _ := os.Open(path)
 	st, _ := f.Stat()
 	pf, err := parquet.OpenFile(f, st.Size())
@@ -226,7 +194,7 @@ func TestRowGroupsInOrder(t *testing.T) {
 }
 
 func TestTruncated(t *testing.T) {
-	path := writeParquet(t, sample)
+	path := rogparquettest.Write(t, "rog.parquet", sample)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -240,7 +208,7 @@ func TestTruncated(t *testing.T) {
 }
 
 func TestCallbackErrorAndIsParquet(t *testing.T) {
-	path := writeParquet(t, sample)
+	path := rogparquettest.Write(t, "rog.parquet", sample)
 	stop := errors.New("stop")
 	if err := ReadFile(context.Background(), path, func(kg.RoGRow) error { return stop }); err != stop {
 		t.Errorf("err = %v, want fn's error unchanged", err)
@@ -255,7 +223,7 @@ func TestCallbackErrorAndIsParquet(t *testing.T) {
 // page headers before checking them, so some inputs allocate gigabytes
 // (see checkFrame for the footer case, which Read does guard).
 func FuzzRead(f *testing.F) {
-	data, err := os.ReadFile(writeParquet(f, sample[:2]))
+	data, err := os.ReadFile(rogparquettest.Write(f, "rog.parquet", sample[:2]))
 	if err != nil {
 		f.Fatal(err)
 	}

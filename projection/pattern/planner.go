@@ -390,6 +390,12 @@ func explorePaths(g kg.Reader, starts []int32, hops int, undirected bool) []Path
 		path  Path
 		front []int32
 	}
+	step := func(r int32, d schema.Direction) schema.Step {
+		if undirected {
+			d = schema.Either
+		}
+		return schema.Step{Rel: g.RelationName(r), Dir: d}
+	}
 	level := []partial{{front: starts}}
 	var out []Path
 	for h := 0; h < hops && len(level) > 0; h++ {
@@ -407,19 +413,11 @@ func explorePaths(g kg.Reader, starts []int32, hops int, undirected bool) []Path
 			for _, e := range pa.front[:min(len(pa.front), exploreFrontier)] {
 				for _, t := range g.Out(e) {
 					tr := g.Triple(t)
-					st := schema.Step{Rel: g.RelationName(tr.Rel), Dir: schema.Forward}
-					if undirected {
-						st.Dir = schema.Either
-					}
-					add(st, tr.Tail)
+					add(step(tr.Rel, schema.Forward), tr.Tail)
 				}
 				for _, t := range g.In(e) {
 					tr := g.Triple(t)
-					st := schema.Step{Rel: g.RelationName(tr.Rel), Dir: schema.Inverse}
-					if undirected {
-						st.Dir = schema.Either
-					}
-					add(st, tr.Head)
+					add(step(tr.Rel, schema.Inverse), tr.Head)
 				}
 			}
 			for _, st := range order {
