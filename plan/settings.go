@@ -30,6 +30,9 @@ type Settings struct {
 	Planner      PlannerName `flag:"planner" category:"planner" usage:"where schema graphs come from: auto, oracle (the gold path; eval only), pattern, schema or llm"`
 	PlannerModel string      `flag:"planner-model" placeholder:"FILE" category:"planner" usage:"pattern: model FILE written by 'stem train planner'"`
 	Beam         int         `flag:"beam" min:"1" max:"64" category:"planner" usage:"candidate schema graphs per question (B)"`
+	// Variants overrides the pattern model's variant threshold
+	// (pattern.Options.Variants).
+	Variants float32 `flag:"variants" category:"planner" usage:"pattern: how often two paths must be gold together in training for a Breadth question to read them as one fact (0 = the model's, 0.1 unless trained otherwise; negative = never)"`
 	ExampleSettings
 
 	Strategy StrategyChoice `flag:"strategy" usage:"auto (the planner's choice), precision or breadth"`
@@ -319,7 +322,7 @@ func openPlanner(ctx context.Context, s Settings, a Assets, openChat func() (*ll
 		if err != nil {
 			return nil, err
 		}
-		return pattern.New(m, a.Encoder, pattern.Config{Beam: s.Beam, Graph: a.Graph})
+		return pattern.New(m, a.Encoder, pattern.Config{Beam: s.Beam, Graph: a.Graph, Options: pattern.Options{Variants: s.Variants}})
 	case "schema":
 		cfg := zeroshot.Config{Beam: s.Beam}
 		if _, remote := a.Graph.(kg.Neighbourhooder); remote || a.Graph == nil {
