@@ -269,7 +269,7 @@ func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
 	res.Evidence, res.Chains, res.Guidance = ev.Trace, ev.Trace.Chains, ev.Guidance
 	if !p.NoConstraints {
 		start := time.Now()
-		p.constrain(q.Question, g, res)
+		p.constrain(ctx, q.Question, g, res)
 		stage(StageConstrain, start)
 	}
 
@@ -373,10 +373,10 @@ func Resolve(g kg.Reader, name string) (string, error) {
 // graph) or, when it wrote none, those constraint.Detect reads, which
 // then join every candidate graph so that --explain shows them. The
 // answers are checked in the KG the question was answered over, or, when
-// that is a neighbourhood fetched from a remote KG, in the remote KG
-// itself: the answers' own edges (a gender, a type) lie past the
-// neighbourhood's last hop.
-func (p *Pipeline) constrain(question string, g kg.Reader, res *Result) {
+// that is a neighbourhood fetched from a remote KG, in the answers' own
+// neighbourhood there, fetched in one batch: their own edges (a gender, a
+// type) lie past the question's last hop.
+func (p *Pipeline) constrain(ctx context.Context, question string, g kg.Reader, res *Result) {
 	cands := res.Projection.Candidates
 	var cs []schema.Constraint
 	if len(cands) > 0 {
@@ -392,16 +392,6 @@ func (p *Pipeline) constrain(question string, g kg.Reader, res *Result) {
 	if len(cs) == 0 || tr == nil || len(tr.Answers) == 0 {
 		return
 	}
-	check := g
-	if _, remote := p.Graph.(kg.Neighbourhooder); remote && g != p.Graph {
-		check = p.Graph
-	}
-	id := func(e int32) (int32, bool) {
-		if check == g {
-			return e, true
-		}
-		return check.Entity(g.EntityName(e))
-	}
 	// An answer's neighbours in the evidence: the CVT it was reached
 	// through holds the dates of the fact.
 	via := map[int32][]int32{}
@@ -409,6 +399,31 @@ func (p *Pipeline) constrain(question string, g kg.Reader, res *Result) {
 		t := g.Triple(m.Triple)
 		via[t.Head] = append(via[t.Head], t.Tail)
 		via[t.Tail] = append(via[t.Tail], t.Head)
+	}
+	check := g
+	if nb, remote := p.Graph.(kg.Neighbourhooder); remote && g != p.Graph {
+		var names []string
+		for _, a := range tr.Answers {
+			names = append(names, g.EntityName(a.Entity))
+			for _, v := range via[a.Entity] {
+				names = append(names, g.EntityName(v))
+			}
+		}
+		sub, err := nb.Neighbourhood(ctx, names, 1)
+		if err != nil {
+			for _, c := range cs {
+				res.Constraints = append(res.Constraints, constraint.Report{Constraint: c,
+					Note: fmt.Sprintf("%s %q not checked: fetching the answers' edges failed: %v", c.Kind, c.Text, err)})
+			}
+			return
+		}
+		check = sub
+	}
+	id := func(e int32) (int32, bool) {
+		if check == g {
+			return e, true
+		}
+		return check.Entity(g.EntityName(e))
 	}
 	as := make([]constraint.Answer, 0, len(tr.Answers))
 	idx := make([]int, 0, len(tr.Answers))
