@@ -1,7 +1,12 @@
 package eval
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/stem-kgqa/stem/benchmark"
+	"github.com/stem-kgqa/stem/constraint"
+	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/schema"
 )
 
@@ -154,4 +159,116 @@ func planRelations(g schema.Graph) []string {
 		out[i] = t.Rel
 	}
 	return out
+}
+
+// The classes of a question whose answers are a superset of its gold set
+// (every gold answer found, and more), in the order they are checked.
+const (
+	// ExtraOffPath: an extra answer is reached by a relation no plan names
+	// (tracing matched a resembling relation).
+	ExtraOffPath = "off-path"
+	// ExtraWrongType: an extra answer's KG types share none with the gold
+	// answers' (a postal code among the schools).
+	ExtraWrongType = "wrong-type"
+	// ExtraUnconstrained: the question states a constraint (a time, an
+	// order, a gender, a type word; package constraint) that would have
+	// to tell the extra answers from the gold ones.
+	ExtraUnconstrained = "unconstrained"
+	// ExtraOnPath: none of those: the planned relations reach more than
+	// the gold set (a plan too broad, or a gold set narrower than the KG).
+	ExtraOnPath = "on-path"
+)
+
+// ExtraClasses lists the extra-answer classes in the order they are
+// checked and reported.
+var ExtraClasses = []string{ExtraOffPath, ExtraWrongType, ExtraUnconstrained, ExtraOnPath}
+
+// AttributeExtras names why a question's answers hold more than its gold
+// set, or returns "" when they do not (a gold answer is missing, or no
+// answer is extra). g is the KG the question was answered over, for the
+// answers' types; nil skips the type check.
+func AttributeExtras(q benchmark.Question, out *StageOutput, evidence [][3]string, answers []string, g kg.Reader) string {
+	gold := map[string]bool{}
+	for _, a := range q.Answers {
+		if n := Normalize(a); n != "" {
+			gold[n] = true
+		}
+	}
+	if len(gold) == 0 || len(answers) == 0 {
+		return ""
+	}
+	joined := make([]string, len(answers))
+	for i, a := range answers {
+		joined[i] = Normalize(a)
+	}
+	all := strings.Join(joined, " ")
+	for n := range gold {
+		if !strings.Contains(all, n) {
+			return ""
+		}
+	}
+	isGold := func(a string) bool {
+		na := Normalize(a)
+		for n := range gold {
+			if strings.Contains(na, n) {
+				return true
+			}
+		}
+		return false
+	}
+	var extras []string
+	for _, a := range answers {
+		if !isGold(a) {
+			extras = append(extras, a)
+		}
+	}
+	if len(extras) == 0 {
+		return ""
+	}
+	if out != nil && len(out.Plans) > 0 {
+		planned := map[string]bool{}
+		for _, p := range out.Plans {
+			for _, r := range p {
+				planned[r] = true
+			}
+		}
+		extra := map[string]bool{}
+		for _, a := range extras {
+			extra[a] = true
+		}
+		for _, t := range evidence {
+			if (extra[t[0]] || extra[t[2]]) && !planned[t[1]] {
+				return ExtraOffPath
+			}
+		}
+	}
+	if g != nil {
+		goldTypes := map[string]bool{}
+		for _, a := range answers {
+			if !isGold(a) {
+				continue
+			}
+			if e, ok := g.Entity(a); ok {
+				for _, t := range kg.TypesOf(g, e) {
+					goldTypes[t] = true
+				}
+			}
+		}
+		if len(goldTypes) > 0 {
+			for _, a := range extras {
+				e, ok := g.Entity(a)
+				if !ok {
+					continue
+				}
+				ts := kg.TypesOf(g, e)
+				if len(ts) > 0 && !slices.ContainsFunc(ts, func(t string) bool { return goldTypes[t] }) {
+					return ExtraWrongType
+				}
+			}
+		}
+	}
+	if len(constraint.Detect(q.Text)) > 0 {
+		return ExtraUnconstrained
+	}
+	return ExtraOnPath
 }

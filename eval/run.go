@@ -162,6 +162,10 @@ type Result struct {
 	// Failure is the stage a question with no hit is attributed to
 	// (Attribute); empty for a hit.
 	Failure string `json:"failure,omitempty"`
+	// Extra is why a question whose answers are a superset of its gold
+	// set has the extra ones (AttributeExtras, ExtraClasses); empty
+	// otherwise.
+	Extra string `json:"extra,omitempty"`
 	// Plans are the relation names of each candidate schema graph, best
 	// first (StageOutput.Plans), so that a results log shows which plan a
 	// question was answered with; nil when the answerer does not report
@@ -212,7 +216,11 @@ type Report struct {
 	// Failures counts the questions with no hit by the stage they are
 	// attributed to (Result.Failure, FailureStages); nil when every
 	// question was a hit.
-	Failures  map[string]int `json:"failures,omitempty"`
+	Failures map[string]int `json:"failures,omitempty"`
+	// Extras counts the questions whose answers are a superset of the
+	// gold set by why (Result.Extra, ExtraClasses); nil when there are
+	// none.
+	Extras    map[string]int `json:"extras,omitempty"`
 	ByAnswers []Bucket       `json:"by_answers"`
 	ByHops    []Bucket       `json:"by_hops"`
 	Questions []Result       `json:"questions,omitempty"`
@@ -405,6 +413,13 @@ func answerOne(ctx context.Context, i int, q benchmark.Question, answerer Answer
 		res.Plans = pred.Trace.Plans
 	}
 	g := graphOf(q, opts.Graph)
+	if res.Hit == 1 {
+		var r kg.Reader
+		if g != nil {
+			r = kg.Of(g)
+		}
+		res.Extra = AttributeExtras(q, pred.Trace, pred.EvidenceTriples, pred.Answers, r)
+	}
 	if c, ok := Coverage(benchmark.GoldTriples(g, q), pred.EvidenceTriples); ok {
 		res.Coverage = c
 	}
@@ -437,6 +452,12 @@ func aggregate(questions []benchmark.Question, outs []outcome, perQuestion bool)
 		rep.Unsupported += res.Unsupported
 		if res.Err != "" {
 			rep.Errors++
+		}
+		if res.Extra != "" {
+			if rep.Extras == nil {
+				rep.Extras = map[string]int{}
+			}
+			rep.Extras[res.Extra]++
 		}
 		if res.Failure != "" {
 			if rep.Failures == nil {
@@ -595,6 +616,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err == nil && len(r.Failures) > 0 {
 		_, err = fmt.Fprintf(w, "failures by stage: %s\n", r.FailureLine())
 	}
+	if err == nil && len(r.Extras) > 0 {
+		n := 0
+		for _, c := range r.Extras {
+			n += c
+		}
+		_, err = fmt.Fprintf(w, "extra answers (%d questions answer their whole gold set and more): %s\n", n, r.ExtraLine())
+	}
 	if err == nil && r.Partial {
 		_, err = fmt.Fprintf(w, "partial: stopped with %d questions not answered\n", r.Pending)
 	}
@@ -603,6 +631,19 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	_, err = fmt.Fprintf(w, "gold path reaches gold answers only in %.2f%% of %d questions (the Hits@1 a relation-level method is sure of)\n", r.PathExact, r.PathExactN)
 	return err
+}
+
+// ExtraLine formats Extras as "off-path N  wrong-type N ...", every class
+// in ExtraClasses order, zeros included.
+func (r *Report) ExtraLine() string {
+	var b strings.Builder
+	for i, c := range ExtraClasses {
+		if i > 0 {
+			b.WriteString("  ")
+		}
+		fmt.Fprintf(&b, "%s %d", c, r.Extras[c])
+	}
+	return b.String()
 }
 
 // FailureLine formats Failures as "linking N  planning N ...", every

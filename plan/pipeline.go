@@ -19,6 +19,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/stem-kgqa/stem/constraint"
 	"github.com/stem-kgqa/stem/generation"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models/llm"
@@ -30,11 +31,14 @@ import (
 
 // Stage names, in the order they run, as keys of Result.Timings.
 const (
-	StageLink     = "link"
-	StagePlan     = "plan"
-	StageGuide    = "guide"
-	StageTrace    = "trace"
-	StageGenerate = "generate"
+	StageLink  = "link"
+	StagePlan  = "plan"
+	StageGuide = "guide"
+	StageTrace = "trace"
+	// StageConstrain checks the answers against what the question states
+	// about them (package constraint).
+	StageConstrain = "constrain"
+	StageGenerate  = "generate"
 )
 
 // ErrNoEntity is returned when a question names no entity of the KG.
@@ -83,7 +87,11 @@ type Result struct {
 	Evidence *tracing.Result
 	Answers  []generation.Answer
 	Chains   []string
-	Timings  map[string]Duration
+	// Constraints say what each constraint the question states did to
+	// the answers: kept, dropped, reordered, or unchecked where the KG
+	// holds no such attribute.
+	Constraints []constraint.Report
+	Timings     map[string]Duration
 	// Graph is the KG the question was answered over, to name the ids in
 	// Evidence.
 	Graph kg.Reader
@@ -157,6 +165,9 @@ type Pipeline struct {
 	// when the shared KG is a kg.Neighbourhooder (a SPARQL endpoint);
 	// 0 = DefaultMaxHops.
 	MaxHops int
+	// NoConstraints leaves the constraints a question states (time,
+	// gender, type; package constraint) unchecked.
+	NoConstraints bool
 }
 
 // DefaultMaxHops is the default Pipeline.MaxHops: the longest paths of
@@ -256,6 +267,11 @@ func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
 		res.Timings[k] = Duration(d)
 	}
 	res.Evidence, res.Chains, res.Guidance = ev.Trace, ev.Trace.Chains, ev.Guidance
+	if !p.NoConstraints {
+		start := time.Now()
+		p.constrain(ctx, q.Question, g, res)
+		stage(StageConstrain, start)
+	}
 
 	start = time.Now()
 	gen := p.Generator
@@ -350,4 +366,89 @@ func Resolve(g kg.Reader, name string) (string, error) {
 		return g.EntityName(ids[0]), nil
 	}
 	return "", fmt.Errorf("entity %q is not in the KG (names match exactly, or ignoring case and punctuation)", name)
+}
+
+// constrain checks the traced answers against the constraints the
+// question states: the planner's (constraint edges of its first schema
+// graph) or, when it wrote none, those constraint.Detect reads, which
+// then join every candidate graph so that --explain shows them. The
+// answers are checked in the KG the question was answered over, or, when
+// that is a neighbourhood fetched from a remote KG, in the answers' own
+// neighbourhood there, fetched in one batch: their own edges (a gender, a
+// type) lie past the question's last hop.
+func (p *Pipeline) constrain(ctx context.Context, question string, g kg.Reader, res *Result) {
+	cands := res.Projection.Candidates
+	var cs []schema.Constraint
+	if len(cands) > 0 {
+		cs = cands[0].Graph.Constraints
+	}
+	if len(cs) == 0 {
+		cs = constraint.Detect(question)
+		for i := range cands {
+			cands[i].Graph.Constraints = cs
+		}
+	}
+	tr := res.Evidence
+	if len(cs) == 0 || tr == nil || len(tr.Answers) == 0 {
+		return
+	}
+	// An answer's neighbours in the evidence: the CVT it was reached
+	// through holds the dates of the fact.
+	via := map[int32][]int32{}
+	for _, m := range tr.Evidence {
+		t := g.Triple(m.Triple)
+		via[t.Head] = append(via[t.Head], t.Tail)
+		via[t.Tail] = append(via[t.Tail], t.Head)
+	}
+	check := g
+	if nb, remote := p.Graph.(kg.Neighbourhooder); remote && g != p.Graph {
+		var names []string
+		for _, a := range tr.Answers {
+			names = append(names, g.EntityName(a.Entity))
+			for _, v := range via[a.Entity] {
+				names = append(names, g.EntityName(v))
+			}
+		}
+		sub, err := nb.Neighbourhood(ctx, names, 1)
+		if err != nil {
+			for _, c := range cs {
+				res.Constraints = append(res.Constraints, constraint.Report{Constraint: c,
+					Note: fmt.Sprintf("%s %q not checked: fetching the answers' edges failed: %v", c.Kind, c.Text, err)})
+			}
+			return
+		}
+		check = sub
+	}
+	id := func(e int32) (int32, bool) {
+		if check == g {
+			return e, true
+		}
+		return check.Entity(g.EntityName(e))
+	}
+	as := make([]constraint.Answer, 0, len(tr.Answers))
+	idx := make([]int, 0, len(tr.Answers))
+	for i, a := range tr.Answers {
+		e, ok := id(a.Entity)
+		if !ok {
+			continue
+		}
+		ca := constraint.Answer{Entity: e}
+		for _, v := range via[a.Entity] {
+			if x, ok := id(v); ok {
+				ca.Via = append(ca.Via, x)
+			}
+		}
+		as = append(as, ca)
+		idx = append(idx, i)
+	}
+	keep, reps := constraint.Apply(check, cs, as)
+	res.Constraints = reps
+	if len(as) < len(tr.Answers) {
+		return // an answer the check cannot name: leave the order alone
+	}
+	answers := make([]tracing.Answer, 0, len(keep))
+	for _, k := range keep {
+		answers = append(answers, tr.Answers[idx[k]])
+	}
+	tr.Answers = answers
 }

@@ -127,7 +127,7 @@ func (r *Tracing) Retrieve(ctx context.Context, req Request) (*Evidence, error) 
 		return nil, fmt.Errorf("no KG: give a shared KG or a per-question graph")
 	}
 	treq := tracing.Request{Graphs: req.Projection.Graphs(), Strategy: req.Strategy, Strategies: req.Strategies, Ranked: !req.Projection.Unranked,
-		Anchors: req.Anchors, Mentions: req.Mentions}
+		Groups: req.Projection.Groups(), Anchors: req.Anchors, Mentions: req.Mentions}
 	if r.guider != nil {
 		start := time.Now()
 		gu, err := r.guider.Guide(ctx, req.Graph, req.Input, req.Projection)

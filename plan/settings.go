@@ -30,6 +30,9 @@ type Settings struct {
 	Planner      PlannerName `flag:"planner" category:"planner" usage:"where schema graphs come from: auto, oracle (the gold path; eval only), pattern, schema or llm"`
 	PlannerModel string      `flag:"planner-model" placeholder:"FILE" category:"planner" usage:"pattern: model FILE written by 'stem train planner'"`
 	Beam         int         `flag:"beam" min:"1" max:"64" category:"planner" usage:"candidate schema graphs per question (B)"`
+	// Variants overrides the pattern model's variant threshold
+	// (pattern.Options.Variants).
+	Variants float32 `flag:"variants" category:"planner" usage:"pattern: how often two paths must be gold together in training for a Breadth question to read them as one fact (0 = the model's, 0.1 unless trained otherwise; negative = never)"`
 	ExampleSettings
 
 	Strategy StrategyChoice `flag:"strategy" usage:"auto (the planner's choice), precision or breadth"`
@@ -42,6 +45,8 @@ type Settings struct {
 
 	// MaxQuestion is the longest question answered, in characters.
 	MaxQuestion int `flag:"max-question" min:"1" usage:"longest question answered, in characters"`
+	// NoConstraints is the ablation of the constraint check.
+	NoConstraints bool `flag:"no-constraints" usage:"ablation: leave the time, gender and type constraints a question states unchecked (see package constraint)"`
 	// MaxHops caps the reach of a question's graph over a SPARQL KG.
 	MaxHops int `flag:"kg-hops" min:"1" max:"6" category:"sparql" usage:"SPARQL KGs: the farthest hop from a question's entities its graph is fetched to (as far as its plans reach, up to this)"`
 
@@ -233,7 +238,8 @@ func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() 
 	if err != nil {
 		return nil, close, err
 	}
-	p = &Pipeline{Graph: a.Graph, Planner: planner, Strategy: s.Strategy.Override(), Generator: generation.Structural{}, MaxQuestion: s.MaxQuestion, MaxHops: s.MaxHops}
+	p = &Pipeline{Graph: a.Graph, Planner: planner, Strategy: s.Strategy.Override(), Generator: generation.Structural{}, MaxQuestion: s.MaxQuestion, MaxHops: s.MaxHops,
+		NoConstraints: s.NoConstraints}
 	p.Usage = func() llm.Usage {
 		if chat == nil {
 			return llm.Usage{}
@@ -319,7 +325,7 @@ func openPlanner(ctx context.Context, s Settings, a Assets, openChat func() (*ll
 		if err != nil {
 			return nil, err
 		}
-		return pattern.New(m, a.Encoder, pattern.Config{Beam: s.Beam, Graph: a.Graph})
+		return pattern.New(m, a.Encoder, pattern.Config{Beam: s.Beam, Graph: a.Graph, Options: pattern.Options{Variants: s.Variants}})
 	case "schema":
 		cfg := zeroshot.Config{Beam: s.Beam}
 		if _, remote := a.Graph.(kg.Neighbourhooder); remote || a.Graph == nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stem-kgqa/stem/constraint"
 	"github.com/stem-kgqa/stem/generation"
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/projection/linking"
@@ -35,7 +36,10 @@ type ExplainView struct {
 	Anchors  []tracing.Anchor      `json:"anchors"`
 	Guidance []string              `json:"guidance_entities,omitempty"`
 	Matched  []MatchedTripleView   `json:"matched_triples"`
-	Problems []string              `json:"problems,omitempty"`
+	// Constraints say what each constraint the question states did to
+	// the answers, or that the KG could not check it.
+	Constraints []constraint.Report `json:"constraints,omitempty"`
+	Problems    []string            `json:"problems,omitempty"`
 }
 
 // MatchedTripleView is one evidence triple with its scores.
@@ -69,7 +73,7 @@ func (r *Result) View(explain bool) View {
 		return out
 	}
 	ex := &ExplainView{Entities: r.Links, Plan: r.Projection, Strategy: r.Strategy, Anchors: ev.Anchors, Guidance: r.Guidance,
-		Problems: ev.Problems}
+		Constraints: r.Constraints, Problems: ev.Problems}
 	for _, gr := range r.Projection.Graphs() {
 		ex.Schema = append(ex.Schema, gr.String())
 	}
@@ -118,7 +122,7 @@ func (r *Result) WriteText(w io.Writer, explain bool, maxChains int, startup tim
 		fmt.Fprintf(w, "%sstart-up %s", sep, startup.Round(time.Millisecond))
 		sep = ", "
 	}
-	for _, s := range []string{StageLink, StagePlan, StageGuide, StageTrace, StageGenerate} {
+	for _, s := range []string{StageLink, StagePlan, StageGuide, StageTrace, StageConstrain, StageGenerate} {
 		if d, ok := r.Timings[s]; ok {
 			fmt.Fprintf(w, "%s%s %s", sep, s, time.Duration(d).Round(time.Microsecond))
 			sep = ", "
@@ -157,6 +161,9 @@ func (r *Result) writeExplain(w io.Writer) {
 	for i, m := range ev.Evidence {
 		t := names[i]
 		fmt.Fprintf(w, "  graph %d edge %d  T %.3f (bias %.2f)  S %.3f  (%s, %s, %s)\n", m.Graph, m.SchemaTriple, m.TScore, m.Bias, m.Cum, t[0], t[1], t[2])
+	}
+	for _, c := range r.Constraints {
+		fmt.Fprintf(w, "constraint: %s\n", c.Note)
 	}
 	fmt.Fprintf(w, "audit: %d evidence triples and %d answers checked against the KG, %d unbacked\n", len(ev.Evidence), len(ev.Answers), ev.Unbacked)
 	for _, p := range ev.Problems {

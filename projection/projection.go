@@ -65,6 +65,14 @@ type Candidate struct {
 	// each name one, as in the paper, so each candidate graph is traced
 	// with the strategy of the samples it came from.
 	Strategy schema.Strategy
+	// Variant says the candidate states what the first candidate states,
+	// another way: the planner learnt that the two are gold paths for the
+	// same questions (languages_spoken and countries_spoken_in, a KG that
+	// records one fact under either). A ranked projection's answers come
+	// from the first candidate that binds any; a variant of the first
+	// candidate binds answers beside it rather than after it. Never set on
+	// the first candidate.
+	Variant bool
 }
 
 // Projection is a planner's answer: up to B candidate schema graphs, best
@@ -103,6 +111,19 @@ func (p Projection) StrategyOf(i int) schema.Strategy {
 		return p.Candidates[i].Strategy
 	}
 	return p.Strategy
+}
+
+// Groups returns, parallel to Candidates, the group each candidate's
+// answers are read with: the first candidate and its variants form group
+// 0, every other candidate is a group of its own, numbered by its index.
+func (p Projection) Groups() []int {
+	out := make([]int, len(p.Candidates))
+	for i, c := range p.Candidates {
+		if i > 0 && !c.Variant {
+			out[i] = i
+		}
+	}
+	return out
 }
 
 // Strategies returns the candidates' own strategies, parallel to

@@ -63,6 +63,29 @@ type Graph struct {
 	// Answer is the placeholder whose bindings are the answers. Empty means
 	// the placeholder that appears last in Triples (see AnswerSlot).
 	Answer string
+	// Constraints are what the question states about the answer beyond
+	// the path to it ("in 2011", "his wife", "which state"): edges from
+	// the answer slot to a value, checked against the KG after tracing
+	// where the KG holds the attribute (package constraint).
+	Constraints []Constraint
+}
+
+// Constraint is one constraint edge of a schema graph: the answer (Node,
+// the answer slot when empty) has attribute Kind with Value. Kinds are
+// "time" (Value a year, "YYYY-YYYY" for a span, or "current"), "order"
+// ("first" or "last" by time), "gender" ("female" or "male") and "type"
+// (a type noun, "state"). Text is the question's words that state it.
+type Constraint struct {
+	Node, Kind, Value, Text string
+}
+
+// String formats the constraint as (node, kind, value).
+func (c Constraint) String() string {
+	n := c.Node
+	if n == "" {
+		n = "[answer]"
+	}
+	return "(" + n + ", " + c.Kind + ", " + c.Value + ")"
 }
 
 // IsPlaceholder reports whether s names a placeholder: "[ENT" digits "]",
@@ -161,9 +184,12 @@ func (g Graph) Validate() error {
 
 // String formats the graph as its triples joined by "; ".
 func (g Graph) String() string {
-	parts := make([]string, len(g.Triples))
+	parts := make([]string, len(g.Triples), len(g.Triples)+len(g.Constraints))
 	for i, t := range g.Triples {
 		parts[i] = t.String()
+	}
+	for _, c := range g.Constraints {
+		parts = append(parts, c.String())
 	}
 	return strings.Join(parts, "; ")
 }

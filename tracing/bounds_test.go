@@ -35,7 +35,10 @@ func hubGraph(t *testing.T) *kg.Graph {
 
 // Breadth keeps every edge tied at the best score and at most MaxWeak of
 // the others that pass Theta; its fallback keeps the best tied edges only
-// while at most MaxFallback tie.
+// while at most MaxFallback tie. The weak edges compete only where
+// similarity decides (SoftSymbols, or a relation the KG does not name): by
+// default the named relation's edges alone match where the entity has
+// some, so the resembling location.location.country binds no place.
 func TestBreadthBounds(t *testing.T) {
 	g := hubGraph(t)
 	enc := wordvec.New(nil, wordvec.Options{})
@@ -54,21 +57,23 @@ func TestBreadthBounds(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name                 string
+		soft                 bool
 		maxWeak, maxFallback int
 		req                  Request
 		languages, places    int
 		residents            int
 	}{
-		{"weak edges bounded", 256, 64, lang, 10, 256, 0},
-		{"few weak edges", 5, 64, lang, 10, 5, 0},
-		{"no bound", 0, 64, lang, 10, 300, 0},
-		{"fallback flood ends the branch", 256, 64, unmatched, 0, 0, 0},
-		{"fallback unbounded", 256, 0, unmatched, 0, 0, 100},
-		{"fallback within the bound", 256, 100, unmatched, 0, 0, 100},
+		{"on the plan", false, 256, 64, lang, 10, 0, 0},
+		{"weak edges bounded", true, 256, 64, lang, 10, 256, 0},
+		{"few weak edges", true, 5, 64, lang, 10, 5, 0},
+		{"no bound", true, 0, 64, lang, 10, 300, 0},
+		{"fallback flood ends the branch", false, 256, 64, unmatched, 0, 0, 0},
+		{"fallback unbounded", false, 256, 0, unmatched, 0, 0, 100},
+		{"fallback within the bound", false, 256, 100, unmatched, 0, 0, 100},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := DefaultConfig()
-			cfg.MaxWeak, cfg.MaxFallback = tc.maxWeak, tc.maxFallback
+			cfg.MaxWeak, cfg.MaxFallback, cfg.SoftSymbols = tc.maxWeak, tc.maxFallback, tc.soft
 			tr, err := New(g, enc, nil, cfg)
 			if err != nil {
 				t.Fatal(err)

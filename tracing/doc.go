@@ -38,6 +38,13 @@
 //     the number of schema edges and makes cyclic schema graphs terminate;
 //     a schema edge whose far end is already bound (a cycle closing, or the
 //     anchor itself) only matches KG edges that reach that bound entity.
+//   - A schema edge that names a KG relation exactly matches only that
+//     relation's edges where the walk's entity has some (Config.SoftSymbols
+//     off, the default): over a shared KG a relation whose text resembles
+//     the planned one (a country's currency_used for its
+//     languages_spoken) must not bind answers beside it. Where the entity
+//     has no edge of it, and for relations the KG does not name (an LLM's
+//     plans), similarity decides as the paper says.
 //   - T-Score = cosine(schema triple, KG triple) + Tau for KG triples in the
 //     guidance graph (eq. 12-13); S(i+1) = S(i) + T-Score, S0 = anchor score.
 //   - Precision keeps the best KG edge per step, and every edge tied with it
@@ -105,7 +112,11 @@
 // entities bound to the answer placeholder, scored by the best S that bound
 // them: Precision keeps those tied at the overall best, Breadth keeps all.
 // Note that S grows with every hop, so under Precision a longer candidate
-// schema graph outranks a shorter one. Chains flatten the evidence by
+// schema graph outranks a shorter one. Precision keeps the answers tied with the
+// best on S and direction and bound by as many of the request's graphs.
+// A ranked request (a planner's candidates, best first) takes its answers
+// from the first group of graphs that binds any (Request.Groups: a
+// planner's relation variants of its first graph read with it). Chains flatten the evidence by
 // depth-first search from the anchors; an edge walked against its direction
 // is written "A <- relation <- B". Every evidence triple and answer is
 // audited against the KG (Result.Unbacked, which must be 0).

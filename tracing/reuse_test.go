@@ -103,8 +103,10 @@ func TestGateTripleBias(t *testing.T) {
 		{true, "lilli"}, // gated: the bias only reorders edges that already match
 	}
 	for _, tc := range tests {
+		// The gate matters where similarity decides: an LLM's relation
+		// the KG does not name, here SoftSymbols.
 		cfg := DefaultConfig()
-		cfg.Tau, cfg.GateTripleBias = 1, tc.gate
+		cfg.Tau, cfg.GateTripleBias, cfg.SoftSymbols = 1, tc.gate, true
 		tr, err := New(g, enc, ents, cfg)
 		if err != nil {
 			t.Fatal(err)

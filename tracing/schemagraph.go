@@ -14,6 +14,10 @@ import (
 type sEdge struct {
 	head, tail int
 	relText    string
+	// rel is the KG relation the schema edge names exactly, -1 when it
+	// names none (an LLM's paraphrase, a masked id): where the walk's
+	// entity has edges of rel, only they match (Config.SoftSymbols off).
+	rel int32
 	// vec is the unit vector of the schema triple's text under the tracer's
 	// TextMode (the placeholder ends dropped).
 	vec []float32
@@ -56,8 +60,10 @@ func (t *Tracer) compile(ctx context.Context, g schema.Graph) (*sGraph, []string
 	texts := make([]string, 0, len(g.Triples))
 	for i, tr := range g.Triples {
 		h, tl := node(tr.Head), node(tr.Tail)
-		e := sEdge{head: h, tail: tl, relText: kg.RelationText(strings.TrimSpace(tr.Rel))}
-		if _, ok := t.g.Relation(strings.TrimSpace(tr.Rel)); !ok && !t.relByText[e.relText] {
+		e := sEdge{head: h, tail: tl, relText: kg.RelationText(strings.TrimSpace(tr.Rel)), rel: -1}
+		if id, ok := t.g.Relation(strings.TrimSpace(tr.Rel)); ok {
+			e.rel = id
+		} else if !t.relByText[e.relText] {
 			probs = append(probs, fmt.Sprintf("relation %q of triple %d is not a KG relation (matched by similarity only)", tr.Rel, i))
 		}
 		mh, mt := !s.isPH[h], !s.isPH[tl] // which ends are mentions

@@ -158,6 +158,9 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 		}
 		cands = append(cands, cand{tid: tid, far: tr.Head, rel: tr.Rel, aligned: e.head != n})
 	}
+	if e.rel >= 0 && !t.cfg.SoftSymbols {
+		cands = onPlan(cands, e.rel)
+	}
 	r.bufs[depth] = cands
 	if len(cands) == 0 {
 		return S, nil
@@ -245,6 +248,27 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 		return S, nil
 	}
 	return best, nil
+}
+
+// onPlan keeps, of cands, the edges of relation rel when there are any,
+// compacting in place; otherwise it returns cands whole. A schema edge that
+// names a KG relation says which edges it means: another relation that
+// only resembles it (a country's currency_used for its languages_spoken,
+// both "location.country ...") must not bind answers beside it. Where the
+// entity has no edge of rel, the plan's relation may still be stored the
+// other way round or under a sibling name, and similarity decides.
+func onPlan(cands []cand, rel int32) []cand {
+	k := 0
+	for _, c := range cands {
+		if c.rel == rel {
+			cands[k] = c
+			k++
+		}
+	}
+	if k == 0 {
+		return cands
+	}
+	return cands[:k]
 }
 
 // selectCands applies the strategy, compacting cands in place: Precision

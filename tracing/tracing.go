@@ -93,6 +93,11 @@ type Config struct {
 	// "location ...") can pass Theta with a hundred thousand edges; the
 	// bound keeps the best of them, so the search stays a search.
 	MaxWeak int `flag:"max-weak" min:"0" usage:"Breadth: the most edges a step keeps below its best score, best first; edges tied at the best are always kept (0 = no bound)"`
+	// SoftSymbols matches a schema edge that names a KG relation exactly
+	// by similarity alone, as the paper does: other relations whose text
+	// resembles it compete at every step. By default, where the walk's
+	// entity has edges of the named relation, only those edges match.
+	SoftSymbols bool `flag:"soft-symbols" usage:"ablation: a schema relation the KG names exactly is matched by similarity alone, so resembling relations compete (default: where the entity has edges of that relation, only they match)"`
 	// MaxBranch caps the KG edges kept per step, best first (0 = no cap).
 	MaxBranch int `flag:"max-branch" min:"0" usage:"cap on KG edges kept per tracing step (0 = none)"`
 	// MaxChains caps Result.Chains (0 = no cap); Breadth over a hub can
@@ -227,6 +232,12 @@ type Request struct {
 	// later candidates are fallbacks, and their answers would otherwise
 	// compete on S with the preferred reading of the question.
 	Ranked bool
+	// Groups, when not nil, is parallel to Graphs: under Ranked, graphs
+	// of one group are one reading of the question (a planner's relation
+	// variants, projection.Projection.Groups), so answers come from the
+	// first group that binds any, every graph of it together. nil puts
+	// each graph in a group of its own.
+	Groups []int
 }
 
 // Anchor is a question entity placed in the KG.
@@ -392,6 +403,9 @@ func (t *Tracer) Trace(ctx context.Context, req Request) (*Result, error) {
 	if req.Strategies != nil && len(req.Strategies) != len(req.Graphs) {
 		return nil, fmt.Errorf("tracing: %d strategies for %d schema graphs", len(req.Strategies), len(req.Graphs))
 	}
+	if req.Groups != nil && len(req.Groups) != len(req.Graphs) {
+		return nil, fmt.Errorf("tracing: %d groups for %d schema graphs", len(req.Groups), len(req.Graphs))
+	}
 	strats := make([]schema.Strategy, len(req.Graphs))
 	for i := range strats {
 		strats[i] = req.Strategy
@@ -498,6 +512,12 @@ func (t *Tracer) merge(req Request, strats []schema.Strategy, sgs []*sGraph, job
 	}
 	bound := map[binding]bool{}
 	bounds := map[int32]int{}
+	group := func(g int) int {
+		if req.Groups != nil {
+			return req.Groups[g]
+		}
+		return g
+	}
 	for i, o := range outs {
 		j := jobs[i]
 		for e := range o.answers {
@@ -517,8 +537,8 @@ func (t *Tracer) merge(req Request, strats []schema.Strategy, sgs []*sGraph, job
 			old, ok := answers[e]
 			switch {
 			case !ok:
-			case req.Ranked && a.Graph != old.Graph:
-				if a.Graph > old.Graph {
+			case req.Ranked && group(a.Graph) != group(old.Graph):
+				if group(a.Graph) > group(old.Graph) {
 					continue
 				}
 			case !a.better(old):
@@ -530,12 +550,12 @@ func (t *Tracer) merge(req Request, strats []schema.Strategy, sgs []*sGraph, job
 	if req.Ranked {
 		first := -1
 		for _, a := range answers {
-			if first < 0 || a.Graph < first {
-				first = a.Graph
+			if first < 0 || group(a.Graph) < first {
+				first = group(a.Graph)
 			}
 		}
 		for e, a := range answers {
-			if a.Graph != first {
+			if group(a.Graph) != first {
 				delete(answers, e)
 			}
 		}
@@ -571,6 +591,10 @@ func (t *Tracer) merge(req Request, strats []schema.Strategy, sgs []*sGraph, job
 		if x.Bound != y.Bound {
 			return x.Bound > y.Bound
 		}
+		if req.Ranked && x.Graph != y.Graph {
+			// Within a group, the planner's preferred reading first.
+			return x.Graph < y.Graph
+		}
 		if rank == RankTies {
 			if gx, gy := req.Guidance.score(x.Entity), req.Guidance.score(y.Entity); gx != gy {
 				return gx > gy
@@ -582,8 +606,13 @@ func (t *Tracer) merge(req Request, strats []schema.Strategy, sgs []*sGraph, job
 		return x.Entity < y.Entity
 	})
 	if len(res.Answers) > 0 && strats[res.Answers[0].Graph] == schema.Precision {
+		// Precision keeps the best answer and those it cannot tell from
+		// it: tied on S and direction, and bound by as many of the
+		// request's graphs. Over a shared KG a spurious reading (a
+		// person's nationality and back) ties with the right one on S
+		// but binds a thousand compatriots that only it reaches.
 		k := 1
-		for k < len(res.Answers) && !res.Answers[0].better(res.Answers[k]) {
+		for k < len(res.Answers) && !res.Answers[0].better(res.Answers[k]) && res.Answers[k].Bound == res.Answers[0].Bound {
 			k++
 		}
 		res.Answers = res.Answers[:k]

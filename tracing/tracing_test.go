@@ -248,7 +248,7 @@ func TestAblations(t *testing.T) {
 				t.Errorf("anchors %+v, want not Jonathan_Nolan", r.Anchors)
 			}
 		}},
-		{"OnlyThreshold branches", func(c *Config) { c.OnlyThreshold = true; c.Theta = 0.3 }, directed, func(t *testing.T, r *Result) {
+		{"OnlyThreshold branches", func(c *Config) { c.OnlyThreshold = true; c.Theta = 0.3; c.SoftSymbols = true }, directed, func(t *testing.T, r *Result) {
 			if len(r.Evidence) < 2 {
 				t.Errorf("evidence %d edges, want the low-threshold branches", len(r.Evidence))
 			}

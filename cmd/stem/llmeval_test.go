@@ -54,7 +54,7 @@ func TestEvalLLMGenerator(t *testing.T) {
 	}{
 		{name: "an unsupported gold answer is not a hit",
 			replies: []llmtest.ScriptedReply{nolan, {Match: wrote, Content: []string{`["Hans_Zimmer"]`}}},
-			hits1:   50, unsupported: [2]int{0, 1}, calls: 2, prompt: 89, completion: 2},
+			hits1:   50, unsupported: [2]int{0, 1}, calls: 2, prompt: 84, completion: 2},
 		{name: "malformed reply kept going",
 			replies: []llmtest.ScriptedReply{nolan, llmtest.Malformed("<html>bad gateway</html>")},
 			args:    []string{"--keep-going"},
@@ -119,7 +119,7 @@ func TestEvalLLMTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"unbacked 2  unsupported 2  errors 0", "llm 2 calls  89 prompt + 4 completion tokens  per question: 1.00 calls  44.5 prompt + 2.0 completion tokens", "generate stage ms p50 "} {
+	for _, want := range []string{"unbacked 2  unsupported 2  errors 0", "llm 2 calls  84 prompt + 4 completion tokens  per question: 1.00 calls  42.0 prompt + 2.0 completion tokens", "generate stage ms p50 "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}
@@ -148,8 +148,8 @@ func TestCompareLLMGenerator(t *testing.T) {
 		if want := map[bool]int{true: 2, false: 0}[llmRow]; r.Unsupported != want {
 			t.Errorf("%s: unsupported %d, want %d", e.Name, r.Unsupported, want)
 		}
-		if llmRow && (r.LLM.RequestsPerQ != 1 || r.LLM.TokensPerQ != 46.5) {
-			t.Errorf("llm row: %+v, want 1 call and 46.5 tokens per question", *r.LLM)
+		if llmRow && (r.LLM.RequestsPerQ != 1 || r.LLM.TokensPerQ != 44) {
+			t.Errorf("llm row: %+v, want 1 call and 44 tokens per question", *r.LLM)
 		}
 	}
 	checked := 0
@@ -160,7 +160,7 @@ func TestCompareLLMGenerator(t *testing.T) {
 		}
 		checked++
 		tail := strings.Join(f[len(f)-2:], " ")
-		if f[0] == "llm" && tail != "1.00 46" || f[0] != "llm" && tail != "- -" {
+		if f[0] == "llm" && tail != "1.00 44" || f[0] != "llm" && tail != "- -" {
 			t.Errorf("row %q ends %q", f[0], tail)
 		}
 	}

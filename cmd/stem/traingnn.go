@@ -26,7 +26,7 @@ func gnnDataFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "format", Required: true, Usage: "dataset format: pq, metaqa, webqsp-mini, rog, or items (files from stem data chains or synth)"},
 		&cli.StringFlag{Name: "questions", Required: true, Usage: "question (or item) file(s), comma-separated"},
-		&cli.StringFlag{Name: "kg", Usage: "the shared KG file (pq, metaqa), or a SPARQL endpoint URL: each question's graph is then its neighbourhood there, as deep as its gold path (--kg-graph and the --sparql-* flags apply)"},
+		&cli.StringFlag{Name: "kg", Usage: "the shared KG file (pq, metaqa; for webqsp-mini and rog, one KG every question's subgraph is cut from instead of its own graph, see stem data union), or a SPARQL endpoint URL: each question's graph is then its neighbourhood there, as deep as its gold path (--kg-graph and the --sparql-* flags apply)"},
 		&cli.StringFlag{Name: "qtype", Usage: "metaqa: question-type file(s), one per --questions file"},
 		&cli.StringFlag{Name: "gold-paths", Usage: "webqsp-mini: rog_paths_*.jsonl with the gold relation paths"},
 		&cli.IntFlag{Name: "max-nodes", Value: tripgnn.DefaultMaxNodes, Usage: "subgraph cap: most entities per question"},
@@ -122,15 +122,22 @@ func loadGNNQuestions(ctx context.Context, format, questions, kgPath, qtype, gol
 	if err != nil {
 		return nil, nil, err
 	}
-	if f.SharedKG && g == nil && !sparql.IsEndpoint(kgPath) {
-		if kgPath == "" {
-			return nil, nil, fmt.Errorf("--format %s needs --kg FILE", format)
-		}
+	if f.SharedKG && kgPath == "" {
+		return nil, nil, fmt.Errorf("--format %s needs --kg FILE", format)
+	}
+	if kgPath != "" && g == nil && !sparql.IsEndpoint(kgPath) {
 		if g, err = kg.Load(ctx, kgPath, kg.FormatAuto); err != nil {
 			return nil, nil, err
 		}
 	}
 	qs, err := f.LoadQuestions(ctx, benchmark.Source{Format: format, Questions: splitList(questions), QTypes: splitList(qtype), GoldPaths: goldPaths})
+	if kgPath != "" {
+		// An own-graph format over a shared KG (the union stem data union
+		// writes): every question's subgraph is cut from the shared KG.
+		for i := range qs {
+			qs[i].Graph = nil
+		}
+	}
 	return qs, g, err
 }
 

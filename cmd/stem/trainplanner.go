@@ -26,6 +26,7 @@ func trainCommand() *cli.Command {
 		Usage: "learn models from training data",
 		Subcommands: []*cli.Command{
 			trainGNNSubcommand(),
+			trainThetaSubcommand(),
 			{
 				Name:  "planner",
 				Usage: "learn the pattern planner (question pattern -> relation paths + strategy) from questions with gold paths",

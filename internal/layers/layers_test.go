@@ -22,8 +22,10 @@ var rules = []struct {
 	{[]string{"projection", "tracing", "tripgnn", "generation"}, []string{"plan"}, "stages do not import the pipeline that runs them"},
 	{[]string{"tripgnn"}, []string{"tracing", "projection", "generation"}, "the guidance stage hands KG ids to the pipeline, not to tracing"},
 	{[]string{"tracing"}, []string{"tripgnn", "projection", "generation"}, "tracing reads schema graphs and guidance sets, not the stages that make them"},
-	{[]string{"kg", "schema", "models", "vecindex", "settings"}, []string{"projection", "tracing", "tripgnn", "generation", "plan", "kgvec", "benchmark"},
+	{[]string{"kg", "schema", "models", "vecindex", "settings"}, []string{"projection", "tracing", "tripgnn", "generation", "plan", "kgvec", "benchmark", "constraint"},
 		"seams and backends sit below every stage"},
+	{[]string{"constraint"}, []string{"projection", "tracing", "tripgnn", "generation", "plan", "kgvec", "benchmark", "models"},
+		"the constraint check reads the KG and schema graphs only, so that every stage and the pipeline may use it"},
 }
 
 func under(pkg string, prefixes []string) bool {

@@ -541,3 +541,77 @@ func TestTrainDiverges(t *testing.T) {
 		t.Fatalf("learning rate 1e30: error %v, want ErrDiverged", err)
 	}
 }
+
+// TestVariants: paths gold for the same training questions are variants
+// of one another, and a Breadth plan marks the variants of its first
+// candidate; a path gold beside many others (a person's nationality and
+// back) is no variant of any of them.
+func TestVariants(t *testing.T) {
+	ctx := context.Background()
+	enc := wordvec.New(nil, wordvec.Options{})
+	p1 := func(rel string) []schema.Step { return []schema.Step{{Rel: rel, Dir: schema.Either}} }
+	spoken, spokenIn := p1("location.country.languages_spoken"), p1("language.human_language.countries_spoken_in")
+	spouse, nat := p1("people.person.spouse_s"), []schema.Step{{Rel: "people.person.nationality", Dir: schema.Either}, {Rel: "people.person.nationality", Dir: schema.Either}}
+	birth := p1("people.person.place_of_birth")
+	exs := []Example{
+		{Question: "what languages are spoken in france", Mentions: []string{"france"}, Paths: [][]schema.Step{spoken, spokenIn}, Answers: 3},
+		{Question: "what language do people in peru speak", Mentions: []string{"peru"}, Paths: [][]schema.Step{spoken, spokenIn}, Answers: 3},
+		{Question: "who is bob married to", Mentions: []string{"bob"}, Paths: [][]schema.Step{spouse, nat}, Answers: 1},
+		{Question: "who did ann marry", Mentions: []string{"ann"}, Paths: [][]schema.Step{spouse, nat}, Answers: 1},
+		{Question: "where is carl from", Mentions: []string{"carl"}, Paths: [][]schema.Step{birth, nat}, Answers: 1},
+		{Question: "where was dora born", Mentions: []string{"dora"}, Paths: [][]schema.Step{birth, nat}, Answers: 1},
+	}
+	m, err := Train(ctx, enc, exs, Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		a, b []schema.Step
+		want float32
+	}{
+		{spoken, spokenIn, 1},
+		{spokenIn, spoken, 1},
+		{spouse, nat, 0.5},   // nat is gold beside 4 questions, spouse beside 2 of them
+		{birth, spouse, 0},   // never gold together
+		{spoken, spoken, 0},  // a path is no variant of itself
+		{spoken, p1("x"), 0}, // a path the model never saw
+	} {
+		if got := m.Variants(tc.a, tc.b); got != tc.want {
+			t.Errorf("Variants(%s, %s) = %v, want %v", formatSteps(tc.a), formatSteps(tc.b), got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		variants float32
+		want     bool
+	}{{0, true}, {-1, false}} {
+		p, err := New(m, enc, Config{Beam: 4, Options: Options{Variants: tc.variants}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		proj, err := p.Plan(ctx, projection.Input{Question: "what languages are spoken in chile", Entities: []string{"chile"}, Mentions: []string{"chile"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if proj.Strategy != schema.Breadth || len(proj.Candidates) < 2 {
+			t.Fatalf("plan: %s with %d candidates, want breadth and several", proj.Strategy, len(proj.Candidates))
+		}
+		rels := func(g schema.Graph) string {
+			var out []string
+			for _, tr := range g.Triples {
+				out = append(out, tr.Rel)
+			}
+			return strings.Join(out, ",")
+		}
+		first := rels(proj.Candidates[0].Graph)
+		lang := map[string]bool{spoken[0].Rel: true, spokenIn[0].Rel: true}
+		for i, c := range proj.Candidates[1:] {
+			isVariant := lang[first] && lang[rels(c.Graph)]
+			if c.Variant != (isVariant && tc.want) {
+				t.Errorf("variants %v: candidate %d (%s after %s) Variant %v", tc.variants, i+1, rels(c.Graph), first, c.Variant)
+			}
+		}
+		if !lang[first] {
+			t.Errorf("first candidate %s, want a language path", first)
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package constraint
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/schema"
+)
+
+func TestDetect(t *testing.T) {
+	for _, tc := range []struct {
+		q    string
+		want string
+	}{
+		{"what team did david beckham play for in 2011", "[(time 2011 2011) (type team team)]"},
+		{"what happened in bosnia in the 90s", "[(time 1990-1999 the 90s)]"},
+		{"what records did the 1960s bring", "[(time 1960-1969 1960s) (type record records)]"},
+		{"who is the current governor of tennessee", "[(time current current)]"},
+		{"when 's the last time the steelers won the superbowl", "[(order last last)]"},
+		{"who was the first dictator of the soviet union", "[(order first first)]"},
+		{"who is khloe kardashian 's husband", "[(gender male husband)]"},
+		{"what is the name of justin bieber brother", "[(gender male brother)]"},
+		{"who is the wife of the director of inception ?", "[(gender female wife)]"},
+		{"who is the husband of father of henry 's mom ?", "[(gender male husband)]"},
+		{"who is henry 's mom 's husband ?", "[(gender male husband)]"},
+		{"what state is mount st. helens in", "[(type state state)]"},
+		{"which countries border germany", "[(type country countries)]"},
+		{"what kind of language do they speak in iran", "[(type language language)]"},
+		{"what is the capital of france", "[]"},
+		{"what year did the war end", "[]"},
+		{"where did william morris go to college", "[]"},
+	} {
+		var got []string
+		for _, c := range Detect(tc.q) {
+			got = append(got, fmt.Sprintf("(%s %s %s)", c.Kind, c.Value, c.Text))
+		}
+		if s := fmt.Sprint(got); s != tc.want && !(tc.want == "[]" && len(got) == 0) {
+			t.Errorf("Detect(%q) = %s, want %s", tc.q, s, tc.want)
+		}
+	}
+}
+
+// beckham is a KG with CVTs carrying dates, genders and types.
+func beckham(t *testing.T) *kg.Graph {
+	t.Helper()
+	g, err := kg.GraphOf([][3]string{
+		{"David Beckham", "sports.pro_athlete.teams", "m.01"},
+		{"m.01", "sports.sports_team_roster.team", "Manchester United"},
+		{"m.01", "sports.sports_team_roster.from", "1992"},
+		{"m.01", "sports.sports_team_roster.to", "2003"},
+		{"David Beckham", "sports.pro_athlete.teams", "m.02"},
+		{"m.02", "sports.sports_team_roster.team", "LA Galaxy"},
+		{"m.02", "sports.sports_team_roster.from", "2007-07-01"},
+		{"m.02", "sports.sports_team_roster.to", "2012"},
+		{"David Beckham", "sports.pro_athlete.teams", "m.03"},
+		{"m.03", "sports.sports_team_roster.team", "Paris Saint-Germain"},
+		{"m.03", "sports.sports_team_roster.from", "2013"},
+		{"Victoria Beckham", "people.person.gender", "Female"},
+		{"Brooklyn Beckham", "people.person.gender", "Male"},
+		{"Washington", "location.us_state.capital", "Olympia"},
+		{"North America", "location.continent.countries", "United States"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func TestApply(t *testing.T) {
+	g := beckham(t)
+	id := func(n string) int32 { e, _ := g.Entity(n); return e }
+	teams := []Answer{{Entity: id("Manchester United"), Via: []int32{id("m.01")}}, {Entity: id("LA Galaxy"), Via: []int32{id("m.02")}},
+		{Entity: id("Paris Saint-Germain"), Via: []int32{id("m.03")}}}
+	people := []Answer{{Entity: id("Victoria Beckham")}, {Entity: id("Brooklyn Beckham")}, {Entity: id("David Beckham")}}
+	places := []Answer{{Entity: id("North America")}, {Entity: id("Olympia")}, {Entity: id("Washington")}}
+	for _, tc := range []struct {
+		name    string
+		c       schema.Constraint
+		answers []Answer
+		want    []int
+		dropped int
+	}{
+		{"in 2011", schema.Constraint{Kind: Time, Value: "2011", Text: "2011"}, teams, []int{1}, 2},
+		{"in the 90s", schema.Constraint{Kind: Time, Value: "1990-1999", Text: "90s"}, teams, []int{0}, 2},
+		{"current: no end date", schema.Constraint{Kind: Time, Value: "current", Text: "current"}, teams, []int{2}, 2},
+		{"first", schema.Constraint{Kind: Order, Value: "first", Text: "first"}, teams, []int{0}, 2},
+		{"last", schema.Constraint{Kind: Order, Value: "last", Text: "last"}, teams, []int{2}, 2},
+		{"in 1950: every answer fails, none dropped", schema.Constraint{Kind: Time, Value: "1950", Text: "1950"}, teams, []int{0, 1, 2}, 0},
+		{"female ranks first, drops none", schema.Constraint{Kind: Gender, Value: "female", Text: "wife"}, people, []int{0, 1, 2}, 0},
+		{"male ranks first, the others keep their order", schema.Constraint{Kind: Gender, Value: "male", Text: "husband"}, people, []int{1, 0, 2}, 0},
+		{"type state ranks first, drops none", schema.Constraint{Kind: Type, Value: "state", Text: "state"}, places, []int{2, 0, 1}, 0},
+		{"no dates: unchecked", schema.Constraint{Kind: Time, Value: "2011", Text: "2011"}, people, []int{0, 1, 2}, 0},
+	} {
+		keep, reps := Apply(g, []schema.Constraint{tc.c}, tc.answers)
+		if !slices.Equal(keep, tc.want) || reps[0].Dropped != tc.dropped {
+			t.Errorf("%s: kept %v (dropped %d), want %v (%d); %s", tc.name, keep, reps[0].Dropped, tc.want, tc.dropped, reps[0].Note)
+		}
+	}
+	_, reps := Apply(g, []schema.Constraint{{Kind: Time, Value: "2011", Text: "2011"}}, people)
+	if want := `time "2011" not checked: the KG holds no dates for any of the 3 answers`; reps[0].Note != want {
+		t.Errorf("note %q, want %q", reps[0].Note, want)
+	}
+}
+
+func FuzzDetect(f *testing.F) {
+	for _, s := range []string{"who is his wife in 2011", "what states", "the 90s", "which", "what kind of"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		for _, c := range Detect(q) {
+			if c.Kind == "" || c.Value == "" {
+				t.Fatalf("Detect(%q): empty constraint %+v", q, c)
+			}
+		}
+	})
+}

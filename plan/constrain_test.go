@@ -1,0 +1,73 @@
+package plan
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/kgvec"
+	"github.com/stem-kgqa/stem/models/wordvec"
+	"github.com/stem-kgqa/stem/projection/linking"
+	"github.com/stem-kgqa/stem/tracing"
+)
+
+// TestConstraints: the constraints a question states are checked in the
+// KG after tracing (a time drops the team of another year, a gender ranks
+// the wife first), written on the schema graphs, and reported unchecked
+// where the KG holds no such attribute; --no-constraints leaves them.
+func TestConstraints(t *testing.T) {
+	ctx := context.Background()
+	g, err := kg.GraphOf([][3]string{
+		{"Beckham", "teams", "m.1"}, {"m.1", "team", "Manchester United"}, {"m.1", "from", "1992"}, {"m.1", "to", "2003"},
+		{"Beckham", "teams", "m.2"}, {"m.2", "team", "LA Galaxy"}, {"m.2", "from", "2007"}, {"m.2", "to", "2012"},
+		{"Beckham", "spouse", "Victoria"}, {"Beckham", "spouse", "Alex"},
+		{"Victoria", "people.person.gender", "Female"}, {"Alex", "people.person.gender", "Male"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := wordvec.New(nil, wordvec.Options{})
+	ents, err := kgvec.Build(ctx, g, enc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ret, err := NewTracing(ctx, g, ents, enc, tracing.DefaultConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		q, want, note string
+		rels          []string
+		off           bool
+	}{
+		{"what team did beckham play for in 2011 ?", "LA Galaxy", `time "2011": 1 answers kept, 1 dropped`, []string{"teams", "team"}, false},
+		{"what team did beckham play for in 2011 ?", "LA Galaxy,Manchester United", "", []string{"teams", "team"}, true},
+		{"who is the wife of beckham ?", "Victoria,Alex", `gender "wife": 1 answers that meet it ranked first`, []string{"spouse"}, false},
+		{"who is the husband of beckham ?", "Alex,Victoria", `gender "husband"`, []string{"spouse"}, false},
+		{"who was beckham married to in 1990 ?", "Alex,Victoria", `time "1990" not checked: the KG holds no dates`, []string{"spouse"}, false},
+	} {
+		p := &Pipeline{Graph: g, Linker: linking.New(g, ents), Planner: fixedPlanner{tc.rels}, Retriever: ret, NoConstraints: tc.off}
+		res, err := p.Answer(ctx, Query{Question: tc.q, Entities: []string{"Beckham"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, a := range res.Answers {
+			names = append(names, a.Name)
+		}
+		if got := strings.Join(names, ","); got != tc.want {
+			t.Errorf("%q (off %v): answers %s, want %s", tc.q, tc.off, got, tc.want)
+		}
+		var notes []string
+		for _, r := range res.Constraints {
+			notes = append(notes, r.Note)
+		}
+		if n := strings.Join(notes, "; "); !strings.Contains(n, tc.note) || tc.off && n != "" {
+			t.Errorf("%q (off %v): notes %q, want %q", tc.q, tc.off, n, tc.note)
+		}
+		if !tc.off && len(res.Projection.Candidates[0].Graph.Constraints) == 0 {
+			t.Errorf("%q: the schema graph carries no constraint edge", tc.q)
+		}
+	}
+}
