@@ -70,6 +70,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			compareCommand(),
 			trainCommand(),
 			dataCommand(),
+			reasonCommand(),
 		},
 	}
 	// A mistyped flag or command gets one line naming it and where the
