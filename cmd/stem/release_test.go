@@ -171,11 +171,7 @@ func TestCompletionInShells(t *testing.T) {
 		var b strings.Builder
 		b.WriteString("source " + script("bash") + "\n")
 		for _, c := range cases {
-			b.WriteString("COMP_WORDS=(")
-			for _, w := range c.words {
-				b.WriteString(" '" + w + "'")
-			}
-			b.WriteString(fmt.Sprintf(" ); COMP_CWORD=%d; COMPREPLY=(); _stem_complete; echo \"${COMPREPLY[*]}\"\n", len(c.words)-1))
+			fmt.Fprintf(&b, "COMP_WORDS=%s; COMP_CWORD=%d; COMPREPLY=(); _stem_complete; echo \"${COMPREPLY[*]}\"\n", shellArray(c.words), len(c.words)-1)
 		}
 		checkCompletions(t, shellRun(t, "bash", "-c", b.String()), cases)
 	})
@@ -186,11 +182,7 @@ func TestCompletionInShells(t *testing.T) {
 		var b strings.Builder
 		b.WriteString("compdef() { :; }\n_describe() { local -a o=(${(@)${(@P)2}%%:*}); print -r -- ${(M)o:#${words[CURRENT]}*}; }\n_files() { print FILES; }\nsource " + script("zsh") + "\n")
 		for _, c := range cases {
-			b.WriteString("words=(")
-			for _, w := range c.words {
-				b.WriteString(" '" + w + "'")
-			}
-			b.WriteString(fmt.Sprintf(" ); CURRENT=%d; _stem\n", len(c.words)))
+			fmt.Fprintf(&b, "words=%s; CURRENT=%d; _stem\n", shellArray(c.words), len(c.words))
 		}
 		checkCompletions(t, shellRun(t, "zsh", "-fc", b.String()), cases)
 	})
@@ -202,6 +194,11 @@ func TestCompletionInShells(t *testing.T) {
 		}
 		checkCompletions(t, shellRun(t, "fish", "-c", b.String()), cases)
 	})
+}
+
+// shellArray writes words as a bash or zsh array literal.
+func shellArray(words []string) string {
+	return "( '" + strings.Join(words, "' '") + "' )"
 }
 
 // completionCase is a command line whose last word is being completed,

@@ -11,28 +11,5 @@ each answer with the KG evidence behind it.
 Standard library only (urllib, json, dataclasses); Python 3.9 or newer.
 """
 
-from .client import (
-    Answer,
-    AskResult,
-    Audit,
-    Entity,
-    Health,
-    Neighbours,
-    StemClient,
-    StemConnectionError,
-    StemError,
-    Triple,
-)
-
-__all__ = [
-    "Answer",
-    "AskResult",
-    "Audit",
-    "Entity",
-    "Health",
-    "Neighbours",
-    "StemClient",
-    "StemConnectionError",
-    "StemError",
-    "Triple",
-]
+from .client import *  # noqa: F401,F403 (the names of client.__all__)
+from .client import __all__  # noqa: F401
