@@ -50,7 +50,7 @@ type runOptions struct {
 	KeepGoing   bool   `flag:"keep-going" usage:"score a question whose retrieval fails as unanswered instead of stopping"`
 	JSON        bool   `flag:"json" usage:"print one JSON object instead of a table"`
 	PerQuestion bool   `flag:"per-question" usage:"with --json: include every question's result"`
-	Out         string `flag:"out" placeholder:"FILE" usage:"append every question's result to FILE as one JSON line as soon as it is scored (a header line records the configuration)"`
+	Out         string `flag:"out" placeholder:"FILE" usage:"append every question's result to FILE as one JSON line as soon as it is scored, in the form --out-format names (stem's log begins with a header line recording the configuration)"`
 	Resume      bool   `flag:"resume" usage:"with --out: skip the questions FILE already holds and report over all of them (FILE's configuration must match)"`
 }
 
