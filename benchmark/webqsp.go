@@ -1,7 +1,6 @@
 package benchmark
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/samber/lo"
+	"github.com/stem-kgqa/stem/internal/jsonl"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/schema"
 )
@@ -246,24 +246,5 @@ func emptyGraph() (*kg.Graph, error) {
 
 // eachJSONLine calls fn with each non-blank line and its 1-based number.
 func eachJSONLine(ctx context.Context, r io.Reader, name string, fn func(n int, line []byte) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1024*1024), 256*1024*1024)
-	n := 0
-	for sc.Scan() {
-		n++
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		line := sc.Bytes()
-		if len(strings.TrimSpace(string(line))) == 0 {
-			continue
-		}
-		if err := fn(n, line); err != nil {
-			return err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s:%d: %w", name, n+1, err)
-	}
-	return nil
+	return jsonl.Lines(ctx, r, name, fn)
 }

@@ -43,7 +43,7 @@ func (p Pipeline) Answer(ctx context.Context, q benchmark.Question) (Prediction,
 	if err != nil {
 		return Prediction{}, err
 	}
-	pred := Prediction{EvidenceTriples: res.EvidenceTriples(), Unbacked: res.Unsupported(),
+	pred := Prediction{EvidenceTriples: res.EvidenceTriples(), Chains: res.Chains, Unbacked: res.Unsupported(),
 		Stages: make(map[string]time.Duration, len(res.Timings))}
 	for _, a := range res.Answers {
 		// An answer no evidence backs (an LLM's guess) is counted, never

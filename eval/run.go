@@ -45,6 +45,10 @@ type Prediction struct {
 	// stage (Attribute); nil when the answerer does not report it, which
 	// attributes its failures to FailUnknown.
 	Trace *StageOutput
+	// Chains are the evidence flattened into reasoning chains, as the
+	// retriever wrote them ("A -> rel -> B <- rel <- C"); nil when the
+	// answerer has none. Run only hands them to Options.OnAnswer.
+	Chains []string
 }
 
 // Answerer answers one benchmark question; Pipeline adapts stem's one
@@ -114,6 +118,12 @@ type Options struct {
 	// when Workers > 1), from one goroutine at a time. An error from it
 	// stops the run. It is how a results log is written as the run goes.
 	OnResult func(Result) error
+	// OnAnswer, when not nil, receives every newly scored question with
+	// the answerer's prediction (answers, evidence triples, chains) and
+	// its result, under OnResult's rules and right after it. It is how
+	// files that carry the evidence are written as the run goes
+	// (eval/rogfile); Run keeps no prediction after the call.
+	OnAnswer func(q benchmark.Question, p Prediction, r Result) error
 }
 
 // Scores are averaged answer metrics, in percent, over N questions.
@@ -237,6 +247,7 @@ var answerBuckets = []struct {
 type outcome struct {
 	i                 int
 	res               Result
+	pred              Prediction // for Options.OnAnswer, dropped once handed over
 	exact, exactOK    bool
 	err               error // fatal: stops the run
 	done, interrupted bool
@@ -333,13 +344,12 @@ func Run(ctx context.Context, questions []benchmark.Question, answerer Answerer,
 			cancel()
 		case o.interrupted || fatal != nil:
 		default:
-			if opts.OnResult != nil {
-				if err := opts.OnResult(o.res); err != nil {
-					fatal, fatalAt = fmt.Errorf("eval: record question %s: %w", o.res.ID, err), -1
-					cancel()
-					continue
-				}
+			if err := record(opts, questions[o.i], o); err != nil {
+				fatal, fatalAt = fmt.Errorf("eval: record question %s: %w", o.res.ID, err), -1
+				cancel()
+				continue
 			}
+			o.pred = Prediction{}
 			outs[o.i] = o
 			answered++
 			bar.Add(1)
@@ -363,6 +373,19 @@ func Run(ctx context.Context, questions []benchmark.Question, answerer Answerer,
 		return rep, fmt.Errorf("eval: stopped with %d of %d questions answered: %w", rep.N, rep.N+rep.Pending, err)
 	}
 	return rep, nil
+}
+
+// record hands o to the Options callbacks.
+func record(opts Options, q benchmark.Question, o outcome) error {
+	if opts.OnResult != nil {
+		if err := opts.OnResult(o.res); err != nil {
+			return err
+		}
+	}
+	if opts.OnAnswer != nil {
+		return opts.OnAnswer(q, o.pred, o.res)
+	}
+	return nil
 }
 
 // graphOf is the KG q is answered over.
@@ -425,6 +448,9 @@ func answerOne(ctx context.Context, i int, q benchmark.Question, answerer Answer
 	}
 	o.exact, o.exactOK = benchmark.PathExact(g, q)
 	o.res, o.done = res, true
+	if opts.OnAnswer != nil {
+		o.pred = pred
+	}
 	return o
 }
 

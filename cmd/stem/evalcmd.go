@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/stem-kgqa/stem/atomicfile"
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/eval/rogfile"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kg/sparql"
 	"github.com/stem-kgqa/stem/kgvec"
@@ -48,8 +50,29 @@ type runOptions struct {
 	KeepGoing   bool   `flag:"keep-going" usage:"score a question whose retrieval fails as unanswered instead of stopping"`
 	JSON        bool   `flag:"json" usage:"print one JSON object instead of a table"`
 	PerQuestion bool   `flag:"per-question" usage:"with --json: include every question's result"`
-	Out         string `flag:"out" placeholder:"FILE" usage:"append every question's result to FILE as one JSON line as soon as it is scored (a header line records the configuration)"`
+	Out         string `flag:"out" placeholder:"FILE" usage:"append every question's result to FILE as one JSON line as soon as it is scored, in the form --out-format names (stem's log begins with a header line recording the configuration)"`
 	Resume      bool   `flag:"resume" usage:"with --out: skip the questions FILE already holds and report over all of them (FILE's configuration must match)"`
+}
+
+// exportOptions choose what stem eval's --out holds: its own resumable
+// results log, or RoG's and GNN-RAG's files (eval/rogfile).
+type exportOptions struct {
+	OutFormat      string           `flag:"out-format" usage:"what --out holds: stem (the results log, resumable), rog (RoG's predictions.jsonl: id, question, prediction, ground_truth, input, for RoG's evaluate_results.py), paths (retrieval only: each question's evidence as JSON paths and as RoG's \"Reasoning Paths:\" prompt, for stem reason or a model of your own)"`
+	PromptTemplate rogfile.Template `flag:"prompt-template" usage:"rog, paths: the prompt's wrapper, llama2 (RoG's llama2_predict.txt, as RoG-7B and GNN-RAG's files have it) or plain (general_prompt.txt, for a chat server)"`
+}
+
+// outFormats are --out-format's values.
+var outFormats = []string{"stem", string(rogfile.FormatPredictions), string(rogfile.FormatPaths)}
+
+// check refuses an unknown format and --resume of RoG's files.
+func (x exportOptions) check(r runOptions) error {
+	if !slices.Contains(outFormats, x.OutFormat) {
+		return fmt.Errorf("--out-format %q: want one of %s", x.OutFormat, strings.Join(outFormats, ", "))
+	}
+	if x.OutFormat != "stem" && r.Resume {
+		return fmt.Errorf("--resume needs --out-format stem: RoG's files record no configuration to check a resumed run against")
+	}
+	return nil
 }
 
 // evalSettings is stem eval's and compare's pipeline settings: the oracle
@@ -63,6 +86,7 @@ func evalSettings() plan.Settings {
 func evalCommand() *cli.Command {
 	d := dataOptions{Sparql: sparql.DefaultSettings()}
 	r := runOptions{Workers: 1}
+	x := exportOptions{OutFormat: "stem", PromptTemplate: rogfile.Llama2}
 	s := evalSettings()
 	enc := catalog.DefaultEncoderSettings()
 	return &cli.Command{
@@ -72,12 +96,17 @@ func evalCommand() *cli.Command {
 			"Planner oracle builds the schema graphs from each question's gold path, so the run\n" +
 			"measures retrieval alone. --strategy auto picks Breadth for questions with more than\n" +
 			"one gold answer, else Precision (the paper's labelling rule).\n\n" +
-			"Example:\n  stem eval --format pq --questions ../shared/data/pathquestion/splits/PQ-2H.test.txt \\\n" +
-			"            --kg ../shared/data/pathquestion/2H-kb.txt --json",
-		Flags:  append(append(append(append([]cli.Flag{configFlag}, flagsOf(&d)...), flagsOf(&r)...), flagsOf(&s)...), flagsOf(&enc)...),
-		Before: bindWithConfig(&d, &r, &s, &enc),
+			"--out FILE --out-format rog writes RoG's predictions.jsonl, which RoG's and GNN-RAG's\n" +
+			"evaluate_results.py score as stem does; --out-format paths writes the retrieval alone,\n" +
+			"each question's evidence as the \"Reasoning Paths:\" prompt RoG feeds its LLM, for\n" +
+			"stem reason or a reasoning model of your own.\n\n" +
+			"Examples:\n  stem eval --format pq --questions ../shared/data/pathquestion/splits/PQ-2H.test.txt \\\n" +
+			"            --kg ../shared/data/pathquestion/2H-kb.txt --json\n" +
+			"  stem eval --format pq --questions PQ-2H.test.txt --kg 2H-kb.txt --out predictions.jsonl --out-format rog",
+		Flags:  append(append(append(append(append([]cli.Flag{configFlag}, flagsOf(&d)...), flagsOf(&r)...), flagsOf(&x)...), flagsOf(&s)...), flagsOf(&enc)...),
+		Before: bindWithConfig(&d, &r, &x, &s, &enc),
 		Action: func(c *cli.Context) error {
-			return runEval(c.Context, c.App.Writer, c.App.ErrWriter, d, r, s, enc)
+			return runEval(c.Context, c.App.Writer, c.App.ErrWriter, d, r, x, s, enc)
 		},
 	}
 }
@@ -250,8 +279,11 @@ func openPipeline(ctx context.Context, s plan.Settings, d *evalData, env *evalEn
 	return plan.Open(ctx, s, a)
 }
 
-func runEval(ctx context.Context, w, log io.Writer, d dataOptions, r runOptions, s plan.Settings, encS catalog.EncoderSettings) error {
+func runEval(ctx context.Context, w, log io.Writer, d dataOptions, r runOptions, x exportOptions, s plan.Settings, encS catalog.EncoderSettings) error {
 	if err := d.source().Check(); err != nil {
+		return err
+	}
+	if err := x.check(r); err != nil {
 		return err
 	}
 	if err := s.Check(peers.Retrievers()); err != nil {
@@ -284,7 +316,16 @@ func runEval(ctx context.Context, w, log io.Writer, d dataOptions, r runOptions,
 		return err
 	}
 	opts := eval.Options{Graph: data.Graph, KeepGoing: r.KeepGoing, PerQuestion: r.PerQuestion, Progress: log, Workers: r.Workers}
-	if r.Out != "" {
+	var export *rogfile.Exporter
+	if r.Out != "" && x.OutFormat != "stem" {
+		f, err := rogfile.Create(r.Out, false)
+		if err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		defer f.Close()
+		export = &rogfile.Exporter{File: f, Format: rogfile.Format(x.OutFormat), Template: x.PromptTemplate}
+		opts.OnAnswer = export.OnAnswer
+	} else if r.Out != "" {
 		rlog, prior, err := eval.OpenLog(r.Out, evalConfig(d, s, encS), r.Resume)
 		if err != nil {
 			return err
@@ -303,12 +344,21 @@ func runEval(ctx context.Context, w, log io.Writer, d dataOptions, r runOptions,
 	// A cancelled run still shows what it scored; the error follows.
 	if err != nil {
 		fmt.Fprintf(log, "interrupted: the report covers the %d questions answered so far", rep.N)
-		if r.Out != "" {
+		if r.Out != "" && x.OutFormat == "stem" {
 			fmt.Fprintf(log, "; rerun with --out %s --resume to finish", r.Out)
 		}
 		fmt.Fprintln(log)
 	}
 	rep.Dropped = data.dropped
+	if export != nil {
+		if cerr := export.File.Close(); cerr != nil {
+			return errors.Join(err, cerr)
+		}
+		fmt.Fprintf(log, "%s: %d rows (%s)\n", r.Out, export.File.Rows(), x.OutFormat)
+		if export.Unparsed > 0 {
+			fmt.Fprintf(log, "%s: %d chains left out of the paths: no reading splits them into steps\n", r.Out, export.Unparsed)
+		}
+	}
 	fmt.Fprintf(log, "time %s (KG and models loaded in %s), peak memory %s\n",
 		time.Since(start).Round(time.Millisecond), loaded.Sub(start).Round(time.Millisecond), peakMemory())
 	if data.remote != nil && rep.N > 0 {

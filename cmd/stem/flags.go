@@ -54,7 +54,10 @@ func flagsOf(ptr any) []cli.Flag {
 				usage = "`" + p + "`: " + usage
 			}
 		}
-		out = append(out, &cli.GenericFlag{Name: f.Name, Usage: usage, Category: f.Category, Value: &rawValue{def: f.String()}})
+		// TakesFile lets shell completion offer file names for the value
+		// (fish's script is generated from it).
+		takesFile := strings.Contains(f.Placeholder, "FILE") || strings.Contains(f.Placeholder, "DIR") || f.Placeholder == "MODEL"
+		out = append(out, &cli.GenericFlag{Name: f.Name, Usage: usage, Category: f.Category, Value: &rawValue{def: f.String()}, TakesFile: takesFile})
 	}
 	return out
 }

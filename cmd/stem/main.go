@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 
+	stemversion "github.com/stem-kgqa/stem/internal/version"
 	"github.com/urfave/cli/v2"
 )
 
@@ -70,11 +71,18 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			compareCommand(),
 			trainCommand(),
 			dataCommand(),
+			reasonCommand(),
+			versionCommand(),
+			completionCommand(),
 		},
+		Flags: []cli.Flag{versionFlag},
 	}
 	// A mistyped flag or command gets one line naming it and where the
 	// help is, not the whole help text on stdout.
 	app.Action = func(c *cli.Context) error {
+		if c.Bool(versionFlag.Name) {
+			return stemversion.Read().WriteText(c.App.Writer, c.App.Name)
+		}
 		if c.NArg() == 0 {
 			return cli.ShowAppHelp(c)
 		}
@@ -86,6 +94,14 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			full := strings.TrimSpace(parent + " " + cmd.Name)
 			cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
 				return fmt.Errorf("%s: %w (see stem %s --help)", full, err, full)
+			}
+			if len(cmd.Subcommands) == 0 {
+				// A command's arguments are its own: no "help"
+				// subcommand (help is --help), which shell completion
+				// would offer instead of file names.
+				cmd.HideHelpCommand = true
+			} else if cmd.BashComplete == nil {
+				cmd.BashComplete = completeSubcommands(cmd)
 			}
 			quiet(cmd.Subcommands, full)
 		}

@@ -6,11 +6,11 @@ import (
 	"io"
 	"net"
 	"os"
-	"runtime/debug"
 	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	stemversion "github.com/stem-kgqa/stem/internal/version"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kg/sparql"
 	"github.com/stem-kgqa/stem/models/catalog"
@@ -199,10 +199,6 @@ type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
 
-// version is the module version the binary was built from.
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
+// version is the version string /healthz and MCP report, the first line
+// of stem version.
+func version() string { return stemversion.Read().String() }

@@ -1,16 +1,47 @@
-// Package jsonl reads the append-only JSON Lines files stem writes for
-// long runs (evaluation results, training data): a header line, then one
-// record per line, appended as the run goes. A run killed mid-write leaves
-// a torn last line; Read tells how far the file is whole, so the run can
-// resume by cutting the file there and appending.
+// Package jsonl reads JSON Lines files. Read reads the append-only files
+// stem writes for long runs (evaluation results, training data): a header
+// line, then one record per line, appended as the run goes. A run killed
+// mid-write leaves a torn last line; Read tells how far the file is whole,
+// so the run can resume by cutting the file there and appending. Lines
+// reads the files other systems write (RoG's and GNN-RAG's), which have no
+// header, one line at a time.
 package jsonl
 
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
+	"strings"
 )
+
+// Lines calls fn with each non-blank line of r and its 1-based number,
+// checking ctx before each. Lines may be up to 256 MiB long (a RoG row
+// holds a whole question graph). An error from fn stops the read and is
+// returned unchanged; a read error names name and the line.
+func Lines(ctx context.Context, r io.Reader, name string, fn func(n int, line []byte) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1024*1024), 256*1024*1024)
+	n := 0
+	for sc.Scan() {
+		n++
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		line := sc.Bytes()
+		if len(strings.TrimSpace(string(line))) == 0 {
+			continue
+		}
+		if err := fn(n, line); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s:%d: %w", name, n+1, err)
+	}
+	return nil
+}
 
 // Read reads r line by line. It calls header with the first line and
 // record with each later non-blank line (both trimmed of white space).

@@ -1,7 +1,10 @@
 package jsonl
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -77,4 +80,27 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("good = %d is not at a line end", good)
 		}
 	})
+}
+
+func TestLines(t *testing.T) {
+	var got []string
+	err := Lines(context.Background(), strings.NewReader("{\"a\":1}\n\n  \n{\"b\":2}\r\n{\"c\":3}"), "x.jsonl", func(n int, line []byte) error {
+		got = append(got, fmt.Sprintf("%d:%s", n, strings.TrimSpace(string(line))))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{`1:{"a":1}`, `4:{"b":2}`, `5:{"c":3}`}; !slices.Equal(got, want) {
+		t.Errorf("lines %q, want %q (blank lines skipped, numbers kept)", got, want)
+	}
+	stop := errors.New("stop")
+	if err := Lines(context.Background(), strings.NewReader("a\nb\n"), "x", func(int, []byte) error { return stop }); err != stop {
+		t.Errorf("fn's error came back as %v, want it unchanged", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := Lines(ctx, strings.NewReader("a\n"), "x", func(int, []byte) error { return nil }); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled read: %v", err)
+	}
 }
