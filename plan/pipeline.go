@@ -157,6 +157,8 @@ type Pipeline struct {
 	// when the shared KG is a kg.Neighbourhooder (a SPARQL endpoint);
 	// 0 = DefaultMaxHops.
 	MaxHops int
+	// Mode labels how the retrieval strategy runs (ModeOf); Open sets it.
+	Mode string
 }
 
 // DefaultMaxHops is the default Pipeline.MaxHops: the longest paths of
@@ -220,13 +222,14 @@ func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
 	start = time.Now()
 	var proj projection.Projection
 	var err error
+	planned := usesPlan(p.Retriever)
 	if nb, ok := g.(kg.Neighbourhooder); ok && !own {
 		// A remote KG: plan and answer over the question's neighbourhood.
-		if g, proj, err = p.fetch(ctx, nb, in, res); err != nil {
+		if g, proj, err = p.fetch(ctx, nb, in, planned, res); err != nil {
 			return nil, err
 		}
 		own, res.Graph, in.Graph = true, g, g
-	} else {
+	} else if planned {
 		if own {
 			in.Graph = g
 		}
@@ -278,10 +281,25 @@ func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
 // deeper graph, because a planner that checks paths in the KG sees more
 // of them. The result is what planning over the whole KG gives, since
 // nothing a plan of that depth touches lies further out.
-func (p *Pipeline) fetch(ctx context.Context, nb kg.Neighbourhooder, in projection.Input, res *Result) (*kg.Graph, projection.Projection, error) {
+func (p *Pipeline) fetch(ctx context.Context, nb kg.Neighbourhooder, in projection.Input, planned bool, res *Result) (*kg.Graph, projection.Projection, error) {
 	limit := p.MaxHops
 	if limit <= 0 {
 		limit = DefaultMaxHops
+	}
+	if !planned {
+		// A strategy that plans for itself walks as far as it says (its
+		// Reach), or MaxHops.
+		hops := limit
+		if r, ok := p.Retriever.(Reacher); ok {
+			hops = max(1, min(r.Reach(), limit))
+		}
+		t0 := time.Now()
+		sub, err := nb.Neighbourhood(ctx, in.Entities, hops)
+		res.Timings[StageFetch] = Duration(time.Since(t0))
+		if err != nil {
+			return nil, projection.Projection{}, fmt.Errorf("fetch the graph of %q: %w", in.Question, err)
+		}
+		return sub, projection.Projection{}, nil
 	}
 	var fetchTime, planTime time.Duration
 	defer func() { res.Timings[StageFetch], res.Timings[StagePlan] = Duration(fetchTime), Duration(planTime) }()

@@ -126,7 +126,7 @@ func compareSetups(base plan.Settings, preset string, configs []string) ([]compa
 	var out []compareConfig
 	seen := map[string]bool{}
 	for _, spec := range specs {
-		s := base
+		s := base.Clone()
 		fields, err := settings.Fields(&s)
 		if err != nil {
 			return nil, err
@@ -230,9 +230,13 @@ func runSetup(ctx context.Context, s plan.Settings, data *evalData, env *evalEnv
 	if err != nil {
 		return nil, err
 	}
-	return eval.Run(ctx, data.Questions, eval.Pipeline{Pipeline: p}, eval.Options{
+	rep, err := eval.Run(ctx, data.Questions, eval.Pipeline{Pipeline: p}, eval.Options{
 		Graph: data.Graph, KeepGoing: r.KeepGoing, Progress: log, Workers: r.Workers, PerQuestion: true,
 	})
+	if rep != nil {
+		rep.Mode = p.Mode
+	}
+	return rep, err
 }
 
 // commandLine rebuilds the command line from the flags that were set, so
