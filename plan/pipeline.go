@@ -74,7 +74,8 @@ type Result struct {
 	// Projection is the planner's candidate schema graphs and strategy.
 	Projection projection.Projection
 	// Strategy is the strategy traced with (the planner's, or the
-	// pipeline's override).
+	// pipeline's override); "" for a strategy that plans for itself and
+	// was given none.
 	Strategy string
 	// Guidance names the guidance graph's entities, when one was used.
 	Guidance []string
@@ -243,7 +244,9 @@ func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
 	if p.Strategy != nil {
 		strat = *p.Strategy
 	}
-	res.Strategy = strat.String()
+	if planned || p.Strategy != nil {
+		res.Strategy = strat.String()
+	}
 
 	req := Request{Question: q.Question, Graph: g, Own: own, Input: in, Projection: proj, Strategy: strat}
 	if p.Strategy == nil {
