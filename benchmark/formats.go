@@ -17,7 +17,10 @@ type Source struct {
 	Format string
 	// Questions are the question files, read in order.
 	Questions []string
-	// KG is the shared KG file of the formats that have one.
+	// KG is the shared KG file (or SPARQL endpoint URL) of the formats
+	// answered over one KG. Given to a format whose questions bring their
+	// own graphs (webqsp-mini, rog), it replaces those graphs: every
+	// question is asked of this one KG (see Union).
 	KG string
 	// QTypes are MetaQA's question-type files, one per question file.
 	QTypes []string
@@ -29,7 +32,8 @@ type Source struct {
 // over one KG, that KG.
 type Dataset struct {
 	Questions []Question
-	// Graph is the shared KG; nil when every question carries its own.
+	// Graph is the shared KG; nil when every question carries its own, or
+	// when the shared KG is a SPARQL endpoint the caller opens.
 	Graph *kg.Graph
 }
 
@@ -38,7 +42,9 @@ type Format struct {
 	Name string
 	// Doc is a line for help text: the files the format takes.
 	Doc string
-	// SharedKG says the questions are answered over one KG (Source.KG).
+	// SharedKG says the questions are answered over one KG (Source.KG),
+	// which is then required. The other formats bring each question's own
+	// graph, and take Source.KG as an option: the shared setting.
 	SharedKG bool
 	load     func(ctx context.Context, src Source) ([]Question, error)
 }
@@ -50,14 +56,14 @@ func Formats() []Format {
 			return eachFile(ctx, src.Questions, LoadPathQuestion)
 		}},
 		{Name: "metaqa", SharedKG: true, Doc: "MetaQA: --questions qa_test_2hop.txt --kg kb.txt --qtype qtype_test_2hop.txt", load: loadMetaQA},
-		{Name: "webqsp-mini", Doc: "WebQSP as released by GNN-RAG: --questions gnnrag_sbert_test.jsonl,gnnrag_lmsr_test.jsonl --gold-paths rog_paths_test.jsonl (each question's KG = the union of its evidence paths)",
+		{Name: "webqsp-mini", Doc: "WebQSP as released by GNN-RAG: --questions gnnrag_sbert_test.jsonl,gnnrag_lmsr_test.jsonl --gold-paths rog_paths_test.jsonl (each question's KG = the union of its evidence paths; with --kg, every question is asked of that one KG instead, e.g. the union of all of them written by 'stem data union')",
 			load: func(ctx context.Context, src Source) ([]Question, error) {
 				if src.GoldPaths == "" {
 					return nil, fmt.Errorf("--format webqsp-mini needs --gold-paths rog_paths_test.jsonl")
 				}
 				return LoadWebQSP(ctx, src.Questions, src.GoldPaths)
 			}},
-		{Name: "rog", Doc: "RoG rows with their own subgraphs, JSONL or Parquet (the HuggingFace release, selected by .parquet or the PAR1 magic): --questions ROWS.jsonl|test-00000-of-00002.parquet[,...] [--gold-paths P.jsonl]", load: loadRoG},
+		{Name: "rog", Doc: "RoG rows with their own subgraphs, JSONL or Parquet (the HuggingFace release, selected by .parquet or the PAR1 magic): --questions ROWS.jsonl|test-00000-of-00002.parquet[,...] [--gold-paths P.jsonl] [--kg FILE|URL: one KG for every question instead of its own]", load: loadRoG},
 	}
 }
 
@@ -107,15 +113,17 @@ func (src Source) Check() error {
 	return nil
 }
 
-// Load loads src's questions and, for a shared-KG format, its KG; a KG
-// named by URL is left for the caller to open (Dataset.Graph is nil).
+// Load loads src's questions and, when src names one, the shared KG; a KG
+// named by URL is left for the caller to open (Dataset.Graph is nil). The
+// questions of an own-graph format loaded with a shared KG lose their own
+// graphs, so that every stage asks the shared one.
 func Load(ctx context.Context, src Source) (*Dataset, error) {
 	if err := src.Check(); err != nil {
 		return nil, err
 	}
 	f, _ := LookupFormat(src.Format)
 	d := &Dataset{}
-	if f.SharedKG && !sparql.IsEndpoint(src.KG) {
+	if src.KG != "" && !sparql.IsEndpoint(src.KG) {
 		g, err := kg.Load(ctx, src.KG, kg.FormatAuto)
 		if err != nil {
 			return nil, err
@@ -125,6 +133,11 @@ func Load(ctx context.Context, src Source) (*Dataset, error) {
 	qs, err := f.LoadQuestions(ctx, src)
 	if err != nil {
 		return nil, err
+	}
+	if src.KG != "" {
+		for i := range qs {
+			qs[i].Graph = nil
+		}
 	}
 	d.Questions = qs
 	return d, nil

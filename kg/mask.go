@@ -37,6 +37,27 @@ func WriteMaskedTSV(ctx context.Context, w io.Writer, g Reader) (int, error) {
 		}
 		owner[m], masks[r] = name, m
 	}
+	return writeTSV(ctx, w, g, masks, "mask relations")
+}
+
+// WriteTSV writes g as a tab-separated triple file (head, relation, tail
+// per line, the format ReadTSV reads), in triple order. It returns the
+// number of triples written. A name holding a tab or a newline is an
+// error, since the file could not be read back as written.
+func WriteTSV(ctx context.Context, w io.Writer, g Reader) (int, error) {
+	rels := make([]string, g.NumRelations())
+	for r := range rels {
+		rels[r] = g.RelationName(int32(r))
+		if strings.ContainsAny(rels[r], "\t\n") {
+			return 0, fmt.Errorf("kg: write TSV: relation %q holds a tab or a newline", rels[r])
+		}
+	}
+	return writeTSV(ctx, w, g, rels, "write TSV")
+}
+
+// writeTSV writes g's triples with rels[r] as relation r's name; op names
+// the operation in errors.
+func writeTSV(ctx context.Context, w io.Writer, g Reader, rels []string, op string) (int, error) {
 	bw := bufio.NewWriter(w)
 	n := g.NumTriples()
 	for i := range n {
@@ -48,14 +69,14 @@ func WriteMaskedTSV(ctx context.Context, w io.Writer, g Reader) (int, error) {
 		t := g.Triple(int32(i))
 		h, tl := g.EntityName(t.Head), g.EntityName(t.Tail)
 		if strings.ContainsAny(h, "\t\n") || strings.ContainsAny(tl, "\t\n") {
-			return i, fmt.Errorf("kg: mask relations: triple %d: an entity name holds a tab or a newline", i)
+			return i, fmt.Errorf("kg: %s: triple %d: an entity name holds a tab or a newline", op, i)
 		}
-		if _, err := fmt.Fprintf(bw, "%s\t%s\t%s\n", h, masks[t.Rel], tl); err != nil {
-			return i, fmt.Errorf("kg: mask relations: %w", err)
+		if _, err := fmt.Fprintf(bw, "%s\t%s\t%s\n", h, rels[t.Rel], tl); err != nil {
+			return i, fmt.Errorf("kg: %s: %w", op, err)
 		}
 	}
 	if err := bw.Flush(); err != nil {
-		return n, fmt.Errorf("kg: mask relations: %w", err)
+		return n, fmt.Errorf("kg: %s: %w", op, err)
 	}
 	return n, nil
 }

@@ -53,3 +53,29 @@ func TestMaskRelations(t *testing.T) {
 		})
 	}
 }
+
+func TestWriteTSVRoundTrip(t *testing.T) {
+	in := "a\tchildren\tb\nb\tspouse\tc\nx y\tplace of birth\tz\n"
+	g, err := ReadTSV(strings.NewReader(in), "in.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if n, err := WriteTSV(context.Background(), &buf, g); err != nil || n != 3 {
+		t.Fatalf("WriteTSV = %d, %v; want 3 triples", n, err)
+	}
+	back, err := ReadTSV(&buf, "out.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.NumTriples() != 3 || back.NumEntities() != g.NumEntities() || back.NumRelations() != 2+1 {
+		t.Fatalf("read back %d triples, %d entities, %d relations", back.NumTriples(), back.NumEntities(), back.NumRelations())
+	}
+	bad, err := GraphOf([][3]string{{"a\tb", "r", "c"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteTSV(context.Background(), &buf, bad); err == nil || !strings.Contains(err.Error(), "tab or a newline") {
+		t.Errorf("WriteTSV of a name with a tab: %v", err)
+	}
+}

@@ -13,12 +13,14 @@ func dataCommand() *cli.Command {
 			"  stem data chains  questions + KG  -> items with reasoning chains T and their masked form T'\n" +
 			"  stem data synth   KG alone        -> items sampled by random walks, with generated questions\n" +
 			"  stem data sft     items           -> assertions S, then SGDA and SAGB fine-tuning sets + a dataset card\n\n" +
-			"stem data split writes the fixed train/test halves of a question set by a hash of the question id.\n",
+			"stem data split writes the fixed train/test halves of a question set by a hash of the question id.\n" +
+			"stem data union writes the shared KG of a dataset whose questions bring their own graphs.\n",
 		Subcommands: []*cli.Command{
 			dataChainsCommand(),
 			dataSynthCommand(),
 			dataSFTCommand(),
 			dataSplitCommand(),
+			dataUnionCommand(),
 		},
 	}
 }

@@ -29,7 +29,7 @@ import (
 type dataOptions struct {
 	Format         string   `flag:"format" usage:"dataset format: pq, metaqa, webqsp-mini, rog"`
 	Questions      []string `flag:"questions" placeholder:"FILES" usage:"question FILES, comma-separated"`
-	KG             string   `flag:"kg" placeholder:"FILE|URL" usage:"the shared KG FILE (pq, metaqa), or a SPARQL endpoint URL serving it"`
+	KG             string   `flag:"kg" placeholder:"FILE|URL" usage:"the shared KG FILE (pq, metaqa; for webqsp-mini and rog one KG every question is asked of instead of its own, see stem data union), or a SPARQL endpoint URL serving it"`
 	QType          []string `flag:"qtype" placeholder:"FILES" usage:"metaqa: the question-type FILES, one per --questions file"`
 	GoldPaths      string   `flag:"gold-paths" placeholder:"FILE" usage:"webqsp-mini, rog: FILE rog_paths_*.jsonl with each question's gold relation paths"`
 	AnswerableOnly bool     `flag:"answerable-only" usage:"metaqa: keep questions whose answers all lie within the question's hop count of the topic entity"`

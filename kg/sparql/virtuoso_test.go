@@ -473,17 +473,7 @@ func freebaseOf(g *kg.Graph) string {
 
 // union is the union of the questions' own graphs, as one KG.
 func union(qs []benchmark.Question) (*kg.Graph, error) {
-	var ts [][3]string
-	for _, q := range qs {
-		if q.Graph == nil {
-			continue
-		}
-		for i := range q.Graph.NumTriples() {
-			tr := q.Graph.Triple(int32(i))
-			ts = append(ts, [3]string{q.Graph.EntityName(tr.Head), q.Graph.RelationName(tr.Rel), q.Graph.EntityName(tr.Tail)})
-		}
-	}
-	return kg.GraphOf(ts)
+	return benchmark.Union(context.Background(), qs)
 }
 
 // fetching answers over an in-memory KG as over an endpoint: each
