@@ -3,7 +3,10 @@
 // which runs STEM's stages in order: entity linking, projection (a
 // planner's schema graphs and strategy), retrieval (a strategy found by
 // name in a Registry; STEM's own is guidance plus structure tracing) and
-// generation.
+// generation. A retrieval strategy that plans for itself (a peer system
+// standing alone, PlanUser) gets no planner run and no plan; each
+// registered strategy brings its own settings struct (RegisterWith), so
+// the package names no peer.
 //
 // The package depends on the stages' packages (projection, tracing,
 // tripgnn through a Guider, generation) and on the KG and model seams; it

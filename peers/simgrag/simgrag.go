@@ -484,8 +484,12 @@ func (r *Retriever) compile(ctx context.Context, gs *graphState, sg schema.Graph
 // distance turns the cosine of two embeddings into the L2 distance of
 // their unit vectors, a GSD term (eq. 2): ||a - b|| = sqrt(2 - 2 cos),
 // clamped to [0, 2] so that rounding cannot make a term negative and
-// break the lower bound.
+// break the lower bound. A cosine within float32 rounding of 1 is 0 apart:
+// the square root would blow its 1e-7 of noise up to 4e-4.
 func distance(cos float32) float64 {
+	if cos >= 1-1e-6 {
+		return 0
+	}
 	return min(math.Sqrt(max(2-2*float64(cos), 0)), 2)
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models/wordvec"
+	"github.com/stem-kgqa/stem/peers/signals/signalstest"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/schema"
@@ -162,18 +163,28 @@ func TestRetrievePlannerAssisted(t *testing.T) {
 	}
 }
 
+// directorNationality is an encoder under which the stand-in's pattern
+// for "what is the nationality of the director of X" is X's directed_by,
+// nationality path.
+func directorNationality() *signalstest.Encoder {
+	return signalstest.New(4, map[string][]float32{
+		"what is the nationality of the director of": {1, 0, 0, 0},
+		"directed by nationality":                    {1, 0, 0, 0},
+	})
+}
+
 // TestRetrieveEvidence checks the scores of the best subgraph of an exact
-// path: every relation matches itself (T-Score 1) and the anchor is
+// pattern: every relation matches itself (T-Score 1) and the anchor is
 // exact, so the GSD is 0 and the subgraph's score 1.
 func TestRetrieveEvidence(t *testing.T) {
 	g := films(t)
 	ctx := context.Background()
-	r, err := New(ctx, plan.Env{Graph: g, Encoder: wordvec.New(nil, wordvec.Options{})}, Config{K: 1, KNodes: 4, KRelations: 4, PlanWeight: 1})
+	r, err := New(ctx, plan.Env{Graph: g, Encoder: directorNationality()}, Config{K: 1, KNodes: 4, KRelations: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	inc, _ := g.Entity("inception")
-	ev, err := r.Retrieve(ctx, plan.Request{Graph: g, Anchors: []int32{inc}, Projection: proj(false, schema.Precision, schema.Path("inception", "directed_by", "nationality"))})
+	ev, err := r.Retrieve(ctx, plan.Request{Question: "what is the nationality of the director of inception", Graph: g, Anchors: []int32{inc}, Mentions: []string{"inception"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +200,7 @@ func TestRetrieveEvidence(t *testing.T) {
 	if len(res.Anchors) != 1 || res.Anchors[0].Name != "inception" || res.Anchors[0].Score != 1 {
 		t.Errorf("anchors %+v", res.Anchors)
 	}
-	if len(res.Answers) != 1 || res.Answers[0].Score < 0.999 || res.Answers[0].Reversed != 0 {
+	if len(res.Answers) != 1 || res.Answers[0].Name != "united_kingdom" || res.Answers[0].Score < 0.999 || res.Answers[0].Reversed != 0 {
 		t.Errorf("answers %+v", res.Answers)
 	}
 }
@@ -198,12 +209,13 @@ func TestRetrieveOwnGraphAndConcurrency(t *testing.T) {
 	g := films(t)
 	ctx := context.Background()
 	cfg := DefaultConfig()
-	cfg.K, cfg.PlanWeight = 1, 1
-	r, err := New(ctx, plan.Env{Encoder: wordvec.New(nil, wordvec.Options{})}, cfg)
+	cfg.K = 1
+	r, err := New(ctx, plan.Env{Encoder: directorNationality()}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Retrieve(ctx, plan.Request{Projection: proj(false, schema.Precision, schema.Path("titanic", "directed_by"))}); err == nil {
+	q := "what is the nationality of the director of titanic"
+	if _, err := r.Retrieve(ctx, plan.Request{Question: q, Mentions: []string{"titanic"}}); err == nil {
 		t.Error("no error without any KG")
 	}
 	var wg sync.WaitGroup
@@ -211,7 +223,7 @@ func TestRetrieveOwnGraphAndConcurrency(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ev, err := r.Retrieve(ctx, plan.Request{Graph: g, Own: true, Projection: proj(false, schema.Precision, schema.Path("titanic", "directed_by", "nationality"))})
+			ev, err := r.Retrieve(ctx, plan.Request{Question: q, Graph: g, Own: true, Mentions: []string{"titanic"}})
 			if err != nil {
 				t.Error(err)
 				return
