@@ -41,6 +41,8 @@ func TestAttribute(t *testing.T) {
 		{"linking checked without a gold path", noPath, &StageOutput{Linked: []string{"Tom Cruise"}}, nil, FailLinking},
 		{"planning unchecked without a gold path", noPath, &right, nil, FailUnknown},
 		{"planning: no plan", q, with(func(o *StageOutput) { o.Plans = nil }), goldEv, FailPlanning},
+		{"planning: no planner ran (a peer standing alone), never blamed", q,
+			with(func(o *StageOutput) { o.Plans, o.Unplanned = nil, true }), nil, FailTracing},
 		{"planning: path out of order", q, with(func(o *StageOutput) { o.Plans = [][]string{{"directed_by", "starred_actors"}} }), goldEv, FailPlanning},
 		{"planning: a constraint around the path is fine", q,
 			with(func(o *StageOutput) { o.Plans = [][]string{{"x"}, {"starred_actors", "release_year", "directed_by"}} }), nil, FailTracing},

@@ -63,7 +63,8 @@ func (p Pipeline) Answer(ctx context.Context, q benchmark.Question) (Prediction,
 
 // stageOutput collects what res's stages produced, for Attribute.
 func stageOutput(res *plan.Result) *StageOutput {
-	out := &StageOutput{}
+	_, planned := res.Timings[plan.StagePlan]
+	out := &StageOutput{Unplanned: !planned}
 	for _, l := range res.Links {
 		out.Linked = append(out.Linked, l.Entity)
 	}

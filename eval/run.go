@@ -186,6 +186,10 @@ type Result struct {
 // Report is a run's scores.
 type Report struct {
 	Scores
+	// Mode labels how the retrieval strategy ran (plan.Pipeline.Mode: a
+	// peer standing alone or planner-assisted, and what scored it), for
+	// the caller to record; Run leaves it "".
+	Mode string `json:"mode,omitempty"`
 	// Unbacked sums Prediction.Unbacked over the questions.
 	Unbacked int `json:"unbacked"`
 	// Unsupported sums Prediction.Unsupported: the generated answers no

@@ -3,7 +3,10 @@
 // which runs STEM's stages in order: entity linking, projection (a
 // planner's schema graphs and strategy), retrieval (a strategy found by
 // name in a Registry; STEM's own is guidance plus structure tracing) and
-// generation.
+// generation. A retrieval strategy that plans for itself (a peer system
+// standing alone, PlanUser) gets no planner run and no plan; each
+// registered strategy brings its own settings struct (RegisterWith), so
+// the package names no peer.
 //
 // The package depends on the stages' packages (projection, tracing,
 // tripgnn through a Guider, generation) and on the KG and model seams; it
@@ -78,7 +81,8 @@ type Result struct {
 	// Projection is the planner's candidate schema graphs and strategy.
 	Projection projection.Projection
 	// Strategy is the strategy traced with (the planner's, or the
-	// pipeline's override).
+	// pipeline's override); "" for a strategy that plans for itself and
+	// was given none.
 	Strategy string
 	// Guidance names the guidance graph's entities, when one was used.
 	Guidance []string
@@ -168,6 +172,8 @@ type Pipeline struct {
 	// NoConstraints leaves the constraints a question states (time,
 	// gender, type; package constraint) unchecked.
 	NoConstraints bool
+	// Mode labels how the retrieval strategy runs (ModeOf); Open sets it.
+	Mode string
 }
 
 // DefaultMaxHops is the default Pipeline.MaxHops: the longest paths of
@@ -231,13 +237,14 @@ func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
 	start = time.Now()
 	var proj projection.Projection
 	var err error
+	planned := usesPlan(p.Retriever)
 	if nb, ok := g.(kg.Neighbourhooder); ok && !own {
 		// A remote KG: plan and answer over the question's neighbourhood.
-		if g, proj, err = p.fetch(ctx, nb, in, res); err != nil {
+		if g, proj, err = p.fetch(ctx, nb, in, planned, res); err != nil {
 			return nil, err
 		}
 		own, res.Graph, in.Graph = true, g, g
-	} else {
+	} else if planned {
 		if own {
 			in.Graph = g
 		}
@@ -251,7 +258,9 @@ func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
 	if p.Strategy != nil {
 		strat = *p.Strategy
 	}
-	res.Strategy = strat.String()
+	if planned || p.Strategy != nil {
+		res.Strategy = strat.String()
+	}
 
 	req := Request{Question: q.Question, Graph: g, Own: own, Input: in, Projection: proj, Strategy: strat}
 	if p.Strategy == nil {
@@ -294,10 +303,25 @@ func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
 // deeper graph, because a planner that checks paths in the KG sees more
 // of them. The result is what planning over the whole KG gives, since
 // nothing a plan of that depth touches lies further out.
-func (p *Pipeline) fetch(ctx context.Context, nb kg.Neighbourhooder, in projection.Input, res *Result) (*kg.Graph, projection.Projection, error) {
+func (p *Pipeline) fetch(ctx context.Context, nb kg.Neighbourhooder, in projection.Input, planned bool, res *Result) (*kg.Graph, projection.Projection, error) {
 	limit := p.MaxHops
 	if limit <= 0 {
 		limit = DefaultMaxHops
+	}
+	if !planned {
+		// A strategy that plans for itself walks as far as it says (its
+		// Reach), or MaxHops.
+		hops := limit
+		if r, ok := p.Retriever.(Reacher); ok {
+			hops = max(1, min(r.Reach(), limit))
+		}
+		t0 := time.Now()
+		sub, err := nb.Neighbourhood(ctx, in.Entities, hops)
+		res.Timings[StageFetch] = Duration(time.Since(t0))
+		if err != nil {
+			return nil, projection.Projection{}, fmt.Errorf("fetch the graph of %q: %w", in.Question, err)
+		}
+		return sub, projection.Projection{}, nil
 	}
 	var fetchTime, planTime time.Duration
 	defer func() { res.Timings[StageFetch], res.Timings[StagePlan] = Duration(fetchTime), Duration(planTime) }()

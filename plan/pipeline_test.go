@@ -257,3 +257,42 @@ func TestPerCandidateStrategies(t *testing.T) {
 		}
 	}
 }
+
+// failingPlanner fails every question: a strategy that plans for itself
+// must never reach it.
+type failingPlanner struct{}
+
+func (failingPlanner) Plan(context.Context, projection.Input) (projection.Projection, error) {
+	return projection.Projection{}, errors.New("the planner ran")
+}
+
+// selfPlanning records its request and says it reads no plan.
+type selfPlanning struct{ got *Request }
+
+func (s selfPlanning) UsesPlan() bool { return false }
+func (s selfPlanning) Mode() string   { return "standalone" }
+func (s selfPlanning) Retrieve(_ context.Context, req Request) (*Evidence, error) {
+	*s.got = req
+	return &Evidence{Trace: &tracing.Result{}}, nil
+}
+
+// A strategy that plans for itself gets no planner run, no projection and
+// no strategy of the planner's; its mode label is the pipeline's.
+func TestSelfPlanningStrategySkipsThePlanner(t *testing.T) {
+	p := demoPipeline(t)
+	var got Request
+	p.Planner, p.Retriever = failingPlanner{}, selfPlanning{got: &got}
+	res, err := p.Answer(context.Background(), Query{Question: "who directed inception ?", Entities: []string{"Inception"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Projection.Candidates) != 0 || got.Strategy != schema.Precision || len(got.Anchors) != 1 {
+		t.Errorf("request %+v: want no candidates, Precision, one anchor", got)
+	}
+	if _, ok := res.Timings[StagePlan]; ok {
+		t.Error("a plan stage was timed")
+	}
+	if ModeOf(p.Retriever) != "standalone" || ModeOf(demoPipeline(t).Retriever) != "planner" {
+		t.Error("mode labels")
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/stem-kgqa/stem/settings"
 )
 
 // nothing is a retrieval strategy that finds no evidence.
@@ -71,8 +73,7 @@ func TestSettingsCheck(t *testing.T) {
 	}{
 		{func(s *Settings) { s.Planner = "pattern" }, "--planner-model"},
 		{func(s *Settings) { s.Generator = "llm" }, "--llm-model"},
-		{func(s *Settings) { s.Peers.GraphRAFTLLM = true }, "--graphraft-llm need --llm-model"},
-		{func(s *Settings) { s.Peers.DoGLLM = true }, "--llm-model"},
+		{func(s *Settings) { s.Generator = "llm" }, "--generator llm need --llm-model"},
 		{func(s *Settings) { s.Tracing.OnlyGreedy, s.Tracing.OnlyThreshold = true, true }, "exclude each other"},
 		{func(s *Settings) { s.Retriever = "nope" }, `--retriever: unknown retrieval strategy "nope"`},
 		{func(s *Settings) {}, ""},
@@ -83,5 +84,73 @@ func TestSettingsCheck(t *testing.T) {
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("Check: err = %v, want %q", err, tc.want)
 		}
+	}
+}
+
+// knobs is a toy strategy's own settings.
+type knobs struct {
+	Depth int  `flag:"toy-depth" min:"1"`
+	LLM   bool `flag:"toy-llm"`
+}
+
+func (k knobs) Check(llm bool) error {
+	if k.LLM && !llm {
+		return errors.New("--toy-llm needs --llm-model")
+	}
+	return nil
+}
+
+// built records the settings a toy strategy was built with.
+type built struct {
+	nothing
+	k knobs
+}
+
+// A strategy registered with settings gets its own struct, defaults
+// first, then what the user set, never another configuration's; its
+// Check runs with the pipeline's.
+func TestRegisterWith(t *testing.T) {
+	r := DefaultRetrievers()
+	if err := RegisterWith(r, "toy", "a toy", func() knobs { return knobs{Depth: 3} }, func(_ context.Context, _ Env, k knobs) (Retriever, error) {
+		return built{k: k}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := RegisterWith(r, "toy", "again", func() knobs { return knobs{} }, func(context.Context, Env, knobs) (Retriever, error) { return nil, nil }); err == nil {
+		t.Error("a second toy was registered")
+	}
+	ret, err := r.New(context.Background(), "toy", Env{})
+	if err != nil || ret.(built).k.Depth != 3 {
+		t.Fatalf("defaults: %v %+v", err, ret)
+	}
+	s := DefaultSettings()
+	s.Retriever = "toy"
+	s.Retrievers = r.NewSettings()
+	fields, err := settings.Fields(&s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := settings.Lookup(fields, "toy-depth"); !ok {
+		t.Fatal("no toy-depth setting")
+	}
+	// A compare configuration changes its clone only.
+	c := s.Clone()
+	cf, _ := settings.Fields(&c)
+	if _, err := settings.ApplySpec(cf, "toy-depth=5,toy-llm"); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Retrievers.Of("toy").(*knobs).Depth; got != 3 {
+		t.Errorf("the original changed with its clone: depth %d", got)
+	}
+	ret, err = r.NewWith(context.Background(), "toy", Env{}, c.Retrievers)
+	if err != nil || ret.(built).k.Depth != 5 {
+		t.Fatalf("set: %v %+v", err, ret)
+	}
+	if err := c.Check(r); err == nil || !strings.Contains(err.Error(), "--retriever toy: --toy-llm needs --llm-model") {
+		t.Errorf("Check: %v", err)
+	}
+	c.Chat.Model = "m"
+	if err := c.Check(r); err != nil {
+		t.Errorf("Check with a model: %v", err)
 	}
 }

@@ -49,6 +49,39 @@ type Request struct {
 	Strategies []schema.Strategy
 }
 
+// PlanUser is an optional Retriever capability. A strategy that plans for
+// itself (a peer system standing alone) reports UsesPlan false, and the
+// pipeline runs no planner for it: its Request has an empty Projection and
+// the Strategy is the override (Precision without one), neither of which
+// it may read. A strategy without the method reads the plan, as STEM's
+// tracing does.
+type PlanUser interface {
+	UsesPlan() bool
+}
+
+// Moder is an optional Retriever capability: a short label of how the
+// strategy runs (for a peer system, standing alone or planner-assisted,
+// and what scores it), which stem compare prints beside each row.
+type Moder interface {
+	Mode() string
+}
+
+// ModeOf returns r's mode label, "" when it has none.
+func ModeOf(r Retriever) string {
+	if m, ok := r.(Moder); ok {
+		return m.Mode()
+	}
+	return ""
+}
+
+// usesPlan reports whether r reads the planner's output.
+func usesPlan(r Retriever) bool {
+	if u, ok := r.(PlanUser); ok {
+		return u.UsesPlan()
+	}
+	return true
+}
+
 // Evidence is what a Retriever found. Trace uses tracing's result type as
 // the common evidence format: anchors, matched KG triples with their
 // scores, the answers bound to the answer slot, reasoning chains and the
@@ -108,6 +141,15 @@ func NewTracing(ctx context.Context, g kg.Reader, ents *kgvec.Entities, enc mode
 	}
 	r.shared = t
 	return r, nil
+}
+
+// Mode implements Moder: STEM's strategy always traces the planner's
+// schema graphs.
+func (r *Tracing) Mode() string {
+	if r.guider != nil {
+		return "planner + guidance"
+	}
+	return "planner"
 }
 
 // Retrieve implements Retriever.

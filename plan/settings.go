@@ -50,9 +50,24 @@ type Settings struct {
 	// MaxHops caps the reach of a question's graph over a SPARQL KG.
 	MaxHops int `flag:"kg-hops" min:"1" max:"6" category:"sparql" usage:"SPARQL KGs: the farthest hop from a question's entities its graph is fetched to (as far as its plans reach, up to this)"`
 
+	// PlanWeight is the planner help a peer system gets (Env.PlanWeight):
+	// 0, the default, runs each peer standing alone, as its paper
+	// describes it; above 0 is the labelled planner-assisted mode.
+	PlanWeight float32 `flag:"peer-plan-weight" min:"0" max:"100" category:"peers" usage:"peer systems: weight of the planner's relation paths in a peer's score (0 = each peer stands alone, as its paper runs; above 0 = planner-assisted mode, labelled in stem compare)"`
+
 	Tracing tracing.Config
-	Peers   PeerSettings
 	Chat    catalog.ChatSettings
+	// Retrievers holds each registered strategy's own settings (the peer
+	// systems' flags), filled by Registry.NewSettings; empty, every
+	// strategy runs with its defaults.
+	Retrievers RetrieverSettings
+}
+
+// Clone returns a copy of s that shares no settings struct with it, for a
+// caller that changes the copy (each stem compare configuration).
+func (s Settings) Clone() Settings {
+	s.Retrievers = s.Retrievers.Clone()
+	return s
 }
 
 // ExampleSettings name the training questions the llm planner takes
@@ -65,27 +80,6 @@ type ExampleSettings struct {
 
 // DefaultExampleSettings reads --llm-examples as PathQuestion files.
 func DefaultExampleSettings() ExampleSettings { return ExampleSettings{ExamplesFormat: "pq"} }
-
-// PeerSettings are the parameters of the peer systems' retrieval
-// strategies (package peers). They live here, beside STEM's own, so that
-// flags, --config files and stem compare configurations set them alike; 0
-// means the strategy's default (its paper's value).
-type PeerSettings struct {
-	SimGRAGK         int  `flag:"simgrag-k" min:"0" max:"100" category:"peers" usage:"simgrag: subgraphs kept, k (0 = the paper's 3)"`
-	SimGRAGNodes     int  `flag:"simgrag-kn" min:"0" max:"1000" category:"peers" usage:"simgrag: candidate entities per pattern node, k(n) (0 = 16)"`
-	SimGRAGRelations int  `flag:"simgrag-kr" min:"0" max:"1000" category:"peers" usage:"simgrag: candidate relations per pattern edge, k(r) (0 = 16)"`
-	SimGRAGLLM       bool `flag:"simgrag-llm" category:"peers" usage:"simgrag: the pattern graph from the LLM with the paper's appendix B prompt (needs --llm-model) rather than the planner's schema graph"`
-	GCRHops          int  `flag:"gcr-hops" min:"0" max:"4" category:"peers" usage:"gcr: the KG-Trie's depth, L hops (0 = the paper's 2)"`
-	GCRBeam          int  `flag:"gcr-beam" min:"0" max:"100" category:"peers" usage:"gcr: relation paths decoded, K (0 = the paper's 10)"`
-	GraphRAFTQueries int  `flag:"graphraft-queries" min:"0" max:"100" category:"peers" usage:"graphraft: best grounded queries executed, their results the answers (0 = the paper's 1)"`
-	GraphRAFTHops    int  `flag:"graphraft-hops" min:"0" max:"3" category:"peers" usage:"graphraft: the longest chain template, in hops (0 = the paper's 2; 3 adds three-hop chains)"`
-	GraphRAFTChoices int  `flag:"graphraft-choices" min:"0" max:"200" category:"peers" usage:"graphraft: best-scored grounded queries the LLM chooses among with --graphraft-llm (0 = 20)"`
-	GraphRAFTLLM     bool `flag:"graphraft-llm" category:"peers" usage:"graphraft: the LLM chooses the executed queries among the grounded ones, shown as numbered Cypher queries (needs --llm-model); never a free-form query"`
-	GCRLLM           bool `flag:"gcr-llm" category:"peers" usage:"gcr: score path continuations with the LLM's log-probabilities (/v1/completions with echo and logprobs) and choose the answers by its inductive reasoning over the K paths (needs --llm-model)"`
-	DoGBeam          int  `flag:"dog-beam" min:"0" max:"100" category:"peers" usage:"dog: chains kept per step, the beam size bs (0 = the paper's 2)"`
-	DoGDepth         int  `flag:"dog-depth" min:"0" max:"8" category:"peers" usage:"dog: the most triples in a chain, T (0 = 3; the paper sets none)"`
-	DoGLLM           bool `flag:"dog-llm" category:"peers" usage:"dog: score each chain's next triple and its stop with the LLM's log-probabilities given the paper's prompt (/v1/completions with echo and logprobs; needs --llm-model)"`
-}
 
 // DefaultSettings returns the paper's parameters with the auto planner,
 // structural answers and STEM's retrieval.
@@ -165,8 +159,8 @@ func (s Settings) Check(reg *Registry) error {
 	if s.Planner == "pattern" && s.PlannerModel == "" {
 		return fmt.Errorf("--planner pattern needs --planner-model FILE (train one with 'stem train planner')")
 	}
-	if (s.Planner == "llm" || s.Generator == "llm" || s.Peers.SimGRAGLLM || s.Peers.GCRLLM || s.Peers.DoGLLM || s.Peers.GraphRAFTLLM) && s.Chat.Model == "" {
-		return fmt.Errorf("--planner llm, --generator llm, --simgrag-llm, --gcr-llm, --dog-llm and --graphraft-llm need --llm-model NAME (and --llm-base-url of an OpenAI-compatible server)")
+	if (s.Planner == "llm" || s.Generator == "llm") && s.Chat.Model == "" {
+		return fmt.Errorf("--planner llm and --generator llm need --llm-model NAME (and --llm-base-url of an OpenAI-compatible server)")
 	}
 	if err := s.Tracing.Check(); err != nil {
 		return err
@@ -174,6 +168,11 @@ func (s Settings) Check(reg *Registry) error {
 	if reg != nil {
 		if err := reg.Check(s.Retriever); err != nil {
 			return fmt.Errorf("--retriever: %w", err)
+		}
+		if c, ok := reg.settingsOf(s.Retriever, s.Retrievers).(SettingsChecker); ok {
+			if err := c.Check(s.Chat.Model != ""); err != nil {
+				return fmt.Errorf("--retriever %s: %w", s.Retriever, err)
+			}
 		}
 	}
 	return nil
@@ -246,7 +245,7 @@ func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() 
 		}
 		return chat.Usage()
 	}
-	env := Env{Graph: a.Graph, Entities: a.Entities, Encoder: a.Encoder, Tracing: s.Tracing, Peers: s.Peers, Chat: openChat}
+	env := Env{Graph: a.Graph, Entities: a.Entities, Encoder: a.Encoder, Tracing: s.Tracing, PlanWeight: s.PlanWeight, Chat: openChat}
 	_, remote := a.Graph.(kg.Neighbourhooder)
 	switch {
 	case remote:
@@ -271,9 +270,10 @@ func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() 
 			return nil, close, err
 		}
 	}
-	if p.Retriever, err = reg.New(ctx, s.Retriever, env); err != nil {
+	if p.Retriever, err = reg.NewWith(ctx, s.Retriever, env, s.Retrievers); err != nil {
 		return nil, close, err
 	}
+	p.Mode = ModeOf(p.Retriever)
 	if s.Generator == "llm" {
 		c, err := openChat()
 		if err != nil {
@@ -398,7 +398,8 @@ func (q questionPlanner) Reach() int { return q.reach }
 // Reacher is an optional projection.Planner capability: a planner that
 // explores the question's graph by itself says how many hops of it it
 // needs, and a remote KG's neighbourhood is fetched that deep before it
-// plans.
+// plans. A Retriever that plans for itself (PlanUser) may say the same
+// of its own walk.
 type Reacher interface {
 	Reach() int
 }

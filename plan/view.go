@@ -136,7 +136,11 @@ func (r *Result) writeExplain(w io.Writer) {
 	for _, l := range r.Links {
 		fmt.Fprintf(w, "  %q -> %s (%s, %.3f)\n", l.Mention, l.Entity, l.Method, l.Score)
 	}
-	fmt.Fprintf(w, "plan (strategy %s):\n", r.Strategy)
+	if r.Strategy == "" && len(r.Projection.Candidates) == 0 {
+		fmt.Fprintf(w, "plan: none (the retrieval strategy plans for itself)\n")
+	} else {
+		fmt.Fprintf(w, "plan (strategy %s):\n", r.Strategy)
+	}
 	for i, cand := range r.Projection.Candidates {
 		fmt.Fprintf(w, "  [%d] %.3f  %s\n", i, cand.Score, cand.Graph)
 		for _, a := range cand.Assertions {

@@ -51,7 +51,7 @@ const (
 	F1AnswersFile   = "f1_by_answers.svg"
 	F1HopsFile      = "f1_by_hops.svg"
 	LatencyFile     = "latency.svg"
-	tableColumnHead = "config\tn\thits@1\thit\tf1\tprecision\trecall\tcoverage\tunbacked\tp50 ms\tp95 ms\tqps\tllm calls/q\ttokens/q\t"
+	tableColumnHead = "config\tmode\tn\thits@1\thit\tf1\tprecision\trecall\tcoverage\tunbacked\tp50 ms\tp95 ms\tqps\tllm calls/q\ttokens/q\t"
 )
 
 // row formats an entry's headline figures, tab-separated, in the order of
@@ -70,7 +70,11 @@ func row(e Entry) []string {
 	if r.LLM != nil {
 		calls, tokens = f2(r.LLM.RequestsPerQ), fmt.Sprintf("%.0f", r.LLM.TokensPerQ)
 	}
-	return []string{name, fmt.Sprint(r.N), f2(r.Hits1), f2(r.Hit), f2(r.F1), f2(r.Precision), f2(r.Recall), cov,
+	mode := r.Mode
+	if mode == "" {
+		mode = "-"
+	}
+	return []string{name, mode, fmt.Sprint(r.N), f2(r.Hits1), f2(r.Hit), f2(r.F1), f2(r.Precision), f2(r.Recall), cov,
 		fmt.Sprint(r.Unbacked), f2(r.Latency.P50), f2(r.Latency.P95), f2(r.ThroughputQPS), calls, tokens}
 }
 
@@ -104,7 +108,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 		cells[0] = mdCell(cells[0])
 		fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
 	}
-	fmt.Fprintf(&b, "\nScores in percent; coverage is the paper's Eq. 17; p50 and p95 are the retriever's time per question; qps is questions answered per second of wall time; llm calls/q and tokens/q are the language model's requests and prompt plus completion tokens per question, where one was used.\n\n")
+	fmt.Fprintf(&b, "\nScores in percent; mode is how the retrieval strategy ran (STEM's follows its planner; a peer stands alone, as its paper describes it, or is planner-assisted, and is scored by the encoder stand-in or an LLM); coverage is the paper's Eq. 17; p50 and p95 are the retriever's time per question; qps is questions answered per second of wall time; llm calls/q and tokens/q are the language model's requests and prompt plus completion tokens per question, where one was used.\n\n")
 	fmt.Fprintf(&b, "![F1 by answer count](%s)\n\n![F1 by hops](%s)\n\n![Latency](%s)\n\n", F1AnswersFile, F1HopsFile, LatencyFile)
 	if a := c.Agreement; a != nil {
 		fmt.Fprintf(&b, "## Agreement\n\nOf %d questions, every configuration answers %d right and none answers %d right. Questions only one configuration answers right (a hit):\n\n", a.N, a.All, a.None)

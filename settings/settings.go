@@ -4,7 +4,8 @@
 // a `flag` tag naming it; the tag `usage` explains it, `category` groups it
 // in help text, and `min`/`max` bound a number. Nested structs without a
 // flag tag are walked, so a stage's own settings (tracing.Config) sit in the
-// pipeline's settings as one field.
+// pipeline's settings as one field; a field implementing Nested brings in
+// structs known only at run time (each registered retrieval strategy's).
 //
 // Values are parsed by the field's type: string, bool, int, uint64,
 // float32, float64, time.Duration, []string (comma-separated), or any type
@@ -44,6 +45,17 @@ type Field struct {
 	min, max    *float64
 }
 
+// Nested is implemented by a field that holds settings structs reflection
+// cannot reach through the field's type: a registry's settings, one struct
+// per plugin registered at run time (plan.StrategySettings). Fields walks
+// each struct Structs points to as if it were embedded, so its tagged
+// fields become flags, config keys and compare keys like any other. The
+// pointers are shared, not copied: a caller that copies the holding struct
+// and sets fields in the copy must clone the holder first.
+type Nested interface {
+	Structs() []any
+}
+
 var (
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 	durationType    = reflect.TypeFor[time.Duration]()
@@ -74,6 +86,18 @@ func walk(v reflect.Value, out *[]Field) error {
 		name, tagged := sf.Tag.Lookup("flag")
 		fv := v.Field(i)
 		if !tagged {
+			if n, ok := fv.Addr().Interface().(Nested); ok && sf.IsExported() {
+				for _, p := range n.Structs() {
+					pv := reflect.ValueOf(p)
+					if pv.Kind() != reflect.Pointer || pv.IsNil() || pv.Elem().Kind() != reflect.Struct {
+						return fmt.Errorf("settings: field %s: Structs gave %T, want a pointer to a struct", sf.Name, p)
+					}
+					if err := walk(pv.Elem(), out); err != nil {
+						return err
+					}
+				}
+				continue
+			}
 			if sf.IsExported() && fv.Kind() == reflect.Struct && !fv.Addr().Type().Implements(textUnmarshaler) && sf.Type != durationType {
 				if err := walk(fv, out); err != nil {
 					return err

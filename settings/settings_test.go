@@ -211,3 +211,52 @@ func FuzzSpec(f *testing.F) {
 		}
 	})
 }
+
+// plugins holds settings structs that only exist at run time, as a
+// registry's per-plugin settings do.
+type plugins struct{ ptrs []any }
+
+func (p plugins) Structs() []any { return p.ptrs }
+
+type pluginA struct {
+	K int `flag:"a-k"`
+}
+
+type pluginB struct {
+	On bool `flag:"b-on"`
+}
+
+// A Nested field's structs are walked as if embedded: their fields are
+// settings, set through the shared pointers, and a name clash with the
+// holder is an error as any other.
+func TestNested(t *testing.T) {
+	a, b := &pluginA{K: 3}, &pluginB{}
+	s := struct {
+		Beam    int `flag:"beam"`
+		Plugins plugins
+	}{Beam: 4, Plugins: plugins{[]any{a, b}}}
+	fs, err := Fields(&s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Names(fs); !reflect.DeepEqual(got, []string{"a-k", "b-on", "beam"}) {
+		t.Fatalf("names = %v", got)
+	}
+	if _, err := ApplySpec(fs, "a-k=7,b-on"); err != nil {
+		t.Fatal(err)
+	}
+	if a.K != 7 || !b.On {
+		t.Errorf("plugin settings = %+v %+v, want 7 and true", *a, *b)
+	}
+	clash := struct {
+		K       int `flag:"a-k"`
+		Plugins plugins
+	}{Plugins: plugins{[]any{a}}}
+	if _, err := Fields(&clash); err == nil || !strings.Contains(err.Error(), `"a-k"`) {
+		t.Errorf("clash: err = %v", err)
+	}
+	bad := struct{ Plugins plugins }{plugins{[]any{pluginA{}}}}
+	if _, err := Fields(&bad); err == nil || !strings.Contains(err.Error(), "want a pointer to a struct") {
+		t.Errorf("a struct value: err = %v", err)
+	}
+}

@@ -38,7 +38,7 @@ type askOptions struct {
 
 func askCommand() *cli.Command {
 	o := askOptions{KGFormat: kg.FormatAuto, MaxChains: 20, Sparql: sparql.DefaultSettings()}
-	s := plan.DefaultSettings()
+	s := pipelineSettings()
 	enc := catalog.DefaultEncoderSettings()
 	return &cli.Command{
 		Name:      "ask",

@@ -48,7 +48,7 @@ func benchCommand() *cli.Command {
 func benchServeSubcommand() *cli.Command {
 	d := dataOptions{Sparql: sparql.DefaultSettings()}
 	b := benchOptions{Clients: 8, Duration: 60 * time.Second, Interval: 5 * time.Second}
-	s := plan.DefaultSettings()
+	s := pipelineSettings()
 	enc := catalog.DefaultEncoderSettings()
 	return &cli.Command{
 		Name:  "serve",

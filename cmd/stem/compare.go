@@ -56,7 +56,10 @@ func compareCommand() *cli.Command {
 			"table11 its Table 11 (adaptive, only-greedy, only-threshold); presets come before the\n" +
 			"--config rows. Every configuration is checked before the first question is answered.\n\n" +
 			"--strategies stem,gcr adds one row per retrieval strategy (see --retriever), each with the\n" +
-			"command's own planner and settings.\n\n" +
+			"command's own settings. The peers (simgrag, gcr, dog, graphraft) stand alone by default, as\n" +
+			"their papers run them: no planner, no strategy of STEM's; --peer-plan-weight 1 (or a\n" +
+			"configuration's peer-plan-weight=1) is their planner-assisted mode. The mode column says\n" +
+			"which ran.\n\n" +
 			"Examples:\n  stem compare --format pq --questions PQ-3H.test.txt --kg 3H-kb.txt --preset table11 \\\n" +
 			"        --config 'name=breadth,strategy=breadth' --workers 2 --report out/pq3h\n" +
 			"  stem compare --format pq --questions PQ-2H.test.txt --kg 2H-kb.txt --planner oracle --strategies stem,gcr",
@@ -126,7 +129,7 @@ func compareSetups(base plan.Settings, preset string, configs []string) ([]compa
 	var out []compareConfig
 	seen := map[string]bool{}
 	for _, spec := range specs {
-		s := base
+		s := base.Clone()
 		fields, err := settings.Fields(&s)
 		if err != nil {
 			return nil, err
@@ -230,9 +233,13 @@ func runSetup(ctx context.Context, s plan.Settings, data *evalData, env *evalEnv
 	if err != nil {
 		return nil, err
 	}
-	return eval.Run(ctx, data.Questions, eval.Pipeline{Pipeline: p}, eval.Options{
+	rep, err := eval.Run(ctx, data.Questions, eval.Pipeline{Pipeline: p}, eval.Options{
 		Graph: data.Graph, KeepGoing: r.KeepGoing, Progress: log, Workers: r.Workers, PerQuestion: true,
 	})
+	if rep != nil {
+		rep.Mode = p.Mode
+	}
+	return rep, err
 }
 
 // commandLine rebuilds the command line from the flags that were set, so

@@ -76,7 +76,7 @@ func TestCompareDemo(t *testing.T) {
 		t.Fatalf("table:\n%s", out)
 	}
 	for i, name := range wantNames {
-		if f := strings.Fields(lines[i+1]); f[0] != name || f[1] != "37" {
+		if f := strings.Fields(lines[i+1]); f[0] != name || f[1] != "planner" || f[2] != "37" {
 			t.Errorf("row %d = %q, want %s over 37 questions", i, lines[i+1], name)
 		}
 	}
@@ -103,7 +103,7 @@ func TestCompareDemo(t *testing.T) {
 		"stem compare --format pq --questions " + qs + " --kg " + kb,
 		"--config name=breadth,strategy=breadth",
 		"--preset table11",
-		"| adaptive | 37 | ",
+		"| adaptive | planner | 37 | ",
 		"## only-threshold",
 	} {
 		if !strings.Contains(string(md), want) {

@@ -75,10 +75,19 @@ func (x exportOptions) check(r runOptions) error {
 	return nil
 }
 
+// pipelineSettings is the pipeline's settings with every registered
+// retrieval strategy's own (the peers' flags), as ask, eval, compare,
+// serve and bench read them.
+func pipelineSettings() plan.Settings {
+	s := plan.DefaultSettings()
+	s.Retrievers = peers.Retrievers().NewSettings()
+	return s
+}
+
 // evalSettings is stem eval's and compare's pipeline settings: the oracle
 // planner by default.
 func evalSettings() plan.Settings {
-	s := plan.DefaultSettings()
+	s := pipelineSettings()
 	s.Planner = "oracle"
 	return s
 }

@@ -37,7 +37,7 @@ type serveOptions struct {
 func serveCommand() *cli.Command {
 	o := serveOptions{KGFormat: kg.FormatAuto, Listen: "127.0.0.1:8080", Timeout: serve.DefaultTimeout,
 		MaxConcurrent: serve.DefaultMaxConcurrent, MaxBody: serve.DefaultMaxBody, Grace: serve.DefaultGrace, Sparql: sparql.DefaultSettings()}
-	s := plan.DefaultSettings()
+	s := pipelineSettings()
 	enc := catalog.DefaultEncoderSettings()
 	return &cli.Command{
 		Name:  "serve",

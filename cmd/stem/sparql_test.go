@@ -69,9 +69,12 @@ func TestAskOverSPARQL(t *testing.T) {
 	if answers(out) != answers(fileOut) || !strings.Contains(out, "henry_x_duke_of_bavaria -> spouse -> gertrud_of_supplingenburg") {
 		t.Errorf("over SPARQL:\n%q\nover the file:\n%q", answers(out), answers(fileOut))
 	}
-	// The peers' strategies run over the endpoint as over the file.
+	// The peers' strategies run over the endpoint as over the file, here
+	// planner-assisted (the planner's 3-hop path). SimGRAG's runners-up
+	// may differ: over an endpoint its candidate entities come from the
+	// question's neighbourhood, not the whole KG.
 	for _, retriever := range []string{"simgrag", "gcr"} {
-		peer := append([]string{"--retriever", retriever, "--gcr-hops", "3"}, args...)
+		peer := append([]string{"--retriever", retriever, "--gcr-hops", "3", "--peer-plan-weight", "1"}, args...)
 		fileOut, _, err := run(t, append([]string{"ask", "--kg", kb}, peer...)...)
 		if err != nil {
 			t.Fatal(err)
@@ -80,7 +83,11 @@ func TestAskOverSPARQL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if answers(out) != answers(fileOut) || !strings.Contains(out, "1. gertrud_of_supplingenburg") {
+		same := answers(out) == answers(fileOut)
+		if retriever == "simgrag" {
+			same = strings.Contains(fileOut, "1. gertrud_of_supplingenburg")
+		}
+		if !same || !strings.Contains(out, "1. gertrud_of_supplingenburg") {
 			t.Errorf("%s over SPARQL:\n%q\nover the file:\n%q", retriever, answers(out), answers(fileOut))
 		}
 	}

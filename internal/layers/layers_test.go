@@ -1,7 +1,9 @@
 package layers
 
 import (
+	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -26,7 +28,12 @@ var rules = []struct {
 		"seams and backends sit below every stage"},
 	{[]string{"constraint"}, []string{"projection", "tracing", "tripgnn", "generation", "plan", "kgvec", "benchmark", "models"},
 		"the constraint check reads the KG and schema graphs only, so that every stage and the pipeline may use it"},
+	{[]string{"plan"}, []string{"peers"}, "the pipeline names no peer system: each registers its own settings (peers.Retrievers)"},
+	{[]string{"peers/signals"}, []string{"peers"}, "what the peers share imports none of them"},
 }
+
+// shared is the package under peers that every peer may import.
+const shared = "peers/signals"
 
 func under(pkg string, prefixes []string) bool {
 	for _, p := range prefixes {
@@ -37,29 +44,80 @@ func under(pkg string, prefixes []string) bool {
 	return false
 }
 
+// peerOf returns the peer system a package belongs to ("gcr" for
+// peers/gcr and below), "" for a package that is no peer's (the
+// registration list peers itself, and peers/signals).
+func peerOf(pkg string) string {
+	rest, ok := strings.CutPrefix(pkg, "peers/")
+	if !ok || under(pkg, []string{shared}) {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	return name
+}
+
+// violations checks edges (package, import, both below the module) and
+// returns one line per broken rule.
+func violations(edges [][2]string) []string {
+	var out []string
+	for _, e := range edges {
+		pkg, imp := e[0], e[1]
+		for _, r := range rules {
+			if under(pkg, r.from) && under(imp, r.banned) && !(pkg == imp) {
+				out = append(out, fmt.Sprintf("%s imports %s: %s", pkg, imp, r.why))
+			}
+		}
+		if a, b := peerOf(pkg), peerOf(imp); a != "" && b != "" && a != b {
+			out = append(out, fmt.Sprintf("%s imports %s: no peer system imports another (what they share lives in %s)", pkg, imp, shared))
+		}
+	}
+	return out
+}
+
 func TestDependenciesPointDown(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	checked := 0
+	var edges [][2]string
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		fields := strings.Fields(line)
 		pkg := strings.TrimPrefix(fields[0], module)
 		for _, imp := range fields[1:] {
-			if !strings.HasPrefix(imp, module) {
-				continue
-			}
-			imp = strings.TrimPrefix(imp, module)
-			checked++
-			for _, r := range rules {
-				if under(pkg, r.from) && under(imp, r.banned) {
-					t.Errorf("%s imports %s: %s", pkg, imp, r.why)
-				}
+			if strings.HasPrefix(imp, module) {
+				edges = append(edges, [2]string{pkg, strings.TrimPrefix(imp, module)})
 			}
 		}
 	}
-	if checked < 100 {
-		t.Fatalf("only %d imports inside the module checked: go list did not see the module", checked)
+	if len(edges) < 100 {
+		t.Fatalf("only %d imports inside the module checked: go list did not see the module", len(edges))
+	}
+	for _, v := range violations(edges) {
+		t.Error(v)
+	}
+}
+
+// Each rule fails on a deliberate violation, and the edges the peers are
+// meant to have pass.
+func TestRulesCatchViolations(t *testing.T) {
+	for _, c := range []struct {
+		pkg, imp, want string
+	}{
+		{"peers/dog", "peers/gcr", "no peer system imports another"},
+		{"peers/gcr/internal/x", "peers/simgrag", "no peer system imports another"},
+		{"plan", "peers", "the pipeline names no peer system"},
+		{"plan", "peers/gcr", "the pipeline names no peer system"},
+		{"peers/signals", "peers/dog", "what the peers share imports none of them"},
+		{"tracing", "plan", "stages do not import the pipeline"},
+	} {
+		got := violations([][2]string{{c.pkg, c.imp}})
+		if !slices.ContainsFunc(got, func(v string) bool { return strings.Contains(v, c.want) }) {
+			t.Errorf("%s -> %s: violations %q, want one saying %q", c.pkg, c.imp, got, c.want)
+		}
+	}
+	for _, ok := range [][2]string{{"peers/dog", "peers/signals"}, {"peers", "peers/gcr"}, {"peers/gcr", "plan"}, {"peers/signals", "plan"}, {"cmd/stem", "peers"}} {
+		if got := violations([][2]string{ok}); len(got) != 0 {
+			t.Errorf("%s -> %s is allowed, got %q", ok[0], ok[1], got)
+		}
 	}
 }

@@ -131,3 +131,31 @@ func TestPromptLogprobsRejects(t *testing.T) {
 		t.Error("closed client: no error")
 	}
 }
+
+// Complete continues a raw prompt through /completions, greedily, with
+// the stop strings and token bound sent, and counts its usage.
+func TestComplete(t *testing.T) {
+	s := llmtest.NewServer(t, llmtest.Reply(" This tells us X. Therefore, the answer is * Y."), llmtest.Malformed(`{"choices": []}`))
+	c, err := New(Config{BaseURL: s.BaseURL(), Model: "m", MaxRetries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	got, err := c.Complete(context.Background(), "1. < A -> r -> B >", 64, []string{"<"})
+	if err != nil || got != " This tells us X. Therefore, the answer is * Y." {
+		t.Fatalf("Complete = %q, %v", got, err)
+	}
+	req := s.Requests()[0]
+	if !req.Completion() || req.Prompt != "1. < A -> r -> B >" || req.MaxTokens == nil || *req.MaxTokens != 64 || len(req.Stop) != 1 || req.Stop[0] != "<" || req.Echo != nil {
+		t.Errorf("request %+v", req)
+	}
+	if u := c.Usage(); u.Requests != 1 || u.CompletionTokens == 0 {
+		t.Errorf("usage %+v", u)
+	}
+	if _, err := c.Complete(context.Background(), "p", 0, nil); err == nil || !strings.Contains(err.Error(), "no choices") {
+		t.Errorf("malformed: %v", err)
+	}
+	if _, err := c.Complete(context.Background(), "", 0, nil); err == nil {
+		t.Error("empty prompt accepted")
+	}
+}

@@ -1,133 +1,156 @@
 // Package dog is DoG's retrieval (Li et al., "Decoding on Graphs",
-// sections 2.2-2.4 and algorithm 1) as a stem retrieval strategy, with
-// the paper's LLM (Config.Scorer ScorerLLM) or without one:
+// sections 2.2-2.4 and algorithm 1) as a stem retrieval strategy,
+// standing on its own by default, with the paper's LLM as an option
+// (Settings.LLM):
 //
-//  1. Well-formed chains: a chain is a sequence of KG triples starting at
-//     the question entities, each triple touching an entity the chain has
-//     visited (an anchor or an end of an earlier triple) and none
-//     repeated. That is the paper's query-centric subgraph G_q: it starts
-//     as the anchors' triples and grows by the triples at the ends of each
-//     generated one, and a step may only be a triple of G_q. Generating
-//     only such triples is the graph-aware constrained decoding: every
-//     step is a KG triple, at the entity level, not a relation whose
-//     entities are filled in later.
+//  1. Well-formed chains (section 2.2): a chain is a sequence of KG
+//     triples starting at the question entities, each triple touching an
+//     entity the chain has visited (an anchor or an end of an earlier
+//     triple) and none repeated. That is the query-centric subgraph G_q
+//     (section 2.3, eq. 1): it starts as the anchors' triples and grows by
+//     the triples at the ends of each generated one, and a step may only
+//     be a triple of G_q, so every step is a KG triple (graph-aware
+//     constrained decoding, eq. 2).
 //
-//  2. Triple-level beam search: the Beam best chains are kept at every
-//     step. A chain that has not stopped competes with its continuations
-//     by one triple and with stopping where it is; the search ends when
-//     every kept chain has stopped or after Depth steps (the paper's T),
-//     where every continuation must stop and competes as a stopped chain.
+//  2. Triple-level beam search (section 2.4, algorithm 1): the bs best
+//     chains are kept at every step, a chain's score S the sum of its
+//     triples' scores (eq. 3), up to T triples.
 //
-//  3. The stopping rule. In the paper the LLM, after a triple, either
-//     opens another one (<T_BOS>) or concludes ("Therefore, the answer
-//     is"), and the chain ends there. With ScorerLLM that is what is
-//     scored: a chain's score is the sum of its triples' log-probabilities
-//     given the paper's prompt (its table 6) and the chain so far, plus,
-//     after each triple, the log-probability of concluding there (a chain
-//     that stops) or of not concluding, 1 - P(conclude) (a chain that goes
-//     on). Without an LLM (ScorerEncoder) a chain's score is
+//  3. With the LLM (Settings.LLM), the paper's procedure: the prompt is
+//     its table 6 (prompts/table6.txt, three worked examples) over the
+//     question graph, the triples nearest the question by the encoder with
+//     the paths that connect them to the question entities, up to 120
+//     (section 3.1, appendix B), which is also the graph G_q grows in. A
+//     triple's score is its log-probability given the prompt and the
+//     chain so far; after each triple the model writes its own text
+//     ("This tells us ...") and either opens another triple or concludes
+//     ("Therefore, the answer is * X"), which ends the chain. The answers
+//     are the entities of the top chain its conclusion names.
 //
-//     score = cos(question, chain) + PlanWeight * plan(chain)
+//     Without an LLM, the neutral stand-in every peer shares
+//     (signals.Similarity) scores a chain by the question's cosine with
+//     its relation words in order, and stands in for the model's choice
+//     to conclude: a chain stops when no continuation scores better (ties
+//     stop). The answer step reads the top chain as the paper's examples
+//     do: the far end of its last triple, with the ends of the chain's
+//     other triples that leave the same entity by the same relation
+//     (table 6's second example answers "playwright, and poet" from two
+//     such triples).
 //
-//     the cosine of the question, its mentions masked, and the chain's
-//     relation words in order, plus GCR's plan term over the planner's
-//     candidate relation paths (gcr.PlanScore; a chain that is not a path
-//     from an anchor gets no plan credit). Stopping keeps the chain's
-//     score, so a chain stops as soon as no continuation scores better
-//     than it: ties stop.
-//
-//  4. Answers are the ends of the stopped chains in the final beam (the
-//     far end of each chain's last triple), scored by their best chain;
-//     Precision keeps those whose chain ties the best, Breadth all of
-//     them. Every chain's triples are returned as evidence, so every
-//     answer is backed (tracing.Audit; it must be 0).
-//
-// DoG also generates free text between triples ("This tells us ...")
-// and the answer sentence itself; neither is generated here, since a
-// retrieval strategy returns the chains and their ends and generation is
-// the pipeline's.
+// Only the top chain answers (the paper's model answers from the chain it
+// generated); its triples are the evidence, so every answer is backed
+// (tracing.Audit; it must be 0). Planner help is the labelled
+// planner-assisted mode (Config.PlanWeight above 0): a chain's score adds
+// PlanWeight times signals.PlanScore of its relation path when it is one.
+// At 0, the default, Retrieve reads neither the projection nor the
+// strategy.
 package dog
 
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/stem-kgqa/stem/kg"
-	"github.com/stem-kgqa/stem/models/llm"
-	"github.com/stem-kgqa/stem/peers/gcr"
+	"github.com/stem-kgqa/stem/models"
+	"github.com/stem-kgqa/stem/peers/signals"
 	"github.com/stem-kgqa/stem/plan"
-	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/tracing"
 )
 
-// Config.Scorer values.
-const (
-	// ScorerEncoder scores a chain by the question-chain cosine and the
-	// plan term (the default).
-	ScorerEncoder = "encoder"
-	// ScorerLLM scores a chain as DoG does: the language model's
-	// log-probabilities of its triples and of concluding after them.
-	ScorerLLM = "llm"
-)
+// Name is the strategy's name in the registry.
+const Name = "dog"
 
-// Config holds DoG's parameters. A zero Beam, Depth or bound takes
-// DefaultConfig's value; PlanWeight is taken as given (0 is no plan term).
-// A negative field is an error.
-type Config struct {
-	// Beam is bs, the chains kept per step. The paper states one value,
-	// 2 (its table 5), which is the default.
-	Beam int
+// Doc describes the strategy in --help and errors.
+const Doc = "DoG: well-formed triple chains from the question entities, graph-constrained triple by triple, beam bs=2 up to T=3 triples, the top chain's answer (encoder stand-in: a chain stops when no continuation scores better; --dog-llm: the paper's table 6 prompt over the 120-triple question graph, the LLM's log-probabilities of each triple, its own text between triples and its conclusion)"
+
+// Settings are DoG's flags.
+type Settings struct {
+	// Beam is bs. The paper reports 1, 2 and 3 (table 2, within 1.6
+	// points of each other); 2 is the setting of its analyses (tables 4
+	// and 5), so it is the default.
+	Beam int `flag:"dog-beam" min:"1" max:"100" category:"peers" usage:"dog: chains kept per step, the beam size bs (2, the paper's tables 4-5; table 2 reports 1, 2 and 3)"`
 	// Depth is T, the most triples in a chain. The paper gives no value;
-	// 3 covers the 2- and 3-hop benchmarks stem runs.
-	Depth int
-	// PlanWeight weighs the planner's candidate paths against the cosine
-	// (1).
+	// 3 covers the 1- to 3-hop benchmarks stem runs.
+	Depth int `flag:"dog-depth" min:"1" max:"8" category:"peers" usage:"dog: the most triples in a chain, T (3; the paper sets no value)"`
+	// LLM runs the paper's procedure over the LLM.
+	LLM bool `flag:"dog-llm" category:"peers" usage:"dog: the paper's procedure over the LLM: table 6 prompt over the 120-triple question graph, each triple scored by its log-probability (/v1/completions with echo and logprobs), the model's own text between triples and its conclusion (needs --llm-model)"`
+}
+
+// DefaultSettings returns bs = 2, T = 3, no LLM.
+func DefaultSettings() Settings { return Settings{Beam: 2, Depth: 3} }
+
+// Check implements plan.SettingsChecker.
+func (s Settings) Check(llm bool) error {
+	if s.LLM && !llm {
+		return errors.New("--dog-llm needs --llm-model NAME (and --llm-base-url of an OpenAI-compatible server)")
+	}
+	return nil
+}
+
+// Open builds DoG from the pipeline's environment and its settings, as
+// the registry does.
+func Open(ctx context.Context, env plan.Env, s Settings) (plan.Retriever, error) {
+	cfg := DefaultConfig()
+	cfg.Beam, cfg.Depth, cfg.PlanWeight = s.Beam, s.Depth, env.PlanWeight
+	if s.LLM {
+		c, err := signals.OpenChat(env, "--dog-llm")
+		if err != nil {
+			return nil, err
+		}
+		cfg.LLM = c
+	}
+	r, err := New(ctx, env, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Config holds DoG's parameters. A zero count takes DefaultConfig's
+// value; PlanWeight is taken as given (0 is no planner help). A negative
+// field is an error.
+type Config struct {
+	// Beam is bs, Depth is T (Settings).
+	Beam, Depth int
+	// PlanWeight weighs the planner's relation paths (the planner-assisted
+	// mode); 0 runs DoG standing alone.
 	PlanWeight float32
 	// MaxCandidates caps the triples a chain may continue by, the lowest
 	// ids kept (2000): a hub (MetaQA's genre Drama has 4,030 edges) would
 	// otherwise cost a score per edge at every step.
 	MaxCandidates int
-	// ContextTriples caps the triples of the prompt's context under
-	// ScorerLLM (50): the paper linearises the whole question graph,
-	// which for a hub outgrows any context window.
-	ContextTriples int
+	// GraphTriples is the size of the LLM's question graph (120, section
+	// 3.1); GraphScan caps the triples within T hops it is chosen from
+	// (20000).
+	GraphTriples, GraphScan int
+	// MaxTextTokens bounds the model's text after each triple and its
+	// conclusion (64 tokens).
+	MaxTextTokens int
 
-	// Scorer chooses the chain scorer: ScorerEncoder ("", the default) or
-	// ScorerLLM, which asks LLM.
-	Scorer string
-	// LLM is the language model of ScorerLLM; *llm.Client implements it.
-	LLM llm.PromptScorer
+	// LLM, when set, runs the paper's procedure (package doc);
+	// *llm.Client implements it.
+	LLM Model
 }
 
-// DefaultConfig returns the paper's beam of 2, a depth of 3, the bounds
-// above and the encoder scorer.
+// DefaultConfig returns bs = 2, T = 3, the bounds above, no planner help
+// and no LLM.
 func DefaultConfig() Config {
-	return Config{Beam: 2, Depth: 3, PlanWeight: 1, MaxCandidates: 2000, ContextTriples: 50, Scorer: ScorerEncoder}
+	return Config{Beam: 2, Depth: 3, MaxCandidates: 2000, GraphTriples: 120, GraphScan: 20000, MaxTextTokens: 64}
 }
 
 // withDefaults fills zero fields and rejects negative ones.
 func (c Config) withDefaults() (Config, error) {
-	if c.Beam < 0 || c.Depth < 0 || c.PlanWeight < 0 || c.MaxCandidates < 0 || c.ContextTriples < 0 {
+	if c.Beam < 0 || c.Depth < 0 || c.PlanWeight < 0 || c.MaxCandidates < 0 || c.GraphTriples < 0 || c.GraphScan < 0 || c.MaxTextTokens < 0 {
 		return c, fmt.Errorf("dog: config %+v: negative value", c)
 	}
-	switch c.Scorer {
-	case "", ScorerEncoder:
-		c.Scorer = ScorerEncoder
-	case ScorerLLM:
-		if c.LLM == nil {
-			return c, fmt.Errorf("dog: scorer %q without Config.LLM", c.Scorer)
-		}
-	default:
-		return c, fmt.Errorf("dog: scorer %q: want %q or %q", c.Scorer, ScorerEncoder, ScorerLLM)
-	}
 	d := DefaultConfig()
-	for _, f := range []struct{ v, def *int }{{&c.Beam, &d.Beam}, {&c.Depth, &d.Depth},
-		{&c.MaxCandidates, &d.MaxCandidates}, {&c.ContextTriples, &d.ContextTriples}} {
+	for _, f := range []struct{ v, def *int }{{&c.Beam, &d.Beam}, {&c.Depth, &d.Depth}, {&c.MaxCandidates, &d.MaxCandidates},
+		{&c.GraphTriples, &d.GraphTriples}, {&c.GraphScan, &d.GraphScan}, {&c.MaxTextTokens, &d.MaxTextTokens}} {
 		if *f.v == 0 {
 			*f.v = *f.def
 		}
@@ -138,71 +161,66 @@ func (c Config) withDefaults() (Config, error) {
 // Retriever is DoG's retrieval. It holds no mutable state, so it is safe
 // for concurrent use.
 type Retriever struct {
-	scorer Scorer
-	cfg    Config
+	enc models.Encoder
+	cfg Config
 }
 
 // New builds DoG's retriever from the pipeline's environment and cfg; it
-// needs the encoder (ScorerEncoder) or cfg.LLM (ScorerLLM), and reads the
-// KG of each question from its Request.
-func New(ctx context.Context, env plan.Env, cfg Config) (plan.Retriever, error) {
-	return newRetriever(env, cfg)
-}
-
-func newRetriever(env plan.Env, cfg Config) (*Retriever, error) {
+// needs the encoder (the stand-in, and the LLM's question graph), and
+// reads the KG of each question from its Request.
+func New(ctx context.Context, env plan.Env, cfg Config) (*Retriever, error) {
 	c, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	var sc Scorer = LLMScorer{LLM: c.LLM, ContextTriples: c.ContextTriples}
-	if c.Scorer == ScorerEncoder {
-		if env.Encoder == nil {
-			return nil, fmt.Errorf("dog: no encoder")
-		}
-		sc = EncoderScorer{Encoder: env.Encoder, PlanWeight: c.PlanWeight}
+	if env.Encoder == nil {
+		return nil, fmt.Errorf("dog: no encoder")
 	}
-	return &Retriever{scorer: sc, cfg: c}, nil
+	return &Retriever{enc: env.Encoder, cfg: c}, nil
 }
+
+// UsesPlan implements plan.PlanUser: DoG reads the planner's paths only
+// in the planner-assisted mode.
+func (r *Retriever) UsesPlan() bool { return r.cfg.PlanWeight > 0 }
+
+// Reach implements plan.Reacher: a chain walks at most T hops.
+func (r *Retriever) Reach() int { return r.cfg.Depth }
+
+// Mode implements plan.Moder.
+func (r *Retriever) Mode() string { return signals.Mode(r.cfg.PlanWeight, r.cfg.LLM != nil) }
 
 // Step is one triple of a chain: KG triple Triple, walked from entity
 // From (visited before it) to To.
 type Step struct {
 	Triple   int32
 	From, To int32
-	// Token is the step's relation, Inverse when From is the triple's
-	// tail.
-	Token gcr.Token
+	// Rel is the step's relation, Inverse when From is the triple's tail.
+	Rel signals.Step
 }
 
 // Chain is a well-formed chain being decoded.
 type Chain struct {
 	Steps []Step
-	// Score is the chain's score as decoding goes on (a chain that may
-	// still continue), End its score as a chain that stops after its last
-	// triple.
+	// Score is S, the chain's score as decoding goes on; End its score as
+	// a chain that stops after its last triple (the stand-in's).
 	Score, End float32
 	// Done says the chain has stopped.
 	Done bool
+	// Texts[i] is the model's text after step i, Conclusion its
+	// conclusion ("Therefore, the answer is ..."), under the LLM.
+	Texts      []string
+	Conclusion string
 }
 
-// Answer is the entity the chain answers: the far end of its last
-// triple; -1 for the empty chain.
-func (c Chain) Answer() int32 {
-	if len(c.Steps) == 0 {
-		return -1
-	}
-	return c.Steps[len(c.Steps)-1].To
-}
-
-// Tokens returns the chain's relation path when it is one, each step
+// Path returns the chain's relation path when it is one, each step
 // leaving where the one before arrived, and nil when it branches.
-func (c Chain) Tokens() []gcr.Token {
-	out := make([]gcr.Token, len(c.Steps))
+func (c Chain) Path() []signals.Step {
+	out := make([]signals.Step, len(c.Steps))
 	for i, s := range c.Steps {
 		if i > 0 && s.From != c.Steps[i-1].To {
 			return nil
 		}
-		out[i] = s.Token
+		out[i] = s.Rel
 	}
 	return out
 }
@@ -217,13 +235,14 @@ func (r *Retriever) Retrieve(ctx context.Context, req plan.Request) (*plan.Evide
 	ev := &plan.Evidence{Timings: map[string]time.Duration{}}
 	res := &tracing.Result{}
 	ev.Trace = res
-	anchors := gcr.Anchors(g, req, res)
-	chains, err := r.decode(ctx, g, req, anchors, res)
+	anchors := signals.Anchors(g, req, res)
+	top, err := r.decode(ctx, g, req, anchors, res)
 	if err != nil {
 		return nil, fmt.Errorf("dog: question %q: %w", req.Question, err)
 	}
-	fill(g, chains, req.Strategy, res)
-	if len(res.Evidence) == 0 {
+	if top != nil {
+		r.answer(g, *top, res)
+	} else {
 		res.Problems = append(res.Problems, "empty evidence: no chain was decoded")
 	}
 	res.Unbacked = tracing.Audit(g, res)
@@ -231,17 +250,41 @@ func (r *Retriever) Retrieve(ctx context.Context, req plan.Request) (*plan.Evide
 	return ev, nil
 }
 
+// session is one question's scoring: the stand-in's or the LLM's.
+type session interface {
+	// score returns the scores of c continued by each of steps, as chains
+	// that go on (next) and as chains that stop there (end).
+	score(ctx context.Context, c Chain, steps []Step) (next, end []float32, err error)
+	// grew is called on each chain the beam kept after it grew by a
+	// triple; the LLM writes its text, which may conclude the chain.
+	grew(ctx context.Context, c *Chain) error
+	// conclude ends a chain that reached T triples undecided.
+	conclude(ctx context.Context, c *Chain) error
+	// stops reports whether stopping is a chain's own option in the beam
+	// (the stand-in's rule) rather than the model's decision.
+	stops() bool
+	// allowed reports whether a triple may be a step (the LLM's question
+	// graph); nil allows every KG triple.
+	allowed() func(int32) bool
+}
+
 // decode runs the triple-level beam search of algorithm 1 and returns the
-// stopped chains of the final beam, best first.
-func (r *Retriever) decode(ctx context.Context, g kg.Reader, req plan.Request, anchors []int32, res *tracing.Result) ([]Chain, error) {
+// top chain, nil when none was decoded.
+func (r *Retriever) decode(ctx context.Context, g kg.Reader, req plan.Request, anchors []int32, res *tracing.Result) (*Chain, error) {
 	if len(anchors) == 0 {
 		return nil, nil
 	}
-	q := Query{Question: req.Question, Mentions: req.Mentions, Graph: g, Anchors: anchors, Plans: gcr.PlanPaths(g, req.Projection)}
-	if len(q.Mentions) == 0 {
-		q.Mentions = req.Input.Mentions
+	var plans []signals.PlanPath
+	if r.cfg.PlanWeight > 0 {
+		plans = signals.PlanPaths(g, req.Projection)
 	}
-	score, err := r.scorer.Begin(ctx, q)
+	var s session
+	var err error
+	if r.cfg.LLM != nil {
+		s, err = r.llmSession(ctx, g, req, anchors, plans, res)
+	} else {
+		s, err = r.standIn(ctx, g, req, plans)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -260,27 +303,31 @@ func (r *Retriever) decode(ctx context.Context, g kg.Reader, req plan.Request, a
 				pool = append(pool, c)
 				continue
 			}
-			// Stopping here is one of the chain's options; the empty
-			// chain answers nothing and cannot stop.
-			if len(c.Steps) > 0 {
-				pool = append(pool, Chain{Steps: c.Steps, Score: c.End, End: c.End, Done: true})
+			// Under the stand-in, stopping here is one of the chain's
+			// options; the empty chain answers nothing and cannot stop.
+			if s.stops() && len(c.Steps) > 0 {
+				stopped := c
+				stopped.Score, stopped.Done = c.End, true
+				pool = append(pool, stopped)
 			}
-			cands, cut := candidates(g, anchors, c, r.cfg.MaxCandidates)
+			cands, cut := candidates(g, anchors, c, s.allowed(), r.cfg.MaxCandidates)
 			capped = capped || cut
 			if len(cands) == 0 {
+				if !s.stops() && len(c.Steps) > 0 {
+					pool = append(pool, c) // nowhere to go: the model must conclude
+				}
 				continue
 			}
-			next, end, err := score(ctx, c, cands)
+			next, end, err := s.score(ctx, c, cands)
 			if err != nil {
 				return nil, err
 			}
-			// At depth T a continuation must stop, so it competes by its
-			// score as a stopped chain.
 			last := depth == r.cfg.Depth-1
-			for i, s := range cands {
-				steps := append(slices.Clip(c.Steps), s)
-				ch := Chain{Steps: steps, Score: next[i], End: end[i]}
-				if last {
+			for i, st := range cands {
+				ch := Chain{Steps: append(slices.Clip(c.Steps), st), Score: next[i], End: end[i], Texts: slices.Clip(c.Texts)}
+				if last && s.stops() {
+					// At depth T a continuation must stop, so it competes
+					// by its score as a stopped chain.
 					ch.Score, ch.Done = end[i], true
 				}
 				pool = append(pool, ch)
@@ -288,19 +335,92 @@ func (r *Retriever) decode(ctx context.Context, g kg.Reader, req plan.Request, a
 		}
 		sortChains(pool)
 		beam = pool[:min(len(pool), r.cfg.Beam)]
+		for i := range beam {
+			if !beam[i].Done && len(beam[i].Texts) < len(beam[i].Steps) {
+				if err := s.grew(ctx, &beam[i]); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	for i := range beam {
+		if !beam[i].Done {
+			if err := s.conclude(ctx, &beam[i]); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if capped {
 		res.Problems = append(res.Problems, fmt.Sprintf("continuations cut at %d triples per chain: some chains are missing", r.cfg.MaxCandidates))
 	}
-	return beam, nil
+	sortChains(beam)
+	if len(beam) == 0 || len(beam[0].Steps) == 0 {
+		return nil, nil
+	}
+	return &beam[0], nil
 }
+
+// standIn is the no-LLM session: a chain's score is the question's
+// similarity to its relation words (signals.Similarity), plus the plan
+// term in the planner-assisted mode; stopping keeps the score.
+func (r *Retriever) standIn(ctx context.Context, g kg.Reader, req plan.Request, plans []signals.PlanPath) (session, error) {
+	sim, err := signals.NewSimilarity(ctx, r.enc, req.Question, signals.Mentions(req))
+	if err != nil {
+		return nil, err
+	}
+	return &standIn{g: g, sim: sim, plans: plans, weight: r.cfg.PlanWeight}, nil
+}
+
+type standIn struct {
+	g      kg.Reader
+	sim    *signals.Similarity
+	plans  []signals.PlanPath
+	weight float32
+}
+
+func (s *standIn) score(ctx context.Context, c Chain, steps []Step) ([]float32, []float32, error) {
+	prefix := make([]signals.Step, len(c.Steps))
+	for i, st := range c.Steps {
+		prefix[i] = st.Rel
+	}
+	texts := make([]string, len(steps))
+	for i, st := range steps {
+		texts[i] = signals.Words(s.g, append(slices.Clip(prefix), st.Rel))
+	}
+	out, err := s.sim.Scores(ctx, texts)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.weight > 0 {
+		path := c.Path()
+		for i, st := range steps {
+			// Only a chain that is a path from an anchor can follow a
+			// planned relation path.
+			if path != nil && (len(c.Steps) == 0 || st.From == c.Steps[len(c.Steps)-1].To) {
+				out[i] += s.weight * signals.PlanScore(s.plans, append(slices.Clip(path), st.Rel))
+			}
+		}
+	}
+	return out, out, nil
+}
+
+func (s *standIn) grew(context.Context, *Chain) error { return nil }
+
+func (s *standIn) conclude(_ context.Context, c *Chain) error {
+	c.Done = true
+	return nil
+}
+
+func (s *standIn) stops() bool { return true }
+
+func (s *standIn) allowed() func(int32) bool { return nil }
 
 // candidates returns the steps chain c may continue by: the triples of
 // the query-centric subgraph, those at an entity c visited, that c does
-// not hold yet, in triple id order, at most limit of them. A triple
-// joining two visited entities is walked from the later visited one, so
-// that a chain that is a path stays one.
-func candidates(g kg.Reader, anchors []int32, c Chain, limit int) ([]Step, bool) {
+// not hold yet (and that allowed admits), in triple id order, at most
+// limit of them. A triple joining two visited entities is walked from the
+// later visited one, so that a chain that is a path stays one.
+func candidates(g kg.Reader, anchors []int32, c Chain, allowed func(int32) bool, limit int) ([]Step, bool) {
 	visited := slices.Clone(anchors)
 	used := make([]int32, 0, len(c.Steps))
 	for _, s := range c.Steps {
@@ -320,14 +440,14 @@ func candidates(g kg.Reader, anchors []int32, c Chain, limit int) ([]Step, bool)
 				ids = g.In(e)
 			}
 			for _, id := range ids {
-				if seen[id] || slices.Contains(used, id) {
+				if seen[id] || slices.Contains(used, id) || (allowed != nil && !allowed(id)) {
 					continue
 				}
 				seen[id] = true
 				t := g.Triple(id)
-				s := Step{Triple: id, From: t.Head, To: t.Tail, Token: gcr.Token{Rel: t.Rel}}
+				s := Step{Triple: id, From: t.Head, To: t.Tail, Rel: signals.Step{Rel: t.Rel}}
 				if order(t.Tail) > order(t.Head) {
-					s = Step{Triple: id, From: t.Tail, To: t.Head, Token: gcr.Token{Rel: t.Rel, Inverse: true}}
+					s = Step{Triple: id, From: t.Tail, To: t.Head, Rel: signals.Step{Rel: t.Rel, Inverse: true}}
 				}
 				out = append(out, s)
 			}
@@ -341,7 +461,7 @@ func candidates(g kg.Reader, anchors []int32, c Chain, limit int) ([]Step, bool)
 }
 
 // sortChains orders chains best first; at equal scores a stopped chain
-// comes first (the no-LLM rule: a continuation must score better than
+// comes first (the stand-in's rule: a continuation must score better than
 // stopping), then the shorter, then by triple ids, so that decoding is
 // deterministic.
 func sortChains(cs []Chain) {
@@ -362,70 +482,60 @@ func sortChains(cs []Chain) {
 	})
 }
 
-// fill writes the chains into res: each chain's triples as evidence
-// (Match.Graph is the chain's rank, SchemaTriple its step, TScore and Cum
-// its score), its answer, and its line in tracing's chain format; answers
-// by score, then name.
-func fill(g kg.Reader, chains []Chain, strat schema.Strategy, res *tracing.Result) {
-	if len(chains) == 0 {
-		return
+// Answers returns the steps of chain c whose far ends answer it without
+// an LLM: its last step, with the earlier steps that leave the same
+// entity by the same relation and direction, in chain order (table 6's
+// second example answers "playwright, and poet" from two such triples).
+func Answers(c Chain) []int {
+	if len(c.Steps) == 0 {
+		return nil
+	}
+	last := c.Steps[len(c.Steps)-1]
+	var out []int
+	for i, s := range c.Steps {
+		if s.From == last.From && s.Rel == last.Rel {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// answer fills res from the top chain: its triples as evidence (Match.
+// SchemaTriple the step, TScore and Cum the chain's score), its answers
+// (the LLM's conclusion's, else Answers'), and for each answer the path
+// within the chain from an anchor to it, in tracing's chain format.
+func (r *Retriever) answer(g kg.Reader, c Chain, res *tracing.Result) {
+	for i, s := range c.Steps {
+		res.Evidence = append(res.Evidence, tracing.Match{SchemaTriple: i, Triple: s.Triple, TScore: c.Score, Cum: c.Score})
+	}
+	steps := Answers(c)
+	if r.cfg.LLM != nil {
+		if named, ok := concluded(g, c); ok {
+			steps = named
+		} else {
+			res.Problems = append(res.Problems, "the model's conclusion names no entity of its chain; the chain's last triple answers")
+		}
 	}
 	seen := map[int32]bool{}
-	type found struct {
-		answer tracing.Answer
-		line   string
-	}
-	var answers []found
-	for k, c := range chains {
-		for i, s := range c.Steps {
-			if !seen[s.Triple] {
-				seen[s.Triple] = true
-				res.Evidence = append(res.Evidence, tracing.Match{Graph: k, SchemaTriple: i, Triple: s.Triple, TScore: c.Score, Cum: c.Score})
-			}
-		}
-		a := c.Answer()
-		// Chains come best first, so an answer's first chain is its best.
-		if a < 0 || slices.ContainsFunc(answers, func(f found) bool { return f.answer.Entity == a }) {
+	for _, i := range steps {
+		e := c.Steps[i].To
+		if seen[e] {
 			continue
 		}
-		answers = append(answers, found{tracing.Answer{Entity: a, Name: g.EntityName(a), Score: c.Score, Graph: k}, chainLine(g, c)})
-	}
-	slices.SortStableFunc(res.Evidence, func(a, b tracing.Match) int {
-		if c := cmp.Compare(b.Cum, a.Cum); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Triple, b.Triple)
-	})
-	slices.SortStableFunc(answers, func(a, b found) int {
-		if c := cmp.Compare(b.answer.Score, a.answer.Score); c != 0 {
-			return c
-		}
-		return strings.Compare(a.answer.Name, b.answer.Name)
-	})
-	// The chains are those of the answers kept, so that generation reads
-	// no chain to an answer Precision dropped; the evidence keeps them all.
-	for _, f := range answers {
-		if strat == schema.Precision && f.answer.Score < answers[0].answer.Score-tieEps(answers[0].answer.Score) {
-			break
-		}
-		res.Answers = append(res.Answers, f.answer)
-		res.Chains = append(res.Chains, f.line)
+		seen[e] = true
+		res.Answers = append(res.Answers, tracing.Answer{Entity: e, Name: g.EntityName(e), Score: c.Score})
+		res.Chains = append(res.Chains, chainLine(g, c, i))
 	}
 }
 
-// tieEps is how close two float32 scores of magnitude s count as tied.
-func tieEps(s float32) float32 {
-	return 1e-5 * max(1, float32(math.Abs(float64(s))))
-}
-
-// chainLine writes the path within chain c from an anchor to its answer,
-// in tracing's format ("A -> relation -> B" along an edge, "A <- relation
-// <- B" against it). A well-formed chain may branch; each step leaves an
-// entity an earlier step (or an anchor) reached, so walking back from the
-// last step always ends at an anchor.
-func chainLine(g kg.Reader, c Chain) string {
+// chainLine writes the path within chain c from an anchor to the far end
+// of step i, in tracing's format ("A -> relation -> B" along an edge, "A
+// <- relation <- B" against it). A well-formed chain may branch; each
+// step leaves an entity an earlier step (or an anchor) reached, so
+// walking back from step i always ends at an anchor.
+func chainLine(g kg.Reader, c Chain, i int) string {
 	var path []Step
-	for i := len(c.Steps) - 1; i >= 0; {
+	for i >= 0 {
 		s := c.Steps[i]
 		path = append(path, s)
 		j := i - 1
@@ -439,10 +549,10 @@ func chainLine(g kg.Reader, c Chain) string {
 	b.WriteString(g.EntityName(path[0].From))
 	for _, s := range path {
 		arrow := " -> "
-		if s.Token.Inverse {
+		if s.Rel.Inverse {
 			arrow = " <- "
 		}
-		b.WriteString(arrow + g.RelationName(s.Token.Rel) + arrow + g.EntityName(s.To))
+		b.WriteString(arrow + g.RelationName(s.Rel.Rel) + arrow + g.EntityName(s.To))
 	}
 	return b.String()
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stem-kgqa/stem/internal/shareddata"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/peers/signals"
 )
 
 // metaQAAnchors reads the bracketed topic entity of the first n MetaQA
@@ -50,13 +51,13 @@ func BenchmarkTrieMetaQA2Hop(b *testing.B) {
 	}
 	qs := metaQAAnchors(b, g, 1000)
 	d := DefaultConfig()
-	lim := Limits{MaxReach: d.MaxReach, MaxNodes: d.MaxNodes}
+	lim := signals.Limits{MaxReach: d.MaxReach, MaxNodes: d.MaxNodes}
 	times := make([]time.Duration, 0, len(qs))
 	var nodes int
 	for b.Loop() {
 		times, nodes = times[:0], 0
 		for _, a := range qs {
-			t, err := Build(context.Background(), g, a, d.Hops, lim)
+			t, err := signals.Build(context.Background(), g, a, d.Hops, lim)
 			if err != nil {
 				b.Fatal(err)
 			}

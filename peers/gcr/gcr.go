@@ -1,173 +1,164 @@
 // Package gcr is GCR's retrieval (Luo et al., "Graph-constrained
-// Reasoning", sections 4.2-4.4) as a stem retrieval strategy, with the
-// paper's LLMs (Config.Scorer ScorerLLM, Config.Reason) or without any:
+// Reasoning", sections 4.2-4.4) as a stem retrieval strategy, standing on
+// its own by default, with the paper's LLMs as an option (Settings.LLM):
 //
-//  1. KG-Trie: the relation paths of up to Hops steps leaving the
-//     question's anchors, as a prefix tree over direction-aware relation
-//     tokens, each node holding the entities its path reaches (Build). It
-//     is built per question and kept in an LRU keyed by anchor set and
-//     hops.
+//  1. KG-Trie (section 4.2): every relation path of up to L hops from the
+//     question's entities, as a prefix tree over direction-aware relation
+//     steps, each node holding the entities its path reaches
+//     (signals.Build); built per question and kept in an LRU keyed by
+//     anchor set and hops for the shared KG.
 //
-//  2. Graph-constrained decoding: a beam of Beam relation paths, grown one
-//     relation at a time, where a path may only continue as the trie
-//     allows, so every decoded path exists in the KG. GCR scores a
-//     continuation with a fine-tuned LLM's log-probability; here the score
-//     of a (partial) path is
+//  2. Graph-constrained decoding (section 4.3): K reasoning paths, each a
+//     walk of KG triples from a question entity ("A -> r -> B -> r2 ->
+//     C"), every step allowed only where the trie continues, so every
+//     path exists in the KG. GCR scores a path with a fine-tuned LLM's
+//     log-probability. With Settings.LLM that is what is scored: each
+//     continuation's log-probability given GCR's decoding prompt
+//     (prompts/decode.txt) and the path so far, written with its
+//     entities from whichever anchor it leaves, in a beam of K entity
+//     paths (LLMScorer). Without an LLM, the neutral stand-in every peer
+//     shares (signals.Similarity) scores a path by the question's cosine
+//     with its relation words; entity paths along one relation path then
+//     tie, so the beam runs over the trie's relation paths (one entry per
+//     tie class) and the K decoded paths are the entity paths of the best
+//     relation paths, in order; among a relation path's entity paths the
+//     stand-in breaks the tie by the question's cosine with the end's name
+//     (as GraphRAFT's released code orders results), then the path's text.
 //
-//     score = model(question, path) + PlanWeight * plan(path)
+//  3. Hypotheses and answers (section 4.4): each decoded path's last
+//     entity is its hypothesis answer. GCR's general LLM reasons over the
+//     K paths and their hypotheses (prompts/reason.txt, the released
+//     code's prompt); its answers that are hypotheses are kept. Without
+//     one, the answers are the hypotheses themselves, as in the paper's
+//     "w/o general LLM" ablation (appendix E), in the order the released
+//     code's evaluation gives them: by how many identical outputs the
+//     beam produced (none repeat here), then by path score.
 //
-//     where model is Config.Scorer's: by default (EncoderScorer) the
-//     cosine of the question, its mentions masked, and the path's
-//     relation words in order; with an LLM (LLMScorer) GCR's own, the
-//     sum of the path's token log-probabilities given GCR's decoding
-//     prompt. plan(path) is the planner's
-//     opinion from Request.Projection: for each candidate schema graph,
-//     its relation path from a mention to the answer slot (as tokens, with
-//     direction); plan(path) is the largest weight(c) * len(path)/len(c)
-//     over candidates c whose tokens start with path, 0 when none does.
-//     weight(c) is 1 for every candidate of an unranked projection (the
-//     oracle's gold paths) and 1/(rank+1) for a ranked one. A path may end
-//     at any node: the K best paths among all that entered the beam are
-//     the decoded paths.
+// Planner help is the labelled planner-assisted mode (Config.PlanWeight
+// above 0): a path's score adds PlanWeight times signals.PlanScore of its
+// relation path. At 0, the default, Retrieve reads neither the
+// projection nor the strategy, and UsesPlan says so.
 //
-//  3. Hypothesis answers are the entities a decoded path reaches, each
-//     grounded in the KG triples of the entity paths that reach it. An
-//     entity path never steps straight back over the triple it arrived
-//     by (tracing's one forbidden walk), so a question entity is an
-//     answer only when another triple leads back to it: "the father of
-//     mumtaz_mahal's son" is mumtaz_mahal, by the son's parents triple.
-//     GCR's graph inductive reasoning asks a general LLM to weigh the K
-//     paths (Config.Reason, ReasonPrompt); without one it is a vote: path k weighs
-//     exp((score_k - score_1)/Temperature), an answer's score is the
-//     share of the weight of the paths reaching it, Precision keeps the
-//     answers within Margin of the best vote and Breadth those whose vote
-//     is at least BreadthFloor of the best: the no-LLM stand-in for the
-//     general LLM's choice among the K hypotheses, which drops the ends
-//     of paths far weaker than the best.
-//
-// GCR decodes entity-level paths (an LLM writes the entities too), so its
-// K paths are K answers; decoding relation paths, each decoded path here
-// brings every entity it reaches, which is what a multi-answer question
-// (MetaQA's "films by the same director") needs.
-//
-// Bounds: a trie node keeps at most MaxReach entities and a trie at most
-// MaxNodes nodes; grounding keeps the same frontier per step, and an
-// answer cut from the frontier is not returned, so every answer stays
-// backed by returned triples (tracing.Audit counts those that are not; it
-// must be 0).
+// Where stem differs from the released code: the trie is walked in both
+// directions, a step against a relation written "B <- r <- A" (the
+// released code walks a directed graph, enough on Freebase, which holds
+// most relations both ways, but not on MetaQA's or PathQuestion's KBs);
+// parallel triples between two entities stay distinct (its networkx
+// DiGraph keeps one); and a path never steps straight back over the
+// triple it arrived by. A trie node keeps at most MaxReach entities and a
+// trie at most MaxNodes nodes, a problem noted when either binds.
 package gcr
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
-	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/models/llm"
+	"github.com/stem-kgqa/stem/peers/signals"
 	"github.com/stem-kgqa/stem/plan"
-	"github.com/stem-kgqa/stem/projection"
-	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/tracing"
 )
 
-// Config holds GCR's parameters. A zero Hops, Beam, Temperature or bound
-// takes DefaultConfig's value; PlanWeight, Margin and BreadthFloor are
-// taken as given, since 0 means something (no plan term; only exact ties
-// under Precision; every hypothesis under Breadth). A negative field is
-// an error.
+// Name is the strategy's name in the registry.
+const Name = "gcr"
+
+// Doc describes the strategy in --help and errors.
+const Doc = "GCR: KG-Trie of relation paths (L=2), graph-constrained decoding of K=10 reasoning paths from the question entities, their ends the answers by path score (--gcr-llm: the LLM's log-probabilities of each path given GCR's prompt, then its inductive reasoning over the K paths)"
+
+// Settings are GCR's flags, its paper's values by default.
+type Settings struct {
+	// Hops is L, the longest path in the KG-Trie: 2, section 5.1 and
+	// appendix F.1 (performance peaks at 2 of 1-4 hops).
+	Hops int `flag:"gcr-hops" min:"1" max:"4" category:"peers" usage:"gcr: the KG-Trie's depth, L hops (the paper's 2, appendix F.1)"`
+	// Beam is K, the reasoning paths decoded: 10, section 5.2 and figure
+	// 4 (F1 peaks at 10 of 1, 3, 5, 10 and 20).
+	Beam int `flag:"gcr-beam" min:"1" max:"100" category:"peers" usage:"gcr: reasoning paths decoded, K (the paper's 10, figure 4)"`
+	// LLM scores paths with the server's log-probabilities and reasons
+	// over them with its chat model.
+	LLM bool `flag:"gcr-llm" category:"peers" usage:"gcr: score the reasoning paths by the LLM's log-probabilities given GCR's prompt (/v1/completions with echo and logprobs) and choose the answers by its inductive reasoning over the K paths (needs --llm-model)"`
+}
+
+// DefaultSettings returns the paper's L = 2 and K = 10, no LLM.
+func DefaultSettings() Settings { return Settings{Hops: 2, Beam: 10} }
+
+// Check implements plan.SettingsChecker.
+func (s Settings) Check(llm bool) error {
+	if s.LLM && !llm {
+		return errors.New("--gcr-llm needs --llm-model NAME (and --llm-base-url of an OpenAI-compatible server)")
+	}
+	return nil
+}
+
+// Open builds GCR from the pipeline's environment and its settings, as
+// the registry does.
+func Open(ctx context.Context, env plan.Env, s Settings) (plan.Retriever, error) {
+	cfg := DefaultConfig()
+	cfg.Hops, cfg.Beam, cfg.PlanWeight = s.Hops, s.Beam, env.PlanWeight
+	if s.LLM {
+		c, err := signals.OpenChat(env, "--gcr-llm")
+		if err != nil {
+			return nil, err
+		}
+		cfg.LLM, cfg.Reason = c, c
+	}
+	r, err := New(ctx, env, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Config holds GCR's parameters. A zero count takes DefaultConfig's
+// value; PlanWeight is taken as given (0 is no planner help). A negative
+// field is an error.
 type Config struct {
-	// Hops is L, the longest relation path in the KG-Trie (paper: 2).
-	Hops int
-	// Beam is K, the number of decoded paths (paper: 10).
-	Beam int
-	// PlanWeight weighs the planner's candidate paths against the
-	// question-path cosine (1).
+	// Hops is L, Beam is K (Settings).
+	Hops, Beam int
+	// PlanWeight weighs the planner's relation paths (the planner-assisted
+	// mode); 0 runs GCR standing alone.
 	PlanWeight float32
-	// Temperature turns path scores into vote weights (0.1; 1 under
-	// ScorerLLM): a path Temperature below the best weighs 1/e of it.
-	Temperature float32
-	// Margin is how far below the best vote, as a fraction of it, an
-	// answer still counts as a tie under Precision (0.2), so a path's
-	// whole answer set survives the small extra votes weaker paths give
-	// some of its members.
-	Margin float32
-	// BreadthFloor is the least vote, as a fraction of the best, an answer
-	// needs under Breadth (0.5). The vote is peaked (Temperature 0.1), so
-	// any floor from 0.02 to 0.95 keeps a path's whole answer set and drops
-	// the ends of far weaker paths: on MetaQA 2-hop dev (13,099 answerable
-	// questions) F1 is 97.39 at 0.02, 97.51 at 0.5 (the best), 97.47 at
-	// 0.95, against 56.84 at 0 and 84.13 at 1; PQ-2H train scores F1 100
-	// throughout 0.02-0.95. 0 keeps every hypothesis answer.
-	BreadthFloor float32
-	// MaxReach caps the entities per trie node and per grounding step
-	// (2000); MaxNodes the nodes per trie (20000).
-	MaxReach int
-	MaxNodes int
+	// MaxReach caps the entities per trie node (2000); MaxNodes the nodes
+	// per trie (20000); MaxCandidates the continuations the LLM scores per
+	// path and step (200, the lowest triple ids kept).
+	MaxReach, MaxNodes, MaxCandidates int
 	// CacheSize is the number of tries kept (1024); tries of per-question
 	// graphs are not cached.
 	CacheSize int
-	// MaxChains caps the reasoning chains returned (500).
-	MaxChains int
 
-	// Scorer chooses the path scorer: ScorerEncoder ("", the default) or
-	// ScorerLLM, which asks LLM. With ScorerLLM a zero Temperature is 1,
-	// so a path's vote weight is its probability relative to the best
-	// path's, as log-probability sums are on that scale.
-	Scorer string
-	// LLM is the language model of ScorerLLM; *llm.Client implements it.
+	// LLM, when set, scores the paths (LLMScorer) in place of the
+	// stand-in; *llm.Client implements it.
 	LLM llm.PromptScorer
-	// Reason, when not nil, is the general LLM of the paper's graph
-	// inductive reasoning: it reads the K paths and their hypothesis
-	// answers and names the final answers, of which those that are
-	// hypotheses are kept (the vote decides when it names none).
+	// Reason, when set, is the general LLM of the graph inductive
+	// reasoning over the K paths.
 	Reason llm.Chatter
 }
 
-// DefaultConfig returns the paper's L = 2 and K = 10, the bounds above and the
-// encoder scorer.
+// DefaultConfig returns the paper's L = 2 and K = 10, the bounds above,
+// no planner help and no LLM.
 func DefaultConfig() Config {
-	return Config{Hops: 2, Beam: 10, PlanWeight: 1, Temperature: 0.1, Margin: 0.2, BreadthFloor: 0.5,
-		MaxReach: 2000, MaxNodes: 20000, CacheSize: 1024, MaxChains: 500, Scorer: ScorerEncoder}
+	return Config{Hops: 2, Beam: 10, MaxReach: 2000, MaxNodes: 20000, MaxCandidates: 200, CacheSize: 1024}
 }
 
 // withDefaults fills zero fields and rejects negative ones.
 func (c Config) withDefaults() (Config, error) {
-	if c.Hops < 0 || c.Beam < 0 || c.PlanWeight < 0 || c.Temperature < 0 || c.Margin < 0 || c.Margin >= 1 ||
-		c.BreadthFloor < 0 || c.BreadthFloor > 1 ||
-		c.MaxReach < 0 || c.MaxNodes < 0 || c.CacheSize < 0 || c.MaxChains < 0 {
-		return c, fmt.Errorf("gcr: config %+v: negative value (or margin >= 1, or breadth floor > 1)", c)
-	}
-	switch c.Scorer {
-	case "", ScorerEncoder:
-		c.Scorer = ScorerEncoder
-	case ScorerLLM:
-		if c.LLM == nil {
-			return c, fmt.Errorf("gcr: scorer %q without Config.LLM", c.Scorer)
-		}
-		if c.Temperature == 0 {
-			c.Temperature = 1
-		}
-	default:
-		return c, fmt.Errorf("gcr: scorer %q: want %q or %q", c.Scorer, ScorerEncoder, ScorerLLM)
+	if c.Hops < 0 || c.Beam < 0 || c.PlanWeight < 0 || c.MaxReach < 0 || c.MaxNodes < 0 || c.MaxCandidates < 0 || c.CacheSize < 0 {
+		return c, fmt.Errorf("gcr: config %+v: negative value", c)
 	}
 	d := DefaultConfig()
-	set := func(v *int, def int) {
-		if *v == 0 {
-			*v = def
+	for _, f := range []struct{ v, def *int }{{&c.Hops, &d.Hops}, {&c.Beam, &d.Beam}, {&c.MaxReach, &d.MaxReach},
+		{&c.MaxNodes, &d.MaxNodes}, {&c.MaxCandidates, &d.MaxCandidates}, {&c.CacheSize, &d.CacheSize}} {
+		if *f.v == 0 {
+			*f.v = *f.def
 		}
-	}
-	set(&c.Hops, d.Hops)
-	set(&c.Beam, d.Beam)
-	set(&c.MaxReach, d.MaxReach)
-	set(&c.MaxNodes, d.MaxNodes)
-	set(&c.CacheSize, d.CacheSize)
-	set(&c.MaxChains, d.MaxChains)
-	if c.Temperature == 0 {
-		c.Temperature = d.Temperature
 	}
 	return c, nil
 }
@@ -179,7 +170,7 @@ const StageTrie = "trie"
 // Retriever is GCR's retrieval. It is safe for concurrent use: its only
 // mutable state is the trie cache, behind a lock, and the counters.
 type Retriever struct {
-	scorer PathScorer
+	enc models.Encoder
 	// graph is the shared KG: only its tries are cached, since anchor ids
 	// name different entities in another graph.
 	graph kg.Reader
@@ -211,25 +202,40 @@ func (r *Retriever) Stats() Stats {
 }
 
 // New builds GCR's retriever from the pipeline's environment and cfg; it
-// needs the encoder (ScorerEncoder) or cfg.LLM (ScorerLLM), and reads the
-// KG of each question from its Request.
-func New(ctx context.Context, env plan.Env, cfg Config) (plan.Retriever, error) {
-	return newRetriever(env, cfg)
-}
-
-func newRetriever(env plan.Env, cfg Config) (*Retriever, error) {
+// needs the encoder unless cfg.LLM scores, and reads the KG of each
+// question from its Request.
+func New(ctx context.Context, env plan.Env, cfg Config) (*Retriever, error) {
 	c, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	var sc PathScorer = LLMScorer{LLM: c.LLM}
-	if c.Scorer == ScorerEncoder {
-		if env.Encoder == nil {
-			return nil, fmt.Errorf("gcr: no encoder")
-		}
-		sc = EncoderScorer{Encoder: env.Encoder}
+	if c.LLM == nil && env.Encoder == nil {
+		return nil, fmt.Errorf("gcr: no encoder for the stand-in scorer")
 	}
-	return &Retriever{scorer: sc, graph: env.Graph, cfg: c, cache: newTrieCache(c.CacheSize)}, nil
+	return &Retriever{enc: env.Encoder, graph: env.Graph, cfg: c, cache: newTrieCache(c.CacheSize)}, nil
+}
+
+// UsesPlan implements plan.PlanUser: GCR reads the planner's paths only
+// in the planner-assisted mode.
+func (r *Retriever) UsesPlan() bool { return r.cfg.PlanWeight > 0 }
+
+// Reach implements plan.Reacher: a question's graph is walked L hops.
+func (r *Retriever) Reach() int { return r.cfg.Hops }
+
+// Mode implements plan.Moder.
+func (r *Retriever) Mode() string { return signals.Mode(r.cfg.PlanWeight, r.cfg.LLM != nil) }
+
+// Path is one decoded reasoning path: a walk of KG triples from a
+// question entity, as GCR writes it ("A -> r -> B -> r2 -> C"), whose
+// last entity is its hypothesis answer.
+type Path struct {
+	// Start is the question entity it leaves, End its hypothesis.
+	Start, End int32
+	// Triples are its KG triples, Steps their relations as walked.
+	Triples []int32
+	Steps   []signals.Step
+	// Score is the scorer's, with the plan term when there is one.
+	Score float32
 }
 
 // Retrieve implements plan.Retriever.
@@ -243,79 +249,40 @@ func (r *Retriever) Retrieve(ctx context.Context, req plan.Request) (*plan.Evide
 	ev := &plan.Evidence{Timings: map[string]time.Duration{}}
 	res := &tracing.Result{}
 	ev.Trace = res
-	anchors := Anchors(g, req, res)
-	trie, err := r.trie(ctx, g, !req.Own && r.shared(g), anchors, ev)
-	if err != nil {
-		return nil, err
+	anchors := signals.Anchors(g, req, res)
+	var plans []signals.PlanPath
+	if r.cfg.PlanWeight > 0 {
+		plans = signals.PlanPaths(g, req.Projection)
 	}
-	if trie.Capped {
-		res.Problems = append(res.Problems, fmt.Sprintf("KG-Trie cut at %d nodes: some paths are missing", r.cfg.MaxNodes))
-	}
-	paths, err := r.decode(ctx, g, trie, req, res.Anchors)
-	if err != nil {
-		return nil, fmt.Errorf("gcr: question %q: %w", req.Question, err)
-	}
-	r.ground(ctx, g, trie, paths, req.Strategy, res)
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("gcr: question %q: %w", req.Question, err)
-	}
-	if r.cfg.Reason != nil && len(res.Answers) > 0 {
-		if err := r.reason(ctx, req.Question, req.Strategy, res); err != nil {
+	var paths []Path
+	var err error
+	if r.cfg.LLM != nil {
+		paths, err = r.decodeLLM(ctx, g, req, anchors, plans, res)
+	} else {
+		var trie *signals.Trie
+		if trie, err = r.trie(ctx, g, !req.Own && r.shared(g), anchors, ev); err != nil {
 			return nil, fmt.Errorf("gcr: question %q: %w", req.Question, err)
 		}
-	} else {
-		r.vote(req.Strategy, res)
+		if trie.Capped {
+			res.Problems = append(res.Problems, fmt.Sprintf("KG-Trie cut at %d nodes: some paths are missing", r.cfg.MaxNodes))
+		}
+		paths, err = r.decode(ctx, g, trie, req, plans)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gcr: question %q: %w", req.Question, err)
+	}
+	fill(g, paths, res)
+	if r.cfg.Reason != nil && len(res.Answers) > 0 {
+		if err := r.reason(ctx, g, req.Question, paths, res); err != nil {
+			return nil, fmt.Errorf("gcr: question %q: %w", req.Question, err)
+		}
 	}
 	if len(res.Evidence) == 0 {
-		res.Problems = append(res.Problems, "empty evidence: no decoded path reaches an entity")
+		res.Problems = append(res.Problems, "empty evidence: no reasoning path was decoded")
 	}
 	res.Unbacked = tracing.Audit(g, res)
 	ev.Timings[plan.StageTrace] = time.Since(start)
 	return ev, nil
-}
-
-// Anchors places the question entities of req in g: the request's
-// anchors, or, with none, the entities whose normalised name equals a
-// mention's (GCR links entities before it builds tries; similarity
-// anchoring is tracing's and is not repeated here). It fills res.Anchors and notes anchors without
-// edges.
-func Anchors(g kg.Reader, req plan.Request, res *tracing.Result) []int32 {
-	n := int32(g.NumEntities())
-	add := func(e int32, mention string) {
-		if e < 0 || e >= n || slices.ContainsFunc(res.Anchors, func(a tracing.Anchor) bool { return a.Entity == e }) {
-			return
-		}
-		name := g.EntityName(e)
-		if mention == "" {
-			mention = name
-		}
-		res.Anchors = append(res.Anchors, tracing.Anchor{Mention: mention, Entity: e, Name: name, Score: 1})
-	}
-	for i, e := range req.Anchors {
-		m := ""
-		if len(req.Mentions) == len(req.Anchors) {
-			m = req.Mentions[i]
-		}
-		add(e, m)
-	}
-	if len(req.Anchors) == 0 {
-		for _, m := range req.Mentions {
-			for _, e := range g.EntitiesByNorm(m) {
-				add(e, m)
-			}
-		}
-	}
-	if len(res.Anchors) == 0 {
-		res.Problems = append(res.Problems, "no question entity found in the KG: nothing to build a KG-Trie from")
-	}
-	out := make([]int32, 0, len(res.Anchors))
-	for _, a := range res.Anchors {
-		if g.Degree(a.Entity) == 0 {
-			res.Problems = append(res.Problems, fmt.Sprintf("anchor %q (%s) has no neighbours", a.Mention, a.Name))
-		}
-		out = append(out, a.Entity)
-	}
-	return out
 }
 
 // shared reports whether g is the pipeline's shared KG. Readers are
@@ -331,8 +298,8 @@ func (r *Retriever) shared(g kg.Reader) bool {
 
 // trie returns the KG-Trie of anchors, through the cache when cached is
 // set (the question is on the shared KG).
-func (r *Retriever) trie(ctx context.Context, g kg.Reader, cached bool, anchors []int32, ev *plan.Evidence) (*Trie, error) {
-	key := cacheKey(distinctAnchors(g, anchors), r.cfg.Hops)
+func (r *Retriever) trie(ctx context.Context, g kg.Reader, cached bool, anchors []int32, ev *plan.Evidence) (*signals.Trie, error) {
+	key := cacheKey(signals.DistinctAnchors(g, anchors), r.cfg.Hops)
 	if cached {
 		if t, ok := r.cache.get(key); ok {
 			r.stats.hits.Add(1)
@@ -341,7 +308,7 @@ func (r *Retriever) trie(ctx context.Context, g kg.Reader, cached bool, anchors 
 			return t, nil
 		}
 	}
-	t, err := Build(ctx, g, anchors, r.cfg.Hops, Limits{MaxReach: r.cfg.MaxReach, MaxNodes: r.cfg.MaxNodes})
+	t, err := signals.Build(ctx, g, anchors, r.cfg.Hops, signals.Limits{MaxReach: r.cfg.MaxReach, MaxNodes: r.cfg.MaxNodes})
 	if err != nil {
 		return nil, err
 	}
@@ -355,134 +322,29 @@ func (r *Retriever) trie(ctx context.Context, g kg.Reader, cached bool, anchors 
 	return t, nil
 }
 
-// Path is one decoded relation path: a trie node and its score.
-type Path struct {
-	Node  int32
-	Score float32
-	// Model is the path scorer's score, Plan the planner term before
-	// PlanWeight.
-	Model, Plan float32
+// relPath is a relation path of the trie with its score and its name
+// (pathKey).
+type relPath struct {
+	node  int32
+	score float32
+	key   string
 }
 
-// PlanPath is a candidate schema graph's relation path from a mention
-// to the answer slot, with the planner's confidence in it. DoG's
-// retrieval scores its chains by the same plan term.
-type PlanPath struct {
-	// Tokens are the path's steps, in order from the mention.
-	Tokens []Token
-	// Weight is 1 for every candidate of an unranked projection and
-	// 1/(rank+1) for a ranked one.
-	Weight float32
-}
-
-// PlanPaths reads the relation path of every candidate schema graph of p
-// that g knows all the relations of.
-func PlanPaths(g kg.Reader, p projection.Projection) []PlanPath {
-	var out []PlanPath
-	for i, c := range p.Candidates {
-		steps := schemaSteps(c.Graph)
-		if len(steps) == 0 {
-			continue
-		}
-		toks := make([]Token, 0, len(steps))
-		for _, s := range steps {
-			rel, ok := g.Relation(s.Rel)
-			if !ok {
-				break
-			}
-			toks = append(toks, Token{Rel: rel, Inverse: s.Dir == schema.Inverse})
-		}
-		if len(toks) != len(steps) {
-			continue
-		}
-		w := float32(1)
-		if !p.Unranked {
-			w = 1 / float32(i+1)
-		}
-		out = append(out, PlanPath{Tokens: toks, Weight: w})
-	}
-	return out
-}
-
-// schemaSteps returns the shortest relation path of g from an entity
-// mention to its answer slot, each step Forward when walked from head to
-// tail, Inverse otherwise; nil when there is none. Constraint edges off
-// that path are not relation steps of the answer and are left out.
-func schemaSteps(g schema.Graph) []schema.Step {
-	ans := g.AnswerSlot()
-	if ans == "" {
-		return nil
-	}
-	type visit struct {
-		node  string
-		steps []schema.Step
-	}
-	var queue []visit
-	seen := map[string]bool{}
-	for _, m := range g.Mentions() {
-		queue = append(queue, visit{node: m})
-		seen[m] = true
-	}
-	for len(queue) > 0 {
-		v := queue[0]
-		queue = queue[1:]
-		if schema.CanonicalPlaceholder(v.node) == ans && schema.IsPlaceholder(v.node) {
-			return v.steps
-		}
-		for _, t := range g.Triples {
-			next, dir := "", schema.Forward
-			switch v.node {
-			case t.Head:
-				next = t.Tail
-			case t.Tail:
-				next, dir = t.Head, schema.Inverse
-			default:
-				continue
-			}
-			if seen[next] {
-				continue
-			}
-			seen[next] = true
-			queue = append(queue, visit{node: next, steps: append(slices.Clip(v.steps), schema.Step{Rel: t.Rel, Dir: dir})})
-		}
-	}
-	return nil
-}
-
-// PlanScore is plan(path) of the package doc: the largest Weight *
-// len(path)/len(Tokens) over the plans whose Tokens start with path, 0
-// when none does.
-func PlanScore(plans []PlanPath, path []Token) float32 {
-	best := float32(0)
-	for _, p := range plans {
-		if len(path) > len(p.Tokens) || !slices.Equal(p.Tokens[:len(path)], path) {
-			continue
-		}
-		best = max(best, p.Weight*float32(len(path))/float32(len(p.Tokens)))
-	}
-	return best
-}
-
-// decode runs the graph-constrained beam search over trie and returns
-// the Beam best paths, best first.
-func (r *Retriever) decode(ctx context.Context, g kg.Reader, trie *Trie, req plan.Request, anchors []tracing.Anchor) ([]Path, error) {
+// decode is the stand-in's graph-constrained decoding (package doc): a
+// beam of K relation paths grown one step at a time as the trie allows,
+// scored by the question's similarity to their relation words (plus the
+// plan term), every path that entered the beam a candidate ending; the
+// K decoded entity paths are those of the best relation paths, in order.
+func (r *Retriever) decode(ctx context.Context, g kg.Reader, trie *signals.Trie, req plan.Request, plans []signals.PlanPath) ([]Path, error) {
 	if len(trie.Nodes[0].Children) == 0 {
 		return nil, nil
 	}
-	q := Query{Question: req.Question, Mentions: req.Mentions, Graph: g, Trie: trie}
-	if len(q.Mentions) == 0 {
-		q.Mentions = req.Input.Mentions
-	}
-	for _, a := range anchors {
-		q.Anchors = append(q.Anchors, a.Name)
-	}
-	score, err := r.scorer.Begin(ctx, q)
+	sim, err := signals.NewSimilarity(ctx, r.enc, req.Question, signals.Mentions(req))
 	if err != nil {
 		return nil, err
 	}
-	plans := PlanPaths(g, req.Projection)
 	beam := []int32{0}
-	var pool []Path
+	var pool []relPath
 	for depth := 0; depth < trie.Hops && len(beam) > 0; depth++ {
 		var cands []int32
 		for _, n := range beam {
@@ -491,43 +353,192 @@ func (r *Retriever) decode(ctx context.Context, g kg.Reader, trie *Trie, req pla
 		if len(cands) == 0 {
 			break
 		}
-		prefix, whole, err := score(ctx, cands)
+		texts := make([]string, len(cands))
+		for i, n := range cands {
+			texts[i] = signals.Words(g, trie.Path(n))
+		}
+		cos, err := sim.Scores(ctx, texts)
 		if err != nil {
 			return nil, err
 		}
-		// The beam keeps the best prefixes, the pool every path as it
-		// would end; the K decoded paths come from the pool.
-		grow := make([]Path, len(cands))
+		grow := make([]relPath, len(cands))
 		for i, n := range cands {
-			pl := PlanScore(plans, trie.Path(n))
-			grow[i] = Path{Node: n, Score: prefix[i] + r.cfg.PlanWeight*pl}
-			pool = append(pool, Path{Node: n, Model: whole[i], Plan: pl, Score: whole[i] + r.cfg.PlanWeight*pl})
+			s := cos[i]
+			if r.cfg.PlanWeight > 0 {
+				s += r.cfg.PlanWeight * signals.PlanScore(plans, trie.Path(n))
+			}
+			grow[i] = relPath{node: n, score: s, key: pathKey(g, trie.Path(n))}
 		}
-		sortPaths(grow)
+		sortRel(grow)
+		pool = append(pool, grow...)
 		beam = beam[:0]
 		for _, p := range grow[:min(len(grow), r.cfg.Beam)] {
-			beam = append(beam, p.Node)
+			beam = append(beam, p.node)
 		}
 	}
-	sortPaths(pool)
-	return pool[:min(len(pool), r.cfg.Beam)], nil
+	sortRel(pool)
+	var out []Path
+	for _, p := range pool {
+		if len(out) >= r.cfg.Beam {
+			break
+		}
+		ws, err := r.ranked(ctx, g, sim, walks(g, trie.Anchors, trie.Path(p.node), r.cfg.MaxReach))
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range ws[:min(len(ws), r.cfg.Beam-len(out))] {
+			w.Score = p.score
+			out = append(out, w)
+		}
+	}
+	return out, nil
 }
 
-// sortPaths orders paths best first, then by node index (the trie's fixed
-// order) so that decoding is deterministic.
-func sortPaths(ps []Path) {
-	slices.SortFunc(ps, func(a, b Path) int {
-		if a.Score != b.Score {
-			if a.Score > b.Score {
-				return -1
-			}
-			return 1
+// ranked orders entity paths that tie under the stand-in (they share a
+// relation path): by the cosine of the question and their end's name,
+// then by their text, so that neither the alphabet nor a backend's
+// numbering decides alone which K are decoded (GraphRAFT's released code
+// orders a query's results by the same name similarity).
+func (r *Retriever) ranked(ctx context.Context, g kg.Reader, sim *signals.Similarity, ws []Path) ([]Path, error) {
+	names := make([]string, len(ws))
+	texts := make([]string, len(ws))
+	for i, w := range ws {
+		names[i], texts[i] = kg.EntityTextOf(g, w.End), PathText(g, w)
+	}
+	cos, err := sim.Scores(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	idx := make([]int, len(ws))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		if c := cmp.Compare(cos[b], cos[a]); c != 0 {
+			return c
 		}
-		return int(a.Node - b.Node)
+		return strings.Compare(texts[a], texts[b])
+	})
+	out := make([]Path, len(ws))
+	for i, j := range idx {
+		out[i] = ws[j]
+	}
+	return out, nil
+}
+
+// pathKey names a relation path by its relations and directions, so that
+// ties order alike whatever ids a backend gave the relations.
+func pathKey(g kg.Reader, steps []signals.Step) string {
+	var b strings.Builder
+	for _, s := range steps {
+		b.WriteString(g.RelationName(s.Rel))
+		if s.Inverse {
+			b.WriteByte('<')
+		} else {
+			b.WriteByte('>')
+		}
+	}
+	return b.String()
+}
+
+// sortRel orders relation paths best first, then by their relations'
+// names, so decoding is deterministic on every backend.
+func sortRel(ps []relPath) {
+	slices.SortFunc(ps, func(a, b relPath) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key, b.key)
 	})
 }
 
-// voteWeight is path k's weight in the vote, relative to the best path.
-func (r *Retriever) voteWeight(score, best float32) float64 {
-	return math.Exp(float64(score-best) / float64(r.cfg.Temperature))
+// walks returns up to limit entity paths along steps from anchors (in
+// anchor order, then the KG's order of each entity's edges). A walk never
+// steps straight back over the triple it arrived by: "the father of X's
+// son" reaches X by the son's parents triple, while X's own children
+// triple walked back says nothing.
+func walks(g kg.Reader, anchors []int32, steps []signals.Step, limit int) []Path {
+	var out []Path
+	triples := make([]int32, 0, len(steps))
+	var walk func(e int32, i int)
+	walk = func(e int32, i int) {
+		if len(out) >= limit {
+			return
+		}
+		if i == len(steps) {
+			out = append(out, Path{Start: anchorOf(g, triples, steps, e), End: e, Triples: slices.Clone(triples), Steps: steps})
+			return
+		}
+		s := steps[i]
+		ids := g.OutRel(e, s.Rel)
+		if s.Inverse {
+			ids = g.InRel(e, s.Rel)
+		}
+		for _, id := range ids {
+			if i > 0 && triples[i-1] == id {
+				continue
+			}
+			triples = append(triples, id)
+			walk(signals.Far(g, id, s), i+1)
+			triples = triples[:i]
+			if len(out) >= limit {
+				return
+			}
+		}
+	}
+	for _, a := range anchors {
+		walk(a, 0)
+	}
+	return out
+}
+
+// anchorOf returns the entity a walk along triples and steps ending at
+// end left from.
+func anchorOf(g kg.Reader, triples []int32, steps []signals.Step, end int32) int32 {
+	if len(triples) == 0 {
+		return end
+	}
+	return signals.Near(g, triples[0], steps[0])
+}
+
+// PathText writes p as GCR writes a reasoning path: "A -> r -> B" along
+// each triple, "A <- r <- B" against it.
+func PathText(g kg.Reader, p Path) string {
+	var b strings.Builder
+	b.WriteString(g.EntityName(p.Start))
+	cur := p.Start
+	for i, id := range p.Triples {
+		arrow := " -> "
+		if p.Steps[i].Inverse {
+			arrow = " <- "
+		}
+		cur = signals.Far(g, id, p.Steps[i])
+		b.WriteString(arrow + g.RelationName(p.Steps[i].Rel) + arrow + g.EntityName(cur))
+	}
+	return b.String()
+}
+
+// fill writes the decoded paths into res: their triples as evidence
+// (Match.Graph the path's rank, SchemaTriple its step, TScore and Cum its
+// score), one chain per path, and the hypotheses as answers, in the order
+// of the first path reaching each (Answer.Score that path's score). That
+// is how the released code orders the K outputs when no general LLM
+// reasons over them: by how many identical outputs the beam produced,
+// then by beam rank; decoded paths here are distinct, so by beam rank.
+func fill(g kg.Reader, paths []Path, res *tracing.Result) {
+	seen := map[int32]bool{}
+	answered := map[int32]bool{}
+	for k, p := range paths {
+		for i, id := range p.Triples {
+			if !seen[id] {
+				seen[id] = true
+				res.Evidence = append(res.Evidence, tracing.Match{Graph: k, SchemaTriple: i, Triple: id, TScore: p.Score, Cum: p.Score})
+			}
+		}
+		res.Chains = append(res.Chains, PathText(g, p))
+		if !answered[p.End] {
+			answered[p.End] = true
+			res.Answers = append(res.Answers, tracing.Answer{Entity: p.End, Name: g.EntityName(p.End), Score: p.Score, Graph: k})
+		}
+	}
 }

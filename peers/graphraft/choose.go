@@ -2,6 +2,7 @@ package graphraft
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"strconv"
@@ -27,15 +28,13 @@ const (
 // choosePrompt is the query generator's task, as section 4.2 poses it to
 // the fine-tuned L1 (a question in, a Cypher query out), with the grounded
 // constrained decoding turned into a choice: the model sees only queries
-// that exist around the question's entities and returns one of them by
-// number, so whatever it replies, no query outside the grounded set runs.
-const choosePrompt = `You retrieve the answer to a question from a knowledge graph stored in a graph database. Below are Cypher queries that are valid over this graph: every node and relationship type they name exists around the question's entities, and every query returns at least one node x. Choose the query whose results x answer the question.
-
-Question: %s
-
-Queries:
-%s
-Reply with only %s.`
+// that exist around the question's entities and returns them by number,
+// so whatever it replies, no query outside the grounded set runs. The
+// paper prints no prompt for L1 (it is fine-tuned); this one is stem's,
+// with {question}, {queries} and {format} where they go.
+//
+//go:embed prompts/choose.txt
+var choosePrompt string
 
 // chooseFormat is the reply format a retry restates.
 func chooseFormat(want, n int) string {
@@ -52,7 +51,7 @@ func RenderChoice(g kg.Reader, question string, qs []Query, want int) string {
 	for i, q := range qs {
 		fmt.Fprintf(&b, "%d. %s\n", i+1, q.Cypher(g))
 	}
-	return fmt.Sprintf(choosePrompt, question, b.String(), chooseFormat(want, len(qs)))
+	return strings.NewReplacer("{question}", question, "{queries}", b.String(), "{format}", chooseFormat(want, len(qs))).Replace(choosePrompt)
 }
 
 // ParseChoice reads a reply to RenderChoice: the indices (from 0) of the

@@ -106,7 +106,7 @@ func TestRetrieveLLMChoice(t *testing.T) {
 	base := plan.Request{Question: question, Graph: g, Anchors: ids(t, g, "anna"), Mentions: []string{"anna"}, Strategy: schema.Precision}
 	// The shown order is the no-LLM ranking's: find the numbers of the
 	// queries the replies name.
-	scorer := newRetriever(t, DefaultConfig())
+	scorer := newRetriever(t, Config{Queries: 1})
 	qs, err := Enumerate(context.Background(), g, base.Anchors, 2, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +176,7 @@ func TestRetrieveLLMChoice(t *testing.T) {
 			srv := llmtest.NewServer(t, script...)
 			c := llmClient(t, srv)
 			cfg := DefaultConfig()
-			cfg.Chat, cfg.MaxParseRetries, cfg.Seed = c, tc.retries, 11
+			cfg.Chat, cfg.MaxParseRetries, cfg.Seed, cfg.Queries = c, tc.retries, 11, 1
 			if tc.queries > 0 {
 				cfg.Queries = tc.queries
 			}

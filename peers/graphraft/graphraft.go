@@ -1,70 +1,56 @@
 // Package graphraft is GraphRAFT's retrieval (Clemedtson and Shi,
 // "GraphRAFT: Retrieval Augmented Fine-Tuning for Knowledge Graphs on
-// Graph Databases", section 4) as a stem retrieval strategy, without a
-// graph database and without fine-tuned LLMs:
+// Graph Databases", section 4) as a stem retrieval strategy, standing on
+// its own by default, without a graph database and without fine-tuned
+// LLMs:
 //
-//  1. Query templates (Enumerate, Query): every one-hop
-//     (e)-[r]->(x) / (e)<-[r]-(x) and two-hop (e)-[r1]-(y)-[r2]-(x)
-//     pattern around each question entity, both directions per hop, and
-//     every length-two path (a)-[r1]-(x)-[r2]-(b) between two question
-//     entities, each instance kept only when it matches in the KG, so
-//     every query considered is grounded and executable. Config.Hops 3
+//  1. Query templates (Enumerate, Query; appendix A.2): every one-hop
+//     (e)-[r]-(x) and two-hop (e)-[r1]-(y)-[r2]-(x) pattern around each
+//     question entity, both directions per hop, and every length-two path
+//     (a)-[r1]-(x)-[r2]-(b) between two question entities, each instance
+//     kept only when it matches in the KG, so every query considered is
+//     grounded and executable (section 4.2's guarantee). Config.Hops 3
 //     adds three-hop chains, which the paper's templates lack and
-//     three-hop questions need. GraphRAFT runs
-//     these as Cypher on Neo4j; here Execute runs the same plan over the
-//     kg.Reader interface, in memory or against the kg/sparql backend
-//     alike. Query.SPARQL compiles an instance to the SELECT an endpoint
-//     would run and Query.Cypher to the paper's pattern: a Cypher (Neo4j)
-//     backend would plug in as a kg.Reader, or by executing Query.Cypher
-//     in place of Execute, with nothing else changing.
+//     three-hop questions need. GraphRAFT runs these as Cypher on Neo4j;
+//     here Execute runs the same plan over the kg.Reader interface, in
+//     memory or against the kg/sparql backend alike. Query.SPARQL
+//     compiles an instance to the SELECT an endpoint would run and
+//     Query.Cypher to the paper's pattern.
 //
 //  2. Ground-truth synthesis (Synthesize, section 4.1): for a training
 //     question with gold answers, every template instance is executed and
-//     ranked by hits among the gold answers, then by result size; the
-//     first is the question's ground-truth query. No LLM reads the
-//     entities off the question: the dataset's topic entities are used.
+//     ranked by hits among the gold answers, then by result size.
 //
-//  3. Selection (section 4.2's grounded constrained decoding): the paper's
-//     fine-tuned LLM generates a query under a logits mask that admits
-//     only the grounded instances. Here the choice among the same
-//     grounded instances is a score, never free-form text:
+//  3. Query generation (section 4.3): the paper's fine-tuned L1 decodes,
+//     under the grounded mask, a beam of m queries, the most probable
+//     first. Here the m best of the same grounded instances by the
+//     neutral stand-in every peer shares (signals.Similarity: the
+//     question's cosine with the query's relation words in walk order),
+//     plus PlanWeight times the planner's opinion of its relation path in
+//     the planner-assisted mode (between-entity queries get none); or,
+//     with Config.Chat, the LLM chooses the m among the Choices best,
+//     shown as numbered Cypher (RenderChoice): a grounded choice, never
+//     free-form text.
 //
-//     score(q) = cos(question, words(q)) + PlanWeight * plan(q)
-//
-//     where cos is the encoder's cosine of the question, its mentions
-//     removed, and q's relation words in walk order, and plan(q) comes
-//     from the planner's candidates in Request.Projection: the pattern
-//     planner is learnt from training questions, so using its candidate
-//     relation paths to choose among executable queries is the learnt
-//     part of the selector. A candidate schema graph that is a chain
-//     from a mention to a placeholder gives its relation key; plan(q) is the
-//     largest weight(c) over candidates c whose key equals q's (1 for an
-//     unranked projection such as the oracle's, 1/(rank+1) for a ranked
-//     one), half that when q's steps are a proper prefix of c's, 0
-//     otherwise. Between-entity queries get no plan term: the chain
-//     candidates do not describe them. Selector.Train learns, from
-//     Synthesize's pairs, which relation keys answer which question
-//     words; Config.Selector adds its log-odds score when set.
-//
-//     With Config.Chat an LLM makes the choice instead: it is shown the
-//     Choices best-scored queries as numbered Cypher text and replies
-//     with a number (RenderChoice, ParseChoice). That is grounded
-//     constrained choice, not free-form generation: whatever it replies,
-//     no query outside the grounded set runs.
-//
-//  4. Execution: the Queries best queries are executed; the answers are
-//     their results, each bound by the KG triples of its matched paths,
-//     which are the evidence. The paper's second LLM, reasoning over the
-//     retrieved subgraph (section 4.3), is not reproduced: the chosen
-//     query's results are the answers, under Precision and Breadth alike.
+//  4. Retrieval (section 4.3, the released code's Retriever): the m
+//     queries are executed in order, each one's result nodes ordered by
+//     the cosine of their name and the question (the released code's
+//     ORDER BY over name embeddings), until the subgraph holds Nodes
+//     nodes (the paper's 20, sections 5.1-5.2). The paper's second LLM
+//     L2 then picks the answers among those nodes; without it (the
+//     paper's "GraphRAFT w/o L2", table 1) the nodes, in that order, are
+//     the answers, each bound by the KG triples of its matched paths.
 //
 // Every answer is the end of a matched path whose triples are returned;
-// tracing.Audit counts the ones that are not (it must be 0).
+// tracing.Audit counts the ones that are not (it must be 0). At
+// PlanWeight 0, the default, Retrieve reads neither the projection nor
+// the strategy.
 package graphraft
 
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -73,22 +59,73 @@ import (
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/models/llm"
+	"github.com/stem-kgqa/stem/peers/signals"
 	"github.com/stem-kgqa/stem/plan"
-	"github.com/stem-kgqa/stem/projection"
-	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/tracing"
 )
 
+// Name is the strategy's name in the registry.
+const Name = "graphraft"
+
+// Doc describes the strategy in --help and errors.
+const Doc = "GraphRAFT: every grounded 1-hop, 2-hop and between-entity query template instance around the question entities, the m=5 best by the encoder stand-in (--graphraft-llm: chosen by the LLM among the 20 best, shown as numbered Cypher) executed in order until 20 result nodes, ranked by name similarity to the question"
+
+// Settings are GraphRAFT's flags.
+type Settings struct {
+	// Queries is m, the queries of L1's beam executed. The paper sets no
+	// value; its released code's default beam width is 5.
+	Queries int `flag:"graphraft-queries" min:"1" max:"100" category:"peers" usage:"graphraft: queries executed in order, the beam width m (5, the released code's default; the paper sets none)"`
+	// Nodes is the size threshold of the retrieved subgraph: 20, the
+	// paper's "up to 20 nodes" (sections 5.1-5.2, its R@20).
+	Nodes int `flag:"graphraft-nodes" min:"1" max:"1000" category:"peers" usage:"graphraft: result nodes retrieved before the queries stop, the size threshold (20, the paper's sections 5.1-5.2)"`
+	// Hops is the longest chain template.
+	Hops int `flag:"graphraft-hops" min:"1" max:"3" category:"peers" usage:"graphraft: the longest chain template, in hops (2, the paper's appendix A.2; 3 adds three-hop chains)"`
+	// Choices is how many grounded queries the LLM chooses among.
+	Choices int `flag:"graphraft-choices" min:"1" max:"200" category:"peers" usage:"graphraft: best grounded queries the LLM chooses among with --graphraft-llm (20)"`
+	// LLM has the LLM choose the queries.
+	LLM bool `flag:"graphraft-llm" category:"peers" usage:"graphraft: the LLM chooses the executed queries among the grounded ones, shown as numbered Cypher queries (needs --llm-model); never a free-form query"`
+}
+
+// DefaultSettings returns m = 5, 20 nodes, two hops, 20 choices, no LLM.
+func DefaultSettings() Settings {
+	return Settings{Queries: 5, Nodes: 20, Hops: 2, Choices: DefaultChoices}
+}
+
+// Check implements plan.SettingsChecker.
+func (s Settings) Check(llm bool) error {
+	if s.LLM && !llm {
+		return errors.New("--graphraft-llm needs --llm-model NAME (and --llm-base-url of an OpenAI-compatible server)")
+	}
+	return nil
+}
+
+// Open builds GraphRAFT from the pipeline's environment and its settings,
+// as the registry does.
+func Open(ctx context.Context, env plan.Env, s Settings) (plan.Retriever, error) {
+	cfg := DefaultConfig()
+	cfg.Queries, cfg.Nodes, cfg.Hops, cfg.Choices, cfg.PlanWeight = s.Queries, s.Nodes, s.Hops, s.Choices, env.PlanWeight
+	if s.LLM {
+		c, err := signals.OpenChat(env, "--graphraft-llm")
+		if err != nil {
+			return nil, err
+		}
+		cfg.Chat = c
+	}
+	r, err := New(ctx, env, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
 // Config holds the retrieval's parameters; a zero field takes
-// DefaultConfig's value except PlanWeight, where 0 means no plan term.
+// DefaultConfig's value except PlanWeight, where 0 means no planner help.
 type Config struct {
-	// Queries is how many of the best queries are executed (1: the
-	// paper's single best query).
-	Queries int
-	// Hops is the longest chain template, 1 to MaxHops (2: the paper's
-	// one- and two-hop templates).
-	Hops int
-	// PlanWeight weighs the planner's candidates against the cosine (1).
+	// Queries is m, Nodes the size threshold, Hops the longest chain
+	// template (Settings).
+	Queries, Nodes, Hops int
+	// PlanWeight weighs the planner's relation paths (the planner-assisted
+	// mode); 0 runs GraphRAFT standing alone.
 	PlanWeight float32
 	// MaxReach bounds the entities per first step whose relations are
 	// enumerated (2000); MaxPaths the matches kept per query (5000);
@@ -121,19 +158,19 @@ type Config struct {
 
 // DefaultConfig returns the values above.
 func DefaultConfig() Config {
-	return Config{Queries: 1, Hops: 2, PlanWeight: 1, MaxReach: 2000, MaxPaths: 5000, MaxChains: 500,
+	return Config{Queries: 5, Nodes: 20, Hops: 2, MaxReach: 2000, MaxPaths: 5000, MaxChains: 500,
 		Choices: DefaultChoices, MaxParseRetries: DefaultMaxParseRetries, RetryTemperature: DefaultRetryTemperature}
 }
 
 func (c Config) withDefaults() (Config, error) {
-	if c.Queries < 0 || c.Hops < 0 || c.PlanWeight < 0 || c.MaxReach < 0 || c.MaxPaths < 0 || c.MaxChains < 0 || c.Choices < 0 || c.Temperature < 0 || c.RetryTemperature < 0 || c.MaxTokens < 0 {
+	if c.Queries < 0 || c.Nodes < 0 || c.Hops < 0 || c.PlanWeight < 0 || c.MaxReach < 0 || c.MaxPaths < 0 || c.MaxChains < 0 || c.Choices < 0 || c.Temperature < 0 || c.RetryTemperature < 0 || c.MaxTokens < 0 {
 		return c, fmt.Errorf("graphraft: config %+v: negative value", c)
 	}
 	d := DefaultConfig()
 	for _, f := range []struct {
 		v   *int
 		def int
-	}{{&c.Queries, d.Queries}, {&c.Hops, d.Hops}, {&c.MaxReach, d.MaxReach}, {&c.MaxPaths, d.MaxPaths}, {&c.MaxChains, d.MaxChains},
+	}{{&c.Queries, d.Queries}, {&c.Nodes, d.Nodes}, {&c.Hops, d.Hops}, {&c.MaxReach, d.MaxReach}, {&c.MaxPaths, d.MaxPaths}, {&c.MaxChains, d.MaxChains},
 		{&c.Choices, d.Choices}, {&c.MaxParseRetries, d.MaxParseRetries}} {
 		if *f.v == 0 {
 			*f.v = f.def
@@ -156,7 +193,7 @@ type Retriever struct {
 }
 
 // New builds the retriever from the pipeline's encoder and cfg.
-func New(ctx context.Context, env plan.Env, cfg Config) (plan.Retriever, error) {
+func New(ctx context.Context, env plan.Env, cfg Config) (*Retriever, error) {
 	c, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -166,6 +203,16 @@ func New(ctx context.Context, env plan.Env, cfg Config) (plan.Retriever, error) 
 	}
 	return &Retriever{enc: env.Encoder, cfg: c}, nil
 }
+
+// UsesPlan implements plan.PlanUser: GraphRAFT reads the planner's paths
+// only in the planner-assisted mode.
+func (r *Retriever) UsesPlan() bool { return r.cfg.PlanWeight > 0 }
+
+// Reach implements plan.Reacher: the templates reach Hops hops.
+func (r *Retriever) Reach() int { return r.cfg.Hops }
+
+// Mode implements plan.Moder.
+func (r *Retriever) Mode() string { return signals.Mode(r.cfg.PlanWeight, r.cfg.Chat != nil) }
 
 // Scored is a grounded query with its selection score.
 type Scored struct {
@@ -183,7 +230,7 @@ func (r *Retriever) Retrieve(ctx context.Context, req plan.Request) (*plan.Evide
 	}
 	res := &tracing.Result{}
 	ev := &plan.Evidence{Trace: res, Timings: map[string]time.Duration{}}
-	anchors := anchorsOf(g, req, res)
+	anchors := signals.Anchors(g, req, res)
 	qs, err := Enumerate(ctx, g, anchors, r.cfg.Hops, r.cfg.MaxReach)
 	if err != nil {
 		return nil, fmt.Errorf("graphraft: question %q: %w", req.Question, err)
@@ -205,7 +252,7 @@ func (r *Retriever) Retrieve(ctx context.Context, req plan.Request) (*plan.Evide
 		}
 		ev.Timings[StageChoose] = time.Since(t)
 	}
-	if err := r.execute(ctx, g, ranked[:min(len(ranked), r.cfg.Queries)], res); err != nil {
+	if err := r.retrieve(ctx, g, req.Question, ranked[:min(len(ranked), r.cfg.Queries)], res); err != nil {
 		return nil, fmt.Errorf("graphraft: question %q: %w", req.Question, err)
 	}
 	if len(res.Evidence) == 0 {
@@ -216,81 +263,38 @@ func (r *Retriever) Retrieve(ctx context.Context, req plan.Request) (*plan.Evide
 	return ev, nil
 }
 
-// anchorsOf places the question entities: the request's anchors, or,
-// with none, the entities whose normalised name equals a mention's.
-func anchorsOf(g kg.Reader, req plan.Request, res *tracing.Result) []int32 {
-	var out []int32
-	add := func(e int32, mention string) {
-		if e < 0 || int(e) >= g.NumEntities() || slices.Contains(out, e) {
-			return
-		}
-		if mention == "" {
-			mention = g.EntityName(e)
-		}
-		out = append(out, e)
-		res.Anchors = append(res.Anchors, tracing.Anchor{Mention: mention, Entity: e, Name: g.EntityName(e), Score: 1})
-		if g.Degree(e) == 0 {
-			res.Problems = append(res.Problems, fmt.Sprintf("anchor %q (%s) has no neighbours", mention, g.EntityName(e)))
-		}
-	}
-	for i, e := range req.Anchors {
-		m := ""
-		if len(req.Mentions) == len(req.Anchors) {
-			m = req.Mentions[i]
-		}
-		add(e, m)
-	}
-	if len(req.Anchors) == 0 {
-		mentions := req.Mentions
-		if len(mentions) == 0 {
-			mentions = req.Input.Mentions
-		}
-		for _, m := range mentions {
-			for _, e := range g.EntitiesByNorm(m) {
-				add(e, m)
-			}
-		}
-	}
-	if len(out) == 0 {
-		res.Problems = append(res.Problems, "no question entity found in the KG: no query to build")
-	}
-	return out
-}
-
-// Rank scores qs for the request (the package doc's score) and returns
-// them best first; ties keep enumeration order.
+// Rank scores qs for the request (the package doc's query generation)
+// and returns them best first; ties keep enumeration order.
 func (r *Retriever) Rank(ctx context.Context, g kg.Reader, req plan.Request, qs []Query) ([]Scored, error) {
 	if len(qs) == 0 {
 		return nil, nil
 	}
-	question := masked(req.Question, append(slices.Clone(req.Mentions), req.Input.Mentions...))
-	texts := []string{question}
-	idx := map[string]int{}
-	for _, q := range qs {
-		t := words(g, q)
-		if _, ok := idx[t]; !ok {
-			idx[t] = len(texts)
-			texts = append(texts, t)
-		}
-	}
-	vecs, err := models.EncodeAll(ctx, r.enc, texts)
+	sim, err := signals.NewSimilarity(ctx, r.enc, req.Question, signals.Mentions(req))
 	if err != nil {
-		return nil, fmt.Errorf("encode: %w", err)
+		return nil, err
 	}
-	d := r.enc.Dim()
-	plans := planKeys(req.Projection)
+	texts := make([]string, len(qs))
+	for i, q := range qs {
+		texts[i] = signals.Words(g, q.Steps)
+	}
+	cos, err := sim.Scores(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+	var plans []signals.PlanPath
+	if r.cfg.PlanWeight > 0 {
+		plans = signals.PlanPaths(g, req.Projection)
+	}
 	var post map[string]float32
 	if r.cfg.Selector != nil {
 		post = r.cfg.Selector.Posterior(req.Question)
 	}
 	out := make([]Scored, len(qs))
 	for i, q := range qs {
-		j := idx[words(g, q)]
-		var cos float32
-		for k := range d {
-			cos += vecs[k] * vecs[j*d+k]
+		s := Scored{Query: q, Cosine: cos[i]}
+		if r.cfg.PlanWeight > 0 && q.Template != Between {
+			s.Plan = signals.PlanScore(plans, q.Steps)
 		}
-		s := Scored{Query: q, Cosine: cos, Plan: planScore(plans, g, q)}
 		if post != nil {
 			s.Learnt = post[q.Key(g)]
 		}
@@ -301,96 +305,20 @@ func (r *Retriever) Rank(ctx context.Context, g kg.Reader, req plan.Request, qs 
 	return out, nil
 }
 
-// masked removes the mentions from the question, so the cosine compares
-// what is asked, not who it is asked about.
-func masked(q string, mentions []string) string {
-	for _, m := range mentions {
-		if m != "" {
-			q = strings.ReplaceAll(q, m, " ")
-		}
-	}
-	return q
-}
-
-// words is q's relation words in walk order.
-func words(g kg.Reader, q Query) string {
-	ws := make([]string, len(q.Steps))
-	for i, s := range q.Steps {
-		ws[i] = kg.RelationTextOf(g, s.Rel)
-	}
-	return strings.Join(ws, " ")
-}
-
-// planKey is a candidate schema graph's relation key and weight.
-type planKey struct {
-	steps  []string // relation name + '>' or '<', as Query.Key
-	weight float32
-}
-
-// planKeys reads the chain candidates of p: a schema graph whose triples,
-// in order, walk from a mention to a placeholder.
-func planKeys(p projection.Projection) []planKey {
-	var out []planKey
-	for i, c := range p.Candidates {
-		ms := c.Graph.Mentions()
-		if len(ms) == 0 || len(c.Graph.Triples) == 0 {
-			continue
-		}
-		cur := ms[0]
-		var steps []string
-		for _, t := range c.Graph.Triples {
-			switch cur {
-			case t.Head:
-				steps, cur = append(steps, t.Rel+">"), t.Tail
-			case t.Tail:
-				steps, cur = append(steps, t.Rel+"<"), t.Head
-			default:
-				steps = nil
-			}
-			if steps == nil {
-				break
-			}
-		}
-		if steps == nil || !schema.IsPlaceholder(cur) {
-			continue
-		}
-		w := float32(1)
-		if !p.Unranked {
-			w = 1 / float32(i+1)
-		}
-		out = append(out, planKey{steps: steps, weight: w})
-	}
-	return out
-}
-
-// planScore is plan(q) of the package doc.
-func planScore(plans []planKey, g kg.Reader, q Query) float32 {
-	if q.Template == Between {
-		return 0
-	}
-	steps := make([]string, len(q.Steps))
-	for i, s := range q.Steps {
-		steps[i] = g.RelationName(s.Rel) + map[bool]string{false: ">", true: "<"}[s.Inverse]
-	}
-	best := float32(0)
-	for _, p := range plans {
-		switch {
-		case slices.Equal(p.steps, steps):
-			best = max(best, p.weight)
-		case len(steps) < len(p.steps) && slices.Equal(p.steps[:len(steps)], steps):
-			best = max(best, p.weight/2)
-		}
-	}
-	return best
-}
-
-// execute runs the chosen queries and fills res: Match.Graph and
-// Answer.Graph index chosen (best first), Match.SchemaTriple the step,
-// TScore and Cum the query's score.
-func (r *Retriever) execute(ctx context.Context, g kg.Reader, chosen []Scored, res *tracing.Result) error {
+// retrieve executes the chosen queries in order and fills res with the
+// first Nodes result nodes (the package doc's retrieval): within a query,
+// nodes by the cosine of their name and the question, then by id; each
+// node's matched paths of that query are its evidence (Match.Graph the
+// query's rank, SchemaTriple the step, TScore and Cum the query's score)
+// and chains. Answer.Score is the node's name cosine.
+func (r *Retriever) retrieve(ctx context.Context, g kg.Reader, question string, chosen []Scored, res *tracing.Result) error {
 	evidence := map[int32]bool{}
-	answers := map[int32]bool{}
+	kept := map[int32]bool{}
+	var qv []float32
 	for k, s := range chosen {
+		if len(kept) >= r.cfg.Nodes {
+			break
+		}
 		paths, err := Execute(ctx, g, s.Query, r.cfg.MaxPaths)
 		if err != nil {
 			return err
@@ -398,29 +326,88 @@ func (r *Retriever) execute(ctx context.Context, g kg.Reader, chosen []Scored, r
 		if len(paths) == r.cfg.MaxPaths {
 			res.Problems = append(res.Problems, fmt.Sprintf("query %s cut at %d matches: some answers are missing", s.Query.Key(g), r.cfg.MaxPaths))
 		}
+		byNode := map[int32][]Path{}
+		var nodes []int32
 		for _, p := range paths {
-			for i, id := range p.Triples {
-				if !evidence[id] {
-					evidence[id] = true
-					res.Evidence = append(res.Evidence, tracing.Match{Graph: k, SchemaTriple: i, Triple: id, TScore: s.Score, Cum: s.Score})
+			if _, ok := byNode[p.Answer]; !ok {
+				nodes = append(nodes, p.Answer)
+			}
+			byNode[p.Answer] = append(byNode[p.Answer], p)
+		}
+		if qv == nil && len(nodes) > 0 {
+			if qv, err = r.encode(ctx, question); err != nil {
+				return err
+			}
+		}
+		sims, err := r.nameSimilarity(ctx, g, qv, nodes)
+		if err != nil {
+			return err
+		}
+		order := make([]int, len(nodes))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortStableFunc(order, func(a, b int) int {
+			if c := cmp.Compare(sims[b], sims[a]); c != 0 {
+				return c
+			}
+			return cmp.Compare(nodes[a], nodes[b])
+		})
+		for _, i := range order {
+			n := nodes[i]
+			if kept[n] {
+				continue
+			}
+			if len(kept) >= r.cfg.Nodes {
+				break
+			}
+			kept[n] = true
+			res.Answers = append(res.Answers, tracing.Answer{Entity: n, Name: g.EntityName(n), Score: sims[i], Graph: k})
+			for _, p := range byNode[n] {
+				for j, id := range p.Triples {
+					if !evidence[id] {
+						evidence[id] = true
+						res.Evidence = append(res.Evidence, tracing.Match{Graph: k, SchemaTriple: j, Triple: id, TScore: s.Score, Cum: s.Score})
+					}
 				}
-			}
-			if !answers[p.Answer] {
-				answers[p.Answer] = true
-				res.Answers = append(res.Answers, tracing.Answer{Entity: p.Answer, Name: g.EntityName(p.Answer), Score: s.Score, Graph: k})
-			}
-			if len(res.Chains) < r.cfg.MaxChains {
-				res.Chains = append(res.Chains, chain(g, s.Query, p))
+				if len(res.Chains) < r.cfg.MaxChains {
+					res.Chains = append(res.Chains, chain(g, s.Query, p))
+				}
 			}
 		}
 	}
-	slices.SortStableFunc(res.Answers, func(a, b tracing.Answer) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
 	return nil
+}
+
+// encode returns text's vector.
+func (r *Retriever) encode(ctx context.Context, text string) ([]float32, error) {
+	v := make([]float32, r.enc.Dim())
+	if err := r.enc.Encode(ctx, []string{text}, v); err != nil {
+		return nil, fmt.Errorf("encode the question: %w", err)
+	}
+	return v, nil
+}
+
+// nameSimilarity returns the cosine of each node's name and the question
+// vector qv.
+func (r *Retriever) nameSimilarity(ctx context.Context, g kg.Reader, qv []float32, nodes []int32) ([]float32, error) {
+	if len(nodes) == 0 {
+		return nil, nil
+	}
+	texts := make([]string, len(nodes))
+	for i, n := range nodes {
+		texts[i] = kg.EntityTextOf(g, n)
+	}
+	vecs, err := models.EncodeAll(ctx, r.enc, texts)
+	if err != nil {
+		return nil, fmt.Errorf("encode %d result names: %w", len(nodes), err)
+	}
+	d := r.enc.Dim()
+	out := make([]float32, len(nodes))
+	for i := range nodes {
+		out[i] = models.Cosine(qv, vecs[i*d:(i+1)*d])
+	}
+	return out, nil
 }
 
 // chain verbalises a matched path in tracing's format: "A -> r -> B"
@@ -435,7 +422,7 @@ func chain(g kg.Reader, q Query, p Path) string {
 		if s.Inverse {
 			arrow = " <- "
 		}
-		cur = far(g, id, s)
+		cur = signals.Far(g, id, s)
 		b.WriteString(arrow + g.RelationName(s.Rel) + arrow + g.EntityName(cur))
 	}
 	return b.String()

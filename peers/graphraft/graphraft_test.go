@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stem-kgqa/stem/models/wordvec"
+	"github.com/stem-kgqa/stem/peers/signals/signalstest"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/schema"
@@ -19,79 +20,101 @@ func newRetriever(t *testing.T, cfg Config) *Retriever {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r.(*Retriever)
+	return r
 }
 
-func TestRetrieve(t *testing.T) {
+// Standing alone, the queries are ranked by the stand-in: the m best are
+// executed in order until Nodes result nodes, each query's nodes by the
+// similarity of their name to the question, never the alphabet.
+func TestRetrieveStandingAlone(t *testing.T) {
 	g := family(t)
-	anna := ids(t, g, "anna")
-	path := func(rels ...string) projection.Candidate {
-		return projection.Candidate{Graph: schema.Path("anna", rels...)}
-	}
+	enc := signalstest.New(4, map[string][]float32{
+		// The masked question, nearest the two-hop children>parents query.
+		"who are the parents of 's son ?": {1, 0, 0, 0},
+		"children parents":                {1, 0, 0, 0},
+		"parents":                         {0.9, 0.4, 0, 0},
+		// Result names: enno is nearer the question than anna.
+		"who are the parents of anna 's son ?": {0, 0, 1, 0},
+		"enno":                                 {0, 0, 1, 0},
+		"anna":                                 {0, 0, 0.2, 1},
+	})
+	req := plan.Request{Question: "who are the parents of anna 's son ?", Graph: g, Anchors: ids(t, g, "anna"), Mentions: []string{"anna"}}
 	for _, tc := range []struct {
-		name     string
-		cfg      Config
-		req      plan.Request
-		answers  []string
-		chain    string
-		problems string
+		name    string
+		cfg     Config
+		answers []string
 	}{
-		{"the planner's path is executed",
-			DefaultConfig(),
-			plan.Request{Question: "the parent of anna 's son ?", Anchors: anna, Mentions: []string{"anna"},
-				Projection: projection.Projection{Candidates: []projection.Candidate{path("children", "parents")}}},
-			[]string{"anna", "enno"}, "anna -> children -> rudolf -> parents -> enno", ""},
-		{"anchored by name",
-			DefaultConfig(),
-			plan.Request{Question: "where was anna 's son born ?", Mentions: []string{"anna"},
-				Projection: projection.Projection{Candidates: []projection.Candidate{path("children", "place_of_birth")}}},
-			[]string{"aurich"}, "anna -> children -> rudolf -> place_of_birth -> aurich", ""},
-		{"no entity",
-			DefaultConfig(),
-			plan.Request{Question: "who ?", Mentions: []string{"nobody"}},
-			nil, "", "no question entity"},
+		{"one query, its nodes by name similarity", Config{Queries: 1}, []string{"enno", "anna"}},
+		{"m queries in order until the nodes threshold", Config{Queries: 5, Nodes: 3}, []string{"enno", "anna", "rudolf"}},
+		{"the threshold cuts within a query", Config{Queries: 5, Nodes: 1}, []string{"enno"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := tc.req
-			req.Graph = g
-			ev, err := newRetriever(t, tc.cfg).Retrieve(context.Background(), req)
+			r, err := New(context.Background(), plan.Env{Encoder: enc}, tc.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			res := ev.Trace
-			got := answerNames(res.Answers)
+			ev, err := r.Retrieve(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, a := range ev.Trace.Answers {
+				got = append(got, a.Name)
+			}
 			if !slices.Equal(got, tc.answers) {
-				t.Errorf("answers %v, want %v", got, tc.answers)
+				t.Errorf("answers %v, want %v in this order (chains %q)", got, tc.answers, ev.Trace.Chains)
 			}
-			if res.Unbacked != 0 || tracing.Audit(g, res) != 0 {
-				t.Errorf("unbacked %d", res.Unbacked)
+			if ev.Trace.Unbacked != 0 || tracing.Audit(g, ev.Trace) != 0 {
+				t.Errorf("%d unbacked", ev.Trace.Unbacked)
 			}
-			if tc.chain != "" && !slices.Contains(res.Chains, tc.chain) {
-				t.Errorf("chains %q lack %q", res.Chains, tc.chain)
+			if !slices.Contains(ev.Trace.Chains, "anna -> children -> rudolf -> parents -> enno") {
+				t.Errorf("chains %q", ev.Trace.Chains)
 			}
-			if p := strings.Join(res.Problems, "; "); tc.problems == "" && p != "" || !strings.Contains(p, tc.problems) {
-				t.Errorf("problems %q, want %q", p, tc.problems)
+			// Another plan and strategy change nothing standing alone.
+			other := req
+			other.Projection = projection.Projection{Unranked: true, Candidates: []projection.Candidate{{Graph: schema.Path("anna", "spouse")}}}
+			other.Strategy = schema.Breadth
+			ev2, err := r.Retrieve(context.Background(), other)
+			if err != nil || len(ev2.Trace.Answers) != len(got) || ev2.Trace.Answers[0].Name != got[0] {
+				t.Errorf("another plan changed a standalone result: %v %v", err, ev2.Trace.Answers)
+			}
+			if r.UsesPlan() || r.Mode() != "standalone, encoder" {
+				t.Errorf("UsesPlan %v, mode %q", r.UsesPlan(), r.Mode())
 			}
 		})
 	}
 }
 
-// The oracle's candidates are unranked: each counts fully, and with
-// Queries 2 both are executed.
-func TestRetrieveUnrankedTopQueries(t *testing.T) {
+// In the planner-assisted mode the planner's paths weigh in: the planned
+// spouse query comes first.
+func TestRetrievePlannerAssisted(t *testing.T) {
 	g := family(t)
-	proj := projection.Projection{Unranked: true, Candidates: []projection.Candidate{
-		{Graph: schema.Path("anna", "spouse")}, {Graph: schema.Path("anna", "children", "place_of_birth")}}}
-	req := plan.Request{Question: "q", Graph: g, Anchors: ids(t, g, "anna"), Projection: proj}
-	cfg := DefaultConfig()
-	cfg.Queries = 2
-	ev, err := newRetriever(t, cfg).Retrieve(context.Background(), req)
+	req := plan.Request{Question: "the parent of anna 's son ?", Graph: g, Anchors: ids(t, g, "anna"), Mentions: []string{"anna"},
+		Projection: projection.Projection{Candidates: []projection.Candidate{{Graph: schema.Path("anna", "spouse")}}}}
+	r, err := New(context.Background(), plan.Env{Encoder: wordvec.New(nil, wordvec.Options{})}, Config{Queries: 1, PlanWeight: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := answerNames(ev.Trace.Answers)
-	if want := []string{"aurich", "enno"}; !slices.Equal(got, want) {
-		t.Errorf("answers %v, want %v", got, want)
+	ev, err := r.Retrieve(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := answerNames(ev.Trace.Answers); !slices.Equal(got, []string{"enno"}) || !slices.Contains(ev.Trace.Chains, "anna -> spouse -> enno") {
+		t.Errorf("answers %v, chains %q", got, ev.Trace.Chains)
+	}
+	if !r.UsesPlan() || r.Mode() != "planner-assisted w=5, encoder" {
+		t.Errorf("UsesPlan %v, mode %q", r.UsesPlan(), r.Mode())
+	}
+}
+
+func TestRetrieveNoEntity(t *testing.T) {
+	g := family(t)
+	ev, err := newRetriever(t, DefaultConfig()).Retrieve(context.Background(), plan.Request{Question: "who ?", Graph: g, Mentions: []string{"nobody"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ev.Trace.Answers) != 0 || !strings.Contains(strings.Join(ev.Trace.Problems, "; "), "no question entity") {
+		t.Errorf("answers %v, problems %q", ev.Trace.Answers, ev.Trace.Problems)
 	}
 }
 
@@ -102,8 +125,16 @@ func TestConfig(t *testing.T) {
 	if _, err := New(context.Background(), plan.Env{Encoder: wordvec.New(nil, wordvec.Options{})}, Config{Queries: -1}); err == nil {
 		t.Error("negative queries, no error")
 	}
-	if c, _ := (Config{}).withDefaults(); c.Queries != 1 || c.MaxPaths != 5000 || c.PlanWeight != 0 {
+	// m = 5 (the released code's beam width), 20 nodes (the paper's
+	// sections 5.1-5.2), one- and two-hop templates (appendix A.2).
+	if c, _ := (Config{}).withDefaults(); c.Queries != 5 || c.Nodes != 20 || c.Hops != 2 || c.MaxPaths != 5000 || c.PlanWeight != 0 {
 		t.Errorf("defaults %+v", c)
+	}
+	if s := DefaultSettings(); s.Queries != 5 || s.Nodes != 20 || s.Hops != 2 || s.LLM {
+		t.Errorf("settings %+v", s)
+	}
+	if err := (Settings{LLM: true}).Check(false); err == nil || !strings.Contains(err.Error(), "--graphraft-llm needs --llm-model") {
+		t.Errorf("Check: %v", err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/peers/signals"
 )
 
 // Template is the shape of a query around the question entities.
@@ -50,11 +51,9 @@ func (t Template) String() string {
 }
 
 // Step is one relation of a query, walked from head to tail unless
-// Inverse ((e)<-[r]-(x) walks r from tail to head).
-type Step struct {
-	Rel     int32
-	Inverse bool
-}
+// Inverse ((e)<-[r]-(x) walks r from tail to head): the relation step
+// every peer shares.
+type Step = signals.Step
 
 // Query is one template instance: a template, its relations in walk order
 // and its anchors (one for OneHop and TwoHop, two for Between, where the
@@ -172,14 +171,6 @@ func walk(g kg.Reader, e int32, s Step) []int32 {
 	return g.OutRel(e, s.Rel)
 }
 
-func far(g kg.Reader, id int32, s Step) int32 {
-	t := g.Triple(id)
-	if s.Inverse {
-		return t.Head
-	}
-	return t.Tail
-}
-
 // Execute runs q over g in memory, the plan a graph database would run for
 // q.SPARQL or q.Cypher: every match, at most limit of them (0 = no limit),
 // in KG order. A walk never steps straight back over the triple it
@@ -201,7 +192,7 @@ func Execute(ctx context.Context, g kg.Reader, q Query, limit int) ([]Path, erro
 				if e != q.Anchors[1] {
 					return nil
 				}
-				ans = far(g, ids[0], q.Steps[0])
+				ans = signals.Far(g, ids[0], q.Steps[0])
 			}
 			out = append(out, Path{Answer: ans, Triples: slices.Clone(ids)})
 			return nil
@@ -219,7 +210,7 @@ func Execute(ctx context.Context, g kg.Reader, q Query, limit int) ([]Path, erro
 				continue
 			}
 			ids = append(ids, id)
-			err := rec(far(g, id, q.Steps[k]))
+			err := rec(signals.Far(g, id, q.Steps[k]))
 			ids = ids[:k]
 			if err != nil {
 				return err
@@ -342,7 +333,7 @@ func Enumerate(ctx context.Context, g kg.Reader, anchors []int32, hops, maxReach
 							continue
 						}
 						for _, id := range ids {
-							if id != h.by && far(g, id, s) == b {
+							if id != h.by && signals.Far(g, id, s) == b {
 								add(Query{Template: Between, Steps: q.Steps, Anchors: []int32{a, b}})
 								break
 							}
@@ -361,7 +352,7 @@ func Enumerate(ctx context.Context, g kg.Reader, anchors []int32, hops, maxReach
 						break
 					}
 					if id != h.by {
-						nx = append(nx, hop{far(g, id, s), id})
+						nx = append(nx, hop{signals.Far(g, id, s), id})
 					}
 				}
 				next[s] = nx

@@ -69,18 +69,18 @@ func TestExecute(t *testing.T) {
 		q    Query
 		want []string
 	}{
-		{"one hop out", Query{OneHop, []Step{{children, false}}, anna}, []string{"rudolf"}},
-		{"one hop in", Query{OneHop, []Step{{parents, true}}, anna}, []string{"rudolf"}},
+		{"one hop out", Query{OneHop, []Step{{Rel: children, Inverse: false}}, anna}, []string{"rudolf"}},
+		{"one hop in", Query{OneHop, []Step{{Rel: parents, Inverse: true}}, anna}, []string{"rudolf"}},
 		// The son's parents: both, anna by the son's own parents triple.
-		{"two hop", Query{TwoHop, []Step{{children, false}, {parents, false}}, anna}, []string{"anna", "enno"}},
+		{"two hop", Query{TwoHop, []Step{{Rel: children, Inverse: false}, {Rel: parents, Inverse: false}}, anna}, []string{"anna", "enno"}},
 		// Back over the same relation: only other triples count, so anna's
 		// children walked back reach no one but anna, by the same triple.
-		{"two hop never back over the same triple", Query{TwoHop, []Step{{children, false}, {children, true}}, anna}, nil},
-		{"three hop", Query{ThreeHop, []Step{{spouse, false}, {parents, true}, {placeOfBirth, false}}, anna}, []string{"aurich"}},
-		{"three hop through the anchor", Query{ThreeHop, []Step{{children, false}, {parents, false}, {spouse, false}}, anna}, []string{"enno"}},
-		{"three hop never back over the same triple", Query{ThreeHop, []Step{{children, false}, {parents, false}, {parents, true}}, anna}, nil},
-		{"between", Query{Between, []Step{{children, false}, {parents, false}}, ids(t, g, "anna", "enno")}, []string{"rudolf"}},
-		{"between nothing", Query{Between, []Step{{spouse, false}, {parents, true}}, ids(t, g, "anna", "aurich")}, nil},
+		{"two hop never back over the same triple", Query{TwoHop, []Step{{Rel: children, Inverse: false}, {Rel: children, Inverse: true}}, anna}, nil},
+		{"three hop", Query{ThreeHop, []Step{{Rel: spouse, Inverse: false}, {Rel: parents, Inverse: true}, {Rel: placeOfBirth, Inverse: false}}, anna}, []string{"aurich"}},
+		{"three hop through the anchor", Query{ThreeHop, []Step{{Rel: children, Inverse: false}, {Rel: parents, Inverse: false}, {Rel: spouse, Inverse: false}}, anna}, []string{"enno"}},
+		{"three hop never back over the same triple", Query{ThreeHop, []Step{{Rel: children, Inverse: false}, {Rel: parents, Inverse: false}, {Rel: parents, Inverse: true}}, anna}, nil},
+		{"between", Query{Between, []Step{{Rel: children, Inverse: false}, {Rel: parents, Inverse: false}}, ids(t, g, "anna", "enno")}, []string{"rudolf"}},
+		{"between nothing", Query{Between, []Step{{Rel: spouse, Inverse: false}, {Rel: parents, Inverse: true}}, ids(t, g, "anna", "aurich")}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			paths, err := Execute(context.Background(), g, tc.q, 0)
@@ -97,10 +97,10 @@ func TestExecute(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Execute(context.Background(), g, Query{Template: TwoHop, Steps: []Step{{children, false}}, Anchors: anna}, 0); err == nil {
+	if _, err := Execute(context.Background(), g, Query{Template: TwoHop, Steps: []Step{{Rel: children, Inverse: false}}, Anchors: anna}, 0); err == nil {
 		t.Error("a two-hop query with one step ran")
 	}
-	if _, err := Execute(context.Background(), g, Query{Template: OneHop, Steps: []Step{{99, false}}, Anchors: anna}, 0); err == nil {
+	if _, err := Execute(context.Background(), g, Query{Template: OneHop, Steps: []Step{{Rel: 99, Inverse: false}}, Anchors: anna}, 0); err == nil {
 		t.Error("a query with an unknown relation ran")
 	}
 }
@@ -115,22 +115,22 @@ func TestSPARQLAndCypher(t *testing.T) {
 		q            Query
 		sparql, cyph string
 	}{
-		{"one hop in", Query{OneHop, []Step{{parents, true}}, ids(t, g, "anna")},
+		{"one hop in", Query{OneHop, []Step{{Rel: parents, Inverse: true}}, ids(t, g, "anna")},
 			"SELECT DISTINCT ?x WHERE {\n  ?x <http://x.org/parents> <http://x.org/anna> .\n}",
 			"MATCH ({name: \"anna\"})<-[:`parents`]-(x) RETURN DISTINCT x"},
-		{"two hop", Query{TwoHop, []Step{{children, false}, {parents, false}}, ids(t, g, "anna")},
+		{"two hop", Query{TwoHop, []Step{{Rel: children, Inverse: false}, {Rel: parents, Inverse: false}}, ids(t, g, "anna")},
 			"SELECT DISTINCT ?x WHERE {\n  <http://x.org/anna> <http://x.org/children> ?y .\n  ?y <http://x.org/parents> ?x .\n}",
 			"MATCH ({name: \"anna\"})-[:`children`]->(y)-[:`parents`]->(x) RETURN DISTINCT x"},
-		{"two hop back", Query{TwoHop, []Step{{parents, true}, {parents, false}}, ids(t, g, "anna")},
+		{"two hop back", Query{TwoHop, []Step{{Rel: parents, Inverse: true}, {Rel: parents, Inverse: false}}, ids(t, g, "anna")},
 			"SELECT DISTINCT ?x WHERE {\n  ?y <http://x.org/parents> <http://x.org/anna> .\n  ?y <http://x.org/parents> ?x .\n  FILTER(?x != <http://x.org/anna>)\n}",
 			"MATCH ({name: \"anna\"})<-[:`parents`]-(y)-[:`parents`]->(x) RETURN DISTINCT x"},
-		{"three hop", Query{ThreeHop, []Step{{spouse, false}, {parents, true}, {placeOfBirth, false}}, ids(t, g, "anna")},
+		{"three hop", Query{ThreeHop, []Step{{Rel: spouse, Inverse: false}, {Rel: parents, Inverse: true}, {Rel: placeOfBirth, Inverse: false}}, ids(t, g, "anna")},
 			"SELECT DISTINCT ?x WHERE {\n  <http://x.org/anna> <http://x.org/spouse> ?y1 .\n  ?y2 <http://x.org/parents> ?y1 .\n  ?y2 <http://x.org/place_of_birth> ?x .\n}",
 			"MATCH ({name: \"anna\"})-[:`spouse`]->(y1)<-[:`parents`]-(y2)-[:`place_of_birth`]->(x) RETURN DISTINCT x"},
-		{"three hop back", Query{ThreeHop, []Step{{children, false}, {parents, false}, {parents, true}}, ids(t, g, "anna")},
+		{"three hop back", Query{ThreeHop, []Step{{Rel: children, Inverse: false}, {Rel: parents, Inverse: false}, {Rel: parents, Inverse: true}}, ids(t, g, "anna")},
 			"SELECT DISTINCT ?x WHERE {\n  <http://x.org/anna> <http://x.org/children> ?y1 .\n  ?y1 <http://x.org/parents> ?y2 .\n  ?x <http://x.org/parents> ?y2 .\n  FILTER(?x != ?y1)\n}",
 			"MATCH ({name: \"anna\"})-[:`children`]->(y1)-[:`parents`]->(y2)<-[:`parents`]-(x) RETURN DISTINCT x"},
-		{"between", Query{Between, []Step{{children, false}, {parents, false}}, ids(t, g, "anna", "enno")},
+		{"between", Query{Between, []Step{{Rel: children, Inverse: false}, {Rel: parents, Inverse: false}}, ids(t, g, "anna", "enno")},
 			"SELECT DISTINCT ?x WHERE {\n  <http://x.org/anna> <http://x.org/children> ?x .\n  ?x <http://x.org/parents> <http://x.org/enno> .\n}",
 			"MATCH ({name: \"anna\"})-[:`children`]->(x)-[:`parents`]->({name: \"enno\"}) RETURN DISTINCT x"},
 	} {
@@ -226,7 +226,7 @@ func TestEnumerateComplete(t *testing.T) {
 		}
 		var all []Step
 		for r := range int32(g.NumRelations()) {
-			all = append(all, Step{r, false}, Step{r, true})
+			all = append(all, Step{Rel: r, Inverse: false}, Step{Rel: r, Inverse: true})
 		}
 		anchors := []int32{int32(rng.IntN(g.NumEntities())), int32(rng.IntN(g.NumEntities()))}
 		anchors = slices.Compact(anchors)

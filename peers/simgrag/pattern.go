@@ -2,6 +2,7 @@ package simgrag
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"regexp"
@@ -22,55 +23,31 @@ const (
 	DefaultRetryTemperature = 0.7
 )
 
-// PatternPrompt is the query-to-pattern prompt of section 4.1, Table 16 of
-// appendix B (the KGQA prompt, used by the paper for MetaQA, PathQuestions
-// and WC2014), with {{QUERY}} where the question goes. It is the paper's
-// text with two changes only: typographic quotes and ellipses are written
-// in ASCII, and the paper's example 1 is the only few-shot example, because
-// the paper prints no other ("2. query: ... output: ..." stands for the
-// 11 more it used, which it does not publish). Stem's KGs name entities
-// and relations in words (kg.EntityText, kg.RelationText), as the paper's
-// KGs do, so the instructions need no change for them: the model writes
-// mentions as the question does and relations in words, and the search
-// matches both by meaning.
-const PatternPrompt = `You need to segment the given query then extract the potential knowledge graph structures.
-Notes)
-1). Use the original description in the query with enough context, NEVER use unspecific words like 'in', 'appear in', 'for', 'of' etc.
-2). For nodes or relations that are unknown, you can use the keyword 'UNKNOWN' with a unique ID, e.g., 'UNKNOWN artist 1', 'UNKNOWN relation 1'.
-3). Return the segmented query and extracted graph structures strictly following the format:
-{ "divided": [ "segment 1", ... ], "triples": [ ("head", "relation", "tail"), ... ] }
-4). NEVER provide extra descriptions or explanations, such as something like 'Here is the extracted knowledge graph structure'.
-Examples)
-1. query: "the actor in Flashpoint also appears in which films"
-output: {
-"divided": [
-"the actor in Flashpoint",
-"this actor also appears in another films",
-],
-"triples": [
-("UNKNOWN actor 1", "actor of", "Flashpoint"),
-("UNKNOWN actor 1", "actor of", "UNKNOWN film 1"),
-]
-}
-Your task)
-Please read and follow the above instructions and examples step by step
-query: {{QUERY}}`
+// patternTemplate is the query-to-pattern prompt of section 4.1 (the
+// paper's table 16, as the released code renders it for MetaQA with its
+// ten examples: the paper prints one of its twelve), with {{QUERY}} where
+// the question goes. The released code asks for a "graph" list where the
+// paper's table says "triples"; ParsePattern reads either.
+//
+//go:embed prompts/pattern.txt
+var patternTemplate string
 
-// RenderPattern returns PatternPrompt for question.
+// RenderPattern returns the query-to-pattern prompt for question.
 func RenderPattern(question string) string {
-	return strings.Replace(PatternPrompt, "{{QUERY}}", strings.TrimSpace(question), 1)
+	return strings.Replace(patternTemplate, "{{QUERY}}", strings.TrimSpace(question), 1)
 }
 
 // patternFormat is what a retry reminds the model of: note 3's format.
-const patternFormat = `{ "divided": [ "segment 1", ... ], "triples": [ ("head", "relation", "tail"), ... ] }`
+const patternFormat = `{ "divided": [ "segment 1", ... ], "graph": [ ("head", "relation", "tail"), ... ] }`
 
 var (
 	// unknownRE reads the paper's marker for an unknown node or relation
 	// (section 4.3): "UNKNOWN", an optional description, an optional id.
 	unknownRE = regexp.MustCompile(`(?i)^unknown\b\s*(.*?)\s*(\d*)$`)
-	// triplesKeyRE finds the "triples" key of note 3's format, quoted with
-	// either quote, so the "divided" list is not read as triples.
-	triplesKeyRE = regexp.MustCompile(`(?i)["'“‘]triples["'”’]\s*:`)
+	// triplesKeyRE finds the "triples" key of table 16's format (the
+	// released code's "graph"), quoted with either quote, so the
+	// "divided" list is not read as triples.
+	triplesKeyRE = regexp.MustCompile(`(?i)["'“‘](?:triples|graph)["'”’]\s*:`)
 )
 
 // isUnknown reports whether s is the paper's unknown marker.

@@ -1,32 +1,32 @@
 // Package simgrag is SimGRAG's retrieval (Cai et al., "SimGRAG: Leveraging
 // Similar Subgraphs for Knowledge Graphs Driven Retrieval-Augmented
-// Generation", sections 4-5) as a stem retrieval strategy: the planner's
-// schema graph is the pattern graph, and the evidence is the top-k KG
-// subgraphs isomorphic to it with the smallest Graph Semantic Distance.
+// Generation", sections 4-5) as a stem retrieval strategy, standing on
+// its own by default, with the paper's LLM as an option: the evidence is
+// the top-k KG subgraphs isomorphic to the question's pattern graph with
+// the smallest Graph Semantic Distance.
 //
-// Reading of the paper, and where stem differs:
-//
-//   - Pattern: with Config.Chat, the LLM's pattern graph for the question
-//     (section 4.1, the prompt of appendix B's Table 16: see
-//     PatternPrompt and ParsePattern), the planner's graphs unused;
-//     otherwise the planner's candidate schema graphs, tried in order; with
-//     a ranked projection the first one that yields any subgraph is used
-//     (later candidates are a planner's fallbacks), with an unranked one
-//     (the oracle's gold paths, equally likely) every candidate is searched
-//     and their subgraphs compete in one top-k. Mentions are known nodes,
-//     [ENTn] placeholders unknown ones (section 4.3).
-//   - Candidates: a mention node's top-k(n) KG entities by cosine (the
-//     kgvec index of the shared KG, or one built for a question's own
-//     graph), except that a mention the pipeline already linked (an
-//     explicit anchor in the request) has that entity as its only
-//     candidate, at distance 0, as tracing does: stem's linking stage is
-//     the entity step and is scored on its own. Each edge's relation has
-//     its top-k(r) KG relations by cosine; KG relation vectors are encoded
-//     once per graph.
-//   - Distance: the paper sums L2 distances of unit vectors; stem sums
-//     1 - cosine (half the squared L2 distance), the cosine scale the rest
-//     of stem reports. Both are monotone in the cosine per term, and eq. 3
-//     holds as written: unknown nodes add 0.
+//   - Pattern (section 4.1): with Config.Chat, the LLM's pattern graph for
+//     the question (the query-to-pattern prompt, prompts/pattern.txt: the
+//     paper's table 16 with the released code's ten MetaQA examples; see
+//     ParsePattern). Without an LLM, the neutral stand-in every peer
+//     shares (signals.Similarity) chooses it: among the relation paths of
+//     up to Hops steps from each question entity (signals.Build), the one
+//     whose relation words are most similar to the question, written as a
+//     chain from the entity's mention through UNKNOWN nodes to the answer.
+//     In the planner-assisted mode (PlanWeight above 0) the planner's
+//     candidate schema graphs are the patterns instead, tried in order: a
+//     ranked projection's first that yields any subgraph, an unranked
+//     one's (the oracle's gold paths) all, competing in one top-k.
+//     Mentions are known nodes, [ENTn] placeholders unknown ones (section
+//     4.3).
+//   - Candidates (section 5, appendix D): every known node's top-k(n) KG
+//     entities by cosine of its text and theirs (the kgvec index of the
+//     shared KG, or one built for a question's own graph), the linked
+//     entity among them as any other, since SimGRAG takes no oracle
+//     entities; each edge's top-k(r) KG relations by cosine.
+//   - Distance (eq. 2-3): the L2 distance of the unit embeddings of each
+//     known node and relation and its match, summed; unknown nodes and
+//     relations add 0.
 //   - Isomorphism: nodes map injectively and edges to distinct KG triples;
 //     direction is ignored, as the paper does (section 4.2, "we do not
 //     consider the edge direction"), unless Config.Directed. Among
@@ -36,33 +36,38 @@
 //   - Search: Algorithm 1 with the lower bound of eq. 11 and the greedy
 //     order of section 5.2; it returns exactly what the unpruned search
 //     returns (see the property test), and Stats says how much it saved.
-//   - Answers: the entities mapped to the answer placeholder. Precision
-//     keeps the best subgraph's (and those tied with it), Breadth every
-//     top-k subgraph's: the paper hands all k subgraphs to the LLM, which
-//     for a one-answer question picks from the closest match.
+//   - Answers (section 4.4): the LLM reads all k subgraphs (the answer
+//     prompt, prompts/answer.txt: table 18 with the released code's twelve
+//     examples) and its answers that are entities of them are kept.
+//     Without it, every kept subgraph's answer node, by GSD: table 18's
+//     instruction is to return the answer of every evidence graph.
 //   - Evidence: every triple of the kept subgraphs as a tracing.Match with
-//     TScore = 1 - its relation distance (the cosine of the schema and KG
-//     relations) and Cum = the subgraph's score, 1 - GSD / (known nodes +
-//     edges), a mean similarity; each subgraph is verbalized as arrow
-//     chains from its start node ("A -> rel -> B"), the format generation
-//     reads support from.
+//     TScore = 1 - its relation distance / 2 and Cum = the subgraph's
+//     score, 1 - GSD / (2 x (known nodes + edges)), a mean similarity in
+//     [0, 1]; each subgraph is verbalized as arrow chains from its start
+//     node ("A -> rel -> B"), the format generation reads support from.
+//
+// At PlanWeight 0, the default, Retrieve reads neither the projection nor
+// the strategy.
 package simgrag
 
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/stem-kgqa/stem/internal/editdist"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kgvec"
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/models/llm"
+	"github.com/stem-kgqa/stem/peers/signals"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/tracing"
@@ -70,6 +75,57 @@ import (
 
 // StageMatch names the subgraph search in Evidence.Timings.
 const StageMatch = "simgrag"
+
+// Name is the strategy's name in the registry.
+const Name = "simgrag"
+
+// Doc describes the strategy in --help and errors.
+const Doc = "SimGRAG: top-k KG subgraphs isomorphic to the question's pattern graph by graph semantic distance (k=3, k(n)=k(r)=16; pattern: the relation path most similar to the question, or --simgrag-llm the LLM's, table 16), every subgraph's answer (--simgrag-llm: the LLM's answers over them, table 18)"
+
+// Settings are SimGRAG's flags, its paper's values by default.
+type Settings struct {
+	// K is how many subgraphs are kept: 3 (appendix C.1).
+	K int `flag:"simgrag-k" min:"1" max:"100" category:"peers" usage:"simgrag: subgraphs kept, k (the paper's 3, appendix C.1)"`
+	// KNodes is k(n): 16 for MetaQA (appendix C.1).
+	KNodes int `flag:"simgrag-kn" min:"1" max:"1000" category:"peers" usage:"simgrag: candidate entities per pattern node, k(n) (the paper's 16 for MetaQA, appendix C.1)"`
+	// KRelations is k(r): 16 for MetaQA (appendix C.1).
+	KRelations int `flag:"simgrag-kr" min:"1" max:"1000" category:"peers" usage:"simgrag: candidate relations per pattern edge, k(r) (the paper's 16 for MetaQA, appendix C.1)"`
+	// Hops bounds the stand-in pattern's relation path.
+	Hops int `flag:"simgrag-hops" min:"1" max:"4" category:"peers" usage:"simgrag: the longest relation path the no-LLM stand-in writes as the pattern graph (2, the reach of GCR's L and GraphRAFT's templates; 3 for 3-hop questions)"`
+	// LLM writes the pattern and reads the answers with the LLM.
+	LLM bool `flag:"simgrag-llm" category:"peers" usage:"simgrag: the pattern graph from the LLM (table 16 with the released code's examples) and the answers from its reading of the k subgraphs (table 18) (needs --llm-model)"`
+}
+
+// DefaultSettings returns k = 3, k(n) = k(r) = 16, a 2-hop stand-in
+// pattern, no LLM.
+func DefaultSettings() Settings { return Settings{K: 3, KNodes: 16, KRelations: 16, Hops: 2} }
+
+// Check implements plan.SettingsChecker.
+func (s Settings) Check(llm bool) error {
+	if s.LLM && !llm {
+		return errors.New("--simgrag-llm needs --llm-model NAME (and --llm-base-url of an OpenAI-compatible server)")
+	}
+	return nil
+}
+
+// Open builds SimGRAG from the pipeline's environment and its settings,
+// as the registry does.
+func Open(ctx context.Context, env plan.Env, s Settings) (plan.Retriever, error) {
+	cfg := DefaultConfig()
+	cfg.K, cfg.KNodes, cfg.KRelations, cfg.Hops, cfg.PlanWeight = s.K, s.KNodes, s.KRelations, s.Hops, env.PlanWeight
+	if s.LLM {
+		c, err := signals.OpenChat(env, "--simgrag-llm")
+		if err != nil {
+			return nil, err
+		}
+		cfg.Chat = c
+	}
+	r, err := New(ctx, env, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
 
 // Config holds SimGRAG's retrieval parameters; DefaultConfig gives the
 // paper's values for MetaQA.
@@ -82,6 +138,11 @@ type Config struct {
 	// KRelations is k(r), the candidate KG relations per pattern edge
 	// (paper, MetaQA: 16).
 	KRelations int
+	// Hops bounds the stand-in pattern's relation path (2).
+	Hops int
+	// PlanWeight above 0 is the planner-assisted mode: the planner's
+	// schema graphs are the patterns. 0 runs SimGRAG standing alone.
+	PlanWeight float32
 	// Directed makes a KG triple match a pattern edge only along the
 	// edge's direction (the paper ignores direction).
 	Directed bool
@@ -94,9 +155,8 @@ type Config struct {
 	NoPrune bool
 
 	// Chat, when set, is the LLM that writes the pattern graph from the
-	// question (section 4.1, prompt PatternPrompt), in place of the
-	// planner's schema graphs, which are then ignored. Nil keeps the
-	// planner's graphs as the pattern.
+	// question (section 4.1, RenderPattern) and reads the answers off the
+	// k subgraphs (section 4.4, RenderAnswer).
 	Chat llm.Chatter
 	// MaxParseRetries is how many times a reply that gives no usable
 	// pattern is asked for again (0 means DefaultMaxParseRetries,
@@ -116,10 +176,11 @@ type Config struct {
 }
 
 // DefaultConfig returns the paper's parameters: k = 3, k(n) = k(r) = 16
-// (appendix C.1), with a cap of 4M expansions per search so that a hub
-// under a placeholder cannot stall a server, and no LLM.
+// (appendix C.1), a 2-hop stand-in pattern, with a cap of 4M expansions
+// per search so that a hub under a placeholder cannot stall a server, and
+// no LLM.
 func DefaultConfig() Config {
-	return Config{K: 3, KNodes: 16, KRelations: 16, MaxExpansions: 1 << 22,
+	return Config{K: 3, KNodes: 16, KRelations: 16, Hops: 2, MaxExpansions: 1 << 22,
 		MaxParseRetries: DefaultMaxParseRetries, RetryTemperature: DefaultRetryTemperature}
 }
 
@@ -186,8 +247,11 @@ func New(ctx context.Context, env plan.Env, cfg Config) (*Retriever, error) {
 	if env.Encoder == nil {
 		return nil, fmt.Errorf("simgrag: no encoder")
 	}
-	if cfg.K <= 0 || cfg.KNodes <= 0 || cfg.KRelations <= 0 || cfg.MaxExpansions < 0 {
-		return nil, fmt.Errorf("simgrag: config %+v: K, KNodes and KRelations must be positive, MaxExpansions not negative", cfg)
+	if cfg.Hops == 0 {
+		cfg.Hops = DefaultConfig().Hops
+	}
+	if cfg.K <= 0 || cfg.KNodes <= 0 || cfg.KRelations <= 0 || cfg.Hops < 0 || cfg.MaxExpansions < 0 || cfg.PlanWeight < 0 {
+		return nil, fmt.Errorf("simgrag: config %+v: K, KNodes, KRelations and Hops must be positive, MaxExpansions and PlanWeight not negative", cfg)
 	}
 	switch {
 	case cfg.MaxParseRetries == 0:
@@ -211,6 +275,16 @@ func New(ctx context.Context, env plan.Env, cfg Config) (*Retriever, error) {
 	}
 	return r, nil
 }
+
+// UsesPlan implements plan.PlanUser: SimGRAG reads the planner's schema
+// graphs only in the planner-assisted mode.
+func (r *Retriever) UsesPlan() bool { return r.cfg.PlanWeight > 0 }
+
+// Reach implements plan.Reacher: the stand-in pattern walks Hops hops.
+func (r *Retriever) Reach() int { return r.cfg.Hops }
+
+// Mode implements plan.Moder.
+func (r *Retriever) Mode() string { return signals.Mode(r.cfg.PlanWeight, r.cfg.Chat != nil) }
 
 // Totals returns the search work summed over every Retrieve so far, and
 // how many searches that was.
@@ -247,20 +321,32 @@ func (r *Retriever) Match(ctx context.Context, req plan.Request) (*plan.Evidence
 	start := time.Now()
 	res := &tracing.Result{}
 	timings := map[string]time.Duration{}
-	graphs := req.Projection.Graphs()
-	if r.cfg.Chat != nil {
+	var graphs []schema.Graph
+	unranked := false
+	switch {
+	case r.cfg.Chat != nil:
 		g, ok, probs, err := r.askPattern(ctx, req.Question)
 		timings[StagePattern] = time.Since(start)
 		if err != nil {
 			return nil, st, fmt.Errorf("simgrag: question %q: %w", req.Question, err)
 		}
 		res.Problems = append(res.Problems, probs...)
-		graphs = nil
 		if ok {
 			graphs = []schema.Graph{g}
 		}
-	} else if len(graphs) == 0 {
-		res.Problems = append(res.Problems, "no schema graph to match")
+	case r.cfg.PlanWeight > 0:
+		graphs, unranked = req.Projection.Graphs(), req.Projection.Unranked
+		if len(graphs) == 0 {
+			res.Problems = append(res.Problems, "no schema graph to match")
+		}
+	default:
+		g, ok, err := r.standInPattern(ctx, gs.g, req, res)
+		if err != nil {
+			return nil, st, fmt.Errorf("simgrag: question %q: %w", req.Question, err)
+		}
+		if ok {
+			graphs = []schema.Graph{g}
+		}
 	}
 	var all []found
 	for gi, sg := range graphs {
@@ -298,7 +384,7 @@ func (r *Retriever) Match(ctx context.Context, req plan.Request) (*plan.Evidence
 		for _, sub := range subs {
 			all = append(all, found{graph: gi, pat: c, sub: sub})
 		}
-		if r.cfg.Chat != nil || !req.Projection.Unranked {
+		if !unranked {
 			break
 		}
 	}
@@ -313,7 +399,14 @@ func (r *Retriever) Match(ctx context.Context, req plan.Request) (*plan.Evidence
 	})
 	all = all[:min(len(all), r.cfg.K)]
 	r.evidence(gs.g, req, all, res)
-	timings[StageMatch] = time.Since(start) - timings[StagePattern]
+	if r.cfg.Chat != nil && len(all) > 0 {
+		t := time.Now()
+		if err := r.answer(ctx, gs.g, req.Question, all, res); err != nil {
+			return nil, st, fmt.Errorf("simgrag: question %q: %w", req.Question, err)
+		}
+		timings[StageAnswer] = time.Since(t)
+	}
+	timings[StageMatch] = time.Since(start) - timings[StagePattern] - timings[StageAnswer]
 	ev := &plan.Evidence{Trace: res, Timings: timings}
 	return ev, st, nil
 }
@@ -352,29 +445,22 @@ func (r *Retriever) compile(ctx context.Context, gs *graphState, sg schema.Graph
 	n := len(c.names)
 	c.cands, c.byEnt = make([][]cand, n), make([][]cand, n)
 	c.terms = len(c.heads)
-	anchored := r.assign(gs.g, c, req)
 	for v := range n {
 		if !c.known[v] {
 			continue
 		}
 		c.terms++
 		var cs []cand
-		if ids := anchored[v]; len(ids) > 0 {
-			for _, e := range ids {
-				cs = append(cs, cand{entity: e})
-			}
-		} else {
-			ents, err := gs.entities(ctx)
-			if err != nil {
-				return nil, nil, err
-			}
-			hits, err := ents.Nearest(ctx, kg.EntityText(c.names[v]), r.cfg.KNodes)
-			if err != nil {
-				return nil, nil, fmt.Errorf("candidates of %q: %w", c.names[v], err)
-			}
-			for _, h := range hits {
-				cs = append(cs, cand{entity: h.Entity, dist: distance(h.Score)})
-			}
+		ents, err := gs.entities(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		hits, err := ents.Nearest(ctx, kg.EntityText(c.names[v]), r.cfg.KNodes)
+		if err != nil {
+			return nil, nil, fmt.Errorf("candidates of %q: %w", c.names[v], err)
+		}
+		for _, h := range hits {
+			cs = append(cs, cand{entity: h.Entity, dist: distance(h.Score)})
 		}
 		if len(cs) == 0 {
 			probs = append(probs, fmt.Sprintf("no KG entity is a candidate for %q", c.names[v]))
@@ -395,58 +481,16 @@ func (r *Retriever) compile(ctx context.Context, gs *graphState, sg schema.Graph
 	return c, probs, nil
 }
 
-// distance turns a cosine into a GSD term, clamped to [0, 2] so that
-// rounding cannot make a term negative and break the lower bound.
+// distance turns the cosine of two embeddings into the L2 distance of
+// their unit vectors, a GSD term (eq. 2): ||a - b|| = sqrt(2 - 2 cos),
+// clamped to [0, 2] so that rounding cannot make a term negative and
+// break the lower bound. A cosine within float32 rounding of 1 is 0 apart:
+// the square root would blow its 1e-7 of noise up to 4e-4.
 func distance(cos float32) float64 {
-	return min(max(1-float64(cos), 0), 2)
-}
-
-// assign pairs the request's explicit anchors with the pattern's mention
-// nodes: each anchor goes to the node whose text is closest to its
-// mention or entity name, and a node keeps only its closest anchors (the
-// rule tracing uses).
-func (r *Retriever) assign(g kg.Reader, c *compiled, req plan.Request) map[int][]int32 {
-	out := map[int][]int32{}
-	if len(req.Anchors) == 0 {
-		return out
+	if cos >= 1-1e-6 {
+		return 0
 	}
-	type pick struct {
-		node  int
-		ratio float32
-	}
-	picks := make([]pick, len(req.Anchors))
-	best := map[int]float32{}
-	nEnt := int32(g.NumEntities())
-	for i, e := range req.Anchors {
-		picks[i] = pick{node: -1}
-		if e < 0 || e >= nEnt {
-			continue
-		}
-		texts := []string{kg.Normalize(g.EntityName(e))}
-		if len(req.Mentions) == len(req.Anchors) {
-			texts = append(texts, kg.Normalize(req.Mentions[i]))
-		}
-		for v, name := range c.names {
-			if !c.known[v] {
-				continue
-			}
-			nv := kg.Normalize(name)
-			for _, t := range texts {
-				if rt := editdist.Ratio(nv, t); rt > picks[i].ratio || picks[i].node < 0 {
-					picks[i] = pick{node: v, ratio: rt}
-				}
-			}
-		}
-		if p := picks[i]; p.node >= 0 && p.ratio > best[p.node] {
-			best[p.node] = p.ratio
-		}
-	}
-	for i, p := range picks {
-		if p.node >= 0 && p.ratio >= best[p.node] {
-			out[p.node] = append(out[p.node], req.Anchors[i])
-		}
-	}
-	return out
+	return min(math.Sqrt(max(2-2*float64(cos), 0)), 2)
 }
 
 // relationCandidates fills each edge's distances to the KG relations and
@@ -521,16 +565,17 @@ func (r *Retriever) relationCandidates(ctx context.Context, gs *graphState, sg s
 func (r *Retriever) evidence(g kg.Reader, req plan.Request, kept []found, res *tracing.Result) {
 	bestMatch := map[int32]tracing.Match{}
 	answers := map[int32]tracing.Answer{}
+	rank := map[int32]int{}
 	seenChain := map[string]bool{}
 	seenAnchor := map[int32]bool{}
 	for i, f := range kept {
 		score := float32(1)
 		if f.pat.terms > 0 {
-			score = float32(1 - f.sub.GSD/float64(f.pat.terms))
+			score = float32(1 - f.sub.GSD/(2*float64(f.pat.terms)))
 		}
 		for e, t := range f.sub.Triples {
 			rd := f.pat.relDist[e][g.Triple(t).Rel]
-			m := tracing.Match{Graph: f.graph, SchemaTriple: e, Triple: t, TScore: float32(1 - rd), Cum: score}
+			m := tracing.Match{Graph: f.graph, SchemaTriple: e, Triple: t, TScore: float32(1 - rd/2), Cum: score}
 			if b, ok := bestMatch[t]; !ok || m.Cum > b.Cum {
 				bestMatch[t] = m
 			}
@@ -544,11 +589,11 @@ func (r *Retriever) evidence(g kg.Reader, req plan.Request, kept []found, res *t
 				}
 			}
 		}
-		tied := f.sub.GSD == kept[0].sub.GSD && f.sub.NRev == kept[0].sub.NRev
-		if f.pat.answer >= 0 && (req.Strategy == schema.Breadth || tied) {
+		if f.pat.answer >= 0 {
 			e := f.sub.Nodes[f.pat.answer]
 			if _, ok := answers[e]; !ok {
 				answers[e] = tracing.Answer{Entity: e, Name: g.EntityName(e), Score: score, Graph: f.graph, Reversed: f.sub.NRev}
+				rank[e] = i
 			}
 		}
 		for _, ch := range verbalize(g, f.sub.Triples, f.sub.Nodes[firstKnown(f.pat)]) {
@@ -583,18 +628,9 @@ func (r *Retriever) evidence(g kg.Reader, req plan.Request, kept []found, res *t
 	for _, a := range answers {
 		res.Answers = append(res.Answers, a)
 	}
-	slices.SortFunc(res.Answers, func(a, b tracing.Answer) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.Reversed, b.Reversed); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.Name, b.Name); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Entity, b.Entity)
-	})
+	// Answers in the subgraphs' order: by GSD, then the search's
+	// deterministic tie-break, never by name.
+	slices.SortFunc(res.Answers, func(a, b tracing.Answer) int { return cmp.Compare(rank[a.Entity], rank[b.Entity]) })
 	if len(res.Evidence) == 0 {
 		res.Problems = append(res.Problems, "empty evidence: no KG subgraph matched")
 	}

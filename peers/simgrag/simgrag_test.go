@@ -9,6 +9,7 @@ import (
 
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models/wordvec"
+	"github.com/stem-kgqa/stem/peers/signals/signalstest"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/schema"
@@ -49,11 +50,15 @@ func names(as []tracing.Answer) []string {
 	return out
 }
 
-func TestRetrieve(t *testing.T) {
+// In the planner-assisted mode the planner's schema graphs are the
+// patterns; the answers are every kept subgraph's answer node, by GSD.
+func TestRetrievePlannerAssisted(t *testing.T) {
 	g := films(t)
 	ctx := context.Background()
 	enc := wordvec.New(nil, wordvec.Options{})
-	r, err := New(ctx, plan.Env{Graph: g, Encoder: enc}, DefaultConfig())
+	cfg := DefaultConfig()
+	cfg.PlanWeight = 1
+	r, err := New(ctx, plan.Env{Graph: g, Encoder: enc}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,11 +69,14 @@ func TestRetrieve(t *testing.T) {
 		}
 		return e
 	}
-	// united_states has one edge, so a two-edge star on it embeds nowhere.
+	// No entity has four edges, so a four-edge star embeds nowhere, whichever
+	// candidate its centre maps to.
 	star := schema.Graph{Triples: []schema.Triple{
 		{Head: "united_states", Rel: "nationality", Tail: "[ENT1]"},
 		{Head: "united_states", Rel: "nationality", Tail: "[ENT2]"},
-	}, Answer: "[ENT2]"}
+		{Head: "united_states", Rel: "nationality", Tail: "[ENT3]"},
+		{Head: "united_states", Rel: "nationality", Tail: "[ENT4]"},
+	}, Answer: "[ENT4]"}
 	path := schema.Path("inception", "directed_by", "nationality")
 	tests := []struct {
 		name        string
@@ -81,26 +89,26 @@ func TestRetrieve(t *testing.T) {
 	}{{
 		name:      "anchored path",
 		req:       plan.Request{Anchors: []int32{id("inception")}, Mentions: []string{"inception"}, Projection: proj(false, schema.Precision, path)},
-		want:      []string{"united_kingdom"},
+		want:      []string{"united_kingdom", "canada"},
 		wantChain: "inception -> directed_by -> christopher_nolan -> nationality -> united_kingdom",
-		// The runners-up walk inception -starred_actors- leonardo_dicaprio
-		// -nationality- united_states and christopher_nolan on to
-		// interstellar: 2 + 2 + 1 distinct triples.
+		// Every pattern node has its top-k(n) candidates, the linked entity
+		// among them (appendix D): the runners-up start at interstellar and
+		// titanic, 2 + 1 + 2 distinct triples.
 		wantTriples: 5,
 	}, {
 		name:      "similarity anchoring",
 		req:       plan.Request{Projection: proj(false, schema.Precision, path)},
-		want:      []string{"united_kingdom"},
+		want:      []string{"united_kingdom", "canada"},
 		wantChain: "inception -> directed_by -> christopher_nolan -> nationality -> united_kingdom",
 	}, {
-		name:      "against the KG's direction, breadth",
+		name:      "against the KG's direction",
 		req:       plan.Request{Anchors: []int32{id("christopher_nolan")}, Projection: proj(false, schema.Breadth, schema.Path("christopher_nolan", "directed_by"))},
-		want:      []string{"inception", "interstellar", "united_kingdom"},
+		want:      []string{"inception", "interstellar", "christopher_nolan"},
 		wantChain: "christopher_nolan <- directed_by <- inception",
 	}, {
 		name:        "ranked: first candidate that matches",
 		req:         plan.Request{Anchors: []int32{id("united_states"), id("inception")}, Projection: proj(false, schema.Precision, star, path)},
-		want:        []string{"united_kingdom"},
+		want:        []string{"united_kingdom", "canada"},
 		wantGraph:   1,
 		wantProblem: "graph 0: no KG subgraph is isomorphic",
 	}, {
@@ -114,7 +122,7 @@ func TestRetrieve(t *testing.T) {
 	}, {
 		name:        "bad anchor id",
 		req:         plan.Request{Anchors: []int32{-4, 1 << 30}, Projection: proj(false, schema.Precision, path)},
-		want:        []string{"united_kingdom"},
+		want:        []string{"united_kingdom", "canada"},
 		wantProblem: "",
 	}}
 	for _, tt := range tests {
@@ -155,18 +163,28 @@ func TestRetrieve(t *testing.T) {
 	}
 }
 
+// directorNationality is an encoder under which the stand-in's pattern
+// for "what is the nationality of the director of X" is X's directed_by,
+// nationality path.
+func directorNationality() *signalstest.Encoder {
+	return signalstest.New(4, map[string][]float32{
+		"what is the nationality of the director of": {1, 0, 0, 0},
+		"directed by nationality":                    {1, 0, 0, 0},
+	})
+}
+
 // TestRetrieveEvidence checks the scores of the best subgraph of an exact
-// path: every relation matches itself (T-Score 1) and the anchor is
+// pattern: every relation matches itself (T-Score 1) and the anchor is
 // exact, so the GSD is 0 and the subgraph's score 1.
 func TestRetrieveEvidence(t *testing.T) {
 	g := films(t)
 	ctx := context.Background()
-	r, err := New(ctx, plan.Env{Graph: g, Encoder: wordvec.New(nil, wordvec.Options{})}, Config{K: 1, KNodes: 4, KRelations: 4})
+	r, err := New(ctx, plan.Env{Graph: g, Encoder: directorNationality()}, Config{K: 1, KNodes: 4, KRelations: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	inc, _ := g.Entity("inception")
-	ev, err := r.Retrieve(ctx, plan.Request{Graph: g, Anchors: []int32{inc}, Projection: proj(false, schema.Precision, schema.Path("inception", "directed_by", "nationality"))})
+	ev, err := r.Retrieve(ctx, plan.Request{Question: "what is the nationality of the director of inception", Graph: g, Anchors: []int32{inc}, Mentions: []string{"inception"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +200,7 @@ func TestRetrieveEvidence(t *testing.T) {
 	if len(res.Anchors) != 1 || res.Anchors[0].Name != "inception" || res.Anchors[0].Score != 1 {
 		t.Errorf("anchors %+v", res.Anchors)
 	}
-	if len(res.Answers) != 1 || res.Answers[0].Score < 0.999 || res.Answers[0].Reversed != 0 {
+	if len(res.Answers) != 1 || res.Answers[0].Name != "united_kingdom" || res.Answers[0].Score < 0.999 || res.Answers[0].Reversed != 0 {
 		t.Errorf("answers %+v", res.Answers)
 	}
 }
@@ -190,11 +208,14 @@ func TestRetrieveEvidence(t *testing.T) {
 func TestRetrieveOwnGraphAndConcurrency(t *testing.T) {
 	g := films(t)
 	ctx := context.Background()
-	r, err := New(ctx, plan.Env{Encoder: wordvec.New(nil, wordvec.Options{})}, DefaultConfig())
+	cfg := DefaultConfig()
+	cfg.K = 1
+	r, err := New(ctx, plan.Env{Encoder: directorNationality()}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Retrieve(ctx, plan.Request{Projection: proj(false, schema.Precision, schema.Path("titanic", "directed_by"))}); err == nil {
+	q := "what is the nationality of the director of titanic"
+	if _, err := r.Retrieve(ctx, plan.Request{Question: q, Mentions: []string{"titanic"}}); err == nil {
 		t.Error("no error without any KG")
 	}
 	var wg sync.WaitGroup
@@ -202,7 +223,7 @@ func TestRetrieveOwnGraphAndConcurrency(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ev, err := r.Retrieve(ctx, plan.Request{Graph: g, Own: true, Projection: proj(false, schema.Precision, schema.Path("titanic", "directed_by", "nationality"))})
+			ev, err := r.Retrieve(ctx, plan.Request{Question: q, Graph: g, Own: true, Mentions: []string{"titanic"}})
 			if err != nil {
 				t.Error(err)
 				return

@@ -1,35 +1,50 @@
-package gcr
+package signals
 
 import (
-	"container/list"
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/stem-kgqa/stem/kg"
 )
 
-// Token is one step of a relation path: relation Rel walked along its
+// Step is one step of a relation path: relation Rel walked along its
 // direction (head to tail) or, with Inverse, against it. It is
 // schema.Step's Forward/Inverse over relation ids: "directed_by" and
-// "directed_by walked backwards" are distinct tokens, as they are distinct
+// "directed_by walked backwards" are distinct steps, as they are distinct
 // questions.
-type Token struct {
+type Step struct {
 	Rel     int32
 	Inverse bool
 }
 
-// less orders tokens by relation id, forward before inverse, so that a
+// less orders steps by relation id, forward before inverse, so that a
 // node's children are in one fixed order whatever order edges came in.
-func (t Token) less(u Token) bool {
+func (t Step) less(u Step) bool {
 	if t.Rel != u.Rel {
 		return t.Rel < u.Rel
 	}
 	return !t.Inverse && u.Inverse
+}
+
+// Far is the end of triple id a walk along s arrives at: its tail, or
+// its head when s walks against the triple.
+func Far(g kg.Reader, id int32, s Step) int32 {
+	t := g.Triple(id)
+	if s.Inverse {
+		return t.Head
+	}
+	return t.Tail
+}
+
+// Near is the end of triple id a walk along s leaves.
+func Near(g kg.Reader, id int32, s Step) int32 {
+	t := g.Triple(id)
+	if s.Inverse {
+		return t.Tail
+	}
+	return t.Head
 }
 
 // Node is one node of a KG-Trie: the relation path from the root to it
@@ -37,26 +52,27 @@ func (t Token) less(u Token) bool {
 type Node struct {
 	// Parent is the parent's index in Trie.Nodes, -1 for the root.
 	Parent int32
-	// Token is the step from Parent; zero for the root.
-	Token Token
+	// Step is the step from Parent; zero for the root.
+	Step  Step
 	Depth int
-	// Children are indices in Trie.Nodes, in Token order.
+	// Children are indices in Trie.Nodes, in Step order.
 	Children []int32
 	// Reach holds the entities the path reaches, sorted and distinct, at
-	// most Config.MaxReach of them (the lowest ids when cut).
+	// most Limits.MaxReach of them (the lowest ids when cut).
 	Reach []int32
 	// Capped says Reach was cut: the path reaches more entities than it
 	// lists.
 	Capped bool
 }
 
-// Trie is the KG-Trie of a set of anchor entities (paper section 4.2):
+// Trie is the KG-Trie of a set of anchor entities (GCR, section 4.2):
 // every relation path of up to Hops steps that leaves an anchor, as a
-// prefix tree over Tokens. GCR builds one trie per question entity and
-// tokenises entity names too; here the trie is over relation tokens only
-// and each node carries the entities its path reaches, so the anchors of
-// a question share one trie and decoding picks relation paths, whose
-// entities are read off the nodes. A Trie is immutable once built and may
+// prefix tree over Steps, each node holding the entities its path reaches.
+// GCR builds one trie per question entity and tokenises entity names too;
+// here the anchors of a question share one trie over relation steps, and
+// a path's entity paths are read off the KG along it (the entities of a
+// node are its Reach). GCR decodes over it; SimGRAG's stand-in pattern
+// graph is chosen among its paths. A Trie is immutable once built and may
 // be shared between goroutines.
 type Trie struct {
 	// Anchors are the root's entities, sorted and distinct.
@@ -64,31 +80,31 @@ type Trie struct {
 	Hops    int
 	// Nodes[0] is the root; a node's children come after it.
 	Nodes []Node
-	// Capped says nodes were left out at Config.MaxNodes, so some paths of
-	// the KG are missing from the trie.
+	// Capped says nodes were left out at Limits.MaxNodes, so some paths
+	// of the KG are missing from the trie.
 	Capped bool
 	// Took is how long the build took.
 	Took time.Duration
 }
 
-// Path returns the tokens from the root to node n.
-func (t *Trie) Path(n int32) []Token {
-	out := make([]Token, t.Nodes[n].Depth)
+// Path returns the steps from the root to node n.
+func (t *Trie) Path(n int32) []Step {
+	out := make([]Step, t.Nodes[n].Depth)
 	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = t.Nodes[n].Token
+		out[i] = t.Nodes[n].Step
 		n = t.Nodes[n].Parent
 	}
 	return out
 }
 
-// Child returns the child of node n reached by tok, if the trie has it.
-func (t *Trie) Child(n int32, tok Token) (int32, bool) {
+// Child returns the child of node n reached by st, if the trie has it.
+func (t *Trie) Child(n int32, st Step) (int32, bool) {
 	kids := t.Nodes[n].Children
-	i, ok := slices.BinarySearchFunc(kids, tok, func(c int32, tok Token) int {
-		switch ct := t.Nodes[c].Token; {
-		case ct == tok:
+	i, ok := slices.BinarySearchFunc(kids, st, func(c int32, st Step) int {
+		switch ct := t.Nodes[c].Step; {
+		case ct == st:
 			return 0
-		case ct.less(tok):
+		case ct.less(st):
 			return -1
 		}
 		return 1
@@ -100,10 +116,10 @@ func (t *Trie) Child(n int32, tok Token) (int32, bool) {
 }
 
 // Find returns the node of path toks, if the trie has it.
-func (t *Trie) Find(toks []Token) (int32, bool) {
+func (t *Trie) Find(path []Step) (int32, bool) {
 	n := int32(0)
-	for _, tok := range toks {
-		c, ok := t.Child(n, tok)
+	for _, st := range path {
+		c, ok := t.Child(n, st)
 		if !ok {
 			return -1, false
 		}
@@ -131,19 +147,19 @@ type Limits struct {
 // with none left the trie is a bare root.
 func Build(ctx context.Context, g kg.Reader, anchors []int32, hops int, lim Limits) (*Trie, error) {
 	if g == nil {
-		return nil, fmt.Errorf("gcr: build trie: no KG")
+		return nil, fmt.Errorf("build KG-Trie: no KG")
 	}
 	if hops < 0 || lim.MaxReach <= 0 || lim.MaxNodes <= 0 {
-		return nil, fmt.Errorf("gcr: build trie: hops %d, limits %+v: want hops >= 0 and positive limits", hops, lim)
+		return nil, fmt.Errorf("build KG-Trie: hops %d, limits %+v: want hops >= 0 and positive limits", hops, lim)
 	}
 	start := time.Now()
-	t := &Trie{Hops: hops, Anchors: distinctAnchors(g, anchors)}
+	t := &Trie{Hops: hops, Anchors: DistinctAnchors(g, anchors)}
 	t.Nodes = append(t.Nodes, Node{Parent: -1, Reach: t.Anchors})
 	b := newExpander(g, lim.MaxReach)
 	level := []int32{0}
 	for d := 0; d < hops && len(level) > 0 && !t.Capped; d++ {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("gcr: build trie of %v: %w", anchors, err)
+			return nil, fmt.Errorf("build KG-Trie of %v: %w", anchors, err)
 		}
 		var next []int32
 		for _, n := range level {
@@ -154,7 +170,7 @@ func Build(ctx context.Context, g kg.Reader, anchors []int32, hops int, lim Limi
 					break
 				}
 				idx := int32(len(t.Nodes))
-				t.Nodes = append(t.Nodes, Node{Parent: n, Token: k.tok, Depth: d + 1, Reach: k.reach, Capped: k.capped})
+				t.Nodes = append(t.Nodes, Node{Parent: n, Step: k.tok, Depth: d + 1, Reach: k.reach, Capped: k.capped})
 				t.Nodes[n].Children = append(t.Nodes[n].Children, idx)
 				next = append(next, idx)
 			}
@@ -168,8 +184,8 @@ func Build(ctx context.Context, g kg.Reader, anchors []int32, hops int, lim Limi
 	return t, nil
 }
 
-// distinctAnchors returns the anchors g knows, sorted and distinct.
-func distinctAnchors(g kg.Reader, anchors []int32) []int32 {
+// DistinctAnchors returns the anchors g knows, sorted and distinct.
+func DistinctAnchors(g kg.Reader, anchors []int32) []int32 {
 	n := int32(g.NumEntities())
 	out := make([]int32, 0, len(anchors))
 	for _, a := range anchors {
@@ -187,19 +203,19 @@ type expander struct {
 	g                  kg.Reader
 	heads, rels, tails []int32
 	maxReach, rawCap   int
-	slot               map[Token]int
+	slot               map[Step]int
 	kids               []child
 }
 
 // child is one child in the making.
 type child struct {
-	tok    Token
+	tok    Step
 	reach  []int32
 	capped bool
 }
 
 func newExpander(g kg.Reader, maxReach int) *expander {
-	e := &expander{g: g, maxReach: maxReach, rawCap: 4 * maxReach, slot: map[Token]int{}}
+	e := &expander{g: g, maxReach: maxReach, rawCap: 4 * maxReach, slot: map[Step]int{}}
 	if c, ok := g.(kg.Columnar); ok {
 		e.heads, e.rels, e.tails = c.Columns()
 	}
@@ -214,7 +230,7 @@ func (e *expander) ends(id int32) (h, r, t int32) {
 	return tr.Head, tr.Rel, tr.Tail
 }
 
-// expand returns the children of a node reaching reach, in Token order.
+// expand returns the children of a node reaching reach, in Step order.
 func (e *expander) expand(reach []int32) []child {
 	clear(e.slot)
 	e.kids = e.kids[:0]
@@ -250,7 +266,7 @@ func (e *expander) walk(ids []int32, inverse bool) {
 	for _, id := range ids {
 		h, r, t := e.ends(id)
 		if cur < 0 || r != last {
-			tok := Token{Rel: r, Inverse: inverse}
+			tok := Step{Rel: r, Inverse: inverse}
 			i, ok := e.slot[tok]
 			if !ok {
 				i = len(e.kids)
@@ -270,72 +286,4 @@ func (e *expander) walk(ids []int32, inverse bool) {
 			k.reach = append(k.reach, t)
 		}
 	}
-}
-
-// trieCache keeps the most recently used tries, keyed by anchor set and
-// hops, so that questions about the same entities share one build. It is
-// bounded by entries, not bytes: a trie is bounded by Limits already.
-type trieCache struct {
-	mu  sync.Mutex
-	max int
-	ll  *list.List // of *cacheEntry, most recent first
-	m   map[string]*list.Element
-}
-
-type cacheEntry struct {
-	key  string
-	trie *Trie
-}
-
-func newTrieCache(max int) *trieCache {
-	return &trieCache{max: max, ll: list.New(), m: map[string]*list.Element{}}
-}
-
-// cacheKey names a trie by its sorted anchors and hops.
-func cacheKey(anchors []int32, hops int) string {
-	var b strings.Builder
-	b.WriteString(strconv.Itoa(hops))
-	for _, a := range anchors {
-		b.WriteByte(',')
-		b.WriteString(strconv.Itoa(int(a)))
-	}
-	return b.String()
-}
-
-func (c *trieCache) get(key string) (*Trie, bool) {
-	if c == nil || c.max <= 0 {
-		return nil, false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	el, ok := c.m[key]
-	if !ok {
-		return nil, false
-	}
-	c.ll.MoveToFront(el)
-	return el.Value.(*cacheEntry).trie, true
-}
-
-func (c *trieCache) put(key string, t *Trie) {
-	if c == nil || c.max <= 0 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.m[key]; ok {
-		c.ll.MoveToFront(el)
-		return
-	}
-	c.m[key] = c.ll.PushFront(&cacheEntry{key: key, trie: t})
-	for c.ll.Len() > c.max {
-		old := c.ll.Back()
-		c.ll.Remove(old)
-		delete(c.m, old.Value.(*cacheEntry).key)
-	}
-}
-
-func (c *trieCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.ll.Len()
 }

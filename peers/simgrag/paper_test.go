@@ -1,0 +1,182 @@
+package simgrag
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/peers/signals/signalstest"
+	"github.com/stem-kgqa/stem/plan"
+	"github.com/stem-kgqa/stem/projection"
+	"github.com/stem-kgqa/stem/schema"
+)
+
+// unit returns the 2-d unit vector whose cosine with (1, 0) is cos.
+func unit(cos float64) []float32 {
+	return []float32{float32(cos), float32(math.Sqrt(1 - cos*cos)), 0, 0}
+}
+
+// cosAt returns the cosine at which two unit vectors are d apart (L2).
+func cosAt(d float64) float64 { return 1 - d*d/2 }
+
+// gsds compiles pattern sg over g and returns the GSD of its best k
+// subgraphs, best first, with their answer entities.
+func gsds(t *testing.T, r *Retriever, g kg.Reader, sg schema.Graph, k int) ([]float64, []string) {
+	t.Helper()
+	gs := &graphState{g: g, enc: r.enc}
+	c, _, err := r.compile(context.Background(), gs, sg, plan.Request{Graph: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	subs, _, err := search(context.Background(), g, &c.pattern, k, true, false, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ds []float64
+	var ans []string
+	for _, s := range subs {
+		ds = append(ds, s.GSD)
+		ans = append(ans, g.EntityName(s.Nodes[c.answer]))
+	}
+	return ds, ans
+}
+
+// Example 1 (section 4.2): the pattern's known node and relation sit
+// 0.4 and 0.6 from their matches in the KG (figure 2's per-term values
+// are not in the text; their sum is), so by eq. 2 the GSD is 1.0: the
+// sum of L2 distances, not of 1 - cosine (which would give 0.26).
+func TestGSDExample1(t *testing.T) {
+	g, err := kg.GraphOf([][3]string{{"Georgian architecture", "architectural style of", "Alan B. Miller Hall"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := signalstest.New(4, map[string][]float32{
+		"georgian":               unit(1),
+		"georgian architecture":  unit(cosAt(0.4)),
+		"architecture style":     unit(1),
+		"architectural style of": unit(cosAt(0.6)),
+	})
+	r, err := New(context.Background(), plan.Env{Encoder: enc}, Config{K: 1, KNodes: 16, KRelations: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ans := gsds(t, r, g, schema.Graph{Triples: []schema.Triple{{Head: "Georgian", Rel: "architecture style", Tail: "[ENT1]"}}, Answer: "[ENT1]"}, 1)
+	if len(d) != 1 || math.Abs(d[0]-1.0) > 1e-6 || ans[0] != "Alan B. Miller Hall" {
+		t.Errorf("GSD %v (%v), want 1.0", d, ans)
+	}
+}
+
+// A ranking where L2 (eq. 2) and 1 - cosine disagree: the subgraph at e1
+// has two terms 0.2 off in cosine (1 - cos 0.4, L2 1.26), the one at e2
+// one term 0.5 off and an exact relation (1 - cos 0.5, L2 1.0). By eq. 2
+// e2's answer comes first.
+func TestGSDIsL2(t *testing.T) {
+	g, err := kg.GraphOf([][3]string{{"e1", "r", "x1"}, {"e2", "s", "x2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := signalstest.New(4, map[string][]float32{
+		"a": unit(1), "q": unit(1),
+		"e1": unit(0.8), "r": unit(0.8),
+		"e2": unit(0.5), "s": unit(1),
+	})
+	r, err := New(context.Background(), plan.Env{Encoder: enc}, Config{K: 2, KNodes: 2, KRelations: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ans := gsds(t, r, g, schema.Graph{Triples: []schema.Triple{{Head: "a", Rel: "q", Tail: "[ENT1]"}}, Answer: "[ENT1]"}, 2)
+	if !slices.Equal(ans, []string{"x2", "x1"}) || math.Abs(d[0]-1) > 1e-6 || math.Abs(d[1]-2*math.Sqrt(0.4)) > 1e-6 {
+		t.Errorf("subgraphs %v with GSD %v, want x2 (1.0) before x1 (1.26)", ans, d)
+	}
+	if oneMinusCos := [2]float64{0.2 + 0.2, 0.5}; oneMinusCos[0] >= oneMinusCos[1] {
+		t.Error("the case does not separate the two distances")
+	}
+}
+
+// SimGRAG takes no oracle entities (appendix D): a linked mention still
+// gets its top-k(n) candidates, so a better-matching subgraph at a
+// similarly named entity can win.
+func TestLinkedEntityHasCandidates(t *testing.T) {
+	g, err := kg.GraphOf([][3]string{{"heat", "directed_by", "michael_mann"}, {"heat 1986", "written_by", "william_goldman"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := signalstest.New(4, map[string][]float32{
+		"heat": unit(1), "heat 1986": unit(0.95),
+		"written by": unit(1), "directed by": unit(0.1),
+	})
+	r, err := New(context.Background(), plan.Env{Graph: g, Encoder: enc}, Config{K: 1, KNodes: 16, KRelations: 16, PlanWeight: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	heat, _ := g.Entity("heat")
+	req := plan.Request{Question: "who wrote heat", Graph: g, Anchors: []int32{heat}, Mentions: []string{"heat"},
+		Projection: projection.Projection{Candidates: []projection.Candidate{{Graph: schema.Path("heat", "written_by")}}}}
+	ev, err := r.Retrieve(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(ev.Trace.Answers); !slices.Equal(got, []string{"william_goldman"}) {
+		t.Errorf("answers %v, want the candidate heat 1986's writer", got)
+	}
+}
+
+// Standing alone, the pattern is the relation path whose words the
+// question is nearest, from the question's entity; another plan and
+// strategy in the request change nothing.
+func TestStandInPattern(t *testing.T) {
+	g := films(t)
+	enc := signalstest.New(4, map[string][]float32{
+		"what is the nationality of the director of": unit(1),
+		"directed by nationality":                    unit(0.99),
+		"starred actors nationality":                 unit(0.5),
+	})
+	r, err := New(context.Background(), plan.Env{Graph: g, Encoder: enc}, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	inc, _ := g.Entity("inception")
+	req := plan.Request{Question: "what is the nationality of the director of inception", Graph: g, Anchors: []int32{inc}, Mentions: []string{"inception"}}
+	ev, err := r.Retrieve(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(ev.Trace.Answers); len(got) == 0 || got[0] != "united_kingdom" || len(got) > 3 {
+		t.Errorf("answers %v, want united_kingdom first, at most k = 3", got)
+	}
+	if !slices.Contains(ev.Trace.Chains, "inception -> directed_by -> christopher_nolan -> nationality -> united_kingdom") {
+		t.Errorf("chains %q", ev.Trace.Chains)
+	}
+	other := req
+	other.Projection = proj(true, schema.Breadth, schema.Path("inception", "starred_actors"))
+	other.Strategy = schema.Breadth
+	ev2, err := r.Retrieve(context.Background(), other)
+	if err != nil || !slices.Equal(names(ev2.Trace.Answers), names(ev.Trace.Answers)) {
+		t.Errorf("another plan changed a standalone result: %v, %v", err, names(ev2.Trace.Answers))
+	}
+	if r.UsesPlan() || r.Mode() != "standalone, encoder" {
+		t.Errorf("UsesPlan %v, mode %q", r.UsesPlan(), r.Mode())
+	}
+}
+
+func TestSettings(t *testing.T) {
+	// k = 3 and k(n) = k(r) = 16 for MetaQA (appendix C.1).
+	if s := DefaultSettings(); s.K != 3 || s.KNodes != 16 || s.KRelations != 16 || s.LLM {
+		t.Errorf("settings %+v", s)
+	}
+	if err := (Settings{LLM: true}).Check(false); err == nil || !strings.Contains(err.Error(), "--simgrag-llm needs --llm-model") {
+		t.Errorf("Check: %v", err)
+	}
+	if got := RenderAnswer("who?", [][][3]string{{{"A", "r", "B's"}}, {{"C", "s", "D"}}}); !strings.HasSuffix(got, "query: 'who?'\nevidences: graph [1]: [('A', 'r', \"B's\")], graph [2]: [('C', 's', 'D')]\n") {
+		t.Errorf("answer prompt ends %q", got[len(got)-120:])
+	}
+	if n := strings.Count(answerTemplate, "    answer: "); n != 12 {
+		t.Errorf("the answer prompt has %d examples, want the released code's 12", n)
+	}
+	if n := strings.Count(patternTemplate, ". query: '"); n != 10 {
+		t.Errorf("the pattern prompt has %d examples, want the released code's 10", n)
+	}
+}
