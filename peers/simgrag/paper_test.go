@@ -3,11 +3,14 @@ package simgrag
 import (
 	"context"
 	"math"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/peers/signals"
 	"github.com/stem-kgqa/stem/peers/signals/signalstest"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/projection"
@@ -170,13 +173,142 @@ func TestSettings(t *testing.T) {
 	if err := (Settings{LLM: true}).Check(false); err == nil || !strings.Contains(err.Error(), "--simgrag-llm needs --llm-model") {
 		t.Errorf("Check: %v", err)
 	}
-	if got := RenderAnswer("who?", [][][3]string{{{"A", "r", "B's"}}, {{"C", "s", "D"}}}); !strings.HasSuffix(got, "query: 'who?'\nevidences: graph [1]: [('A', 'r', \"B's\")], graph [2]: [('C', 's', 'D')]\n") {
-		t.Errorf("answer prompt ends %q", got[len(got)-120:])
+}
+
+// Tables 16 and 18 as the paper prints them, up to their examples and
+// after them (typographic quotes and ellipses in ASCII).
+const (
+	table16Head = `You need to segment the given query then extract the potential knowledge graph structures.
+Notes)
+1). Use the original description in the query with enough context, NEVER use unspecific words like 'in', 'appear in', 'for', 'of' etc.
+2). For nodes or relations that are unknown, you can use the keyword 'UNKNOWN' with a unique ID, e.g., 'UNKNOWN artist 1', 'UNKNOWN relation 1'.
+3). Return the segmented query and extracted graph structures strictly following the format:
+{ "divided": [ "segment 1", ... ], "triples": [ ("head", "relation", "tail"), ... ] }
+4). NEVER provide extra descriptions or explanations, such as something like 'Here is the extracted knowledge graph structure'.
+Examples)
+`
+	table16Tail = `Your task)
+Please read and follow the above instructions and examples step by step
+query: {{QUERY}}
+`
+	table18Head = `Please answer the question based on the given evidences from a knowledge graph.
+Notes)
+1). Use the original text in the valid evidences as answer output, NEVER rephrase or reformat them.
+2). There may be different answers for different evidences. Return all possible answer for every evidence graph, except for those that are obviously not aligned with the query.
+3). You should provide a brief reason with several words, then tell that the answer.
+Examples)
+`
+	table18Tail = `Your task)
+Please read and follow the above instructions and examples step by step
+query: {{QUERY}}
+evidences: {{RETRIEVED SUBGRAPHS}}
+`
+)
+
+// examples splits a prompt's examples, numbered from 1, into their
+// queries and what follows each query line.
+func examples(t *testing.T, prompt, head, tail string) (queries, bodies []string) {
+	t.Helper()
+	if !strings.HasPrefix(prompt, head) || !strings.HasSuffix(prompt, tail) {
+		t.Fatalf("the prompt's instructions are not the table's:\n%s", prompt)
 	}
-	if n := strings.Count(answerTemplate, "    answer: "); n != 12 {
-		t.Errorf("the answer prompt has %d examples, want the released code's 12", n)
+	body := strings.TrimSuffix(strings.TrimPrefix(prompt, head), tail)
+	re := regexp.MustCompile(`(?m)^(\d+)\. query: "([^"]+)"\n`)
+	locs := re.FindAllStringSubmatchIndex(body, -1)
+	if len(locs) == 0 || locs[0][0] != 0 {
+		t.Fatalf("the examples do not start with example 1: %q", body[:min(len(body), 80)])
 	}
-	if n := strings.Count(patternTemplate, ". query: '"); n != 10 {
-		t.Errorf("the pattern prompt has %d examples, want the released code's 10", n)
+	for i, l := range locs {
+		if n, _ := strconv.Atoi(body[l[2]:l[3]]); n != i+1 {
+			t.Errorf("example %d is numbered %d", i+1, n)
+		}
+		end := len(body)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		queries = append(queries, body[l[4]:l[5]])
+		bodies = append(bodies, body[l[1]:end])
+	}
+	return queries, bodies
+}
+
+// The prompts are the paper's tables 16 and 18 with stem's own examples,
+// as many as the released code has (10 and 12), each laid out as the
+// table's: every pattern example's output is a usable pattern; every
+// answer example's evidences are exactly what RenderAnswer writes for
+// its subgraphs, and its answer names only answers (no question entity
+// or bridging entity, which the answer step would take for answers).
+func TestPromptsFollowTheTables(t *testing.T) {
+	qs, outs := examples(t, patternTemplate, table16Head, table16Tail)
+	if len(qs) != 10 {
+		t.Errorf("the pattern prompt has %d examples, want 10", len(qs))
+	}
+	for i, out := range outs {
+		if !strings.HasPrefix(out, "output: {\n\"divided\": [\n") || !strings.HasSuffix(out, "]\n}\n") {
+			t.Errorf("pattern example %d is not laid out as table 16's: %q", i+1, out)
+		}
+		if _, err := ParsePattern(out, qs[i]); err != nil {
+			t.Errorf("pattern example %d: %v", i+1, err)
+		}
+	}
+
+	qs, outs = examples(t, answerTemplate, table18Head, table18Tail)
+	if len(qs) != 12 {
+		t.Errorf("the answer prompt has %d examples, want 12", len(qs))
+	}
+	header := regexp.MustCompile(`^"graph \[(\d+)\]": \[$`)
+	triple := regexp.MustCompile(`^\(("(?:[^"\\]|\\.)*"), ("(?:[^"\\]|\\.)*"), ("(?:[^"\\]|\\.)*")\),$`)
+	for i, out := range outs {
+		ev, ans, ok := strings.Cut(strings.TrimPrefix(out, "evidences: "), "\nanswer: ")
+		if !ok || !strings.HasPrefix(out, "evidences: ") {
+			t.Errorf("answer example %d has no evidences or answer: %q", i+1, out)
+			continue
+		}
+		var graphs [][][3]string
+		for _, line := range strings.Split(ev, "\n") {
+			if m := header.FindStringSubmatch(line); m != nil {
+				graphs = append(graphs, nil)
+			} else if m := triple.FindStringSubmatch(line); m != nil && len(graphs) > 0 {
+				var tr [3]string
+				for k := range tr {
+					tr[k], _ = strconv.Unquote(m[k+1])
+				}
+				graphs[len(graphs)-1] = append(graphs[len(graphs)-1], tr)
+			}
+		}
+		if want := "\nquery: " + qs[i] + "\nevidences: " + ev + "\n"; len(graphs) == 0 || !strings.HasSuffix(RenderAnswer(qs[i], graphs), want) {
+			t.Errorf("answer example %d: evidences are not RenderAnswer's layout: %q", i+1, ev)
+		}
+		uses := map[string]int{}
+		var names []string
+		for _, g := range graphs {
+			for _, tr := range g {
+				for _, n := range [2]string{tr[0], tr[2]} {
+					if uses[n] == 0 {
+						names = append(names, n)
+					}
+					uses[n]++
+				}
+			}
+		}
+		named := signals.Named(ans, names)
+		if len(named) == 0 || !regexp.MustCompile(`^.+\. The answer is .+\.\n$`).MatchString(ans) {
+			t.Errorf("answer example %d: %q does not reason, then name its answers", i+1, ans)
+		}
+		for _, k := range named {
+			if uses[names[k]] != 1 || len(signals.Named(qs[i], []string{names[k]})) > 0 {
+				t.Errorf("answer example %d names %q, which is no answer", i+1, names[k])
+			}
+		}
+	}
+}
+
+// RenderAnswer quotes names as Go (and JSON) strings, so a name's own
+// quotes and backslashes cannot end it early.
+func TestRenderAnswer(t *testing.T) {
+	got := RenderAnswer(" who? ", [][][3]string{{{"A", "r", `B's "C"`}}, {{"D", "s", `E\F`}}})
+	want := "step by step\nquery: who?\nevidences: {\n\"graph [1]\": [\n(\"A\", \"r\", \"B's \\\"C\\\"\"),\n],\n\"graph [2]\": [\n(\"D\", \"s\", \"E\\\\F\"),\n]\n}\n"
+	if !strings.HasSuffix(got, want) {
+		t.Errorf("answer prompt ends %q, want %q", got[len(got)-len(want):], want)
 	}
 }

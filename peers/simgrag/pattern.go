@@ -23,11 +23,17 @@ const (
 	DefaultRetryTemperature = 0.7
 )
 
-// patternTemplate is the query-to-pattern prompt of section 4.1 (the
-// paper's table 16, as the released code renders it for MetaQA with its
-// ten examples: the paper prints one of its twelve), with {{QUERY}} where
-// the question goes. The released code asks for a "graph" list where the
-// paper's table says "triples"; ParsePattern reads either.
+// patternTemplate is the query-to-pattern prompt of section 4.1, the
+// paper's table 16 (its KGQA prompt; table 17 is FactKG's), with
+// {{QUERY}} where the question goes. Its instructions, note 3's format (a
+// "triples" list) and closing lines are the table's, typographic quotes
+// and ellipses written in ASCII. The table prints one example and elides
+// the rest ("2. query: ... output: ..."), and its one is also the
+// released code's first, so the ten examples are stem's own: laid out as
+// the table's, as many as the released code's MetaQA prompt has, and of
+// its kinds (1- to 3-hop MetaQA questions, UNKNOWN nodes, people linked
+// through a film they share). The table's example is a model's reply in
+// the tests.
 //
 //go:embed prompts/pattern.txt
 var patternTemplate string
@@ -38,15 +44,16 @@ func RenderPattern(question string) string {
 }
 
 // patternFormat is what a retry reminds the model of: note 3's format.
-const patternFormat = `{ "divided": [ "segment 1", ... ], "graph": [ ("head", "relation", "tail"), ... ] }`
+const patternFormat = `{ "divided": [ "segment 1", ... ], "triples": [ ("head", "relation", "tail"), ... ] }`
 
 var (
 	// unknownRE reads the paper's marker for an unknown node or relation
 	// (section 4.3): "UNKNOWN", an optional description, an optional id.
 	unknownRE = regexp.MustCompile(`(?i)^unknown\b\s*(.*?)\s*(\d*)$`)
-	// triplesKeyRE finds the "triples" key of table 16's format (the
-	// released code's "graph"), quoted with either quote, so the
-	// "divided" list is not read as triples.
+	// triplesKeyRE finds the "triples" key of table 16's format (or
+	// "graph", which a model prompted as the released code prompts it
+	// sends), quoted with either quote, so the "divided" list is not
+	// read as triples.
 	triplesKeyRE = regexp.MustCompile(`(?i)["'“‘](?:triples|graph)["'”’]\s*:`)
 )
 

@@ -218,8 +218,8 @@ func TestRetrieveLLMPattern(t *testing.T) {
 				t.Errorf("timings %v lack %s", ev.Timings, StagePattern)
 			}
 
-			// The prompt: table 16's instructions and the released code's
-			// examples, then the question; retries add the bad reply and a
+			// The prompt: table 16's instructions and stem's examples,
+			// then the question; retries add the bad reply and a
 			// reminder, at the retry temperature and the next seed. The
 			// answer step's prompt is table 18's over the subgraphs.
 			var wantPrompt, wantCompletion int64
@@ -231,7 +231,7 @@ func TestRetrieveLLMPattern(t *testing.T) {
 				}
 				if !strings.HasPrefix(first, "You need to segment") {
 					if !strings.HasPrefix(first, "Please answer the question based on the given evidences from a knowledge graph.") ||
-						!strings.Contains(first, "query: '"+req.Question+"'\nevidences: graph [1]: [(") {
+						!strings.Contains(first, "query: "+req.Question+"\nevidences: {\n\"graph [1]\": [\n(\"") {
 						t.Errorf("request %d: answer prompt %q", i, first[max(0, len(first)-200):])
 					}
 					wantCompletion += words(tt.answer)
@@ -241,20 +241,22 @@ func TestRetrieveLLMPattern(t *testing.T) {
 					"You need to segment the given query then extract the potential knowledge graph structures.",
 					"NEVER use unspecific words like 'in', 'appear in', 'for', 'of' etc.",
 					"you can use the keyword 'UNKNOWN' with a unique ID, e.g., 'UNKNOWN artist 1', 'UNKNOWN relation 1'.",
-					`[('UNKNOWN actor 1', 'actor of', 'Flashpoint'), ('UNKNOWN actor 1', 'actor of', 'UNKNOWN film 1')]`,
-					"**Read and follow the instructions and examples step by step**",
+					`{ "divided": [ "segment 1", ... ], "triples": [ ("head", "relation", "tail"), ... ] }`,
+					"\n8. query: \"the director of Amélie also made which movies\"\noutput: {\n",
+					"(\"UNKNOWN director 1\", \"directed\", \"Amélie\"),\n(\"UNKNOWN director 1\", \"directed\", \"UNKNOWN movie 1\"),\n",
+					"Your task)\nPlease read and follow the above instructions and examples step by step\n",
 				} {
 					if !strings.Contains(first, part) {
 						t.Errorf("request %d: prompt lacks %q", i, part)
 					}
 				}
-				if !strings.HasSuffix(first, "query: '"+req.Question+"'\n") {
+				if !strings.HasSuffix(first, "\nquery: "+req.Question+"\n") {
 					t.Errorf("request %d: prompt does not end with the question: %q", i, first[max(0, len(first)-80):])
 				}
 				wantT, wantLen := 0.0, 1
 				if pat > 0 {
 					wantT, wantLen = DefaultRetryTemperature, 3
-					if q.Messages[1].Role != "assistant" || q.Messages[1].Content != tt.replies[pat-1] || !strings.Contains(q.Messages[2].Content, `"graph"`) {
+					if q.Messages[1].Role != "assistant" || q.Messages[1].Content != tt.replies[pat-1] || !strings.Contains(q.Messages[2].Content, `"triples"`) {
 						t.Errorf("retry %d messages %+v: want the bad reply and the format", pat, q.Messages)
 					}
 				}

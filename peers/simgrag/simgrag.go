@@ -7,7 +7,8 @@
 //
 //   - Pattern (section 4.1): with Config.Chat, the LLM's pattern graph for
 //     the question (the query-to-pattern prompt, prompts/pattern.txt: the
-//     paper's table 16 with the released code's ten MetaQA examples; see
+//     paper's table 16 with ten MetaQA examples of stem's own, in the
+//     table's format and as many as the released code has; see
 //     ParsePattern). Without an LLM, the neutral stand-in every peer
 //     shares (signals.Similarity) chooses it: among the relation paths of
 //     up to Hops steps from each question entity (signals.Build), the one
@@ -37,8 +38,9 @@
 //     order of section 5.2; it returns exactly what the unpruned search
 //     returns (see the property test), and Stats says how much it saved.
 //   - Answers (section 4.4): the LLM reads all k subgraphs (the answer
-//     prompt, prompts/answer.txt: table 18 with the released code's twelve
-//     examples) and its answers that are entities of them are kept.
+//     prompt, prompts/answer.txt: table 18 with twelve examples of stem's
+//     own, in the table's format and as many as the released code has)
+//     and its answers that are entities of them are kept.
 //     Without it, every kept subgraph's answer node, by GSD: table 18's
 //     instruction is to return the answer of every evidence graph.
 //   - Evidence: every triple of the kept subgraphs as a tracing.Match with
@@ -93,7 +95,7 @@ type Settings struct {
 	// Hops bounds the stand-in pattern's relation path.
 	Hops int `flag:"simgrag-hops" min:"1" max:"4" category:"peers" usage:"simgrag: the longest relation path the no-LLM stand-in writes as the pattern graph (2, the reach of GCR's L and GraphRAFT's templates; 3 for 3-hop questions)"`
 	// LLM writes the pattern and reads the answers with the LLM.
-	LLM bool `flag:"simgrag-llm" category:"peers" usage:"simgrag: the pattern graph from the LLM (table 16 with the released code's examples) and the answers from its reading of the k subgraphs (table 18) (needs --llm-model)"`
+	LLM bool `flag:"simgrag-llm" category:"peers" usage:"simgrag: the pattern graph from the LLM (table 16 with stem's own examples) and the answers from its reading of the k subgraphs (table 18) (needs --llm-model)"`
 }
 
 // DefaultSettings returns k = 3, k(n) = k(r) = 16, a 2-hop stand-in

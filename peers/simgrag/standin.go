@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/stem-kgqa/stem/kg"
@@ -88,36 +89,40 @@ const (
 	standInNodes = 20000
 )
 
-// answerTemplate is the verbalized subgraph-augmented generation prompt of
-// section 4.4 (the paper's table 18, as the released code renders it for
-// MetaQA with its twelve examples), with {{QUERY}} and {{EVIDENCES}}
-// where they go.
+// answerTemplate is the verbalized subgraph-augmented generation prompt
+// of section 4.4, the paper's table 18, with {{QUERY}} and
+// {{RETRIEVED SUBGRAPHS}} where they go. Its instructions and closing
+// lines are the table's. The table prints one example and elides the rest ("2. query:
+// ... evidences: ... output: ..."; stem answers every example with
+// "answer:", as the printed one does), and its one is also the released
+// code's, so the twelve examples are stem's own: laid out as the table's,
+// as many as the released code's MetaQA prompt has, and of its kinds
+// (graphs that answer and graphs that do not, one to three of them, a
+// brief reason that names no bridging entity, then the answers).
 //
 //go:embed prompts/answer.txt
 var answerTemplate string
 
 // RenderAnswer returns the answer prompt for question over the k
-// subgraphs, each a list of (head, relation, tail) names.
+// subgraphs, each a list of (head, relation, tail) names, laid out as
+// table 18 prints its evidences: a "graph [i]" entry per subgraph, one
+// double-quoted triple a line.
 func RenderAnswer(question string, graphs [][][3]string) string {
-	parts := make([]string, len(graphs))
+	var b strings.Builder
+	b.WriteString("{\n")
 	for j, tr := range graphs {
-		ts := make([]string, len(tr))
-		for i, t := range tr {
-			ts[i] = "(" + pyString(t[0]) + ", " + pyString(t[1]) + ", " + pyString(t[2]) + ")"
+		fmt.Fprintf(&b, "\"graph [%d]\": [\n", j+1)
+		for _, t := range tr {
+			fmt.Fprintf(&b, "(%s, %s, %s),\n", strconv.Quote(t[0]), strconv.Quote(t[1]), strconv.Quote(t[2]))
 		}
-		parts[j] = fmt.Sprintf("graph [%d]: [%s]", j+1, strings.Join(ts, ", "))
+		b.WriteString("]")
+		if j < len(graphs)-1 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n")
 	}
-	return strings.NewReplacer("{{QUERY}}", strings.TrimSpace(question), "{{EVIDENCES}}", strings.Join(parts, ", ")).Replace(answerTemplate)
-}
-
-// pyString quotes s as the released code's prompts print a string (a
-// Python repr): single quotes, double ones when s holds a single quote
-// and no double one.
-func pyString(s string) string {
-	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
-		return `"` + s + `"`
-	}
-	return "'" + strings.NewReplacer(`\`, `\\`, "'", `\'`).Replace(s) + "'"
+	b.WriteString("}")
+	return strings.NewReplacer("{{QUERY}}", strings.TrimSpace(question), "{{RETRIEVED SUBGRAPHS}}", b.String()).Replace(answerTemplate)
 }
 
 // answer is the LLM's answer step: it reads the kept subgraphs and names
