@@ -71,3 +71,29 @@ func TestConstraints(t *testing.T) {
 		}
 	}
 }
+
+// TestConstraintsAreSTEMs: the constraint check is STEM's stage, so a
+// peer system's pipeline leaves it off.
+func TestConstraintsAreSTEMs(t *testing.T) {
+	ctx := context.Background()
+	enc := wordvec.New(nil, wordvec.Options{})
+	reg := DefaultRetrievers()
+	if err := reg.Register("other", "a peer", func(context.Context, Env) (Retriever, error) { return nothing{}, nil }); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		retriever string
+		off       bool
+	}{{DefaultStrategy, false}, {"other", true}} {
+		s := DefaultSettings()
+		s.Planner, s.Retriever = "oracle", tc.retriever
+		p, closeP, err := Open(ctx, s, Assets{Encoder: enc, Retrievers: reg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		closeP()
+		if p.NoConstraints != tc.off {
+			t.Errorf("retriever %s: NoConstraints %v, want %v", tc.retriever, p.NoConstraints, tc.off)
+		}
+	}
+}

@@ -46,7 +46,7 @@ type Settings struct {
 	// MaxQuestion is the longest question answered, in characters.
 	MaxQuestion int `flag:"max-question" min:"1" usage:"longest question answered, in characters"`
 	// NoConstraints is the ablation of the constraint check.
-	NoConstraints bool `flag:"no-constraints" usage:"ablation: leave the time, gender and type constraints a question states unchecked (see package constraint)"`
+	NoConstraints bool `flag:"no-constraints" usage:"ablation: leave the time, gender and type constraints a question states unchecked (see package constraint; the peer systems never check them)"`
 	// MaxHops caps the reach of a question's graph over a SPARQL KG.
 	MaxHops int `flag:"kg-hops" min:"1" max:"6" category:"sparql" usage:"SPARQL KGs: the farthest hop from a question's entities its graph is fetched to (as far as its plans reach, up to this)"`
 
@@ -238,7 +238,9 @@ func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() 
 		return nil, close, err
 	}
 	p = &Pipeline{Graph: a.Graph, Planner: planner, Strategy: s.Strategy.Override(), Generator: generation.Structural{}, MaxQuestion: s.MaxQuestion, MaxHops: s.MaxHops,
-		NoConstraints: s.NoConstraints}
+		// The constraint check is STEM's stage: a peer system answers as
+		// its paper describes, on its own signals.
+		NoConstraints: s.NoConstraints || s.Retriever != DefaultStrategy}
 	p.Usage = func() llm.Usage {
 		if chat == nil {
 			return llm.Usage{}
