@@ -12,6 +12,7 @@ import (
 	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/models/llm"
 	"github.com/stem-kgqa/stem/projection"
+	"github.com/stem-kgqa/stem/projection/compose"
 	"github.com/stem-kgqa/stem/projection/linking"
 	"github.com/stem-kgqa/stem/projection/llmplan"
 	"github.com/stem-kgqa/stem/projection/oracle"
@@ -27,7 +28,7 @@ import (
 // compare` read their flags, `--config` files and compare configurations
 // into it (package settings); adding a setting is adding a tagged field.
 type Settings struct {
-	Planner      PlannerName `flag:"planner" category:"planner" usage:"where schema graphs come from: auto, oracle (the gold path; eval only), pattern, schema or llm"`
+	Planner      PlannerName `flag:"planner" category:"planner" usage:"where schema graphs come from: auto (pattern with --planner-model, else compose), oracle (the gold path; eval only), pattern, compose (zero-shot, composes relation words), schema (zero-shot, whole-question similarity) or llm"`
 	PlannerModel string      `flag:"planner-model" placeholder:"FILE" category:"planner" usage:"pattern: model FILE written by 'stem train planner'"`
 	Beam         int         `flag:"beam" min:"1" max:"64" category:"planner" usage:"candidate schema graphs per question (B)"`
 	ExampleSettings
@@ -92,14 +93,14 @@ func DefaultSettings() Settings {
 // PlannerName names a planner.
 type PlannerName string
 
-// UnmarshalText accepts auto, oracle, pattern, schema or llm.
+// UnmarshalText accepts auto, oracle, pattern, compose, schema or llm.
 func (p *PlannerName) UnmarshalText(b []byte) error {
 	switch v := PlannerName(b); v {
-	case "auto", "oracle", "pattern", "schema", "llm":
+	case "auto", "oracle", "pattern", "compose", "schema", "llm":
 		*p = v
 		return nil
 	}
-	return errors.New("want auto, oracle, pattern, schema or llm")
+	return errors.New("want auto, oracle, pattern, compose, schema or llm")
 }
 
 // StrategyChoice is auto (the planner's strategy) or a forced one.
@@ -308,7 +309,7 @@ func openPlanner(ctx context.Context, s Settings, a Assets, openChat func() (*ll
 		case a.AutoPlanner != nil:
 			return a.AutoPlanner, nil
 		default:
-			name = "schema"
+			name = "compose"
 		}
 	}
 	switch name {
@@ -320,6 +321,14 @@ func openPlanner(ctx context.Context, s Settings, a Assets, openChat func() (*ll
 			return nil, err
 		}
 		return pattern.New(m, a.Encoder, pattern.Config{Beam: s.Beam, Graph: a.Graph})
+	case "compose":
+		cfg := compose.Config{Beam: s.Beam}
+		if _, remote := a.Graph.(kg.Neighbourhooder); remote || a.Graph == nil {
+			return questionPlanner{reach: zeroshot.DefaultMaxHops, open: func(ctx context.Context, g kg.Reader) (projection.Planner, error) {
+				return compose.New(ctx, g, a.Encoder, cfg)
+			}}, nil
+		}
+		return compose.New(ctx, a.Graph, a.Encoder, cfg)
 	case "schema":
 		cfg := zeroshot.Config{Beam: s.Beam}
 		if _, remote := a.Graph.(kg.Neighbourhooder); remote || a.Graph == nil {
@@ -347,7 +356,7 @@ func openPlanner(ctx context.Context, s Settings, a Assets, openChat func() (*ll
 			return pl.WithRelations(ctx, relationNames(g))
 		}}, nil
 	}
-	return nil, fmt.Errorf("--planner %q: want auto, oracle, pattern, schema or llm", name)
+	return nil, fmt.Errorf("--planner %q: want auto, oracle, pattern, compose, schema or llm", name)
 }
 
 // relationNames lists g's relations (none for a nil g).

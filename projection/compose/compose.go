@@ -1,0 +1,631 @@
+// Package compose is the zero-shot planner that composes: it reads the
+// question's relation words in order and aligns them to a relation path
+// that exists in the KG from the question's entity, with no training
+// questions and no LLM. It is what --planner auto uses when no planner
+// model is given.
+//
+// # Reading the question
+//
+// The question's entity mention is masked; its other words are stop words
+// (articles, auxiliaries, prepositions), wh-words, and content words. Each
+// content word is placed by its distance from the mention, nearest first:
+// in English the relation nearest the entity is walked first, whichever
+// side it stands on ("the nationality of X 's spouse", "the movies
+// directed by X", "X 's mother 's husband"). A noun right after "which" or
+// "what" ("which movies", "what languages") may name the answer's type
+// rather than a relation.
+//
+// # Aligning a path
+//
+// Every relation path of up to MaxHops hops leaving the entity (package
+// zeroshot enumerates them, hubs capped) is aligned to the content words:
+// hop j takes one word, in distance order, each word used at most once, so
+// "the manager of X 's manager" reads two hops and "X 's manager" one. A
+// word matches a relation by stem ("acted" and "starred_actors", "nation"
+// and "nationality") or else by the encoder's cosine between the word and
+// the relation's words (property words in full, the domain and type parts
+// of a Freebase-style name at a discount). A path scores the matches of
+// its hops, less HopCost per hop, and each content word the path leaves
+// unused costs in proportion to how strongly it names some relation around
+// the entity: a question that names a relation twice is not answered by a
+// path that walks it once. A hop may be left without a word at a cost (so
+// a question with no relation word still gets the one-hop paths), and a
+// hop that walks straight back along the previous hop's relation may
+// share its word when the question says so ("together", "same", "also",
+// "co-").
+//
+// # Reading the KG
+//
+// The answer's type is checked against what the KG shows of the entities
+// a path reaches: the relations that enter and leave them. A type noun
+// ("which languages") that the last hop does not consume must resemble
+// those relations; "when" asks for entities named by a year or a date,
+// "who" for entities that other entities' relations point to as persons
+// do. Among paths that score alike, the one reaching fewer entities ranks
+// first.
+//
+// # Strategy
+//
+// Breadth when the best path reaches more than one entity, else Precision,
+// as in package zeroshot.
+package compose
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/models"
+	"github.com/stem-kgqa/stem/projection"
+	"github.com/stem-kgqa/stem/projection/linking"
+	"github.com/stem-kgqa/stem/projection/zeroshot"
+	"github.com/stem-kgqa/stem/schema"
+)
+
+// Config tunes the planner; zero fields take the defaults. The defaults
+// were chosen on hand-written KGs and the benchmarks' dev splits, never on
+// a test split.
+type Config struct {
+	// Beam is the number of candidate paths (B); 0 means
+	// projection.DefaultBeam.
+	Beam int
+	// MaxHops is the longest path enumerated; 0 means 3.
+	MaxHops int
+	// FrontierCap and MaxPaths bound enumeration at hubs (see package
+	// zeroshot); 0 means its defaults.
+	FrontierCap, MaxPaths int
+	// HopCost is subtracted per hop; 0 means DefaultHopCost.
+	HopCost float32
+	// Unused weighs the cost of a content word no hop uses; 0 means
+	// DefaultUnused.
+	Unused float32
+}
+
+// Defaults of Config.
+const (
+	DefaultHopCost = 0.35
+	DefaultUnused  = 1.0
+)
+
+// Scoring constants, chosen with the defaults above.
+const (
+	// domainWeight discounts a match on the domain or type part of a
+	// Freebase-style relation name ("people person" of
+	// "__people__person__nationality").
+	domainWeight = 0.6
+	// relnessFloor is the similarity to a relation below which an unused
+	// word costs nothing: words that resemble no relation are filler.
+	relnessFloor = 0.2
+	// typeWeight weighs how well the entities a path reaches fit the type
+	// the question asks for (0 to 1).
+	typeWeight = 0.6
+	// typeFloor is the similarity below which a type word does not
+	// match: only forms of one word and close synonyms fit.
+	typeFloor = 0.6
+	// typeSample is the number of reached entities whose edges describe a
+	// path's answer type.
+	typeSample = 8
+	// nullGain is what a hop aligned to no word gains (before HopCost).
+	nullGain = 0.0
+	// shareGain scales the match of a hop that shares the previous hop's
+	// word: in full when the question says "together", "same", ...;
+	// otherwise at this fraction.
+	shareGain = 0.2
+	// reachTie is the weight of log(reach) subtracted from a path's score:
+	// a tie-break in favour of paths that narrow.
+	reachTie = 0.001
+)
+
+// Planner is the composing zero-shot planner over one KG. It implements
+// projection.Planner and is safe for concurrent use.
+type Planner struct {
+	g   kg.Reader
+	enc models.Encoder
+	cfg Config
+	// rels holds each relation's content words, parallel to relation ids.
+	rels [][]relWord
+
+	mu    sync.RWMutex
+	words map[string][]float32 // unit vectors of single words
+}
+
+// relWord is one content word of a relation's name.
+type relWord struct {
+	word   string
+	weight float32 // 1 for the property part, domainWeight for the domain part
+}
+
+var _ projection.Planner = (*Planner)(nil)
+
+// New returns a planner over g, encoding every relation word once.
+func New(ctx context.Context, g kg.Reader, enc models.Encoder, cfg Config) (*Planner, error) {
+	if g == nil || enc == nil {
+		return nil, errors.New("compose: new planner: nil graph or encoder")
+	}
+	if cfg.Beam <= 0 {
+		cfg.Beam = projection.DefaultBeam
+	}
+	if cfg.MaxHops <= 0 {
+		cfg.MaxHops = zeroshot.DefaultMaxHops
+	}
+	if cfg.HopCost == 0 {
+		cfg.HopCost = DefaultHopCost
+	}
+	if cfg.Unused == 0 {
+		cfg.Unused = DefaultUnused
+	}
+	p := &Planner{g: g, enc: enc, cfg: cfg, rels: make([][]relWord, g.NumRelations()), words: map[string][]float32{}}
+	var all []string
+	for r := range p.rels {
+		p.rels[r] = relationWords(g, int32(r))
+		for _, w := range p.rels[r] {
+			all = append(all, w.word)
+		}
+	}
+	if err := p.encodeWords(ctx, all); err != nil {
+		return nil, fmt.Errorf("compose: encode relation words: %w", err)
+	}
+	return p, nil
+}
+
+// relationWords splits relation r's name into content words: for a name
+// of several parts ("__people__person__nationality", "film.film.genre")
+// the last part is the property and the others its domain.
+func relationWords(g kg.Reader, r int32) []relWord {
+	var out []relWord
+	seen := map[string]bool{}
+	addWords := func(text string, weight float32) {
+		for _, w := range strings.Fields(strings.ToLower(text)) {
+			if stopWords[w] || seen[w] {
+				continue
+			}
+			seen[w] = true
+			out = append(out, relWord{w, weight})
+		}
+	}
+	name := g.RelationName(r)
+	if _, labelled := g.(kg.Texter); !labelled {
+		if parts := splitParts(name); len(parts) > 1 {
+			addWords(kg.RelationText(parts[len(parts)-1]), 1)
+			addWords(kg.RelationText(strings.Join(parts[:len(parts)-1], " ")), domainWeight)
+			return out
+		}
+	}
+	addWords(kg.RelationTextOf(g, r), 1)
+	return out
+}
+
+// splitParts splits a relation name at Freebase's separators ("." and
+// "__") and an IRI's last '/' or '#'.
+func splitParts(name string) []string {
+	if i := strings.LastIndexAny(name, "/#"); i >= 0 && strings.Contains(name, "://") {
+		name = name[i+1:]
+	}
+	f := func(r rune) bool { return r == '.' }
+	if strings.Contains(name, "__") {
+		name = strings.ReplaceAll(name, "__", ".")
+	}
+	return strings.FieldsFunc(name, f)
+}
+
+// encodeWords encodes the words not cached yet.
+func (p *Planner) encodeWords(ctx context.Context, ws []string) error {
+	p.mu.RLock()
+	var miss []string
+	seen := map[string]bool{}
+	for _, w := range ws {
+		if _, ok := p.words[w]; !ok && !seen[w] {
+			seen[w] = true
+			miss = append(miss, w)
+		}
+	}
+	p.mu.RUnlock()
+	if len(miss) == 0 {
+		return nil
+	}
+	d := p.enc.Dim()
+	buf := make([]float32, len(miss)*d)
+	if err := p.enc.Encode(ctx, miss, buf); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	for i, w := range miss {
+		p.words[w] = buf[i*d : (i+1)*d]
+	}
+	p.mu.Unlock()
+	return nil
+}
+
+func (p *Planner) vec(w string) []float32 {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.words[w]
+}
+
+// wordSim is how well question word w names relation word u: 1 for forms
+// of one word, else the encoder's cosine.
+func (p *Planner) wordSim(w, u string, vw []float32) float32 {
+	if w == u || sameStem(w, u) {
+		return 1
+	}
+	vu := p.vec(u)
+	var dot float32
+	for i, x := range vw {
+		dot += x * vu[i]
+	}
+	return dot
+}
+
+// relSim is how well question word w names relation r.
+func (p *Planner) relSim(w string, vw []float32, r int32) float32 {
+	best := float32(0)
+	for _, u := range p.rels[r] {
+		if s := u.weight * p.wordSim(w, u.word, vw); s > best {
+			best = s
+		}
+	}
+	return best
+}
+
+// question is a question read for alignment.
+type question struct {
+	words []string // content words, nearest the mention first
+	typ   int      // index in words of the type noun, -1 for none
+	wh    string   // the wh-word, "" for none
+	share bool     // the question says the answer shares a relation
+}
+
+// read splits the masked question into content words ordered by their
+// distance from the mention.
+func read(q string, mentions []string) question {
+	const mark = "qqentityqq"
+	masked := strings.ToLower(linking.MaskWith(q, mentions, mark))
+	var toks []string
+	for _, sp := range linking.Words(masked) {
+		toks = append(toks, masked[sp.Start:sp.End])
+	}
+	at := slices.Index(toks, mark)
+	var cws []cw
+	out := question{typ: -1}
+	typePos := -1
+	content := func(t string) bool { return t != mark && !whWords[t] && !shareWords[t] && !stopWords[t] }
+	for i, t := range toks {
+		switch {
+		case t == mark:
+		case whWords[t]:
+			if out.wh == "" {
+				out.wh = t
+				if t == "which" || t == "what" {
+					j := i + 1
+					for j < len(toks) && fillerAfterWh[toks[j]] {
+						j++
+					}
+					if j < len(toks) && content(toks[j]) {
+						typePos = j
+					}
+				}
+			}
+		case shareWords[t]:
+			out.share = true
+		case stopWords[t]:
+		default:
+			cws = append(cws, cw{w: t, pos: i})
+		}
+	}
+	// Distances count content words. At equal distance the word after the
+	// mention comes first ("X 's manager" before "the manager of"), except
+	// after a passive "by X", whose verb comes first ("the movies written
+	// by X starred who").
+	byBefore := at > 0 && toks[at-1] == "by"
+	nb := countBefore(cws, at)
+	for i := range cws {
+		switch {
+		case at < 0:
+			cws[i].dist = len(cws) - i
+		case cws[i].pos > at:
+			cws[i].dist = 2 * (i - nb + 1)
+			if byBefore {
+				cws[i].dist++
+			}
+		default:
+			cws[i].dist = 2 * (nb - i)
+			if !byBefore {
+				cws[i].dist++
+			}
+		}
+	}
+	slices.SortStableFunc(cws, func(a, b cw) int { return a.dist - b.dist })
+	for i, c := range cws {
+		out.words = append(out.words, c.w)
+		if c.pos == typePos {
+			out.typ = i
+		}
+	}
+	return out
+}
+
+// cw is a content word of a question: its text, its distance from the
+// mention in content words (doubled, so that ties break by side) and its
+// position among the question's words.
+type cw struct {
+	w    string
+	dist int
+	pos  int
+}
+
+// countBefore returns the number of content words before position at.
+func countBefore(cws []cw, at int) int {
+	n := 0
+	for _, c := range cws {
+		if c.pos < at {
+			n++
+		}
+	}
+	return n
+}
+
+// Prediction is the planner's ranked paths and strategy.
+type Prediction struct {
+	Paths    []projection.ScoredPath
+	Strategy schema.Strategy
+	Notes    []string
+	// Anchor is the entity the paths leave.
+	Anchor string
+}
+
+// Predict ranks the relation paths leaving the entities (the first one the
+// graph knows anchors them) by how well they align with the question.
+func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []string) (Prediction, error) {
+	if len(linking.Words(q)) == 0 {
+		return Prediction{}, errors.New("compose: empty question")
+	}
+	start, anchor, err := zeroshot.Anchor(p.g, entities)
+	if err != nil {
+		return Prediction{}, fmt.Errorf("compose: %w", err)
+	}
+	if len(mentions) == 0 {
+		mentions = linking.Mentions(q, entities)
+	}
+	rq := read(q, mentions)
+	if err := p.encodeWords(ctx, rq.words); err != nil {
+		return Prediction{}, fmt.Errorf("compose: encode question words: %w", err)
+	}
+	walks, notes, err := zeroshot.Walks(ctx, p.g, start, zeroshot.Config{MaxHops: p.cfg.MaxHops, FrontierCap: p.cfg.FrontierCap, MaxPaths: p.cfg.MaxPaths})
+	if err != nil {
+		return Prediction{}, err
+	}
+	if len(walks) == 0 {
+		return Prediction{}, fmt.Errorf("compose: entity %q has no edges in the KG", anchor)
+	}
+	// sims[i][r]: word i against each relation around the entity.
+	local := map[int32]bool{}
+	for _, w := range walks {
+		for _, s := range w.Steps {
+			local[s.Rel] = true
+		}
+	}
+	nw := len(rq.words)
+	sims := make([]map[int32]float32, nw)
+	cost := make([]float32, nw)
+	for i, w := range rq.words {
+		vw := p.vec(w)
+		sims[i] = make(map[int32]float32, len(local))
+		best, mean := float32(0), float32(0)
+		for r := range local {
+			s := p.relSim(w, vw, r)
+			sims[i][r] = s
+			best = max(best, s)
+			mean += s
+		}
+		// A word is read against its own level: "films" resembles every
+		// relation of a film KG a little, "directed" one of them much.
+		mean /= float32(max(1, len(local)))
+		for r := range sims[i] {
+			sims[i][r] -= mean
+		}
+		if i != rq.typ {
+			cost[i] = p.cfg.Unused * max(0, best-mean-relnessFloor)
+		}
+	}
+	fit := p.typeFitter(rq)
+	all := make([]projection.ScoredPath, 0, len(walks))
+	for _, w := range walks {
+		s := p.align(rq, sims, cost, w.Steps) + typeWeight*fit(w.Front) - reachTie*float32(math.Log(float64(max(1, w.Reach))))
+		all = append(all, projection.ScoredPath{Steps: zeroshot.SchemaSteps(p.g, w.Steps), Score: s, Reach: w.Reach})
+	}
+	slices.SortStableFunc(all, func(a, b projection.ScoredPath) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return a.Reach - b.Reach
+	})
+	if len(all) > p.cfg.Beam {
+		all = all[:p.cfg.Beam]
+	}
+	pred := Prediction{Anchor: anchor, Notes: notes, Paths: all}
+	if all[0].Reach > 1 {
+		pred.Strategy = schema.Breadth
+	}
+	return pred, nil
+}
+
+// align returns the best score of steps against the question's words: the
+// sum over hops of the matched word's similarity to the hop's relation
+// plus the unused-word cost that word no longer pays, less HopCost per
+// hop (the constant total of unused costs left out).
+func (p *Planner) align(rq question, sims []map[int32]float32, cost []float32, steps []zeroshot.Step) float32 {
+	k, n := len(steps), len(rq.words)
+	neg := float32(math.Inf(-1))
+	// f[j][i]: best score of hops 1..j within words[:i].
+	f := make([][]float32, k+1)
+	for j := range f {
+		f[j] = make([]float32, n+1)
+		for i := range f[j] {
+			if j > 0 {
+				f[j][i] = neg
+			}
+		}
+	}
+	gain := func(i, j int) float32 {
+		if i == rq.typ {
+			// The type noun names the answer, which typeFit scores.
+			return neg
+		}
+		return sims[i][steps[j-1].Rel] + cost[i]
+	}
+	for j := 1; j <= k; j++ {
+		back := j >= 2 && steps[j-1].Rel == steps[j-2].Rel && steps[j-1].Inv != steps[j-2].Inv
+		for i := 0; i <= n; i++ {
+			best := f[j-1][i] + nullGain // hop j has no word
+			if i > 0 {
+				best = max(best, f[j][i-1])                // word i-1 unused
+				best = max(best, f[j-1][i-1]+gain(i-1, j)) // hop j takes word i-1
+				if back && f[j-2][i-1] > neg {             // hops j-1 and j share word i-1
+					sh := sims[i-1][steps[j-1].Rel]
+					if !rq.share {
+						sh *= shareGain
+					}
+					best = max(best, f[j-2][i-1]+gain(i-1, j-1)+sh)
+				}
+			}
+			f[j][i] = best
+		}
+	}
+	return f[k][n] - p.cfg.HopCost*float32(k)
+}
+
+// typeFitter returns how well a path's reached entities fit the answer
+// type the question asks for, from 0 to 1: the type noun ("which
+// languages") or the wh-word ("who" a person, "where" a place, "when" a
+// date) against what the KG shows of the entities: the property words of
+// the relations that enter them (a language is what "in_language" points
+// to) and the domain words of those that leave them ("people person" of
+// "__people__person__gender"). "when" asks for entities named as years or
+// dates.
+func (p *Planner) typeFitter(rq question) func(front []int32) float32 {
+	var want []string
+	switch {
+	case rq.typ >= 0:
+		want = []string{rq.words[rq.typ]}
+	case rq.wh == "who":
+		want = []string{"person"}
+	case rq.wh == "where":
+		want = []string{"place", "location"}
+	case rq.wh == "when":
+		return func(front []int32) float32 {
+			n := min(len(front), typeSample)
+			if n == 0 {
+				return 0
+			}
+			dates := 0
+			for _, e := range front[:n] {
+				if looksLikeDate(p.g.EntityName(e)) {
+					dates++
+				}
+			}
+			return float32(dates) / float32(n)
+		}
+	default:
+		return func([]int32) float32 { return 0 }
+	}
+	// The words of want are encoded once per question; relations are
+	// scored once each, lazily.
+	vw := make([][]float32, len(want))
+	for i, w := range want {
+		vw[i] = p.vec(w)
+	}
+	type key struct {
+		rel int32
+		in  bool
+	}
+	fits := map[key]float32{}
+	relFit := func(k key) float32 {
+		if f, ok := fits[k]; ok {
+			return f
+		}
+		best := float32(0)
+		for _, u := range p.rels[k.rel] {
+			// An entering relation names its tail by its property; a
+			// leaving one its head by its domain.
+			if (u.weight == 1) != k.in {
+				continue
+			}
+			for i, w := range want {
+				if vw[i] == nil {
+					continue
+				}
+				best = max(best, p.wordSim(w, u.word, vw[i]))
+			}
+		}
+		f := max(0, best-typeFloor) / (1 - typeFloor)
+		fits[k] = f
+		return f
+	}
+	return func(front []int32) float32 {
+		n := min(len(front), typeSample)
+		if n == 0 {
+			return 0
+		}
+		count := map[key]int{}
+		for _, e := range front[:n] {
+			seen := map[key]bool{}
+			for _, t := range p.g.In(e) {
+				seen[key{p.g.Triple(t).Rel, true}] = true
+			}
+			for _, t := range p.g.Out(e) {
+				seen[key{p.g.Triple(t).Rel, false}] = true
+			}
+			for k := range seen {
+				count[k]++
+			}
+		}
+		best := float32(0)
+		for k, c := range count {
+			best = max(best, relFit(k)*float32(c)/float32(n))
+		}
+		return best
+	}
+}
+
+// looksLikeDate reports whether an entity name is a year or a date:
+// "1994", "1994-05-02", "May 2, 1994".
+func looksLikeDate(name string) bool {
+	digits, year := 0, false
+	run := 0
+	for _, r := range name {
+		if r >= '0' && r <= '9' {
+			digits++
+			run++
+			if run == 4 {
+				year = true
+			}
+			continue
+		}
+		run = 0
+	}
+	return year && digits*2 >= len(strings.Join(strings.Fields(name), ""))/2
+}
+
+// Plan implements projection.Planner.
+func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Projection, error) {
+	if len(in.Entities) == 0 {
+		return projection.Projection{}, errors.New("compose: plan: the question has no linked entity to anchor the paths on")
+	}
+	pred, err := p.Predict(ctx, in.Question, in.Entities, in.Mentions)
+	if err != nil {
+		return projection.Projection{}, err
+	}
+	out := projection.Projection{Strategy: pred.Strategy, Notes: pred.Notes}
+	for _, c := range pred.Paths {
+		out.Candidates = append(out.Candidates, projection.Candidate{Graph: schema.PathGraph(pred.Anchor, c.Steps), Score: c.Score})
+	}
+	return out, nil
+}
