@@ -101,6 +101,13 @@ const (
 	// relnessFloor is the similarity to a relation below which an unused
 	// word costs nothing: words that resemble no relation are filler.
 	relnessFloor = 0.2
+	// chainCost is what a word of a possessive chain left unused costs
+	// besides its resemblance to relations: "X 's kid 's nationality"
+	// names two relations even when "kid" resembles none.
+	chainCost = 0.45
+	// typeTake scales the match of a type noun taken by the last hop
+	// ("which nationality"): typeFit counts it too.
+	typeTake = 0.5
 	// typeWeight weighs how well the entities a path reaches fit the type
 	// the question asks for (0 to 1).
 	typeWeight = 0.6
@@ -112,10 +119,9 @@ const (
 	typeSample = 8
 	// nullGain is what a hop aligned to no word gains (before HopCost).
 	nullGain = 0.0
-	// shareGain scales the match of a hop that shares the previous hop's
-	// word: in full when the question says "together", "same", ...;
-	// otherwise at this fraction.
-	shareGain = 0.2
+	// shareBonus is what a path that walks a relation and straight back
+	// gains when the question says "together", "same", "also", ...
+	shareBonus = 0.5
 	// reachTie is the weight of log(reach) subtracted from a path's score:
 	// a tie-break in favour of paths that narrow.
 	reachTie = 0.001
@@ -278,6 +284,9 @@ type question struct {
 	typ   int      // index in words of the type noun, -1 for none
 	wh    string   // the wh-word, "" for none
 	share bool     // the question says the answer shares a relation
+	// chain marks the words of a possessive chain from the mention ("X 's
+	// A 's B", "B of A of X"): each names a relation.
+	chain []bool
 }
 
 // read splits the masked question into content words ordered by their
@@ -339,12 +348,48 @@ func read(q string, mentions []string) question {
 			}
 		}
 	}
+	chain := possessiveChain(toks, at)
 	slices.SortStableFunc(cws, func(a, b cw) int { return a.dist - b.dist })
 	for i, c := range cws {
 		out.words = append(out.words, c.w)
+		out.chain = append(out.chain, chain[c.pos])
 		if c.pos == typePos {
 			out.typ = i
 		}
+	}
+	return out
+}
+
+// possessiveChain marks the words linked to the mention at position at by
+// "'s" to its right ("X 's mother 's husband") and by "of" to its left
+// ("the husband of the mother of X"), articles skipped.
+func possessiveChain(toks []string, at int) map[int]bool {
+	out := map[int]bool{}
+	if at < 0 {
+		return out
+	}
+	article := func(t string) bool { return t == "the" || t == "a" || t == "an" }
+	for i := at + 1; i+1 < len(toks) && toks[i] == "s"; {
+		j := i + 1
+		for j < len(toks) && article(toks[j]) {
+			j++
+		}
+		if j >= len(toks) || stopWords[toks[j]] || whWords[toks[j]] {
+			break
+		}
+		out[j] = true
+		i = j + 1
+	}
+	for i := at - 1; i > 0 && toks[i] == "of"; {
+		j := i - 1
+		for j >= 0 && article(toks[j]) {
+			j--
+		}
+		if j < 0 || stopWords[toks[j]] || whWords[toks[j]] {
+			break
+		}
+		out[j] = true
+		i = j - 1
 	}
 	return out
 }
@@ -430,6 +475,9 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 		}
 		if i != rq.typ {
 			cost[i] = p.cfg.Unused * max(0, best-mean-relnessFloor)
+			if rq.chain[i] {
+				cost[i] += chainCost
+			}
 		}
 	}
 	fit := p.typeFitter(rq)
@@ -460,46 +508,60 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 // align returns the best score of steps against the question's words: the
 // sum over hops of the matched word's similarity to the hop's relation
 // plus the unused-word cost that word no longer pays, less HopCost per
-// hop (the constant total of unused costs left out).
+// hop (the constant total of unused costs left out). A hop takes one word,
+// or a run of adjacent words that all resemble its relation ("release
+// years"), or none; hops take words in distance order. A question that
+// says the answer shares a relation ("together", "same") adds shareBonus
+// to a path that walks a relation and straight back.
 func (p *Planner) align(rq question, sims []map[int32]float32, cost []float32, steps []zeroshot.Step) float32 {
 	k, n := len(steps), len(rq.words)
 	neg := float32(math.Inf(-1))
-	// f[j][i]: best score of hops 1..j within words[:i].
-	f := make([][]float32, k+1)
+	// f[j][i]: best score of hops 1..j within words[:i]; e[j][i]: the same
+	// with hop j's last word i-1.
+	f, e := make([][]float32, k+1), make([][]float32, k+1)
 	for j := range f {
-		f[j] = make([]float32, n+1)
+		f[j], e[j] = make([]float32, n+1), make([]float32, n+1)
 		for i := range f[j] {
+			e[j][i] = neg
 			if j > 0 {
 				f[j][i] = neg
 			}
 		}
 	}
-	gain := func(i, j int) float32 {
-		if i == rq.typ {
-			// The type noun names the answer, which typeFit scores.
-			return neg
-		}
-		return sims[i][steps[j-1].Rel] + cost[i]
-	}
 	for j := 1; j <= k; j++ {
-		back := j >= 2 && steps[j-1].Rel == steps[j-2].Rel && steps[j-1].Inv != steps[j-2].Inv
+		r := steps[j-1].Rel
 		for i := 0; i <= n; i++ {
 			best := f[j-1][i] + nullGain // hop j has no word
-			if i > 0 {
-				best = max(best, f[j][i-1])                // word i-1 unused
-				best = max(best, f[j-1][i-1]+gain(i-1, j)) // hop j takes word i-1
-				if back && f[j-2][i-1] > neg {             // hops j-1 and j share word i-1
-					sh := sims[i-1][steps[j-1].Rel]
-					if !rq.share {
-						sh *= shareGain
-					}
-					best = max(best, f[j-2][i-1]+gain(i-1, j-1)+sh)
+			// The type noun names the answer: only a last hop that
+			// walks into it forward may take it as well.
+			if i > 0 && (i-1 != rq.typ || j == k && !steps[j-1].Inv) {
+				s := sims[i-1][r]
+				if i-1 == rq.typ {
+					s *= typeTake
 				}
+				take := f[j-1][i-1] + s + cost[i-1]
+				if s > 0 && e[j][i-1] > neg {
+					take = max(take, e[j][i-1]+cost[i-1]) // the run goes on
+				}
+				e[j][i] = take
+				best = max(best, take)
+			}
+			if i > 0 {
+				best = max(best, f[j][i-1]) // word i-1 unused
 			}
 			f[j][i] = best
 		}
 	}
-	return f[k][n] - p.cfg.HopCost*float32(k)
+	score := f[k][n] - p.cfg.HopCost*float32(k)
+	if rq.share {
+		for j := 1; j < k; j++ {
+			if steps[j].Rel == steps[j-1].Rel && steps[j].Inv != steps[j-1].Inv {
+				score += shareBonus
+				break
+			}
+		}
+	}
+	return score
 }
 
 // typeFitter returns how well a path's reached entities fit the answer

@@ -78,7 +78,13 @@ func stem(w string) string {
 // ("nation" and "nationality", "located" and "location").
 func sameStem(a, b string) bool {
 	sa, sb := stem(a), stem(b)
-	return sa == sb || longPrefix(a, b) || longPrefix(sa, sb)
+	return sa == sb || longPrefix(a, b) || longPrefix(sa, sb) || compound(a, b) || compound(b, a)
+}
+
+// compound reports whether a ends with b of five letters or more:
+// "screenwriter" and "writer".
+func compound(a, b string) bool {
+	return len(b) >= 5 && len(a) > len(b) && strings.HasSuffix(a, b)
 }
 
 // longPrefix reports whether a and b share a prefix of at least five
