@@ -331,6 +331,9 @@ func read(q string, mentions []string) question {
 	// after a passive "by X", whose verb comes first ("the movies written
 	// by X starred who").
 	byBefore := at > 0 && toks[at-1] == "by"
+	// After "X 's", the possessive chain is walked first, whatever stands
+	// before the mention ("the gender of X 's mother 's husband").
+	possessive := at >= 0 && at+1 < len(toks) && toks[at+1] == "s"
 	nb := countBefore(cws, at)
 	for i := range cws {
 		switch {
@@ -343,6 +346,9 @@ func read(q string, mentions []string) question {
 			}
 		default:
 			cws[i].dist = 2 * (nb - i)
+			if possessive {
+				cws[i].dist += 2 * (len(cws) - nb)
+			}
 			if !byBefore {
 				cws[i].dist++
 			}

@@ -23,7 +23,7 @@ var whWords = wordSet(`who what which where when how`)
 // ("acted together with", "the same director", "co-directed", "also
 // wrote"): a path that walks a relation and straight back along it may
 // then be read from one relation word.
-var shareWords = wordSet(`together same also share shares shared sharing co other fellow both too alongside`)
+var shareWords = wordSet(`together same also share shares shared sharing co fellow both too alongside`)
 
 // fillerAfterWh may stand between "which"/"what" and the noun that names
 // the answer's type ("what kind of films", "which of the movies").
