@@ -330,10 +330,12 @@ func read(q string, mentions []string) question {
 	// mention comes first ("X 's manager" before "the manager of"), except
 	// after a passive "by X", whose verb comes first ("the movies written
 	// by X starred who").
-	byBefore := at > 0 && toks[at-1] == "by"
 	// After "X 's", the possessive chain is walked first, whatever stands
-	// before the mention ("the gender of X 's mother 's husband").
+	// before the mention ("the gender of X 's mother 's husband"); else
+	// "of X" and a passive "by X" bind the word before them first ("where
+	// was the founder of X born", "the movies written by X starred who").
 	possessive := at >= 0 && at+1 < len(toks) && toks[at+1] == "s"
+	byBefore := !possessive && at > 0 && (toks[at-1] == "by" || toks[at-1] == "of")
 	nb := countBefore(cws, at)
 	for i := range cws {
 		switch {

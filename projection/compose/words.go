@@ -13,7 +13,9 @@ var stopWords = wordSet(`a an the of in on at to for from by with and or is are 
 	i you we me my your our us s as about into onto than then there here can could would should will shall
 	may might must please name names called tell list give show find some any all each every
 	kind type sort thing things one ones ever
-	whom whose why`)
+	whom whose why
+	through under over after before across within during without between among against along
+	around behind below above beyond near upon via per since until toward towards off out up down`)
 
 // whWords ask for the answer; which answer they ask for is read by
 // answerKind.
