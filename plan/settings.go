@@ -190,7 +190,7 @@ type Assets struct {
 	Examples []llmplan.Example
 	// AutoPlanner, when not nil, is what --planner auto resolves to
 	// without a --planner-model (the demo's planner on the demo KG);
-	// otherwise auto means the zero-shot schema planner.
+	// otherwise auto means the zero-shot compose planner.
 	AutoPlanner projection.Planner
 	// OpenGuider loads a Triple-GNN model file into a Guider, which
 	// guides each question over the KG it is answered over (Graph, or

@@ -49,7 +49,9 @@ func askCommand() *cli.Command {
 			"generation. Without --kg it answers over the embedded demo KG with a pattern planner\n" +
 			"learnt from the demo questions.\n\n" +
 			"--planner auto picks pattern when --planner-model is given, the demo planner on\n" +
-			"the demo KG, and the zero-shot schema planner otherwise.\n\n" +
+			"the demo KG, and otherwise the zero-shot compose planner, which needs no training:\n" +
+			"it aligns the question's relation words, nearest the entity first, to a relation path\n" +
+			"of your KG (see README, \"Planning without an LLM\").\n\n" +
 			"Examples:\n" +
 			"  stem ask 'who directed inception ?'\n" +
 			"  stem ask --explain --json 'in which country was the director of inception born ?'\n" +
