@@ -6,43 +6,47 @@
 //
 // # Reading the question
 //
-// The question's entity mention is masked; its other words are stop words
-// (articles, auxiliaries, prepositions), wh-words, and content words. Each
-// content word is placed by its distance from the mention, nearest first:
-// in English the relation nearest the entity is walked first, whichever
-// side it stands on ("the nationality of X 's spouse", "the movies
-// directed by X", "X 's mother 's husband"). A noun right after "which" or
-// "what" ("which movies", "what languages") may name the answer's type
-// rather than a relation.
+// The question's entity mention is masked; its other words are function
+// words (articles, auxiliaries, prepositions), wh-words, cue words
+// ("together", "same", "also", "co-") and content words. Content words are
+// ordered by their distance from the mention, counted in content words,
+// nearest first: in English the relation nearest the entity is walked
+// first ("the movies directed by X", "X 's mother 's husband"). A
+// possessive chain after the mention ("X 's A 's B") comes first, then the
+// word bound by "of X" or a passive "by X" ("the gender of X 's mother",
+// "the movies written by X starred who"). A noun right after "which" or
+// "what" ("which movies", "what languages") names the answer's type.
 //
 // # Aligning a path
 //
 // Every relation path of up to MaxHops hops leaving the entity (package
 // zeroshot enumerates them, hubs capped) is aligned to the content words:
-// hop j takes one word, in distance order, each word used at most once, so
-// "the manager of X 's manager" reads two hops and "X 's manager" one. A
-// word matches a relation by stem ("acted" and "starred_actors", "nation"
-// and "nationality") or else by the encoder's cosine between the word and
-// the relation's words (property words in full, the domain and type parts
-// of a Freebase-style name at a discount). A path scores the matches of
-// its hops, less HopCost per hop, and each content word the path leaves
-// unused costs in proportion to how strongly it names some relation around
-// the entity: a question that names a relation twice is not answered by a
-// path that walks it once. A hop may be left without a word at a cost (so
-// a question with no relation word still gets the one-hop paths), and a
-// hop that walks straight back along the previous hop's relation may
-// share its word when the question says so ("together", "same", "also",
-// "co-").
+// hop j takes the next word in distance order, or a run of adjacent words
+// that all resemble its relation ("release years"), or none; each word is
+// used at most once, so "the manager of X 's manager" reads two hops and
+// "X 's manager" one. A word matches a relation by stem ("acted" and
+// "starred_actors", "nation" and "nationality", "screenwriter" and
+// "writer") or else by the encoder's cosine between the word and the
+// relation's words (property words in full, the domain and type parts of
+// a Freebase-style name at a discount), less the word's mean match over
+// the relations around the entity. A path scores its hops' matches, less
+// HopCost per hop; a word it leaves unused costs in proportion to how
+// distinctly it names a relation there, and a word of a possessive chain
+// always costs, since it names a relation even when the encoder knows no
+// synonym. The type noun may be taken only by a last hop walked forward,
+// at a discount. A path that walks a relation and straight back gains
+// when the question has a cue word ("who acted together with X").
 //
 // # Reading the KG
 //
-// The answer's type is checked against what the KG shows of the entities
-// a path reaches: the relations that enter and leave them. A type noun
-// ("which languages") that the last hop does not consume must resemble
-// those relations; "when" asks for entities named by a year or a date,
-// "who" for entities that other entities' relations point to as persons
-// do. Among paths that score alike, the one reaching fewer entities ranks
-// first.
+// The answer's type is checked against what the KG shows of a sample of
+// the entities a path reaches: the property words of the relations that
+// enter them (a language is what "in_language" points to) and the domain
+// words of those that leave them ("people person" of
+// "__people__person__gender"). The type noun must resemble them closely;
+// "who" and "where" look for person- and place-like words, "when" for
+// entities named as years or dates. Among paths that score alike, the one
+// reaching fewer entities ranks first.
 //
 // # Strategy
 //
@@ -356,7 +360,19 @@ func read(q string, mentions []string) question {
 			}
 		}
 	}
+	// The possessive chains come before every other word: "X 's A" first,
+	// then "B of X", then the rest ("where was the manager of X 's
+	// manager born").
 	chain := possessiveChain(toks, at)
+	for i := range cws {
+		if chain[cws[i].pos] {
+			if cws[i].pos > at {
+				cws[i].dist -= 4 * len(toks)
+			} else {
+				cws[i].dist -= 2 * len(toks)
+			}
+		}
+	}
 	slices.SortStableFunc(cws, func(a, b cw) int { return a.dist - b.dist })
 	for i, c := range cws {
 		out.words = append(out.words, c.w)

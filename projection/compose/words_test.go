@@ -1,0 +1,93 @@
+package compose
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/models/wordvec"
+)
+
+func TestRead(t *testing.T) {
+	tests := []struct {
+		q, mention string
+		words      []string
+		typ        string
+		share      bool
+	}{
+		{"who is the manager of bob martin's manager ?", "bob martin", []string{"manager", "manager"}, "", false},
+		{"the gender of charibert_i 's mother 's husband ?", "charibert_i", []string{"mother", "husband", "gender"}, "", false},
+		{"the movies written by [John Godey] starred who", "John Godey", []string{"written", "starred", "movies"}, "", false},
+		{"where was the founder of globex born ?", "globex", []string{"founder", "born"}, "", false},
+		{"what languages are the movies directed by [X] in", "X", []string{"directed", "movies", "languages"}, "languages", false},
+		{"who acted together with [X]", "X", []string{"acted"}, "", true},
+		{"which cities does the seine flow through ?", "seine", []string{"flow", "cities"}, "cities", false},
+	}
+	for _, tt := range tests {
+		rq := read(tt.q, []string{tt.mention})
+		typ := ""
+		if rq.typ >= 0 {
+			typ = rq.words[rq.typ]
+		}
+		if !slices.Equal(rq.words, tt.words) || typ != tt.typ || rq.share != tt.share {
+			t.Errorf("read(%q) = %v type %q share %v; want %v type %q share %v", tt.q, rq.words, typ, rq.share, tt.words, tt.typ, tt.share)
+		}
+	}
+}
+
+func TestSameStem(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		want bool
+	}{
+		{"acted", "actors", true}, {"directed", "director", true}, {"starred", "star", true},
+		{"nation", "nationality", true}, {"wrote", "writer", true}, {"screenwriter", "writer", true},
+		{"languages", "language", true}, {"released", "release", true}, {"born", "birth", true},
+		{"director", "writer", false}, {"spouse", "parents", false}, {"movies", "release", false},
+	} {
+		if got := sameStem(tt.a, tt.b); got != tt.want {
+			t.Errorf("sameStem(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+// TestComposesWithSpelling checks alignment alone, with the spelling-only
+// encoder: the number of hops follows the relation words, and the order
+// follows their distance from the entity.
+func TestComposesWithSpelling(t *testing.T) {
+	ctx := context.Background()
+	b := kg.NewBuilder()
+	for _, tr := range [][3]string{
+		{"bob", "manager", "alice"}, {"alice", "manager", "frank"}, {"frank", "born_in", "austin"},
+		{"bob", "works_for", "acme"}, {"acme", "headquartered_in", "springfield"},
+	} {
+		b.Add(tr[0], tr[1], tr[2])
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(ctx, g, wordvec.New(nil, wordvec.Options{}), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ q, want string }{
+		{"who is the manager of bob 's manager ?", "manager > manager >"},
+		{"who is bob 's manager ?", "manager >"},
+		{"where was the manager of bob 's manager born ?", "manager > manager > born_in >"},
+		{"where is the headquarters of the company bob works for ?", "works_for > headquartered_in >"},
+	} {
+		pr, err := p.Predict(ctx, tt.q, []string{"bob"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for _, s := range pr.Paths[0].Steps {
+			got += s.Rel + map[bool]string{true: " < ", false: " > "}[s.Dir == 1]
+		}
+		if got != tt.want+" " {
+			t.Errorf("%q: best path %q, want %q", tt.q, got, tt.want)
+		}
+	}
+}
