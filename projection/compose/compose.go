@@ -21,10 +21,12 @@
 //
 // Every relation path of up to MaxHops hops leaving the entity (package
 // zeroshot enumerates them, hubs capped) is aligned to the content words:
-// hop j takes the next word in distance order, or a run of adjacent words
-// that all resemble its relation ("release years"), or none; each word is
-// used at most once, so "the manager of X 's manager" reads two hops and
-// "X 's manager" one. A word matches a relation by stem ("acted" and
+// hop j takes the next word in distance order, or a run of words that
+// stand side by side in the question and all resemble its relation
+// ("release years", "the cause of death of X"; two links of a possessive
+// chain only when the relation names the second outright), or none; each
+// word is used at most once, so "the manager of X 's manager" reads two
+// hops and "X 's manager" one. A word matches a relation by stem ("acted" and
 // "starred_actors", "nation" and "nationality", "screenwriter" and
 // "writer") or else by the encoder's cosine between the word and the
 // relation's words (property words in full, the domain and type parts of
@@ -35,7 +37,9 @@
 // always costs, since it names a relation even when the encoder knows no
 // synonym. The type noun may be taken only by a last hop walked forward,
 // at a discount. A path that walks a relation and straight back gains
-// when the question has a cue word ("who acted together with X").
+// when the question has a cue word ("who acted together with X") and
+// loses otherwise: it is then mostly one relation's words read as two
+// hops ("cause" and "death").
 //
 // # Reading the KG
 //
@@ -126,6 +130,14 @@ const (
 	// shareBonus is what a path that walks a relation and straight back
 	// gains when the question says "together", "same", "also", ...
 	shareBonus = 0.5
+	// nameFloor is the similarity at which a word names a relation
+	// outright: a form of one of its words, or a close synonym. Two
+	// possessive links run together only then ("the cause of death of
+	// X"), not on a resemblance ("son" and "children").
+	nameFloor = 0.8
+	// backCost is what such a path loses when the question has no such
+	// cue.
+	backCost = 0.5
 	// reachTie is the weight of log(reach) subtracted from a path's score:
 	// a tie-break in favour of paths that narrow.
 	reachTie = 0.001
@@ -291,6 +303,11 @@ type question struct {
 	// chain marks the words of a possessive chain from the mention ("X 's
 	// A 's B", "B of A of X"): each names a relation.
 	chain []bool
+	// seq holds each word's index among the content words in the
+	// question's order, counting the mention as one: a run of words for
+	// one hop stands side by side there ("release years", "place of
+	// birth").
+	seq []int
 }
 
 // read splits the masked question into content words ordered by their
@@ -342,6 +359,12 @@ func read(q string, mentions []string) question {
 	byBefore := !possessive && at > 0 && (toks[at-1] == "by" || toks[at-1] == "of")
 	nb := countBefore(cws, at)
 	for i := range cws {
+		cws[i].seq = i
+		if at >= 0 && cws[i].pos > at {
+			cws[i].seq++
+		}
+	}
+	for i := range cws {
 		switch {
 		case at < 0:
 			cws[i].dist = len(cws) - i
@@ -377,6 +400,7 @@ func read(q string, mentions []string) question {
 	for i, c := range cws {
 		out.words = append(out.words, c.w)
 		out.chain = append(out.chain, chain[c.pos])
+		out.seq = append(out.seq, c.seq)
 		if c.pos == typePos {
 			out.typ = i
 		}
@@ -418,6 +442,17 @@ func possessiveChain(toks []string, at int) map[int]bool {
 	return out
 }
 
+// runs reports whether words a and b may be read as one run naming one
+// relation ("release years", "cause of death"): they stand side by side
+// in the question, with no other content word or the mention between
+// them. Two links of a possessive chain ("the son of the kid of X") are
+// read as one run only when the relation names the second word (see
+// nameFloor), since each link names a relation of its own.
+func (q question) runs(a, b int) bool {
+	d := q.seq[a] - q.seq[b]
+	return d == 1 || d == -1
+}
+
 // cw is a content word of a question: its text, its distance from the
 // mention in content words (doubled, so that ties break by side) and its
 // position among the question's words.
@@ -425,6 +460,7 @@ type cw struct {
 	w    string
 	dist int
 	pos  int
+	seq  int // index in question order, the mention counted as a word
 }
 
 // countBefore returns the number of content words before position at.
@@ -480,14 +516,19 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 	}
 	nw := len(rq.words)
 	sims := make([]map[int32]float32, nw)
+	named := make([]map[int32]bool, nw)
 	cost := make([]float32, nw)
 	for i, w := range rq.words {
 		vw := p.vec(w)
 		sims[i] = make(map[int32]float32, len(local))
+		named[i] = map[int32]bool{}
 		best, mean := float32(0), float32(0)
 		for r := range local {
 			s := p.relSim(w, vw, r)
 			sims[i][r] = s
+			if s >= nameFloor {
+				named[i][r] = true
+			}
 			best = max(best, s)
 			mean += s
 		}
@@ -507,7 +548,7 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 	fit := p.typeFitter(rq)
 	all := make([]projection.ScoredPath, 0, len(walks))
 	for _, w := range walks {
-		s := p.align(rq, sims, cost, w.Steps) + typeWeight*fit(w.Front) - reachTie*float32(math.Log(float64(max(1, w.Reach))))
+		s := p.align(rq, sims, named, cost, w.Steps) + typeWeight*fit(w.Front) - reachTie*float32(math.Log(float64(max(1, w.Reach))))
 		all = append(all, projection.ScoredPath{Steps: zeroshot.SchemaSteps(p.g, w.Steps), Score: s, Reach: w.Reach})
 	}
 	slices.SortStableFunc(all, func(a, b projection.ScoredPath) int {
@@ -537,7 +578,7 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 // years"), or none; hops take words in distance order. A question that
 // says the answer shares a relation ("together", "same") adds shareBonus
 // to a path that walks a relation and straight back.
-func (p *Planner) align(rq question, sims []map[int32]float32, cost []float32, steps []zeroshot.Step) float32 {
+func (p *Planner) align(rq question, sims []map[int32]float32, named []map[int32]bool, cost []float32, steps []zeroshot.Step) float32 {
 	k, n := len(steps), len(rq.words)
 	neg := float32(math.Inf(-1))
 	// f[j][i]: best score of hops 1..j within words[:i]; e[j][i]: the same
@@ -564,7 +605,7 @@ func (p *Planner) align(rq question, sims []map[int32]float32, cost []float32, s
 					s *= typeTake
 				}
 				take := f[j-1][i-1] + s + cost[i-1]
-				if s > 0 && e[j][i-1] > neg {
+				if s > 0 && e[j][i-1] > neg && rq.runs(i-2, i-1) && (!rq.chain[i-2] || !rq.chain[i-1] || named[i-1][r]) {
 					take = max(take, e[j][i-1]+cost[i-1]) // the run goes on
 				}
 				e[j][i] = take
@@ -577,12 +618,18 @@ func (p *Planner) align(rq question, sims []map[int32]float32, cost []float32, s
 		}
 	}
 	score := f[k][n] - p.cfg.HopCost*float32(k)
-	if rq.share {
-		for j := 1; j < k; j++ {
-			if steps[j].Rel == steps[j-1].Rel && steps[j].Inv != steps[j-1].Inv {
+	for j := 1; j < k; j++ {
+		if steps[j].Rel == steps[j-1].Rel && steps[j].Inv != steps[j-1].Inv {
+			// Walking a relation and straight back asks for what shares
+			// it with the entity: the question says so, or it is a
+			// misreading of one relation's words as two hops ("the cause
+			// of death", "release years").
+			if rq.share {
 				score += shareBonus
-				break
+			} else {
+				score -= backCost
 			}
+			break
 		}
 	}
 	return score

@@ -36,6 +36,33 @@ func TestRead(t *testing.T) {
 	}
 }
 
+// TestRuns checks which pairs of words may be read as one run naming one
+// relation: neighbours in the question, not words on either side of the
+// entity.
+func TestRuns(t *testing.T) {
+	tests := []struct {
+		q, mention, a, b string
+		want             bool
+	}{
+		{"what were the release years of the movies directed by [X]", "X", "release", "years", true},
+		{"the place of death of X 's manager ?", "X", "place", "death", true},
+		{"what is the son of X 's kid ?", "X", "son", "kid", false},
+		{"X 's mother 's husband ?", "X", "mother", "husband", true},
+		{"which films did X star in ?", "X", "films", "star", false},
+		{"what were the release years of the movies directed by [X]", "X", "years", "movies", true},
+	}
+	for _, tt := range tests {
+		rq := read(tt.q, []string{tt.mention})
+		a, b := slices.Index(rq.words, tt.a), slices.Index(rq.words, tt.b)
+		if a < 0 || b < 0 {
+			t.Fatalf("read(%q) = %v: want words %q and %q", tt.q, rq.words, tt.a, tt.b)
+		}
+		if got := rq.runs(a, b); got != tt.want {
+			t.Errorf("%q: runs(%q, %q) = %v, want %v", tt.q, tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
 func TestSameStem(t *testing.T) {
 	for _, tt := range []struct {
 		a, b string
@@ -61,6 +88,7 @@ func TestComposesWithSpelling(t *testing.T) {
 	for _, tr := range [][3]string{
 		{"bob", "manager", "alice"}, {"alice", "manager", "frank"}, {"frank", "born_in", "austin"},
 		{"bob", "works_for", "acme"}, {"acme", "headquartered_in", "springfield"},
+		{"alice", "cause_of_death", "flu"}, {"frank", "cause_of_death", "flu"},
 	} {
 		b.Add(tr[0], tr[1], tr[2])
 	}
@@ -77,6 +105,10 @@ func TestComposesWithSpelling(t *testing.T) {
 		{"who is bob 's manager ?", "manager >"},
 		{"where was the manager of bob 's manager born ?", "manager > manager > born_in >"},
 		{"where is the headquarters of the company bob works for ?", "works_for > headquartered_in >"},
+		// A relation named in several words is one hop, not a walk
+		// there and back.
+		{"what is the cause of death of bob 's manager ?", "manager > cause_of_death >"},
+		{"bob 's manager 's cause of death ?", "manager > cause_of_death >"},
 	} {
 		pr, err := p.Predict(ctx, tt.q, []string{"bob"}, nil)
 		if err != nil {
