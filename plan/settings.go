@@ -183,6 +183,9 @@ type Assets struct {
 	// Entities indexes Graph's entities; nil builds it when needed.
 	Entities *kgvec.Entities
 	Encoder  models.Encoder
+	// Lexicon, when not nil, is read by the compose planner beside the
+	// encoder (catalog.OpenLexicon).
+	Lexicon models.Lexicon
 	// Retrievers finds the retrieval strategy; nil means
 	// DefaultRetrievers.
 	Retrievers *Registry
@@ -320,15 +323,12 @@ func openPlanner(ctx context.Context, s Settings, a Assets, openChat func() (*ll
 		if err != nil {
 			return nil, err
 		}
+		if pr := m.Prior(); pr.Planner != "" {
+			return openWithPrior(ctx, s, a, m, pr)
+		}
 		return pattern.New(m, a.Encoder, pattern.Config{Beam: s.Beam, Graph: a.Graph})
 	case "compose":
-		cfg := compose.Config{Beam: s.Beam}
-		if _, remote := a.Graph.(kg.Neighbourhooder); remote || a.Graph == nil {
-			return questionPlanner{reach: zeroshot.DefaultMaxHops, open: func(ctx context.Context, g kg.Reader) (projection.Planner, error) {
-				return compose.New(ctx, g, a.Encoder, cfg)
-			}}, nil
-		}
-		return compose.New(ctx, a.Graph, a.Encoder, cfg)
+		return openCompose(ctx, a, compose.Config{Beam: s.Beam})
 	case "schema":
 		cfg := zeroshot.Config{Beam: s.Beam}
 		if _, remote := a.Graph.(kg.Neighbourhooder); remote || a.Graph == nil {
@@ -357,6 +357,32 @@ func openPlanner(ctx context.Context, s Settings, a Assets, openChat func() (*ll
 		}}, nil
 	}
 	return nil, fmt.Errorf("--planner %q: want auto, oracle, pattern, compose, schema or llm", name)
+}
+
+// openCompose builds the compose planner over a's KG, or over each
+// question's graph where the KG is remote or each question brings one.
+func openCompose(ctx context.Context, a Assets, cfg compose.Config) (projection.Planner, error) {
+	cfg.Lexicon = a.Lexicon
+	if _, remote := a.Graph.(kg.Neighbourhooder); remote || a.Graph == nil {
+		return questionPlanner{reach: zeroshot.DefaultMaxHops, open: func(ctx context.Context, g kg.Reader) (projection.Planner, error) {
+			return compose.New(ctx, g, a.Encoder, cfg)
+		}}, nil
+	}
+	return compose.New(ctx, a.Graph, a.Encoder, cfg)
+}
+
+// openWithPrior builds the planner of a pattern model trained from its KG
+// alone (stem train planner --from-kg): the zero-shot planner its Prior
+// names, with the model's path scores added to its own.
+func openWithPrior(ctx context.Context, s Settings, a Assets, m *pattern.Model, pr pattern.Prior) (projection.Planner, error) {
+	if pr.Planner != compose.Name {
+		return nil, fmt.Errorf("planner model %s: it plans beside planner %q, which this build does not know (it knows %q)", s.PlannerModel, pr.Planner, compose.Name)
+	}
+	learnt, err := pattern.New(m, a.Encoder, pattern.Config{Beam: s.Beam})
+	if err != nil {
+		return nil, err
+	}
+	return openCompose(ctx, a, compose.Config{Beam: s.Beam, Learnt: learnt, LearntWeight: pr.Weight})
 }
 
 // relationNames lists g's relations (none for a nil g).

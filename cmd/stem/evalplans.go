@@ -211,6 +211,32 @@ func runEvalPlans(c *cli.Context, encS catalog.EncoderSettings, chatS catalog.Ch
 		if err != nil {
 			return err
 		}
+		if m.Prior().Planner != "" {
+			// Trained from the KG alone: it plans beside the zero-shot
+			// planner it names, as stem eval and stem ask plan with it.
+			if g == nil {
+				return fmt.Errorf("--planner-model %s was trained from a KG alone (--from-kg) and plans beside the %s planner: give --kg", c.String("planner-model"), m.Prior().Planner)
+			}
+			lex, err := catalog.OpenLexicon(ctx, encS, c.App.ErrWriter)
+			if err != nil {
+				return err
+			}
+			s := plan.DefaultSettings()
+			s.Planner, s.PlannerModel, s.Beam = "pattern", c.String("planner-model"), beam
+			pl, closePl, err := plan.OpenPlanner(ctx, s, plan.Assets{Graph: kg.Of(g), Encoder: enc, Lexicon: lex})
+			defer closePl()
+			if err != nil {
+				return err
+			}
+			predict = func(q planQuestion) (planned, error) {
+				pr, err := pl.Plan(ctx, projection.Input{Question: q.Text, Entities: q.Entities, Mentions: q.Mentions})
+				if err != nil {
+					return planned{}, err
+				}
+				return projectionPlan(pr), nil
+			}
+			break
+		}
 		pl, err := pattern.New(m, enc, pattern.Config{Beam: beam, Graph: kg.Of(g), VoteStrategy: c.Bool("vote-strategy"),
 			Options: pattern.Options{K: c.Int("k"), Temperature: float32(c.Float64("temperature")), TFIDF: float32(c.Float64("tfidf")), Centroid: float32(c.Float64("centroid")), Classifier: float32(c.Float64("classifier"))}})
 		if err != nil {
@@ -245,12 +271,16 @@ func runEvalPlans(c *cli.Context, encS catalog.EncoderSettings, chatS catalog.Ch
 			return err
 		}
 		defer closeEnc()
+		lex, err := catalog.OpenLexicon(ctx, encS, c.App.ErrWriter)
+		if err != nil {
+			return err
+		}
 		// open builds the zero-shot planner over a KG, as a function from
 		// a question to its ranked paths.
 		type pathFunc func(q planQuestion) ([]projection.ScoredPath, schema.Strategy, error)
 		open := func(kgr kg.Reader) (pathFunc, error) {
 			if name == "compose" {
-				pl, err := compose.New(ctx, kgr, enc, compose.Config{Beam: beam, MaxHops: c.Int("max-hops")})
+				pl, err := compose.New(ctx, kgr, enc, compose.Config{Beam: beam, MaxHops: c.Int("max-hops"), Lexicon: lex})
 				if err != nil {
 					return nil, err
 				}

@@ -75,6 +75,10 @@ import (
 	"github.com/stem-kgqa/stem/schema"
 )
 
+// Name is the planner's name: --planner compose, and the Prior a pattern
+// model trained from its KG alone names (package train/selfsup).
+const Name = "compose"
+
 // Config tunes the planner; zero fields take the defaults. The defaults
 // were chosen on hand-written KGs and the benchmarks' dev splits, never on
 // a test split.
@@ -92,6 +96,22 @@ type Config struct {
 	// Unused weighs the cost of a content word no hop uses; 0 means
 	// DefaultUnused.
 	Unused float32
+	// Lexicon, when not nil, says which words name a relation's thing or
+	// a kind of it ("wife" and "spouse", "sex" and "gender"), which the
+	// encoder's cosine misses.
+	Lexicon models.Lexicon
+	// Learnt, when not nil, scores every enumerated path as well, from
+	// what a model learnt of this KG (a pattern model trained on questions
+	// synthesized from the KG alone, package train/selfsup);
+	// LearntWeight times its score is added to the alignment's.
+	Learnt       PathScorer
+	LearntWeight float32
+}
+
+// PathScorer scores relation paths for a question: a learnt planner's
+// reading, added to the alignment.
+type PathScorer interface {
+	ScorePaths(ctx context.Context, question string, mentions []string, paths [][]schema.Step) ([]float32, error)
 }
 
 // Defaults of Config.
@@ -138,6 +158,9 @@ const (
 	// backCost is what such a path loses when the question has no such
 	// cue.
 	backCost = 0.5
+	// learntTop is the number of best aligned paths Config.Learnt
+	// rescores.
+	learntTop = 64
 	// reachTie is the weight of log(reach) subtracted from a path's score:
 	// a tie-break in favour of paths that narrow.
 	reachTie = 0.001
@@ -270,8 +293,14 @@ func (p *Planner) vec(w string) []float32 {
 }
 
 // wordSim is how well question word w names relation word u: 1 for forms
-// of one word, else the encoder's cosine.
+// of one word, else the encoder's cosine or the lexicon's relatedness,
+// whichever is higher.
 func (p *Planner) wordSim(w, u string, vw []float32) float32 {
+	return p.sim(w, u, vw, p.cfg.Lexicon)
+}
+
+// sim is wordSim with the lexicon given (nil: none).
+func (p *Planner) sim(w, u string, vw []float32, lex models.Lexicon) float32 {
 	if w == u || sameStem(w, u) {
 		return 1
 	}
@@ -279,6 +308,9 @@ func (p *Planner) wordSim(w, u string, vw []float32) float32 {
 	var dot float32
 	for i, x := range vw {
 		dot += x * vu[i]
+	}
+	if lex != nil {
+		dot = max(dot, lex.Related(w, u))
 	}
 	return dot
 }
@@ -551,7 +583,7 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 		s := p.align(rq, sims, named, cost, w.Steps) + typeWeight*fit(w.Front) - reachTie*float32(math.Log(float64(max(1, w.Reach))))
 		all = append(all, projection.ScoredPath{Steps: zeroshot.SchemaSteps(p.g, w.Steps), Score: s, Reach: w.Reach})
 	}
-	slices.SortStableFunc(all, func(a, b projection.ScoredPath) int {
+	byScore := func(a, b projection.ScoredPath) int {
 		switch {
 		case a.Score > b.Score:
 			return -1
@@ -559,7 +591,25 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 			return 1
 		}
 		return a.Reach - b.Reach
-	})
+	}
+	slices.SortStableFunc(all, byScore)
+	if p.cfg.Learnt != nil && p.cfg.LearntWeight != 0 {
+		// The learnt model reranks the best aligned paths: a hub's
+		// thousand paths need not all be scored twice.
+		top := all[:min(len(all), learntTop)]
+		paths := make([][]schema.Step, len(top))
+		for i, c := range top {
+			paths[i] = c.Steps
+		}
+		learnt, err := p.cfg.Learnt.ScorePaths(ctx, q, mentions, paths)
+		if err != nil {
+			return Prediction{}, fmt.Errorf("compose: learnt scores: %w", err)
+		}
+		for i, l := range learnt {
+			top[i].Score += p.cfg.LearntWeight * l
+		}
+		slices.SortStableFunc(top, byScore)
+	}
 	if len(all) > p.cfg.Beam {
 		all = all[:p.cfg.Beam]
 	}
@@ -645,13 +695,21 @@ func (p *Planner) align(rq question, sims []map[int32]float32, named []map[int32
 // dates.
 func (p *Planner) typeFitter(rq question) func(front []int32) float32 {
 	var want []string
+	// The lexicon reads a type noun the question names ("which
+	// languages"); the types a wh-word implies ("who", a person) are read
+	// by the encoder alone: that a director or an author is a person is
+	// no relation word's to say, and the lexicon would favour the
+	// relations that do ("actors").
+	lex := p.cfg.Lexicon
 	switch {
 	case rq.typ >= 0:
 		want = []string{rq.words[rq.typ]}
 	case rq.wh == "who":
+		lex = nil
 		want = []string{"person"}
 	case rq.wh == "where":
 		want = []string{"place", "location"}
+		lex = nil
 	case rq.wh == "when":
 		return func(front []int32) float32 {
 			n := min(len(front), typeSample)
@@ -695,7 +753,7 @@ func (p *Planner) typeFitter(rq question) func(front []int32) float32 {
 				if vw[i] == nil {
 					continue
 				}
-				best = max(best, p.wordSim(w, u.word, vw[i]))
+				best = max(best, p.sim(w, u.word, vw[i], lex))
 			}
 		}
 		f := max(0, best-typeFloor) / (1 - typeFloor)

@@ -13,47 +13,73 @@ import (
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kgvec"
 	"github.com/stem-kgqa/stem/models"
+	"github.com/stem-kgqa/stem/models/wordnet"
 	"github.com/stem-kgqa/stem/models/wordvec"
 	"github.com/stem-kgqa/stem/plan"
+	"github.com/stem-kgqa/stem/train/selfsup"
 )
+
+// setupFile is a file `stem setup` leaves in the cache directory, opened
+// once per test binary; tests skip without it (the README's test command
+// runs stem setup first).
+type setupFile[T any] struct {
+	once sync.Once
+	v    T
+	err  error
+}
+
+func (f *setupFile[T]) get(t testing.TB, what string, open func(cacheDir string) (T, error)) T {
+	t.Helper()
+	f.once.Do(func() {
+		dir, err := wordvec.DefaultCacheDir()
+		if err != nil {
+			f.err = err
+			return
+		}
+		f.v, f.err = open(dir)
+	})
+	if f.err != nil {
+		t.Skipf("%s not available (run stem setup): %v", what, f.err)
+	}
+	return f.v
+}
 
 var (
-	realOnce sync.Once
-	realEnc  models.Encoder
-	realErr  error
+	realEnc setupFile[models.Encoder]
+	realLex setupFile[models.Lexicon]
 )
 
-// realEncoder returns the default word-vector encoder, or skips when the
-// vectors are not installed (stem setup, which the README's test command
-// runs first).
+// realEncoder returns the default word-vector encoder.
 func realEncoder(t testing.TB) models.Encoder {
-	t.Helper()
-	realOnce.Do(func() {
-		p, err := wordvec.DefaultPath()
+	return realEnc.get(t, "real word vectors", func(dir string) (models.Encoder, error) {
+		v, err := wordvec.Open(filepath.Join(dir, wordvec.DefaultVectorsFile))
 		if err != nil {
-			realErr = err
-			return
+			return nil, err
 		}
-		v, err := wordvec.Open(p)
-		if err != nil {
-			realErr = err
-			return
-		}
-		realEnc = wordvec.New(v, wordvec.Options{})
+		return wordvec.New(v, wordvec.Options{}), nil
 	})
-	if realErr != nil {
-		t.Skipf("real word vectors not available (run stem setup): %v", realErr)
-	}
-	return realEnc
+}
+
+// realLexicon returns the WordNet lexicon.
+func realLexicon(t testing.TB) models.Lexicon {
+	return realLex.get(t, "WordNet lexicon", func(dir string) (models.Lexicon, error) {
+		l, err := wordnet.Open(filepath.Join(dir, wordnet.DefaultFile))
+		if err != nil {
+			return nil, err
+		}
+		return l, nil
+	})
 }
 
 // TestOwnKGs answers the hand-written questions of testdata/*.questions.tsv
 // over their KGs as a new user would: `stem ask --kg KG` with no planner
 // model, no training questions and no LLM, so --planner auto is the
-// compose planner and the entity is linked from the text. Every question
-// must get exactly its answers.
+// compose planner and the entity is linked from the text; then again with
+// a planner model trained from the KG alone (`stem train planner
+// --from-kg KG`, package train/selfsup). Every question must get exactly
+// its answers.
 func TestOwnKGs(t *testing.T) {
-	enc := realEncoder(t)
+	enc, lex := realEncoder(t), realLexicon(t)
 	ctx := context.Background()
 	files, err := filepath.Glob(filepath.Join("testdata", "*.questions.tsv"))
 	if err != nil || len(files) < 4 {
@@ -70,30 +96,50 @@ func TestOwnKGs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, _, err := plan.Open(ctx, plan.DefaultSettings(), plan.Assets{Graph: g, Entities: ents, Encoder: enc})
+			m, _, err := selfsup.Train(ctx, g, enc, selfsup.Options{Lexicon: lex}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, c := range readCases(t, qf) {
-				res, err := p.Answer(ctx, plan.Query{Question: c.q})
+			model := filepath.Join(t.TempDir(), name+".stempat")
+			if err := m.Save(model); err != nil {
+				t.Fatal(err)
+			}
+			for _, planner := range []string{"compose", "trained from the KG"} {
+				s := plan.DefaultSettings()
+				if planner != "compose" {
+					s.PlannerModel = model
+				}
+				p, _, err := plan.Open(ctx, s, plan.Assets{Graph: g, Entities: ents, Encoder: enc, Lexicon: lex})
 				if err != nil {
-					t.Errorf("%q: %v", c.q, err)
-					continue
+					t.Fatal(err)
 				}
-				var got []string
-				for _, a := range res.Answers {
-					got = append(got, a.Name)
-				}
-				slices.Sort(got)
-				if !slices.Equal(got, c.want) {
-					var plans []string
-					for _, gr := range res.Projection.Graphs() {
-						plans = append(plans, gr.String())
-					}
-					t.Errorf("%q: answers %v, want %v; linked %v; plans %v", c.q, got, c.want, res.Links, plans)
-				}
+				answerAll(ctx, t, p, planner, readCases(t, qf))
 			}
 		})
+	}
+}
+
+// answerAll asks p every case and reports those answered wrong.
+func answerAll(ctx context.Context, t *testing.T, p *plan.Pipeline, planner string, cases []fixtureCase) {
+	t.Helper()
+	for _, c := range cases {
+		res, err := p.Answer(ctx, plan.Query{Question: c.q})
+		if err != nil {
+			t.Errorf("%s: %q: %v", planner, c.q, err)
+			continue
+		}
+		var got []string
+		for _, a := range res.Answers {
+			got = append(got, a.Name)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, c.want) {
+			var plans []string
+			for _, gr := range res.Projection.Graphs() {
+				plans = append(plans, gr.String())
+			}
+			t.Errorf("%s: %q: answers %v, want %v; linked %v; plans %v", planner, c.q, got, c.want, res.Links, plans)
+		}
 	}
 }
 
