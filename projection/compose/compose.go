@@ -26,12 +26,14 @@
 // ("release years", "the cause of death of X"; two links of a possessive
 // chain only when the relation names the second outright), or none; each
 // word is used at most once, so "the manager of X 's manager" reads two
-// hops and "X 's manager" one. A word matches a relation by stem ("acted" and
-// "starred_actors", "nation" and "nationality", "screenwriter" and
-// "writer") or else by the encoder's cosine between the word and the
-// relation's words (property words in full, the domain and type parts of
-// a Freebase-style name at a discount), less the word's mean match over
-// the relations around the entity. A path scores its hops' matches, less
+// hops and "X 's manager" one. A word matches a relation by stem ("acted"
+// and "starred_actors", "nation" and "nationality", "screenwriter" and
+// "writer"), or else by the best of the encoder's cosine and the
+// lexicon's relatedness (Config.Lexicon: "wife" names a kind of spouse,
+// which word vectors, placing "wife" nearest "parents", miss) between the
+// word and the relation's words (property words in full, the domain and
+// type parts of a Freebase-style name at a discount), less the word's
+// mean match over the relations around the entity. A path scores its hops' matches, less
 // HopCost per hop; a word it leaves unused costs in proportion to how
 // distinctly it names a relation there, and a word of a possessive chain
 // always costs, since it names a relation even when the encoder knows no
@@ -51,6 +53,14 @@
 // "who" and "where" look for person- and place-like words, "when" for
 // entities named as years or dates. Among paths that score alike, the one
 // reaching fewer entities ranks first.
+//
+// # A learnt prior
+//
+// Config.Learnt, when set, is a model trained from the KG alone (package
+// train/selfsup: a pattern model on questions synthesized from the KG's
+// paths). The 64 best aligned paths are scored by it too, and
+// LearntWeight times its score is added: it knows how questions are built
+// around this KG's paths, not the words people use for them.
 //
 // # Strategy
 //

@@ -32,6 +32,10 @@
 //
 // Training is encoding plus a few seconds of SGD (about half a minute for
 // WebQSP's 1,640 paths); it is deterministic for a given Options.Seed.
+//
+// A model trained on questions synthesized from a KG alone (package
+// train/selfsup) records a Prior: it plans beside the compose planner,
+// which adds ScorePaths' scores to its own, rather than alone.
 package pattern
 
 import (
