@@ -14,8 +14,12 @@
 // first ("the movies directed by X", "X 's mother 's husband"). A
 // possessive chain after the mention ("X 's A 's B") comes first, then the
 // word bound by "of X" or a passive "by X" ("the gender of X 's mother",
-// "the movies written by X starred who"). A noun right after "which" or
-// "what" ("which movies", "what languages") names the answer's type.
+// "the movies written by X starred who"). A participle between the
+// mention and a noun ("the director of X starred movies") makes the
+// mention's clause a modifier, read as "X 's movies": the participle comes
+// first and the noun, which names what it reaches, is dropped. A noun
+// right after "which" or "what" ("which movies", "what languages") names
+// the answer's type.
 //
 // # Aligning a path
 //
@@ -398,6 +402,16 @@ func read(q string, mentions []string) question {
 	// "of X" and a passive "by X" bind the word before them first ("where
 	// was the founder of X born", "the movies written by X starred who").
 	possessive := at >= 0 && at+1 < len(toks) && toks[at+1] == "s"
+	// A participle between the mention and a noun ("the director of X
+	// starred movies", "Nolan directed films") makes the mention's clause
+	// a modifier of that noun, as "X 's movies" would: the participle is
+	// walked first, and the noun, which names the entities it reaches
+	// rather than a relation, is left out.
+	modifier := at >= 0 && at+2 < len(toks) && participle(toks[at+1]) && content(toks[at+2])
+	if modifier {
+		possessive = true
+		cws = slices.DeleteFunc(cws, func(c cw) bool { return c.pos == at+2 })
+	}
 	byBefore := !possessive && at > 0 && (toks[at-1] == "by" || toks[at-1] == "of")
 	nb := countBefore(cws, at)
 	for i := range cws {
@@ -429,6 +443,9 @@ func read(q string, mentions []string) question {
 	// then "B of X", then the rest ("where was the manager of X 's
 	// manager born").
 	chain := possessiveChain(toks, at)
+	if modifier {
+		chain[at+1] = true // a link like "X 's"
+	}
 	for i := range cws {
 		if chain[cws[i].pos] {
 			if cws[i].pos > at {

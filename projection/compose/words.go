@@ -77,10 +77,12 @@ func stem(w string) string {
 
 // sameStem reports whether a and b are forms of one word: equal stems, or
 // one word or stem a prefix of the other of at least five letters
-// ("nation" and "nationality", "located" and "location").
+// ("nation" and "nationality", "located" and "location"), or a compound
+// ending with the other ("screenwriter" and "writer", and by their stems
+// "written": MetaQA 2-hop dev Hits@1 89.95 -> 90.85).
 func sameStem(a, b string) bool {
 	sa, sb := stem(a), stem(b)
-	return sa == sb || longPrefix(a, b) || longPrefix(sa, sb) || compound(a, b) || compound(b, a)
+	return sa == sb || longPrefix(a, b) || longPrefix(sa, sb) || compound(a, b) || compound(b, a) || stemCompound(sa, sb) || stemCompound(sb, sa)
 }
 
 // compound reports whether a ends with b of five letters or more:
@@ -108,4 +110,21 @@ func wordSet(s string) map[string]bool {
 		m[w] = true
 	}
 	return m
+}
+
+// stemCompound reports whether stem a ends with stem b of four letters or
+// more: "screenwriter" and "written" ("screenwrit", "writ").
+func stemCompound(a, b string) bool {
+	return len(b) >= 4 && len(a) > len(b) && strings.HasSuffix(a, b)
+}
+
+// participle reports whether w reads as a past participle: a regular one
+// ("directed", "starred") or an irregular form that stems like a verb
+// ("written", "born").
+func participle(w string) bool {
+	if len(w) > 4 && strings.HasSuffix(w, "ed") {
+		return true
+	}
+	_, irr := irregular[w]
+	return irr && (strings.HasSuffix(w, "en") || strings.HasSuffix(w, "wn") || w == "born" || w == "made" || w == "sung" || w == "built" || w == "held")
 }

@@ -23,6 +23,10 @@ func TestRead(t *testing.T) {
 		{"what languages are the movies directed by [X] in", "X", []string{"directed", "movies", "languages"}, "languages", false},
 		{"who acted together with [X]", "X", []string{"acted"}, "", true},
 		{"which cities does the seine flow through ?", "seine", []string{"flow", "cities"}, "cities", false},
+		// A participle between the mention and a noun: the mention's
+		// clause modifies the noun, whose participle is walked first.
+		{"who is listed as screenwriter of [X] starred movies", "X", []string{"starred", "screenwriter", "listed"}, "", false},
+		{"what genres are [X] directed films", "X", []string{"directed", "genres"}, "genres", false},
 	}
 	for _, tt := range tests {
 		rq := read(tt.q, []string{tt.mention})
@@ -71,7 +75,9 @@ func TestSameStem(t *testing.T) {
 		{"acted", "actors", true}, {"directed", "director", true}, {"starred", "star", true},
 		{"nation", "nationality", true}, {"wrote", "writer", true}, {"screenwriter", "writer", true},
 		{"languages", "language", true}, {"released", "release", true}, {"born", "birth", true},
+		{"screenwriter", "written", true}, {"birthplace", "place", true},
 		{"director", "writer", false}, {"spouse", "parents", false}, {"movies", "release", false},
+		{"grandson", "son", false}, {"feather", "father", false},
 	} {
 		if got := sameStem(tt.a, tt.b); got != tt.want {
 			t.Errorf("sameStem(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
