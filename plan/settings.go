@@ -12,6 +12,7 @@ import (
 	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/models/llm"
 	"github.com/stem-kgqa/stem/projection"
+	"github.com/stem-kgqa/stem/projection/compose"
 	"github.com/stem-kgqa/stem/projection/linking"
 	"github.com/stem-kgqa/stem/projection/llmplan"
 	"github.com/stem-kgqa/stem/projection/oracle"
@@ -27,7 +28,7 @@ import (
 // compare` read their flags, `--config` files and compare configurations
 // into it (package settings); adding a setting is adding a tagged field.
 type Settings struct {
-	Planner      PlannerName `flag:"planner" category:"planner" usage:"where schema graphs come from: auto, oracle (the gold path; eval only), pattern, schema or llm"`
+	Planner      PlannerName `flag:"planner" category:"planner" usage:"where schema graphs come from: auto (pattern with --planner-model, else compose), oracle (the gold path; eval only), pattern, compose (zero-shot, composes relation words), schema (zero-shot, whole-question similarity) or llm"`
 	PlannerModel string      `flag:"planner-model" placeholder:"FILE" category:"planner" usage:"pattern: model FILE written by 'stem train planner'"`
 	Beam         int         `flag:"beam" min:"1" max:"64" category:"planner" usage:"candidate schema graphs per question (B)"`
 	// Variants overrides the pattern model's variant threshold
@@ -91,14 +92,14 @@ func DefaultSettings() Settings {
 // PlannerName names a planner.
 type PlannerName string
 
-// UnmarshalText accepts auto, oracle, pattern, schema or llm.
+// UnmarshalText accepts auto, oracle, pattern, compose, schema or llm.
 func (p *PlannerName) UnmarshalText(b []byte) error {
 	switch v := PlannerName(b); v {
-	case "auto", "oracle", "pattern", "schema", "llm":
+	case "auto", "oracle", "pattern", "compose", "schema", "llm":
 		*p = v
 		return nil
 	}
-	return errors.New("want auto, oracle, pattern, schema or llm")
+	return errors.New("want auto, oracle, pattern, compose, schema or llm")
 }
 
 // StrategyChoice is auto (the planner's strategy) or a forced one.
@@ -186,6 +187,9 @@ type Assets struct {
 	// Entities indexes Graph's entities; nil builds it when needed.
 	Entities *kgvec.Entities
 	Encoder  models.Encoder
+	// Lexicon, when not nil, is read by the compose planner beside the
+	// encoder (catalog.OpenLexicon).
+	Lexicon models.Lexicon
 	// Retrievers finds the retrieval strategy; nil means
 	// DefaultRetrievers.
 	Retrievers *Registry
@@ -193,7 +197,7 @@ type Assets struct {
 	Examples []llmplan.Example
 	// AutoPlanner, when not nil, is what --planner auto resolves to
 	// without a --planner-model (the demo's planner on the demo KG);
-	// otherwise auto means the zero-shot schema planner.
+	// otherwise auto means the zero-shot compose planner.
 	AutoPlanner projection.Planner
 	// OpenGuider loads a Triple-GNN model file into a Guider, which
 	// guides each question over the KG it is answered over (Graph, or
@@ -316,7 +320,7 @@ func openPlanner(ctx context.Context, s Settings, a Assets, openChat func() (*ll
 		case a.AutoPlanner != nil:
 			return a.AutoPlanner, nil
 		default:
-			name = "schema"
+			name = "compose"
 		}
 	}
 	switch name {
@@ -327,7 +331,12 @@ func openPlanner(ctx context.Context, s Settings, a Assets, openChat func() (*ll
 		if err != nil {
 			return nil, err
 		}
+		if pr := m.Prior(); pr.Planner != "" {
+			return openWithPrior(ctx, s, a, m, pr)
+		}
 		return pattern.New(m, a.Encoder, pattern.Config{Beam: s.Beam, Graph: a.Graph, Options: pattern.Options{Variants: s.Variants}})
+	case "compose":
+		return openCompose(ctx, a, compose.Config{Beam: s.Beam})
 	case "schema":
 		cfg := zeroshot.Config{Beam: s.Beam}
 		if _, remote := a.Graph.(kg.Neighbourhooder); remote || a.Graph == nil {
@@ -355,7 +364,33 @@ func openPlanner(ctx context.Context, s Settings, a Assets, openChat func() (*ll
 			return pl.WithRelations(ctx, relationNames(g))
 		}}, nil
 	}
-	return nil, fmt.Errorf("--planner %q: want auto, oracle, pattern, schema or llm", name)
+	return nil, fmt.Errorf("--planner %q: want auto, oracle, pattern, compose, schema or llm", name)
+}
+
+// openCompose builds the compose planner over a's KG, or over each
+// question's graph where the KG is remote or each question brings one.
+func openCompose(ctx context.Context, a Assets, cfg compose.Config) (projection.Planner, error) {
+	cfg.Lexicon = a.Lexicon
+	if _, remote := a.Graph.(kg.Neighbourhooder); remote || a.Graph == nil {
+		return questionPlanner{reach: zeroshot.DefaultMaxHops, open: func(ctx context.Context, g kg.Reader) (projection.Planner, error) {
+			return compose.New(ctx, g, a.Encoder, cfg)
+		}}, nil
+	}
+	return compose.New(ctx, a.Graph, a.Encoder, cfg)
+}
+
+// openWithPrior builds the planner of a pattern model trained from its KG
+// alone (stem train planner --from-kg): the zero-shot planner its Prior
+// names, with the model's path scores added to its own.
+func openWithPrior(ctx context.Context, s Settings, a Assets, m *pattern.Model, pr pattern.Prior) (projection.Planner, error) {
+	if pr.Planner != compose.Name {
+		return nil, fmt.Errorf("planner model %s: it plans beside planner %q, which this build does not know (it knows %q)", s.PlannerModel, pr.Planner, compose.Name)
+	}
+	learnt, err := pattern.New(m, a.Encoder, pattern.Config{Beam: s.Beam, Options: pattern.Options{Variants: s.Variants}})
+	if err != nil {
+		return nil, err
+	}
+	return openCompose(ctx, a, compose.Config{Beam: s.Beam, Learnt: learnt, LearntWeight: pr.Weight})
 }
 
 // relationNames lists g's relations (none for a nil g).

@@ -5,6 +5,9 @@
 //
 //   - pattern: learns question patterns -> relation paths + strategy from
 //     training questions (the embedded default, no LLM);
+//   - compose: aligns the question's relation words, in order from the
+//     entity, to a relation path the KG walks, with no training data (what
+//     --planner auto uses without a model);
 //   - zeroshot: ranks the KG's relation paths from the anchored entity
 //     against the question, with no training data at all;
 //   - llmplan: SGDA and SAGB over an OpenAI-compatible chat server.

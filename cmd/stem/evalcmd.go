@@ -253,6 +253,7 @@ func entityIndex(ctx context.Context, g *kg.Graph, kgPath string, enc models.Enc
 // encoder and the KG's entity vectors.
 type evalEnv struct {
 	enc   models.Encoder
+	lex   models.Lexicon
 	ents  *kgvec.Entities
 	close func() error
 }
@@ -263,7 +264,12 @@ func openEvalEnv(ctx context.Context, d *evalData, kgPath string, encS catalog.E
 	if err != nil {
 		return nil, err
 	}
-	env := &evalEnv{enc: enc, close: closeEnc}
+	lex, err := catalog.OpenLexicon(ctx, encS, log)
+	if err != nil {
+		closeEnc()
+		return nil, err
+	}
+	env := &evalEnv{enc: enc, lex: lex, close: closeEnc}
 	if d.Graph != nil {
 		ents, closeEnts, err := entityIndex(ctx, d.Graph, kgPath, enc, encS, log)
 		if err != nil {
@@ -278,7 +284,7 @@ func openEvalEnv(ctx context.Context, d *evalData, kgPath string, encS catalog.E
 
 // openPipeline builds the pipeline s describes over d.
 func openPipeline(ctx context.Context, s plan.Settings, d *evalData, env *evalEnv) (*plan.Pipeline, func() error, error) {
-	a := plan.Assets{Graph: d.reader(), Entities: env.ents, Encoder: env.enc, OpenGuider: guiderOpener(env.enc), Retrievers: peers.Retrievers()}
+	a := plan.Assets{Graph: d.reader(), Entities: env.ents, Encoder: env.enc, Lexicon: env.lex, OpenGuider: guiderOpener(env.enc), Retrievers: peers.Retrievers()}
 	if s.Planner == "llm" && s.Examples != "" {
 		var err error
 		if a.Examples, err = llmExamples(ctx, s.ExampleSettings); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/projection"
+	"github.com/stem-kgqa/stem/projection/compose"
 	"github.com/stem-kgqa/stem/projection/pattern"
 	"github.com/stem-kgqa/stem/projection/zeroshot"
 	"github.com/stem-kgqa/stem/schema"
@@ -46,7 +47,8 @@ func evalPlansCommand() *cli.Command {
 			"candidate_strategy_acc is the share of all candidates agreeing with the label.\n\n" +
 			"A question whose planning fails (server down, timeout, no readable plan) is scored with no\n" +
 			"plan and the default Precision strategy, and counted in failed.\n\n" +
-			"Planners: pattern (--planner-model from `stem train planner`), schema (zero-shot over --kg),\n" +
+			"Planners: pattern (--planner-model from `stem train planner`), compose and schema (zero-shot\n" +
+			"over --kg: relation words aligned in order, or the whole question's similarity),\n" +
 			"llm (SGDA and SAGB over the chat server the --llm-* flags name, B = --beam samples; with --kg\n" +
 			"its relations ground SAGB, as in stem eval), rog-reference (webqsp-paths only: the file's\n" +
 			"own RoG `prediction` paths).\n\n" +
@@ -66,9 +68,9 @@ func evalPlansCommand() *cli.Command {
 			&cli.StringFlag{Name: "questions", Required: true, Usage: "question file(s), comma-separated"},
 			&cli.StringFlag{Name: "qtype", Usage: "metaqa: question-type file(s), one per --questions file"},
 			&cli.StringFlag{Name: "gold-paths", Usage: "webqsp-mini: rog_paths_test.jsonl with the gold relation paths (each question is planned over its own graph)"},
-			&cli.StringFlag{Name: "kg", Usage: "KG file (needed by --planner schema; lets pattern drop paths absent from the KG and count reach for the strategy)"},
+			&cli.StringFlag{Name: "kg", Usage: "KG file (needed by --planner compose and schema; lets pattern drop paths absent from the KG and count reach for the strategy)"},
 			&cli.StringFlag{Name: "answers", Usage: "webqsp-paths: JSONL file(s) with each question's `ground_truth` answers by id (GNN-RAG's gnnrag_*_test.jsonl), comma-separated, for strategy accuracy"},
-			&cli.StringFlag{Name: "planner", Value: "pattern", Usage: "pattern, schema, llm or rog-reference"},
+			&cli.StringFlag{Name: "planner", Value: "pattern", Usage: "pattern, compose, schema, llm or rog-reference"},
 			&cli.StringFlag{Name: "planner-model", Usage: "pattern: model file"},
 			&cli.IntFlag{Name: "beam", Value: projection.DefaultBeam, Usage: "candidate paths per question (B)"},
 			&cli.BoolFlag{Name: "vote-strategy", Usage: "pattern: take the strategy from the neighbours' vote even with --kg"},
@@ -209,6 +211,32 @@ func runEvalPlans(c *cli.Context, encS catalog.EncoderSettings, chatS catalog.Ch
 		if err != nil {
 			return err
 		}
+		if m.Prior().Planner != "" {
+			// Trained from the KG alone: it plans beside the zero-shot
+			// planner it names, as stem eval and stem ask plan with it.
+			if g == nil {
+				return fmt.Errorf("--planner-model %s was trained from a KG alone (--from-kg) and plans beside the %s planner: give --kg", c.String("planner-model"), m.Prior().Planner)
+			}
+			lex, err := catalog.OpenLexicon(ctx, encS, c.App.ErrWriter)
+			if err != nil {
+				return err
+			}
+			s := plan.DefaultSettings()
+			s.Planner, s.PlannerModel, s.Beam = "pattern", c.String("planner-model"), beam
+			pl, closePl, err := plan.OpenPlanner(ctx, s, plan.Assets{Graph: kg.Of(g), Encoder: enc, Lexicon: lex})
+			defer closePl()
+			if err != nil {
+				return err
+			}
+			predict = func(q planQuestion) (planned, error) {
+				pr, err := pl.Plan(ctx, projection.Input{Question: q.Text, Entities: q.Entities, Mentions: q.Mentions})
+				if err != nil {
+					return planned{}, err
+				}
+				return projectionPlan(pr), nil
+			}
+			break
+		}
 		pl, err := pattern.New(m, enc, pattern.Config{Beam: beam, Graph: kg.Of(g), VoteStrategy: c.Bool("vote-strategy"),
 			Options: pattern.Options{K: c.Int("k"), Temperature: float32(c.Float64("temperature")), TFIDF: float32(c.Float64("tfidf")), Centroid: float32(c.Float64("centroid")), Classifier: float32(c.Float64("classifier"))}})
 		if err != nil {
@@ -232,20 +260,47 @@ func runEvalPlans(c *cli.Context, encS catalog.EncoderSettings, chatS catalog.Ch
 			}
 			return pathPlan(projection.Steps(pr.Paths), pr.Strategy), nil
 		}
-	case "schema":
+	case "schema", "compose":
+		name := c.String("planner")
 		ownGraphs := len(qs) > 0 && qs[0].Graph != nil
 		if g == nil && !ownGraphs {
-			return fmt.Errorf("--planner schema needs --kg FILE, or questions with their own graphs (webqsp-mini, rog): it enumerates the KG's paths from the question's entity")
+			return fmt.Errorf("--planner %s needs --kg FILE, or questions with their own graphs (webqsp-mini, rog): it enumerates the KG's paths from the question's entity", name)
 		}
 		enc, closeEnc, err := catalog.OpenEncoder(c.Context, encS, c.App.ErrWriter)
 		if err != nil {
 			return err
 		}
 		defer closeEnc()
-		cfg := zeroshot.Config{Beam: beam, MaxHops: c.Int("max-hops"), LengthPenalty: float32(c.Float64("length-penalty"))}
-		var shared *zeroshot.Planner
+		lex, err := catalog.OpenLexicon(ctx, encS, c.App.ErrWriter)
+		if err != nil {
+			return err
+		}
+		// open builds the zero-shot planner over a KG, as a function from
+		// a question to its ranked paths.
+		type pathFunc func(q planQuestion) ([]projection.ScoredPath, schema.Strategy, error)
+		open := func(kgr kg.Reader) (pathFunc, error) {
+			if name == "compose" {
+				pl, err := compose.New(ctx, kgr, enc, compose.Config{Beam: beam, MaxHops: c.Int("max-hops"), Lexicon: lex})
+				if err != nil {
+					return nil, err
+				}
+				return func(q planQuestion) ([]projection.ScoredPath, schema.Strategy, error) {
+					pr, err := pl.Predict(ctx, q.Text, q.Entities, q.Mentions)
+					return pr.Paths, pr.Strategy, err
+				}, nil
+			}
+			pl, err := zeroshot.New(ctx, kgr, enc, zeroshot.Config{Beam: beam, MaxHops: c.Int("max-hops"), LengthPenalty: float32(c.Float64("length-penalty"))})
+			if err != nil {
+				return nil, err
+			}
+			return func(q planQuestion) ([]projection.ScoredPath, schema.Strategy, error) {
+				pr, err := pl.Predict(ctx, q.Text, q.Entities, q.Mentions)
+				return pr.Paths, pr.Strategy, err
+			}, nil
+		}
+		var shared pathFunc
 		if g != nil {
-			if shared, err = zeroshot.New(ctx, g, enc, cfg); err != nil {
+			if shared, err = open(g); err != nil {
 				return err
 			}
 		}
@@ -255,21 +310,21 @@ func runEvalPlans(c *cli.Context, encS catalog.EncoderSettings, chatS catalog.Ch
 				// The question's own graph is its KG: its relations are
 				// encoded for it alone.
 				var err error
-				if pl, err = zeroshot.New(ctx, q.Graph, enc, cfg); err != nil {
+				if pl, err = open(q.Graph); err != nil {
 					return planned{}, err
 				}
 			}
 			if pl == nil {
-				return planned{}, fmt.Errorf("--planner schema: question %q has no graph and there is no --kg", q.Text)
+				return planned{}, fmt.Errorf("--planner %s: question %q has no graph and there is no --kg", name, q.Text)
 			}
-			pr, err := pl.Predict(ctx, q.Text, q.Entities, q.Mentions)
+			paths, strat, err := pl(q)
 			if err != nil {
 				return planned{}, err
 			}
-			return pathPlan(projection.Steps(pr.Paths), pr.Strategy), nil
+			return pathPlan(projection.Steps(paths), strat), nil
 		}
 	default:
-		return fmt.Errorf("--planner %q: want pattern, schema, llm or rog-reference", c.String("planner"))
+		return fmt.Errorf("--planner %q: want pattern, compose, schema, llm or rog-reference", c.String("planner"))
 	}
 	items := make([]planeval.Item, 0, len(qs))
 	var lines []planLine

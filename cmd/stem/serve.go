@@ -51,8 +51,8 @@ func serveCommand() *cli.Command {
 			"  POST /mcp                           MCP tools ask, explain, search_entities, neighbours (streamable HTTP)\n" +
 			"  GET  /                              the evidence viewer: ask, see the answer and its subgraph\n" +
 			"  GET  /healthz, /readyz, /metrics    liveness, readiness (503 while loading), Prometheus\n\n" +
-			"A request may choose the planner among those served: the --planner one (first), schema, and\n" +
-			"pattern or llm when their model is given. No request names a file.\n\n" +
+			"A request may choose the planner among those served: the --planner one (first), compose, schema,\n" +
+			"and pattern or llm when their model is given. No request names a file.\n\n" +
 			"Examples:\n" +
 			"  stem serve                                           # the demo KG on http://127.0.0.1:8080/\n" +
 			"  curl -s localhost:8080/v1/ask -H 'Content-Type: application/json' -d '{\"question\": \"who directed inception ?\"}'\n" +
@@ -167,6 +167,7 @@ func loadBackend(ctx context.Context, srv *serve.Server, o serveOptions, s plan.
 			planners = append(planners, p)
 		}
 	}
+	add("compose", true)
 	add("schema", true)
 	add("pattern", s.PlannerModel != "")
 	add("llm", s.Chat.Model != "")

@@ -14,6 +14,7 @@ import (
 	"github.com/stem-kgqa/stem/projection/pattern"
 	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/train/dataset"
+	"github.com/stem-kgqa/stem/train/selfsup"
 	"github.com/stem-kgqa/stem/train/synth"
 	"github.com/urfave/cli/v2"
 )
@@ -29,8 +30,13 @@ func trainCommand() *cli.Command {
 			trainThetaSubcommand(),
 			{
 				Name:  "planner",
-				Usage: "learn the pattern planner (question pattern -> relation paths + strategy) from questions with gold paths",
-				Description: "Formats:\n" +
+				Usage: "learn the pattern planner (question pattern -> relation paths + strategy) from questions with gold paths, or from a KG alone",
+				Description: "From a KG alone (--from-kg KG, no --format or --questions): questions are synthesized from the KG's\n" +
+					"relation paths (starts drawn per relation, every path of up to --max-hops from them, several phrasings per\n" +
+					"path written from the relation names) and a pattern model is trained on them. It plans beside the zero-shot\n" +
+					"compose planner, adding its path scores (times --prior-weight) to compose's: use it with --planner pattern\n" +
+					"--planner-model OUT, or --planner-model OUT alone (see README, \"Planning without an LLM\").\n\n" +
+					"Formats:\n" +
 					"  pq            PathQuestion: --questions splits/PQ-2H.train.txt[,...]\n" +
 					"  metaqa        MetaQA: --questions qa_dev_1hop.txt,qa_dev_2hop.txt --qtype qtype_dev_1hop.txt,qtype_dev_2hop.txt\n" +
 					"  webqsp-paths  RoG path files: --questions rog_paths_train.jsonl (ground_paths; no answer counts,\n" +
@@ -39,11 +45,20 @@ func trainCommand() *cli.Command {
 					"                its chain from the question entity to the answer slot, and its answer count\n\n" +
 					"Training encodes the questions with their entity mention masked and fits a path classifier\n" +
 					"(softmax over the training paths): seconds for PathQuestion, about half a minute for WebQSP.\n\n" +
-					"Example:\n  stem train planner --format metaqa --questions qa_dev_1hop.txt,qa_dev_2hop.txt \\\n" +
-					"        --qtype qtype_dev_1hop.txt,qtype_dev_2hop.txt --out metaqa.stempat",
+					"Examples:\n  stem train planner --format metaqa --questions qa_dev_1hop.txt,qa_dev_2hop.txt \\\n" +
+					"        --qtype qtype_dev_1hop.txt,qtype_dev_2hop.txt --out metaqa.stempat\n" +
+					"  stem train planner --from-kg kb.tsv --out kb.stempat\n" +
+					"  stem ask --kg kb.tsv --planner-model kb.stempat 'who is the manager of bob martin 's manager ?'",
 				Flags: append([]cli.Flag{
-					&cli.StringFlag{Name: "format", Required: true, Usage: "dataset format: pq, metaqa, webqsp-paths, items"},
-					&cli.StringFlag{Name: "questions", Required: true, Usage: "training question file(s), comma-separated"},
+					&cli.StringFlag{Name: "format", Usage: "dataset format: pq, metaqa, webqsp-paths, items"},
+					&cli.StringFlag{Name: "questions", Usage: "training question file(s), comma-separated"},
+					&cli.StringFlag{Name: "from-kg", Usage: "train from this KG file alone: no questions (instead of --format and --questions)"},
+					&cli.IntFlag{Name: "max-hops", Category: "from-kg", Usage: "longest relation path synthesized (0 = 3, what compose enumerates)"},
+					&cli.IntFlag{Name: "per-relation", Category: "from-kg", Usage: "triples drawn per relation, whose ends are the walks' starts (0 = default)"},
+					&cli.IntFlag{Name: "per-path", Category: "from-kg", Usage: "starts kept per relation path (0 = default)"},
+					&cli.IntFlag{Name: "phrasings", Category: "from-kg", Usage: "distinct questions written per start and path (0 = default)"},
+					&cli.IntFlag{Name: "max-answers", Category: "from-kg", Usage: "leave out a start whose path reaches more entities (0 = default)"},
+					&cli.Float64Flag{Name: "prior-weight", Category: "from-kg", Usage: "weight of the model's path scores added to the compose planner's (0 = default)"},
 					&cli.StringFlag{Name: "qtype", Usage: "metaqa: question-type file(s), one per --questions file"},
 					&cli.StringFlag{Name: "gold-paths", Usage: "webqsp-mini: rog_paths_*.jsonl with the gold relation paths"},
 					&cli.StringFlag{Name: "kg", Usage: "optional KG file: gold paths naming relations it lacks are reported"},
@@ -58,7 +73,7 @@ func trainCommand() *cli.Command {
 					&cli.Float64Flag{Name: "lr", Usage: "path classifier initial learning rate (0 = default)"},
 					&cli.Uint64Flag{Name: "seed", Usage: "path classifier seed (initial weights, example order)"},
 				}, flagsOf(&encS)...),
-				Before: before(guard(map[string]float64{"k": 0, "hidden": 0}), bind(&encS)),
+				Before: before(guard(map[string]float64{"k": 0, "hidden": 0, "max-hops": 0, "per-relation": 0, "per-path": 0, "phrasings": 0, "max-answers": 0}), bind(&encS)),
 				Action: func(c *cli.Context) error { return runTrainPlanner(c, encS) },
 			},
 		},
@@ -67,8 +82,17 @@ func trainCommand() *cli.Command {
 
 func runTrainPlanner(c *cli.Context, encS catalog.EncoderSettings) error {
 	ctx := c.Context
-	if err := atomicfile.CheckOutput("--out", c.String("out"), c.Bool("force"), inputs(c, "questions", "qtype", "kg", "vectors")...); err != nil {
+	if err := atomicfile.CheckOutput("--out", c.String("out"), c.Bool("force"), inputs(c, "questions", "qtype", "kg", "from-kg", "vectors")...); err != nil {
 		return err
+	}
+	if c.String("from-kg") != "" {
+		if c.String("format") != "" || c.String("questions") != "" || c.String("kg") != "" {
+			return fmt.Errorf("--from-kg trains from the KG alone: drop --format, --questions and --kg")
+		}
+		return runTrainFromKG(c, encS)
+	}
+	if c.String("format") == "" || c.String("questions") == "" {
+		return fmt.Errorf("want --format and --questions (training questions with gold paths), or --from-kg KG (no questions)")
 	}
 	qs, err := loadPlanQuestions(ctx, c.String("format"), c.String("questions"), c.String("qtype"), c.String("gold-paths"))
 	if err != nil {
@@ -102,8 +126,7 @@ func runTrainPlanner(c *cli.Context, encS catalog.EncoderSettings) error {
 	for i, q := range qs {
 		exs[i] = pattern.Example{Question: q.Text, Mentions: q.Mentions, Paths: q.Gold, Answers: q.Answers}
 	}
-	m, err := pattern.Train(ctx, enc, exs, pattern.Options{K: c.Int("k"), Temperature: float32(c.Float64("temperature")), TFIDF: float32(c.Float64("tfidf")),
-		Classifier: float32(c.Float64("classifier")), Epochs: c.Int("epochs"), Hidden: c.Int("hidden"), LearningRate: float32(c.Float64("lr")), Seed: c.Uint64("seed")})
+	m, err := pattern.Train(ctx, enc, exs, patternOptions(c))
 	if err != nil {
 		return err
 	}
@@ -112,6 +135,49 @@ func runTrainPlanner(c *cli.Context, encS catalog.EncoderSettings) error {
 	}
 	fmt.Fprintf(c.App.ErrWriter, "trained on %d questions (%d distinct masked texts, %d relation paths) with %s; wrote %s\n",
 		m.Questions(), m.Examples(), m.NumPaths(), m.Encoder(), c.String("out"))
+	return nil
+}
+
+// patternOptions reads the pattern model's training flags.
+func patternOptions(c *cli.Context) pattern.Options {
+	return pattern.Options{K: c.Int("k"), Temperature: float32(c.Float64("temperature")), TFIDF: float32(c.Float64("tfidf")),
+		Classifier: float32(c.Float64("classifier")), Epochs: c.Int("epochs"), Hidden: c.Int("hidden"), LearningRate: float32(c.Float64("lr")), Seed: c.Uint64("seed")}
+}
+
+// runTrainFromKG trains a planner from the KG alone (package selfsup).
+func runTrainFromKG(c *cli.Context, encS catalog.EncoderSettings) error {
+	ctx := c.Context
+	g, err := kg.Load(ctx, c.String("from-kg"), kg.FormatAuto)
+	if err != nil {
+		return err
+	}
+	enc, closeEnc, err := catalog.OpenEncoder(ctx, encS, c.App.ErrWriter)
+	if err != nil {
+		return err
+	}
+	defer closeEnc()
+	lex, err := catalog.OpenLexicon(ctx, encS, c.App.ErrWriter)
+	if err != nil {
+		return err
+	}
+	o := selfsup.Options{Lexicon: lex, MaxHops: c.Int("max-hops"), PerRelation: c.Int("per-relation"), PerPath: c.Int("per-path"),
+		Phrasings: c.Int("phrasings"), MaxAnswers: c.Int("max-answers"), Seed: c.Uint64("seed"),
+		Pattern: patternOptions(c), PriorWeight: float32(c.Float64("prior-weight"))}
+	m, st, err := selfsup.Train(ctx, g, enc, o, c.App.ErrWriter)
+	if err != nil {
+		return err
+	}
+	if err := m.Save(c.String("out")); err != nil {
+		return err
+	}
+	maxAnswers := o.MaxAnswers
+	if maxAnswers == 0 {
+		maxAnswers = selfsup.DefaultMaxAnswers
+	}
+	fmt.Fprintf(c.App.ErrWriter, "synthesized %d questions for %d relation paths (%d starts drawn over %d relations; %d walks left out for reaching more than %d entities)\n",
+		st.Examples, st.Paths, st.Starts, st.Relations, st.TooManyAnswers, maxAnswers)
+	fmt.Fprintf(c.App.ErrWriter, "trained on them (%d distinct masked texts) with %s; plans beside %s with weight %g; wrote %s\n",
+		m.Examples(), m.Encoder(), m.Prior().Planner, m.Prior().Weight, c.String("out"))
 	return nil
 }
 

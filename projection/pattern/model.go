@@ -32,6 +32,10 @@
 //
 // Training is encoding plus a few seconds of SGD (about half a minute for
 // WebQSP's 1,640 paths); it is deterministic for a given Options.Seed.
+//
+// A model trained on questions synthesized from a KG alone (package
+// train/selfsup) records a Prior: it plans beside the compose planner,
+// which adds ScorePaths' scores to its own, rather than alone.
 package pattern
 
 import (
@@ -243,6 +247,23 @@ type fileModel struct {
 	// Classifier is the trained path classifier; nil when trained with
 	// negative Epochs.
 	Classifier *classifier
+	// Prior is set on a model trained from its KG alone (package
+	// train/selfsup); zero for one trained from questions. Files written
+	// before it existed decode with the zero value.
+	Prior Prior
+}
+
+// Prior says which zero-shot planner a model plans beside: a model
+// trained on questions synthesized from a KG knows the KG's paths and how
+// questions are built around them, not the words people use, so its
+// scores are added to a zero-shot planner's rather than used alone.
+type Prior struct {
+	// Planner names the zero-shot planner ("compose"); empty: none, the
+	// model plans alone.
+	Planner string
+	// Weight multiplies the model's path scores (ScorePaths) before they
+	// are added to the planner's.
+	Weight float32
 }
 
 // Train builds a model from examples under enc. Examples without a gold
@@ -521,6 +542,13 @@ func (m *Model) Encoder() string { return m.f.Encoder }
 
 // Options are the model's stored planning settings.
 func (m *Model) Options() Options { return m.f.Options }
+
+// Prior is the zero-shot planner the model plans beside (zero: none).
+func (m *Model) Prior() Prior { return m.f.Prior }
+
+// SetPrior records the zero-shot planner the model plans beside; call it
+// before Save and before the model is shared.
+func (m *Model) SetPrior(p Prior) { m.f.Prior = p }
 
 // Model files: magic, version, payload length, CRC-32 of the payload, then
 // the gob-encoded fileModel.

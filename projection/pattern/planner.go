@@ -116,103 +116,21 @@ func (p *Planner) predict(ctx context.Context, g kg.Reader, explore bool, questi
 	if err := ctx.Err(); err != nil {
 		return Prediction{}, err
 	}
-	var text string
-	if p.m.unmasked {
-		text = MaskedText(question, nil)
-	} else {
-		if len(mentions) == 0 {
-			mentions = linking.Mentions(question, entities)
-		}
-		text = MaskedText(question, mentions)
-	}
+	text := p.maskedText(question, entities, mentions)
 	var pred Prediction
 	if len(linking.Words(text)) == 0 {
 		pred.Notes = append(pred.Notes, "question is only its entity mention; voting by the model's most common paths")
 	}
+	sc, err := p.scoreAll(ctx, text)
+	if err != nil {
+		return Prediction{}, err
+	}
 	m := p.m
-	n, d := len(m.f.Texts), m.f.Dim
-	sims := make([]float32, n)
-	// Encoder part.
-	q := make([]float32, d)
-	if err := p.enc.Encode(ctx, []string{text}, q); err != nil {
-		return Prediction{}, fmt.Errorf("pattern: encode question: %w", err)
-	}
-	if a := 1 - p.opts.TFIDF; a > 0 {
-		for i := range n {
-			v := m.f.Vectors[i*d : (i+1)*d]
-			var s float32
-			for j, x := range q {
-				s += x * v[j]
-			}
-			sims[i] = a * s
-		}
-	}
-	// TF-IDF part.
-	if b := p.opts.TFIDF; b > 0 {
-		tf := map[string]float32{}
-		for _, w := range words(text) {
-			tf[w]++
-		}
-		var qn float32
-		terms := sortedTerms(tf)
-		for _, w := range terms {
-			x := tf[w] * m.idf[w]
-			qn += x * x
-		}
-		if qn > 0 {
-			qn = float32(math.Sqrt(float64(qn)))
-			for _, w := range terms {
-				x := tf[w] * m.idf[w] / qn
-				for _, po := range m.post[w] {
-					if m.norms[po.ex] > 0 {
-						sims[po.ex] += b * x * po.w / m.norms[po.ex]
-					}
-				}
-			}
-		}
-	}
-	nb := topK(sims, p.opts.K)
-	best := sims[nb[0]]
-	scores := map[int32]float32{}
-	var breadth, precision float32
-	for _, i := range nb {
-		w := float32(math.Exp(float64((sims[i] - best) / p.opts.Temperature)))
-		var tot float32
-		for _, c := range m.f.ExCounts[i] {
-			tot += c
-		}
-		for j, id := range m.f.ExPaths[i] {
-			scores[id] += w * m.f.ExCounts[i][j] / tot
-		}
-		if l := m.f.Breadth[i] + m.f.Precision[i]; l > 0 {
-			breadth += w * m.f.Breadth[i] / l
-			precision += w * m.f.Precision[i] / l
-		}
-	}
-	var total float32
-	for id := range m.f.Paths {
-		total += scores[int32(id)]
-	}
-	logits, hid := p.classify(text, q)
-	wc := p.opts.Classifier
-	var probs []float32
-	var lmax, lsum float32
-	if logits == nil {
-		wc = 0
-	} else {
-		probs = make([]float32, len(logits))
-		lmax, lsum = softmaxInto(probs, logits)
-	}
+	wc := sc.wc
 	cands := make([]projection.ScoredPath, 0, len(m.f.Paths))
-	for id := range m.f.Paths {
-		s := scores[int32(id)] / total
-		if c := p.opts.Centroid; c > 0 {
-			s += c * dot(m.centroids[id*d:(id+1)*d], q)
-		} else if s == 0 && wc == 0 {
-			continue
-		}
-		if wc > 0 {
-			s = (1-wc)*s + wc*probs[id]
+	for id, s := range sc.known {
+		if s == 0 && wc == 0 && p.opts.Centroid <= 0 {
+			continue // no neighbour voted for it
 		}
 		cands = append(cands, projection.ScoredPath{Steps: m.f.Paths[id], Score: s, Reach: -1})
 	}
@@ -232,17 +150,15 @@ func (p *Planner) predict(ctx context.Context, g kg.Reader, explore bool, questi
 			if _, seen := m.pathID[path.key()]; seen {
 				continue
 			}
-			l := m.meanBias + p.partLogit(path, hid)
-			prob := float32(math.Exp(float64(l-lmax))) / lsum
-			unseen = append(unseen, projection.ScoredPath{Steps: path, Score: wc * prob, Reach: -1})
+			unseen = append(unseen, projection.ScoredPath{Steps: path, Score: p.unseenScore(sc, path), Reach: -1})
 		}
 		slices.SortFunc(unseen, byScore)
 		cands = append(cands, unseen...)
 	}
 	switch {
-	case breadth > precision:
+	case sc.breadth > sc.precision:
 		pred.Strategy = schema.Breadth
-	case breadth == 0 && precision == 0:
+	case sc.breadth == 0 && sc.precision == 0:
 		pred.Notes = append(pred.Notes, "no neighbour has a strategy label; strategy defaults to precision")
 	}
 	if g != nil {

@@ -58,6 +58,28 @@ type Config struct {
 	MaxPaths int
 }
 
+// withDefaults fills c's zero fields.
+func (c Config) withDefaults() Config {
+	if c.Beam <= 0 {
+		c.Beam = projection.DefaultBeam
+	}
+	if c.MaxHops <= 0 {
+		c.MaxHops = DefaultMaxHops
+	}
+	if c.LengthPenalty == 0 {
+		c.LengthPenalty = DefaultLengthPenalty
+	} else if c.LengthPenalty < 0 {
+		c.LengthPenalty = 0
+	}
+	if c.FrontierCap <= 0 {
+		c.FrontierCap = 200
+	}
+	if c.MaxPaths <= 0 {
+		c.MaxPaths = 400
+	}
+	return c
+}
+
 // DefaultLengthPenalty was chosen on the dev splits.
 const DefaultLengthPenalty = 0.05
 
@@ -84,23 +106,7 @@ func New(ctx context.Context, g kg.Reader, enc models.Encoder, cfg Config) (*Pla
 	if g == nil || enc == nil {
 		return nil, errors.New("zeroshot: new planner: nil graph or encoder")
 	}
-	if cfg.Beam <= 0 {
-		cfg.Beam = projection.DefaultBeam
-	}
-	if cfg.MaxHops <= 0 {
-		cfg.MaxHops = DefaultMaxHops
-	}
-	if cfg.LengthPenalty == 0 {
-		cfg.LengthPenalty = DefaultLengthPenalty
-	} else if cfg.LengthPenalty < 0 {
-		cfg.LengthPenalty = 0
-	}
-	if cfg.FrontierCap <= 0 {
-		cfg.FrontierCap = 200
-	}
-	if cfg.MaxPaths <= 0 {
-		cfg.MaxPaths = 400
-	}
+	cfg = cfg.withDefaults()
 	n, d := g.NumRelations(), enc.Dim()
 	texts := make([]string, n)
 	for i := range n {
@@ -133,37 +139,15 @@ type Prediction struct {
 	Anchor string
 }
 
-type step struct {
-	rel int32
-	inv bool
-}
-
-type partial struct {
-	steps []step
-	front []int32
-	reach int
-}
-
 // Predict ranks the paths leaving the entities (the first one the graph
 // knows anchors them) against the question.
 func (p *Planner) Predict(ctx context.Context, question string, entities, mentions []string) (Prediction, error) {
 	if len(linking.Words(question)) == 0 {
 		return Prediction{}, errors.New("zeroshot: empty question")
 	}
-	var start []int32
-	var anchor string
-	for _, e := range entities {
-		if id, ok := p.g.Entity(e); ok {
-			start, anchor = []int32{id}, e
-		} else if ids := p.g.EntitiesByNorm(e); len(ids) > 0 {
-			start, anchor = ids, e
-		}
-		if start != nil {
-			break
-		}
-	}
-	if start == nil {
-		return Prediction{}, fmt.Errorf("zeroshot: none of the question's entities %q is in the KG", entities)
+	start, anchor, err := Anchor(p.g, entities)
+	if err != nil {
+		return Prediction{}, fmt.Errorf("zeroshot: %w", err)
 	}
 	if len(mentions) == 0 {
 		mentions = linking.Mentions(question, entities)
@@ -173,39 +157,30 @@ func (p *Planner) Predict(ctx context.Context, question string, entities, mentio
 	if err := p.enc.Encode(ctx, []string{linking.Mask(question, mentions)}, q); err != nil {
 		return Prediction{}, fmt.Errorf("zeroshot: encode question: %w", err)
 	}
-	pred := Prediction{Anchor: anchor}
-	var all []projection.ScoredPath
-	level := []partial{{front: start, reach: len(start)}}
+	walks, notes, err := Walks(ctx, p.g, start, p.cfg)
+	if err != nil {
+		return Prediction{}, err
+	}
+	pred := Prediction{Anchor: anchor, Notes: notes}
+	all := make([]projection.ScoredPath, 0, len(walks))
 	vec := make([]float32, d)
-	for hop := 1; hop <= p.cfg.MaxHops; hop++ {
-		if err := ctx.Err(); err != nil {
-			return Prediction{}, err
-		}
-		next := p.expand(level)
-		if len(next) > p.cfg.MaxPaths {
-			slices.SortStableFunc(next, func(a, b partial) int { return a.reach - b.reach })
-			pred.Notes = append(pred.Notes, fmt.Sprintf("hub: kept %d of %d %d-hop paths", p.cfg.MaxPaths, len(next), hop))
-			next = next[:p.cfg.MaxPaths]
-		}
-		for _, pa := range next {
-			clear(vec)
-			for _, s := range pa.steps {
-				for j, x := range p.rels[s.rel] {
-					vec[j] += x
-				}
+	for _, pa := range walks {
+		clear(vec)
+		for _, s := range pa.Steps {
+			for j, x := range p.rels[s.Rel] {
+				vec[j] += x
 			}
-			var dot, nn float32
-			for j, x := range vec {
-				dot += x * q[j]
-				nn += x * x
-			}
-			cos := float32(0)
-			if nn > 0 {
-				cos = dot / float32(math.Sqrt(float64(nn)))
-			}
-			all = append(all, projection.ScoredPath{Steps: p.toSteps(pa.steps), Score: cos - p.cfg.LengthPenalty*float32(hop-1), Reach: pa.reach})
 		}
-		level = next
+		var dot, nn float32
+		for j, x := range vec {
+			dot += x * q[j]
+			nn += x * x
+		}
+		cos := float32(0)
+		if nn > 0 {
+			cos = dot / float32(math.Sqrt(float64(nn)))
+		}
+		all = append(all, projection.ScoredPath{Steps: SchemaSteps(p.g, pa.Steps), Score: cos - p.cfg.LengthPenalty*float32(len(pa.Steps)-1), Reach: pa.Reach})
 	}
 	if len(all) == 0 {
 		return Prediction{}, fmt.Errorf("zeroshot: entity %q has no edges in the KG", entities[0])
@@ -229,25 +204,79 @@ func (p *Planner) Predict(ctx context.Context, question string, entities, mentio
 	return pred, nil
 }
 
-// expand extends every partial path by one step in every direction its
-// frontier allows.
-func (p *Planner) expand(level []partial) []partial {
-	var out []partial
+// Step is one hop of a Walk: a relation id, walked against its direction
+// when Inv is set.
+type Step struct {
+	Rel int32
+	Inv bool
+}
+
+// Walk is a relation path leaving the anchor and the entities it reaches.
+type Walk struct {
+	Steps []Step
+	// Front holds the entities reached (at most reachCap); Reach counts
+	// them.
+	Front []int32
+	Reach int
+}
+
+// Anchor returns the entities the paths leave: those of the first of
+// entities the graph knows, by exact name and else by normalised name,
+// and that name.
+func Anchor(g kg.Reader, entities []string) ([]int32, string, error) {
+	for _, e := range entities {
+		if id, ok := g.Entity(e); ok {
+			return []int32{id}, e, nil
+		}
+		if ids := g.EntitiesByNorm(e); len(ids) > 0 {
+			return ids, e, nil
+		}
+	}
+	return nil, "", fmt.Errorf("none of the question's entities %q is in the KG", entities)
+}
+
+// Walks enumerates the relation paths of 1 to cfg.MaxHops hops that leave
+// start in g, each relation walked forward or backward, shortest first.
+// cfg's caps bound the work at hubs (see the package comment); notes say
+// where they cut. Zero fields of cfg take New's defaults.
+func Walks(ctx context.Context, g kg.Reader, start []int32, cfg Config) (walks []Walk, notes []string, err error) {
+	cfg = cfg.withDefaults()
+	level := []Walk{{Front: start, Reach: len(start)}}
+	for hop := 1; hop <= cfg.MaxHops; hop++ {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		next := expand(g, level, cfg.FrontierCap)
+		if len(next) > cfg.MaxPaths {
+			slices.SortStableFunc(next, func(a, b Walk) int { return a.Reach - b.Reach })
+			notes = append(notes, fmt.Sprintf("hub: kept %d of %d %d-hop paths", cfg.MaxPaths, len(next), hop))
+			next = next[:cfg.MaxPaths]
+		}
+		walks = append(walks, next...)
+		level = next
+	}
+	return walks, notes, nil
+}
+
+// expand extends every walk by one step in every direction its frontier
+// allows.
+func expand(g kg.Reader, level []Walk, frontierCap int) []Walk {
+	var out []Walk
 	for _, pa := range level {
-		groups := map[step]map[int32]bool{}
-		var order []step
-		front := pa.front
-		if len(front) > p.cfg.FrontierCap {
-			front = front[:p.cfg.FrontierCap]
+		groups := map[Step]map[int32]bool{}
+		var order []Step
+		front := pa.Front
+		if len(front) > frontierCap {
+			front = front[:frontierCap]
 		}
 		for _, e := range front {
-			for _, t := range p.g.Out(e) {
-				tr := p.g.Triple(t)
-				add(groups, &order, step{tr.Rel, false}, tr.Tail)
+			for _, t := range g.Out(e) {
+				tr := g.Triple(t)
+				add(groups, &order, Step{tr.Rel, false}, tr.Tail)
 			}
-			for _, t := range p.g.In(e) {
-				tr := p.g.Triple(t)
-				add(groups, &order, step{tr.Rel, true}, tr.Head)
+			for _, t := range g.In(e) {
+				tr := g.Triple(t)
+				add(groups, &order, Step{tr.Rel, true}, tr.Head)
 			}
 		}
 		for _, s := range order {
@@ -257,13 +286,13 @@ func (p *Planner) expand(level []partial) []partial {
 				nf = append(nf, e)
 			}
 			slices.Sort(nf)
-			out = append(out, partial{steps: append(slices.Clone(pa.steps), s), front: nf, reach: len(nf)})
+			out = append(out, Walk{Steps: append(slices.Clone(pa.Steps), s), Front: nf, Reach: len(nf)})
 		}
 	}
 	return out
 }
 
-func add(groups map[step]map[int32]bool, order *[]step, s step, e int32) {
+func add(groups map[Step]map[int32]bool, order *[]Step, s Step, e int32) {
 	set, ok := groups[s]
 	if !ok {
 		set = map[int32]bool{}
@@ -275,11 +304,12 @@ func add(groups map[step]map[int32]bool, order *[]step, s step, e int32) {
 	}
 }
 
-func (p *Planner) toSteps(ss []step) []schema.Step {
+// SchemaSteps names a walk's steps as schema steps.
+func SchemaSteps(g kg.Reader, ss []Step) []schema.Step {
 	out := make([]schema.Step, len(ss))
 	for i, s := range ss {
-		out[i] = schema.Step{Rel: p.g.RelationName(s.rel), Dir: schema.Forward}
-		if s.inv {
+		out[i] = schema.Step{Rel: g.RelationName(s.Rel), Dir: schema.Forward}
+		if s.Inv {
 			out[i].Dir = schema.Inverse
 		}
 	}

@@ -100,6 +100,15 @@ func formOf(rel string) relForm {
 	return relForm{noun: strings.Join(w, " ")}
 }
 
+// RelationForm reads a relation name as the verbalizer does: a noun
+// ("nationality" from "people.person.nationality", "release year") or,
+// for a name ending in "by", a passive verb ("directed by"); exactly one
+// of the two is set.
+func RelationForm(rel string) (noun, passive string) {
+	f := formOf(rel)
+	return f.noun, f.passive
+}
+
 // phrase is a noun phrase for the entity a chain has reached; poss says
 // whether "'s" may follow it without changing what it refers to.
 type phrase struct {

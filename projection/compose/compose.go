@@ -1,0 +1,849 @@
+// Package compose is the zero-shot planner that composes: it reads the
+// question's relation words in order and aligns them to a relation path
+// that exists in the KG from the question's entity, with no training
+// questions and no LLM. It is what --planner auto uses when no planner
+// model is given.
+//
+// # Reading the question
+//
+// The question's entity mention is masked; its other words are function
+// words (articles, auxiliaries, prepositions), wh-words, cue words
+// ("together", "same", "also", "co-") and content words. Content words are
+// ordered by their distance from the mention, counted in content words,
+// nearest first: in English the relation nearest the entity is walked
+// first ("the movies directed by X", "X 's mother 's husband"). A
+// possessive chain after the mention ("X 's A 's B") comes first, then the
+// word bound by "of X" or a passive "by X" ("the gender of X 's mother",
+// "the movies written by X starred who"). A participle between the
+// mention and a noun ("the director of X starred movies") makes the
+// mention's clause a modifier, read as "X 's movies": the participle comes
+// first and the noun, which names what it reaches, is dropped. A noun
+// right after "which" or "what" ("which movies", "what languages") names
+// the answer's type.
+//
+// # Aligning a path
+//
+// Every relation path of up to MaxHops hops leaving the entity (package
+// zeroshot enumerates them, hubs capped) is aligned to the content words:
+// hop j takes the next word in distance order, or a run of words that
+// stand side by side in the question and all resemble its relation
+// ("release years", "the cause of death of X"; two links of a possessive
+// chain only when the relation names the second outright), or none; each
+// word is used at most once, so "the manager of X 's manager" reads two
+// hops and "X 's manager" one. A word matches a relation by stem ("acted"
+// and "starred_actors", "nation" and "nationality", "screenwriter" and
+// "writer"), or else by the best of the encoder's cosine and the
+// lexicon's relatedness (Config.Lexicon: "wife" names a kind of spouse,
+// which word vectors, placing "wife" nearest "parents", miss) between the
+// word and the relation's words (property words in full, the domain and
+// type parts of a Freebase-style name at a discount), less the word's
+// mean match over the relations around the entity. A path scores its hops' matches, less
+// HopCost per hop; a word it leaves unused costs in proportion to how
+// distinctly it names a relation there, and a word of a possessive chain
+// always costs, since it names a relation even when the encoder knows no
+// synonym. The type noun may be taken only by a last hop walked forward,
+// at a discount. A path that walks a relation and straight back gains
+// when the question has a cue word ("who acted together with X") and
+// loses otherwise: it is then mostly one relation's words read as two
+// hops ("cause" and "death").
+//
+// # Reading the KG
+//
+// The answer's type is checked against what the KG shows of a sample of
+// the entities a path reaches: the property words of the relations that
+// enter them (a language is what "in_language" points to) and the domain
+// words of those that leave them ("people person" of
+// "__people__person__gender"). The type noun must resemble them closely;
+// "who" and "where" look for person- and place-like words, "when" for
+// entities named as years or dates. Among paths that score alike, the one
+// reaching fewer entities ranks first.
+//
+// # A learnt prior
+//
+// Config.Learnt, when set, is a model trained from the KG alone (package
+// train/selfsup: a pattern model on questions synthesized from the KG's
+// paths). The 64 best aligned paths are scored by it too, and
+// LearntWeight times its score is added: it knows how questions are built
+// around this KG's paths, not the words people use for them.
+//
+// # Strategy
+//
+// Breadth when the best path reaches more than one entity, else Precision,
+// as in package zeroshot.
+package compose
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/models"
+	"github.com/stem-kgqa/stem/projection"
+	"github.com/stem-kgqa/stem/projection/linking"
+	"github.com/stem-kgqa/stem/projection/zeroshot"
+	"github.com/stem-kgqa/stem/schema"
+)
+
+// Name is the planner's name: --planner compose, and the Prior a pattern
+// model trained from its KG alone names (package train/selfsup).
+const Name = "compose"
+
+// Config tunes the planner; zero fields take the defaults. The defaults
+// were chosen on hand-written KGs and the benchmarks' dev splits, never on
+// a test split.
+type Config struct {
+	// Beam is the number of candidate paths (B); 0 means
+	// projection.DefaultBeam.
+	Beam int
+	// MaxHops is the longest path enumerated; 0 means 3.
+	MaxHops int
+	// FrontierCap and MaxPaths bound enumeration at hubs (see package
+	// zeroshot); 0 means its defaults.
+	FrontierCap, MaxPaths int
+	// HopCost is subtracted per hop; 0 means DefaultHopCost.
+	HopCost float32
+	// Unused weighs the cost of a content word no hop uses; 0 means
+	// DefaultUnused.
+	Unused float32
+	// Lexicon, when not nil, says which words name a relation's thing or
+	// a kind of it ("wife" and "spouse", "sex" and "gender"), which the
+	// encoder's cosine misses.
+	Lexicon models.Lexicon
+	// Learnt, when not nil, scores every enumerated path as well, from
+	// what a model learnt of this KG (a pattern model trained on questions
+	// synthesized from the KG alone, package train/selfsup);
+	// LearntWeight times its score is added to the alignment's.
+	Learnt       PathScorer
+	LearntWeight float32
+}
+
+// PathScorer scores relation paths for a question: a learnt planner's
+// reading, added to the alignment.
+type PathScorer interface {
+	ScorePaths(ctx context.Context, question string, mentions []string, paths [][]schema.Step) ([]float32, error)
+}
+
+// Defaults of Config.
+const (
+	DefaultHopCost = 0.35
+	DefaultUnused  = 1.0
+)
+
+// Scoring constants, chosen with the defaults above.
+const (
+	// domainWeight discounts a match on the domain or type part of a
+	// Freebase-style relation name ("people person" of
+	// "__people__person__nationality").
+	domainWeight = 0.6
+	// relnessFloor is the similarity to a relation below which an unused
+	// word costs nothing: words that resemble no relation are filler.
+	relnessFloor = 0.2
+	// chainCost is what a word of a possessive chain left unused costs
+	// besides its resemblance to relations: "X 's kid 's nationality"
+	// names two relations even when "kid" resembles none.
+	chainCost = 0.45
+	// typeTake scales the match of a type noun taken by the last hop
+	// ("which nationality"): typeFit counts it too.
+	typeTake = 0.5
+	// typeWeight weighs how well the entities a path reaches fit the type
+	// the question asks for (0 to 1).
+	typeWeight = 0.6
+	// typeFloor is the similarity below which a type word does not
+	// match: only forms of one word and close synonyms fit.
+	typeFloor = 0.6
+	// typeSample is the number of reached entities whose edges describe a
+	// path's answer type.
+	typeSample = 8
+	// nullGain is what a hop aligned to no word gains (before HopCost).
+	nullGain = 0.0
+	// shareBonus is what a path that walks a relation and straight back
+	// gains when the question says "together", "same", "also", ...
+	shareBonus = 0.5
+	// nameFloor is the similarity at which a word names a relation
+	// outright: a form of one of its words, or a close synonym. Two
+	// possessive links run together only then ("the cause of death of
+	// X"), not on a resemblance ("son" and "children").
+	nameFloor = 0.8
+	// backCost is what such a path loses when the question has no such
+	// cue.
+	backCost = 0.5
+	// learntTop is the number of best aligned paths Config.Learnt
+	// rescores.
+	learntTop = 64
+	// reachTie is the weight of log(reach) subtracted from a path's score:
+	// a tie-break in favour of paths that narrow.
+	reachTie = 0.001
+)
+
+// Planner is the composing zero-shot planner over one KG. It implements
+// projection.Planner and is safe for concurrent use.
+type Planner struct {
+	g   kg.Reader
+	enc models.Encoder
+	cfg Config
+	// rels holds each relation's content words, parallel to relation ids.
+	rels [][]relWord
+
+	mu    sync.RWMutex
+	words map[string][]float32 // unit vectors of single words
+}
+
+// relWord is one content word of a relation's name.
+type relWord struct {
+	word   string
+	weight float32 // 1 for the property part, domainWeight for the domain part
+}
+
+var _ projection.Planner = (*Planner)(nil)
+
+// New returns a planner over g, encoding every relation word once.
+func New(ctx context.Context, g kg.Reader, enc models.Encoder, cfg Config) (*Planner, error) {
+	if g == nil || enc == nil {
+		return nil, errors.New("compose: new planner: nil graph or encoder")
+	}
+	if cfg.Beam <= 0 {
+		cfg.Beam = projection.DefaultBeam
+	}
+	if cfg.MaxHops <= 0 {
+		cfg.MaxHops = zeroshot.DefaultMaxHops
+	}
+	if cfg.HopCost == 0 {
+		cfg.HopCost = DefaultHopCost
+	}
+	if cfg.Unused == 0 {
+		cfg.Unused = DefaultUnused
+	}
+	p := &Planner{g: g, enc: enc, cfg: cfg, rels: make([][]relWord, g.NumRelations()), words: map[string][]float32{}}
+	var all []string
+	for r := range p.rels {
+		p.rels[r] = relationWords(g, int32(r))
+		for _, w := range p.rels[r] {
+			all = append(all, w.word)
+		}
+	}
+	if err := p.encodeWords(ctx, all); err != nil {
+		return nil, fmt.Errorf("compose: encode relation words: %w", err)
+	}
+	return p, nil
+}
+
+// relationWords splits relation r's name into content words: for a name
+// of several parts ("__people__person__nationality", "film.film.genre")
+// the last part is the property and the others its domain.
+func relationWords(g kg.Reader, r int32) []relWord {
+	var out []relWord
+	seen := map[string]bool{}
+	addWords := func(text string, weight float32) {
+		for _, w := range strings.Fields(strings.ToLower(text)) {
+			if stopWords[w] || seen[w] {
+				continue
+			}
+			seen[w] = true
+			out = append(out, relWord{w, weight})
+		}
+	}
+	name := g.RelationName(r)
+	if _, labelled := g.(kg.Texter); !labelled {
+		if parts := splitParts(name); len(parts) > 1 {
+			addWords(kg.RelationText(parts[len(parts)-1]), 1)
+			addWords(kg.RelationText(strings.Join(parts[:len(parts)-1], " ")), domainWeight)
+			return out
+		}
+	}
+	addWords(kg.RelationTextOf(g, r), 1)
+	return out
+}
+
+// splitParts splits a relation name at Freebase's separators ("." and
+// "__") and an IRI's last '/' or '#'.
+func splitParts(name string) []string {
+	if i := strings.LastIndexAny(name, "/#"); i >= 0 && strings.Contains(name, "://") {
+		name = name[i+1:]
+	}
+	f := func(r rune) bool { return r == '.' }
+	if strings.Contains(name, "__") {
+		name = strings.ReplaceAll(name, "__", ".")
+	}
+	return strings.FieldsFunc(name, f)
+}
+
+// encodeWords encodes the words not cached yet.
+func (p *Planner) encodeWords(ctx context.Context, ws []string) error {
+	p.mu.RLock()
+	var miss []string
+	seen := map[string]bool{}
+	for _, w := range ws {
+		if _, ok := p.words[w]; !ok && !seen[w] {
+			seen[w] = true
+			miss = append(miss, w)
+		}
+	}
+	p.mu.RUnlock()
+	if len(miss) == 0 {
+		return nil
+	}
+	d := p.enc.Dim()
+	buf := make([]float32, len(miss)*d)
+	if err := p.enc.Encode(ctx, miss, buf); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	for i, w := range miss {
+		p.words[w] = buf[i*d : (i+1)*d]
+	}
+	p.mu.Unlock()
+	return nil
+}
+
+func (p *Planner) vec(w string) []float32 {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.words[w]
+}
+
+// wordSim is how well question word w names relation word u: 1 for forms
+// of one word, else the encoder's cosine or the lexicon's relatedness,
+// whichever is higher.
+func (p *Planner) wordSim(w, u string, vw []float32) float32 {
+	return p.sim(w, u, vw, p.cfg.Lexicon)
+}
+
+// sim is wordSim with the lexicon given (nil: none).
+func (p *Planner) sim(w, u string, vw []float32, lex models.Lexicon) float32 {
+	if w == u || sameStem(w, u) {
+		return 1
+	}
+	vu := p.vec(u)
+	var dot float32
+	for i, x := range vw {
+		dot += x * vu[i]
+	}
+	if lex != nil {
+		dot = max(dot, lex.Related(w, u))
+	}
+	return dot
+}
+
+// relSim is how well question word w names relation r.
+func (p *Planner) relSim(w string, vw []float32, r int32) float32 {
+	best := float32(0)
+	for _, u := range p.rels[r] {
+		if s := u.weight * p.wordSim(w, u.word, vw); s > best {
+			best = s
+		}
+	}
+	return best
+}
+
+// question is a question read for alignment.
+type question struct {
+	words []string // content words, nearest the mention first
+	typ   int      // index in words of the type noun, -1 for none
+	wh    string   // the wh-word, "" for none
+	share bool     // the question says the answer shares a relation
+	// chain marks the words of a possessive chain from the mention ("X 's
+	// A 's B", "B of A of X"): each names a relation.
+	chain []bool
+	// seq holds each word's index among the content words in the
+	// question's order, counting the mention as one: a run of words for
+	// one hop stands side by side there ("release years", "place of
+	// birth").
+	seq []int
+}
+
+// read splits the masked question into content words ordered by their
+// distance from the mention.
+func read(q string, mentions []string) question {
+	const mark = "qqentityqq"
+	masked := strings.ToLower(linking.MaskWith(q, mentions, mark))
+	var toks []string
+	for _, sp := range linking.Words(masked) {
+		toks = append(toks, masked[sp.Start:sp.End])
+	}
+	at := slices.Index(toks, mark)
+	var cws []cw
+	out := question{typ: -1}
+	typePos := -1
+	content := func(t string) bool { return t != mark && !whWords[t] && !shareWords[t] && !stopWords[t] }
+	for i, t := range toks {
+		switch {
+		case t == mark:
+		case whWords[t]:
+			if out.wh == "" {
+				out.wh = t
+				if t == "which" || t == "what" {
+					j := i + 1
+					for j < len(toks) && fillerAfterWh[toks[j]] {
+						j++
+					}
+					if j < len(toks) && content(toks[j]) {
+						typePos = j
+					}
+				}
+			}
+		case shareWords[t]:
+			out.share = true
+		case stopWords[t]:
+		default:
+			cws = append(cws, cw{w: t, pos: i})
+		}
+	}
+	// Distances count content words. At equal distance the word after the
+	// mention comes first ("X 's manager" before "the manager of"), except
+	// after a passive "by X", whose verb comes first ("the movies written
+	// by X starred who").
+	// After "X 's", the possessive chain is walked first, whatever stands
+	// before the mention ("the gender of X 's mother 's husband"); else
+	// "of X" and a passive "by X" bind the word before them first ("where
+	// was the founder of X born", "the movies written by X starred who").
+	possessive := at >= 0 && at+1 < len(toks) && toks[at+1] == "s"
+	// A participle between the mention and a noun ("the director of X
+	// starred movies", "Nolan directed films") makes the mention's clause
+	// a modifier of that noun, as "X 's movies" would: the participle is
+	// walked first, and the noun, which names the entities it reaches
+	// rather than a relation, is left out.
+	modifier := at >= 0 && at+2 < len(toks) && participle(toks[at+1]) && content(toks[at+2])
+	if modifier {
+		possessive = true
+		cws = slices.DeleteFunc(cws, func(c cw) bool { return c.pos == at+2 })
+	}
+	byBefore := !possessive && at > 0 && (toks[at-1] == "by" || toks[at-1] == "of")
+	nb := countBefore(cws, at)
+	for i := range cws {
+		cws[i].seq = i
+		if at >= 0 && cws[i].pos > at {
+			cws[i].seq++
+		}
+	}
+	for i := range cws {
+		switch {
+		case at < 0:
+			cws[i].dist = len(cws) - i
+		case cws[i].pos > at:
+			cws[i].dist = 2 * (i - nb + 1)
+			if byBefore {
+				cws[i].dist++
+			}
+		default:
+			cws[i].dist = 2 * (nb - i)
+			if possessive {
+				cws[i].dist += 2 * (len(cws) - nb)
+			}
+			if !byBefore {
+				cws[i].dist++
+			}
+		}
+	}
+	// The possessive chains come before every other word: "X 's A" first,
+	// then "B of X", then the rest ("where was the manager of X 's
+	// manager born").
+	chain := possessiveChain(toks, at)
+	if modifier {
+		chain[at+1] = true // a link like "X 's"
+	}
+	for i := range cws {
+		if chain[cws[i].pos] {
+			if cws[i].pos > at {
+				cws[i].dist -= 4 * len(toks)
+			} else {
+				cws[i].dist -= 2 * len(toks)
+			}
+		}
+	}
+	slices.SortStableFunc(cws, func(a, b cw) int { return a.dist - b.dist })
+	for i, c := range cws {
+		out.words = append(out.words, c.w)
+		out.chain = append(out.chain, chain[c.pos])
+		out.seq = append(out.seq, c.seq)
+		if c.pos == typePos {
+			out.typ = i
+		}
+	}
+	return out
+}
+
+// possessiveChain marks the words linked to the mention at position at by
+// "'s" to its right ("X 's mother 's husband") and by "of" to its left
+// ("the husband of the mother of X"), articles skipped.
+func possessiveChain(toks []string, at int) map[int]bool {
+	out := map[int]bool{}
+	if at < 0 {
+		return out
+	}
+	article := func(t string) bool { return t == "the" || t == "a" || t == "an" }
+	for i := at + 1; i+1 < len(toks) && toks[i] == "s"; {
+		j := i + 1
+		for j < len(toks) && article(toks[j]) {
+			j++
+		}
+		if j >= len(toks) || stopWords[toks[j]] || whWords[toks[j]] {
+			break
+		}
+		out[j] = true
+		i = j + 1
+	}
+	for i := at - 1; i > 0 && toks[i] == "of"; {
+		j := i - 1
+		for j >= 0 && article(toks[j]) {
+			j--
+		}
+		if j < 0 || stopWords[toks[j]] || whWords[toks[j]] {
+			break
+		}
+		out[j] = true
+		i = j - 1
+	}
+	return out
+}
+
+// runs reports whether words a and b may be read as one run naming one
+// relation ("release years", "cause of death"): they stand side by side
+// in the question, with no other content word or the mention between
+// them. Two links of a possessive chain ("the son of the kid of X") are
+// read as one run only when the relation names the second word (see
+// nameFloor), since each link names a relation of its own.
+func (q question) runs(a, b int) bool {
+	d := q.seq[a] - q.seq[b]
+	return d == 1 || d == -1
+}
+
+// cw is a content word of a question: its text, its distance from the
+// mention in content words (doubled, so that ties break by side) and its
+// position among the question's words.
+type cw struct {
+	w    string
+	dist int
+	pos  int
+	seq  int // index in question order, the mention counted as a word
+}
+
+// countBefore returns the number of content words before position at.
+func countBefore(cws []cw, at int) int {
+	n := 0
+	for _, c := range cws {
+		if c.pos < at {
+			n++
+		}
+	}
+	return n
+}
+
+// Prediction is the planner's ranked paths and strategy.
+type Prediction struct {
+	Paths    []projection.ScoredPath
+	Strategy schema.Strategy
+	Notes    []string
+	// Anchor is the entity the paths leave.
+	Anchor string
+}
+
+// Predict ranks the relation paths leaving the entities (the first one the
+// graph knows anchors them) by how well they align with the question.
+func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []string) (Prediction, error) {
+	if len(linking.Words(q)) == 0 {
+		return Prediction{}, errors.New("compose: empty question")
+	}
+	start, anchor, err := zeroshot.Anchor(p.g, entities)
+	if err != nil {
+		return Prediction{}, fmt.Errorf("compose: %w", err)
+	}
+	if len(mentions) == 0 {
+		mentions = linking.Mentions(q, entities)
+	}
+	rq := read(q, mentions)
+	if err := p.encodeWords(ctx, rq.words); err != nil {
+		return Prediction{}, fmt.Errorf("compose: encode question words: %w", err)
+	}
+	walks, notes, err := zeroshot.Walks(ctx, p.g, start, zeroshot.Config{MaxHops: p.cfg.MaxHops, FrontierCap: p.cfg.FrontierCap, MaxPaths: p.cfg.MaxPaths})
+	if err != nil {
+		return Prediction{}, err
+	}
+	if len(walks) == 0 {
+		return Prediction{}, fmt.Errorf("compose: entity %q has no edges in the KG", anchor)
+	}
+	// sims[i][r]: word i against each relation around the entity.
+	local := map[int32]bool{}
+	for _, w := range walks {
+		for _, s := range w.Steps {
+			local[s.Rel] = true
+		}
+	}
+	nw := len(rq.words)
+	sims := make([]map[int32]float32, nw)
+	named := make([]map[int32]bool, nw)
+	cost := make([]float32, nw)
+	for i, w := range rq.words {
+		vw := p.vec(w)
+		sims[i] = make(map[int32]float32, len(local))
+		named[i] = map[int32]bool{}
+		best, mean := float32(0), float32(0)
+		for r := range local {
+			s := p.relSim(w, vw, r)
+			sims[i][r] = s
+			if s >= nameFloor {
+				named[i][r] = true
+			}
+			best = max(best, s)
+			mean += s
+		}
+		// A word is read against its own level: "films" resembles every
+		// relation of a film KG a little, "directed" one of them much.
+		mean /= float32(max(1, len(local)))
+		for r := range sims[i] {
+			sims[i][r] -= mean
+		}
+		if i != rq.typ {
+			cost[i] = p.cfg.Unused * max(0, best-mean-relnessFloor)
+			if rq.chain[i] {
+				cost[i] += chainCost
+			}
+		}
+	}
+	fit := p.typeFitter(rq)
+	all := make([]projection.ScoredPath, 0, len(walks))
+	for _, w := range walks {
+		s := p.align(rq, sims, named, cost, w.Steps) + typeWeight*fit(w.Front) - reachTie*float32(math.Log(float64(max(1, w.Reach))))
+		all = append(all, projection.ScoredPath{Steps: zeroshot.SchemaSteps(p.g, w.Steps), Score: s, Reach: w.Reach})
+	}
+	byScore := func(a, b projection.ScoredPath) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return a.Reach - b.Reach
+	}
+	slices.SortStableFunc(all, byScore)
+	if p.cfg.Learnt != nil && p.cfg.LearntWeight != 0 {
+		// The learnt model reranks the best aligned paths: a hub's
+		// thousand paths need not all be scored twice.
+		top := all[:min(len(all), learntTop)]
+		paths := make([][]schema.Step, len(top))
+		for i, c := range top {
+			paths[i] = c.Steps
+		}
+		learnt, err := p.cfg.Learnt.ScorePaths(ctx, q, mentions, paths)
+		if err != nil {
+			return Prediction{}, fmt.Errorf("compose: learnt scores: %w", err)
+		}
+		for i, l := range learnt {
+			top[i].Score += p.cfg.LearntWeight * l
+		}
+		slices.SortStableFunc(top, byScore)
+	}
+	if len(all) > p.cfg.Beam {
+		all = all[:p.cfg.Beam]
+	}
+	pred := Prediction{Anchor: anchor, Notes: notes, Paths: all}
+	if all[0].Reach > 1 {
+		pred.Strategy = schema.Breadth
+	}
+	return pred, nil
+}
+
+// align returns the best score of steps against the question's words: the
+// sum over hops of the matched word's similarity to the hop's relation
+// plus the unused-word cost that word no longer pays, less HopCost per
+// hop (the constant total of unused costs left out). A hop takes one word,
+// or a run of adjacent words that all resemble its relation ("release
+// years"), or none; hops take words in distance order. A question that
+// says the answer shares a relation ("together", "same") adds shareBonus
+// to a path that walks a relation and straight back.
+func (p *Planner) align(rq question, sims []map[int32]float32, named []map[int32]bool, cost []float32, steps []zeroshot.Step) float32 {
+	k, n := len(steps), len(rq.words)
+	neg := float32(math.Inf(-1))
+	// f[j][i]: best score of hops 1..j within words[:i]; e[j][i]: the same
+	// with hop j's last word i-1.
+	f, e := make([][]float32, k+1), make([][]float32, k+1)
+	for j := range f {
+		f[j], e[j] = make([]float32, n+1), make([]float32, n+1)
+		for i := range f[j] {
+			e[j][i] = neg
+			if j > 0 {
+				f[j][i] = neg
+			}
+		}
+	}
+	for j := 1; j <= k; j++ {
+		r := steps[j-1].Rel
+		for i := 0; i <= n; i++ {
+			best := f[j-1][i] + nullGain // hop j has no word
+			// The type noun names the answer: only a last hop that
+			// walks into it forward may take it as well.
+			if i > 0 && (i-1 != rq.typ || j == k && !steps[j-1].Inv) {
+				s := sims[i-1][r]
+				if i-1 == rq.typ {
+					s *= typeTake
+				}
+				take := f[j-1][i-1] + s + cost[i-1]
+				if s > 0 && e[j][i-1] > neg && rq.runs(i-2, i-1) && (!rq.chain[i-2] || !rq.chain[i-1] || named[i-1][r]) {
+					take = max(take, e[j][i-1]+cost[i-1]) // the run goes on
+				}
+				e[j][i] = take
+				best = max(best, take)
+			}
+			if i > 0 {
+				best = max(best, f[j][i-1]) // word i-1 unused
+			}
+			f[j][i] = best
+		}
+	}
+	score := f[k][n] - p.cfg.HopCost*float32(k)
+	for j := 1; j < k; j++ {
+		if steps[j].Rel == steps[j-1].Rel && steps[j].Inv != steps[j-1].Inv {
+			// Walking a relation and straight back asks for what shares
+			// it with the entity: the question says so, or it is a
+			// misreading of one relation's words as two hops ("the cause
+			// of death", "release years").
+			if rq.share {
+				score += shareBonus
+			} else {
+				score -= backCost
+			}
+			break
+		}
+	}
+	return score
+}
+
+// typeFitter returns how well a path's reached entities fit the answer
+// type the question asks for, from 0 to 1: the type noun ("which
+// languages") or the wh-word ("who" a person, "where" a place, "when" a
+// date) against what the KG shows of the entities: the property words of
+// the relations that enter them (a language is what "in_language" points
+// to) and the domain words of those that leave them ("people person" of
+// "__people__person__gender"). "when" asks for entities named as years or
+// dates.
+func (p *Planner) typeFitter(rq question) func(front []int32) float32 {
+	var want []string
+	// The lexicon reads a type noun the question names ("which
+	// languages"); the types a wh-word implies ("who", a person) are read
+	// by the encoder alone: that a director or an author is a person is
+	// no relation word's to say, and the lexicon would favour the
+	// relations that do ("actors").
+	lex := p.cfg.Lexicon
+	switch {
+	case rq.typ >= 0:
+		want = []string{rq.words[rq.typ]}
+	case rq.wh == "who":
+		lex = nil
+		want = []string{"person"}
+	case rq.wh == "where":
+		want = []string{"place", "location"}
+		lex = nil
+	case rq.wh == "when":
+		return func(front []int32) float32 {
+			n := min(len(front), typeSample)
+			if n == 0 {
+				return 0
+			}
+			dates := 0
+			for _, e := range front[:n] {
+				if looksLikeDate(p.g.EntityName(e)) {
+					dates++
+				}
+			}
+			return float32(dates) / float32(n)
+		}
+	default:
+		return func([]int32) float32 { return 0 }
+	}
+	// The words of want are encoded once per question; relations are
+	// scored once each, lazily.
+	vw := make([][]float32, len(want))
+	for i, w := range want {
+		vw[i] = p.vec(w)
+	}
+	type key struct {
+		rel int32
+		in  bool
+	}
+	fits := map[key]float32{}
+	relFit := func(k key) float32 {
+		if f, ok := fits[k]; ok {
+			return f
+		}
+		best := float32(0)
+		for _, u := range p.rels[k.rel] {
+			// An entering relation names its tail by its property; a
+			// leaving one its head by its domain.
+			if (u.weight == 1) != k.in {
+				continue
+			}
+			for i, w := range want {
+				if vw[i] == nil {
+					continue
+				}
+				best = max(best, p.sim(w, u.word, vw[i], lex))
+			}
+		}
+		f := max(0, best-typeFloor) / (1 - typeFloor)
+		fits[k] = f
+		return f
+	}
+	return func(front []int32) float32 {
+		n := min(len(front), typeSample)
+		if n == 0 {
+			return 0
+		}
+		count := map[key]int{}
+		for _, e := range front[:n] {
+			seen := map[key]bool{}
+			for _, t := range p.g.In(e) {
+				seen[key{p.g.Triple(t).Rel, true}] = true
+			}
+			for _, t := range p.g.Out(e) {
+				seen[key{p.g.Triple(t).Rel, false}] = true
+			}
+			for k := range seen {
+				count[k]++
+			}
+		}
+		best := float32(0)
+		for k, c := range count {
+			best = max(best, relFit(k)*float32(c)/float32(n))
+		}
+		return best
+	}
+}
+
+// looksLikeDate reports whether an entity name is a year or a date:
+// "1994", "1994-05-02", "May 2, 1994".
+func looksLikeDate(name string) bool {
+	digits, year := 0, false
+	run := 0
+	for _, r := range name {
+		if r >= '0' && r <= '9' {
+			digits++
+			run++
+			if run == 4 {
+				year = true
+			}
+			continue
+		}
+		run = 0
+	}
+	return year && digits*2 >= len(strings.Join(strings.Fields(name), ""))/2
+}
+
+// Plan implements projection.Planner.
+func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Projection, error) {
+	if len(in.Entities) == 0 {
+		return projection.Projection{}, errors.New("compose: plan: the question has no linked entity to anchor the paths on")
+	}
+	pred, err := p.Predict(ctx, in.Question, in.Entities, in.Mentions)
+	if err != nil {
+		return projection.Projection{}, err
+	}
+	out := projection.Projection{Strategy: pred.Strategy, Notes: pred.Notes}
+	for _, c := range pred.Paths {
+		out.Candidates = append(out.Candidates, projection.Candidate{Graph: schema.PathGraph(pred.Anchor, c.Steps), Score: c.Score})
+	}
+	return out, nil
+}
