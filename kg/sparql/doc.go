@@ -3,8 +3,8 @@
 // so every stage of stem runs over a graph too large to hold in memory.
 //
 // Only the SPARQL 1.1 protocol and standard query forms are needed (POST
-// with a form-encoded query, JSON results, VALUES, GROUP BY, ORDER BY,
-// LIMIT/OFFSET). One engine extension is used where the engine has it:
+// with a form-encoded query, or GET where the endpoint answers POST with
+// 405 or 501; JSON results, VALUES, GROUP BY, ORDER BY, LIMIT/OFFSET). One engine extension is used where the engine has it:
 // Virtuoso's free-text index (bif:contains), for SearchNames.
 //
 // Names: an IRI under Config.Prefix (Freebase's ns: by default) is named

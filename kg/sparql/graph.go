@@ -173,6 +173,7 @@ type Graph struct {
 	rowCount int               // edges in rows, bounded by MaxCached
 	err      error
 	notFound map[string]bool   // names known to be absent
+	noRel    map[string]bool   // relation names known to be absent
 	labels   map[string]string // opaque id IRI -> name, "" for a CVT (see learn)
 }
 
@@ -195,7 +196,7 @@ func Open(cfg Config) (*Graph, error) {
 		ents: newInterner(), rels: newInterner(),
 		triples: map[kg.Triple]int32{},
 		out:     map[int32][]int32{}, in: map[int32][]int32{},
-		capped: map[string]bool{}, notFound: map[string]bool{}, rows: map[rowKey][]row{},
+		capped: map[string]bool{}, notFound: map[string]bool{}, noRel: map[string]bool{}, rows: map[rowKey][]row{},
 	}
 	return g, nil
 }
@@ -334,15 +335,17 @@ func (g *Graph) Entity(name string) (int32, bool) {
 }
 
 // Relation looks a relation up by name; a relation not yet served is
-// checked at the endpoint.
+// checked at the endpoint, once: an absent one is remembered too (a
+// planner checks the same paths for every question).
 func (g *Graph) Relation(name string) (int32, bool) {
 	g.mu.Lock()
 	id, ok := g.rels.ids[name]
+	absent := g.noRel[name]
 	g.mu.Unlock()
 	if ok {
 		return id, true
 	}
-	if name == "" {
+	if name == "" || absent {
 		return -1, false
 	}
 	t := Term{Type: "uri", Value: g.IRI(name)}
@@ -354,6 +357,7 @@ func (g *Graph) Relation(name string) (int32, bool) {
 		return -1, false
 	}
 	if len(r.Rows) == 0 {
+		g.noRel[name] = true
 		return -1, false
 	}
 	return g.rels.id(name, t), true
