@@ -273,11 +273,13 @@ func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
 }
 
 // fetch plans a question over a remote KG. The question's graph is
-// fetched in rings around its entities: one hop, then as deep as the
-// plan's schema graphs reach (up to MaxHops), planning again over the
-// deeper graph, because a planner that checks paths in the KG sees more
-// of them. The result is what planning over the whole KG gives, since
-// nothing a plan of that depth touches lies further out.
+// fetched around its entities as deep as the planner says it reaches (a
+// Reacher: the pattern planner's longest path, the schema planner's
+// hops), else one hop, then as deep as the plan's schema graphs reach (up
+// to MaxHops), planning again over the deeper graph. A planner that checks
+// its paths in the question's graph must be a Reacher: in a shallower
+// graph a walkable path looks dead, and the plans differ from the whole
+// KG's.
 func (p *Pipeline) fetch(ctx context.Context, nb kg.Neighbourhooder, in projection.Input, res *Result) (*kg.Graph, projection.Projection, error) {
 	limit := p.MaxHops
 	if limit <= 0 {

@@ -98,15 +98,16 @@ var ErrEmptyQuestion = errors.New("pattern: empty question")
 // no Graph) named by mentions (may be empty: the entities are then looked
 // up in the text with linking.Find).
 func (p *Planner) Predict(ctx context.Context, question string, entities, mentions []string) (Prediction, error) {
-	return p.predict(ctx, p.cfg.Graph, false, question, entities, mentions)
+	return p.predict(ctx, p.cfg.Graph, p.cfg.Graph, false, question, entities, mentions)
 }
 
-// predict is Predict with paths checked in g (nil: not checked). With
-// explore, the relation paths that leave the entities in g are candidates
-// too, those the model never saw scored by the classifier from their parts
-// (see pathParts): g is then the question's own graph, small enough to
-// walk.
-func (p *Planner) predict(ctx context.Context, g kg.Reader, explore bool, question string, entities, mentions []string) (Prediction, error) {
+// predict is Predict with paths walked in g (nil: not checked) and their
+// relations looked up in rels, the KG g is part of (g itself, or the
+// shared KG g is a neighbourhood of). With explore, the relation paths
+// that leave the entities in g are candidates too, those the model never
+// saw scored by the classifier from their parts (see pathParts): g is then
+// the question's own graph, small enough to walk.
+func (p *Planner) predict(ctx context.Context, g, rels kg.Reader, explore bool, question string, entities, mentions []string) (Prediction, error) {
 	if len(linking.Words(question)) == 0 {
 		return Prediction{}, ErrEmptyQuestion
 	}
@@ -243,7 +244,7 @@ func (p *Planner) predict(ctx context.Context, g kg.Reader, explore bool, questi
 		pred.Notes = append(pred.Notes, "no neighbour has a strategy label; strategy defaults to precision")
 	}
 	if g != nil {
-		cands = p.checkKG(g, cands, starts, &pred)
+		cands = p.checkKG(g, rels, cands, starts, &pred)
 	}
 	if len(cands) > p.cfg.Beam {
 		cands = cands[:p.cfg.Beam]
@@ -316,16 +317,16 @@ func softmaxInto(dst, logits []float32) (lmax, sum float32) {
 	return lmax, sum
 }
 
-// checkKG drops paths with relations the graph lacks and ranks paths that
-// reach something from the question's entities (starts, their ids in g)
-// before those that do not.
-func (p *Planner) checkKG(g kg.Reader, cands []projection.ScoredPath, starts []int32, pred *Prediction) []projection.ScoredPath {
+// checkKG drops paths with relations the KG lacks (looked up in rels) and
+// ranks paths that reach something in g from the question's entities
+// (starts, their ids in g) before those that do not.
+func (p *Planner) checkKG(g, rels kg.Reader, cands []projection.ScoredPath, starts []int32, pred *Prediction) []projection.ScoredPath {
 	kept := cands[:0]
 	var dead []projection.ScoredPath
 	for _, c := range cands {
 		missing := ""
 		for _, s := range c.Steps {
-			if _, ok := g.Relation(s.Rel); !ok {
+			if _, ok := rels.Relation(s.Rel); !ok {
 				missing = s.Rel
 				break
 			}
@@ -531,19 +532,26 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 	if len(in.Entities) == 0 {
 		return projection.Projection{}, errors.New("pattern: plan: the question has no linked entity to anchor the paths on")
 	}
-	// Paths are checked in the question's own graph when it has one (a
+	// Paths are walked in the question's own graph when it has one (a
 	// per-question subgraph, or a neighbourhood fetched from an endpoint),
 	// else in the KG the planner was made for: a path the question's graph
 	// cannot walk is no plan for it (WebQSP-mini Hits@1 59.28 -> 65.79).
-	g := p.cfg.Graph
+	g, rels := p.cfg.Graph, p.cfg.Graph
 	if in.Graph != nil {
 		g = in.Graph
 	}
-	// Graph paths the model never saw are explored only where the
-	// question's graph is its whole KG: over a neighbourhood of a shared
-	// KG the plans stay what planning over that KG in memory gives.
+	// With a KG of its own, the question's graph is a neighbourhood of it
+	// (fetched Reach hops deep): a path naming a relation the KG has but
+	// the neighbourhood lacks leads nowhere, as over the whole KG, and is
+	// kept after the walkable ones, not dropped (PQL-2H over SPARQL lost
+	// 73 of 106 plans to that). Graph paths the model never saw are
+	// explored only where the question's graph is its whole KG, so that
+	// over a neighbourhood the plans stay what the whole KG gives.
+	if rels == nil {
+		rels = g
+	}
 	explore := in.Graph != nil && p.cfg.Graph == nil
-	pred, err := p.predict(ctx, g, explore, in.Question, in.Entities, in.Mentions)
+	pred, err := p.predict(ctx, g, rels, explore, in.Question, in.Entities, in.Mentions)
 	if err != nil {
 		return projection.Projection{}, err
 	}
@@ -553,6 +561,13 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 	}
 	return out, nil
 }
+
+// Reach is the longest path the model plans, in steps: a question's graph
+// fetched that many hops around its entities holds every triple its plans
+// can walk, so planning over it gives what planning over the whole KG
+// gives (a shallower graph would make a walkable path look dead). The
+// pipeline fetches a remote KG's neighbourhoods this deep.
+func (p *Planner) Reach() int { return max(1, p.m.maxHops) }
 
 // topK returns the indices of the k largest values, largest first.
 func topK(x []float32, k int) []int {

@@ -29,11 +29,13 @@
 package zeroshot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models"
@@ -210,14 +212,17 @@ func (p *Planner) Predict(ctx context.Context, question string, entities, mentio
 	if len(all) == 0 {
 		return Prediction{}, fmt.Errorf("zeroshot: entity %q has no edges in the KG", entities[0])
 	}
-	slices.SortStableFunc(all, func(a, b projection.ScoredPath) int {
+	slices.SortFunc(all, func(a, b projection.ScoredPath) int {
 		switch {
 		case a.Score > b.Score:
 			return -1
 		case a.Score < b.Score:
 			return 1
 		}
-		return a.Reach - b.Reach
+		if a.Reach != b.Reach {
+			return a.Reach - b.Reach
+		}
+		return compareSteps(a.Steps, b.Steps)
 	})
 	if len(all) > p.cfg.Beam {
 		all = all[:p.cfg.Beam]
@@ -230,7 +235,10 @@ func (p *Planner) Predict(ctx context.Context, question string, entities, mentio
 }
 
 // expand extends every partial path by one step in every direction its
-// frontier allows.
+// frontier allows. Everything it keeps or cuts is chosen by names, never
+// by ids, so that the paths do not depend on how a backend numbers the
+// KG: a question's neighbourhood fetched from an endpoint is numbered
+// otherwise than the same KG read from its file.
 func (p *Planner) expand(level []partial) []partial {
 	var out []partial
 	for _, pa := range level {
@@ -238,6 +246,8 @@ func (p *Planner) expand(level []partial) []partial {
 		var order []step
 		front := pa.front
 		if len(front) > p.cfg.FrontierCap {
+			front = slices.Clone(front)
+			slices.SortFunc(front, func(a, b int32) int { return strings.Compare(p.g.EntityName(a), p.g.EntityName(b)) })
 			front = front[:p.cfg.FrontierCap]
 		}
 		for _, e := range front {
@@ -250,6 +260,12 @@ func (p *Planner) expand(level []partial) []partial {
 				add(groups, &order, step{tr.Rel, true}, tr.Head)
 			}
 		}
+		slices.SortFunc(order, func(a, b step) int {
+			if c := strings.Compare(p.g.RelationName(a.rel), p.g.RelationName(b.rel)); c != 0 {
+				return c
+			}
+			return cmp.Compare(btoi(a.inv), btoi(b.inv))
+		})
 		for _, s := range order {
 			set := groups[s]
 			nf := make([]int32, 0, len(set))
@@ -261,6 +277,26 @@ func (p *Planner) expand(level []partial) []partial {
 		}
 	}
 	return out
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// compareSteps orders paths by their relations' names and directions.
+func compareSteps(a, b []schema.Step) int {
+	for i := range min(len(a), len(b)) {
+		if c := strings.Compare(a[i].Rel, b[i].Rel); c != 0 {
+			return c
+		}
+		if a[i].Dir != b[i].Dir {
+			return cmp.Compare(a[i].Dir, b[i].Dir)
+		}
+	}
+	return cmp.Compare(len(a), len(b))
 }
 
 func add(groups map[step]map[int32]bool, order *[]step, s step, e int32) {
