@@ -273,13 +273,12 @@ func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
 }
 
 // fetch plans a question over a remote KG. The question's graph is
-// fetched around its entities as deep as the planner says it reaches (a
-// Reacher: the pattern planner's longest path, the schema planner's
-// hops), else one hop, then as deep as the plan's schema graphs reach (up
-// to MaxHops), planning again over the deeper graph. A planner that checks
-// its paths in the question's graph must be a Reacher: in a shallower
-// graph a walkable path looks dead, and the plans differ from the whole
-// KG's.
+// fetched in rings around its entities: one hop (or as deep as a Reacher
+// says it explores), then as deep as the plan's schema graphs reach (up
+// to MaxHops), planning again over the deeper graph. The planner is told
+// how deep the graph is (projection.Input.Hops), so that a path longer
+// than that is not taken for one that leads nowhere: a plan that needs no
+// deeper graph is then what planning over the whole KG gives.
 func (p *Pipeline) fetch(ctx context.Context, nb kg.Neighbourhooder, in projection.Input, res *Result) (*kg.Graph, projection.Projection, error) {
 	limit := p.MaxHops
 	if limit <= 0 {
@@ -298,7 +297,7 @@ func (p *Pipeline) fetch(ctx context.Context, nb kg.Neighbourhooder, in projecti
 		if err != nil {
 			return nil, projection.Projection{}, fmt.Errorf("fetch the graph of %q: %w", in.Question, err)
 		}
-		in.Graph = sub
+		in.Graph, in.Hops = sub, hops
 		t0 = time.Now()
 		proj, err := p.Planner.Plan(ctx, in)
 		planTime += time.Since(t0)

@@ -390,9 +390,9 @@ func (q questionPlanner) Plan(ctx context.Context, in projection.Input) (project
 func (q questionPlanner) Reach() int { return q.reach }
 
 // Reacher is an optional projection.Planner capability: a planner that
-// explores the question's graph, or checks its paths there, says how many
-// hops of it it needs, and a remote KG's neighbourhood is fetched that
-// deep before it plans, so that it plans as over the whole KG.
+// explores the question's graph by itself says how many hops of it it
+// needs, and a remote KG's neighbourhood is fetched that deep before it
+// plans.
 type Reacher interface {
 	Reach() int
 }

@@ -98,16 +98,17 @@ var ErrEmptyQuestion = errors.New("pattern: empty question")
 // no Graph) named by mentions (may be empty: the entities are then looked
 // up in the text with linking.Find).
 func (p *Planner) Predict(ctx context.Context, question string, entities, mentions []string) (Prediction, error) {
-	return p.predict(ctx, p.cfg.Graph, p.cfg.Graph, false, question, entities, mentions)
+	return p.predict(ctx, p.cfg.Graph, p.cfg.Graph, 0, false, question, entities, mentions)
 }
 
 // predict is Predict with paths walked in g (nil: not checked) and their
 // relations looked up in rels, the KG g is part of (g itself, or the
-// shared KG g is a neighbourhood of). With explore, the relation paths
-// that leave the entities in g are candidates too, those the model never
-// saw scored by the classifier from their parts (see pathParts): g is then
-// the question's own graph, small enough to walk.
-func (p *Planner) predict(ctx context.Context, g, rels kg.Reader, explore bool, question string, entities, mentions []string) (Prediction, error) {
+// shared KG g is a neighbourhood of, hops deep; 0: g is whole). With
+// explore, the relation paths that leave the entities in g are candidates
+// too, those the model never saw scored by the classifier from their parts
+// (see pathParts): g is then the question's own graph, small enough to
+// walk.
+func (p *Planner) predict(ctx context.Context, g, rels kg.Reader, hops int, explore bool, question string, entities, mentions []string) (Prediction, error) {
 	if len(linking.Words(question)) == 0 {
 		return Prediction{}, ErrEmptyQuestion
 	}
@@ -244,7 +245,7 @@ func (p *Planner) predict(ctx context.Context, g, rels kg.Reader, explore bool, 
 		pred.Notes = append(pred.Notes, "no neighbour has a strategy label; strategy defaults to precision")
 	}
 	if g != nil {
-		cands = p.checkKG(g, rels, cands, starts, &pred)
+		cands = p.checkKG(g, rels, hops, cands, starts, &pred)
 	}
 	if len(cands) > p.cfg.Beam {
 		cands = cands[:p.cfg.Beam]
@@ -319,8 +320,10 @@ func softmaxInto(dst, logits []float32) (lmax, sum float32) {
 
 // checkKG drops paths with relations the KG lacks (looked up in rels) and
 // ranks paths that reach something in g from the question's entities
-// (starts, their ids in g) before those that do not.
-func (p *Planner) checkKG(g, rels kg.Reader, cands []projection.ScoredPath, starts []int32, pred *Prediction) []projection.ScoredPath {
+// (starts, their ids in g) before those that do not. A path longer than
+// hops (> 0) cannot be walked in g, a neighbourhood that deep: its reach
+// is unknown (-1) and it keeps its rank.
+func (p *Planner) checkKG(g, rels kg.Reader, hops int, cands []projection.ScoredPath, starts []int32, pred *Prediction) []projection.ScoredPath {
 	kept := cands[:0]
 	var dead []projection.ScoredPath
 	for _, c := range cands {
@@ -335,7 +338,7 @@ func (p *Planner) checkKG(g, rels kg.Reader, cands []projection.ScoredPath, star
 			pred.Notes = append(pred.Notes, fmt.Sprintf("dropped path %s: relation %q is not in the KG", formatSteps(c.Steps), missing))
 			continue
 		}
-		if len(starts) > 0 {
+		if len(starts) > 0 && (hops == 0 || len(c.Steps) <= hops) {
 			c.Reach = Reach(g, starts, c.Steps, reachCap)
 			if c.Reach == 0 {
 				dead = append(dead, c)
@@ -541,17 +544,23 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 		g = in.Graph
 	}
 	// With a KG of its own, the question's graph is a neighbourhood of it
-	// (fetched Reach hops deep): a path naming a relation the KG has but
-	// the neighbourhood lacks leads nowhere, as over the whole KG, and is
-	// kept after the walkable ones, not dropped (PQL-2H over SPARQL lost
-	// 73 of 106 plans to that). Graph paths the model never saw are
-	// explored only where the question's graph is its whole KG, so that
-	// over a neighbourhood the plans stay what the whole KG gives.
+	// (in.Hops deep): a relation is looked up in the KG, and a path the
+	// neighbourhood is too shallow to walk is ranked as if it led
+	// somewhere, so that the pipeline fetches deeper rather than drop it
+	// (PQL-2H over SPARQL lost 73 of 106 plans so: over a one-hop graph
+	// the second step's relation looked absent from the KG). Graph paths
+	// the model never saw are explored only where the question's graph is
+	// its whole KG, so that over a neighbourhood the plans stay what the
+	// whole KG gives.
 	if rels == nil {
 		rels = g
 	}
+	hops := 0
+	if p.cfg.Graph != nil && in.Graph != nil {
+		hops = in.Hops
+	}
 	explore := in.Graph != nil && p.cfg.Graph == nil
-	pred, err := p.predict(ctx, g, rels, explore, in.Question, in.Entities, in.Mentions)
+	pred, err := p.predict(ctx, g, rels, hops, explore, in.Question, in.Entities, in.Mentions)
 	if err != nil {
 		return projection.Projection{}, err
 	}
@@ -561,13 +570,6 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 	}
 	return out, nil
 }
-
-// Reach is the longest path the model plans, in steps: a question's graph
-// fetched that many hops around its entities holds every triple its plans
-// can walk, so planning over it gives what planning over the whole KG
-// gives (a shallower graph would make a walkable path look dead). The
-// pipeline fetches a remote KG's neighbourhoods this deep.
-func (p *Planner) Reach() int { return max(1, p.m.maxHops) }
 
 // topK returns the indices of the k largest values, largest first.
 func topK(x []float32, k int) []int {
