@@ -104,8 +104,9 @@ type client struct {
 	timeout  time.Duration
 	retries  int
 	backoff  retry.Backoff
-	queries  atomic.Int64 // requests that got an answer, for reports
-	get      atomic.Bool  // the endpoint refused POST: send queries by GET
+	queries  atomic.Int64  // requests that got an answer, for reports
+	get      atomic.Bool   // the endpoint refused POST: send queries by GET
+	slots    chan struct{} // one per query in flight (Config.Concurrency)
 }
 
 // maxBody bounds the bytes read of one reply; pages are far smaller.
@@ -117,6 +118,14 @@ func (c *client) Select(ctx context.Context, query string) (*Results, error) {
 }
 
 func (c *client) attempt(ctx context.Context, query string) (*Results, time.Duration, error) {
+	if c.slots != nil {
+		select {
+		case c.slots <- struct{}{}:
+			defer func() { <-c.slots }()
+		case <-ctx.Done():
+			return nil, -1, fmt.Errorf("sparql: query %s: %w", c.endpoint, ctx.Err())
+		}
+	}
 	get := c.get.Load()
 	r, wait, err := c.send(ctx, query, get)
 	var refused *methodRefused
