@@ -309,6 +309,25 @@ func TestShutdown(t *testing.T) {
 			t.Errorf("Serve: %v", err)
 		}
 	})
+	t.Run("a second stop cuts the grace short", func(t *testing.T) {
+		g := newGate()
+		st := start(t, demoBackend(t, g.wrap), Options{Grace: time.Minute})
+		go ask(&http.Client{}, st.URL, slowQuestion)
+		g.waitEntered(t, 1)
+		go func() {
+			time.Sleep(100 * time.Millisecond)
+			st.Abort()
+		}()
+		begin := time.Now()
+		err := st.Shutdown()
+		if err == nil || !strings.Contains(err.Error(), "cut off when asked again") {
+			t.Errorf("Serve: %v, want the requests cut off by the second stop", err)
+		}
+		if d := time.Since(begin); d > 10*time.Second {
+			t.Errorf("shutdown took %v of its minute's grace", d)
+		}
+		waitFor(t, "the cut-off question to stop", func() bool { return g.cancelledCount() == 1 })
+	})
 	t.Run("grace runs out", func(t *testing.T) {
 		g := newGate()
 		st := start(t, demoBackend(t, g.wrap), Options{Grace: 200 * time.Millisecond})
