@@ -318,7 +318,13 @@ func TestBackendsAgree(t *testing.T) {
 							t.Errorf("%s %q: over the snapshot %s over the file", q.ID, q.Text, how)
 						}
 					}
-					for _, ep := range eps {
+					for i, ep := range eps {
+						if i > 0 && pl.name != "oracle" {
+							// The Freebase shape changes names and CVTs,
+							// which the oracle's plans exercise alike;
+							// the other planners once, to keep CI short.
+							continue
+						}
 						remote, err := sparql.Open(sparql.Config{Endpoint: ep.url, Graph: ep.graph})
 						if err != nil {
 							t.Fatal(err)

@@ -414,34 +414,54 @@ func (g *Graph) LookupNames(ctx context.Context, names []string) (map[string][]i
 		norm string
 		t    Term
 	}
-	var hits []hit
+	// Names as IRIs and as literals, batch by batch, all at once; the
+	// hits are gathered in the batches' order.
+	var jobs []func() error
+	var found [][]hit
 	for lo, hi := range chunks(len(iris), g.cfg.Batch) {
-		q := fmt.Sprintf("SELECT DISTINCT ?e WHERE { VALUES ?e { %s } { ?e ?p ?o } UNION { ?s ?p ?e } }", strings.Join(iris[lo:hi], " "))
-		r, err := g.c.Select(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		for _, row := range r.Rows {
-			if norm, ok := want[g.nameOf(row["e"])]; ok {
-				hits = append(hits, hit{norm, row["e"]})
+		k := len(found)
+		found = append(found, nil)
+		jobs = append(jobs, func() error {
+			q := fmt.Sprintf("SELECT DISTINCT ?e WHERE { VALUES ?e { %s } { ?e ?p ?o } UNION { ?s ?p ?e } }", strings.Join(iris[lo:hi], " "))
+			r, err := g.c.Select(ctx, q)
+			if err != nil {
+				return err
 			}
-		}
+			for _, row := range r.Rows {
+				if norm, ok := want[g.nameOf(row["e"])]; ok {
+					found[k] = append(found[k], hit{norm, row["e"]})
+				}
+			}
+			return nil
+		})
 	}
 	if len(preds) > 0 {
 		for lo, hi := range chunks(len(lits), g.cfg.Batch) {
-			q := fmt.Sprintf("SELECT DISTINCT ?e ?l WHERE { VALUES ?l { %s } VALUES ?p { %s } ?e ?p ?l }", strings.Join(lits[lo:hi], " "), strings.Join(preds, " "))
-			r, err := g.c.Select(ctx, q)
-			if err != nil {
-				return nil, err
-			}
-			for _, row := range r.Rows {
-				if t := row["e"]; t.Type == "uri" {
-					if norm, ok := want[row["l"].Value]; ok {
-						hits = append(hits, hit{norm, t})
+			k := len(found)
+			found = append(found, nil)
+			jobs = append(jobs, func() error {
+				q := fmt.Sprintf("SELECT DISTINCT ?e ?l WHERE { VALUES ?l { %s } VALUES ?p { %s } ?e ?p ?l }", strings.Join(lits[lo:hi], " "), strings.Join(preds, " "))
+				r, err := g.c.Select(ctx, q)
+				if err != nil {
+					return err
+				}
+				for _, row := range r.Rows {
+					if t := row["e"]; t.Type == "uri" {
+						if norm, ok := want[row["l"].Value]; ok {
+							found[k] = append(found[k], hit{norm, t})
+						}
 					}
 				}
-			}
+				return nil
+			})
 		}
+	}
+	if err := all(jobs...); err != nil {
+		return nil, err
+	}
+	var hits []hit
+	for _, f := range found {
+		hits = append(hits, f...)
 	}
 	terms := make([]Term, len(hits))
 	for i, h := range hits {
@@ -450,18 +470,18 @@ func (g *Graph) LookupNames(ctx context.Context, names []string) (map[string][]i
 	if err := g.learn(ctx, terms); err != nil {
 		return nil, err
 	}
-	found := map[string]map[int32]bool{} // normalized -> ids
+	byNorm := map[string]map[int32]bool{} // normalized -> ids
 	g.mu.Lock()
 	for _, h := range hits {
-		if found[h.norm] == nil {
-			found[h.norm] = map[int32]bool{}
+		if byNorm[h.norm] == nil {
+			byNorm[h.norm] = map[int32]bool{}
 		}
-		found[h.norm][g.ents.id(g.entName(h.t), h.t)] = true
+		byNorm[h.norm][g.ents.id(g.entName(h.t), h.t)] = true
 	}
 	g.mu.Unlock()
 	for _, n := range names {
-		ids := make([]int32, 0, len(found[kg.Normalize(n)]))
-		for id := range found[kg.Normalize(n)] {
+		ids := make([]int32, 0, len(byNorm[kg.Normalize(n)]))
+		for id := range byNorm[kg.Normalize(n)] {
 			ids = append(ids, id)
 		}
 		slices.Sort(ids)
