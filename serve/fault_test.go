@@ -225,14 +225,22 @@ func TestFaults(t *testing.T) {
 	check(t)
 	c.CloseIdleConnections()
 	// Nothing a fault started is left running, and memory is back.
+	backToBaseline(t, "the faults", baseG, baseHeap)
+}
+
+// backToBaseline waits for the goroutines to return to their number
+// before what the test did (give or take two) and checks that the live
+// heap grew by less than 8 MiB.
+func backToBaseline(t *testing.T, what string, baseG int, baseHeap uint64) {
+	t.Helper()
 	var gs int
 	var heap uint64
-	waitFor(t, "goroutines to return to their number before the faults", func() bool {
+	waitFor(t, "goroutines to return to their number before "+what, func() bool {
 		gs, heap = settle()
 		return gs <= baseG+2
 	})
 	if heap > baseHeap+8<<20 {
-		t.Errorf("live heap grew from %d to %d bytes over the faults", baseHeap, heap)
+		t.Errorf("live heap grew from %d to %d bytes over %s", baseHeap, heap, what)
 	}
 }
 

@@ -308,15 +308,7 @@ func TestHostileInputs(t *testing.T) {
 	}
 
 	c.CloseIdleConnections()
-	var gs int
-	var heap uint64
-	waitFor(t, "goroutines to return to their number before the inputs", func() bool {
-		gs, heap = settle()
-		return gs <= baseG+2
-	})
-	if heap > baseHeap+8<<20 {
-		t.Errorf("live heap grew from %d to %d bytes over the inputs", baseHeap, heap)
-	}
+	backToBaseline(t, "the inputs", baseG, baseHeap)
 }
 
 // strip drops the timings from a served answer, which differ run to run.

@@ -6,7 +6,12 @@
 // It is safe by default: callers outside the machine need --listen, every
 // data route can require a bearer token, bodies, questions, time and
 // concurrent questions are bounded, no request names a file, and shutdown
-// lets in-flight questions finish.
+// lets in-flight questions finish (Abort cuts it short). No input knocks it
+// over: every error is JSON with a stable code (a JSON-RPC error on /mcp,
+// jsonErrors rewrites what the mux, the file server and the MCP handler
+// write as text), a question of no words is the caller's error, and an
+// MCP stdio session answers a bad line and goes on (ServeStdio); the
+// hostile-input suite and the fuzz targets hold it to that.
 //
 // The package depends on plan (the pipeline) and kg (neighbours); cmd/stem
 // builds the Backend from its flags and nothing here reads a flag.
