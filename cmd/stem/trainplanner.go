@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/stem-kgqa/stem/atomicfile"
 	"github.com/stem-kgqa/stem/benchmark"
@@ -266,7 +265,7 @@ func loadPlanQuestions(ctx context.Context, format, questions, qtypes, goldPaths
 			}
 		}
 	default:
-		return nil, fmt.Errorf("--format %q: want %s, webqsp-paths or items", format, strings.Join(benchmark.FormatNames(), ", "))
+		return nil, benchmark.UnknownFormat(format, append(benchmark.FormatNames(), "webqsp-paths", "items")...)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no questions in %s", questions)
