@@ -94,21 +94,45 @@ func ReadPipe(r io.Reader, name string) (*Graph, error) {
 	return readDelimited(context.Background(), r, name, '|')
 }
 
-// readDelimited reads three sep-separated columns per line. Pipe fields are
-// kept byte for byte (MetaQA names may hold any spaces); TSV fields lose the
-// spaces around them ("A \tr\t B" is A, r, B: padding around a tab is
+// readDelimited reads three sep-separated columns per line into a graph
+// (see scanDelimited).
+func readDelimited(ctx context.Context, r io.Reader, name string, sep byte) (*Graph, error) {
+	return buildFrom(name, func(emit func(h, rel, t []byte) error) error { return scanDelimited(ctx, r, name, sep, emit) })
+}
+
+// buildFrom builds the graph of the triples scan emits; name labels
+// errors.
+func buildFrom(name string, scan func(emit func(h, rel, t []byte) error) error) (*Graph, error) {
+	b := NewBuilder()
+	err := scan(func(h, rel, t []byte) error {
+		b.addBytes(h, rel, t)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	g, err := b.Build()
+	if err != nil {
+		return nil, wrapBuildErr(name, err)
+	}
+	return g, nil
+}
+
+// scanDelimited streams three sep-separated columns per line to emit, in
+// input order; the slices are valid only during the call. Pipe fields are
+// kept byte for byte (MetaQA names may hold any spaces); TSV fields lose
+// the spaces around them ("A \tr\t B" is A, r, B: padding around a tab is
 // layout, not a name), spaces inside stay. Lines that are empty or only
 // spaces and tabs are skipped.
-func readDelimited(ctx context.Context, r io.Reader, name string, sep byte) (*Graph, error) {
+func scanDelimited(ctx context.Context, r io.Reader, name string, sep byte, emit func(h, rel, t []byte) error) error {
 	lr := newLineReader(r, name)
-	b := NewBuilder()
 	for {
 		line, err := lr.nextCtx(ctx)
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if len(line) == 0 || (sep != '\t' && isBlank(line)) || (sep == '\t' && isBlankSpaces(line)) {
 			continue
@@ -119,7 +143,7 @@ func readDelimited(ctx context.Context, r io.Reader, name string, sep byte) (*Gr
 			j = bytes.IndexByte(line[i+1:], sep)
 		}
 		if i < 0 || j < 0 || bytes.IndexByte(line[i+1+j+1:], sep) >= 0 {
-			return nil, parseErr(name, lr.line, ErrColumns, "wrong number of columns (got %d columns, want 3, separated by %s)",
+			return parseErr(name, lr.line, ErrColumns, "wrong number of columns (got %d columns, want 3, separated by %s)",
 				bytes.Count(line, []byte{sep})+1, sepName(sep))
 		}
 		j += i + 1
@@ -128,15 +152,12 @@ func readDelimited(ctx context.Context, r io.Reader, name string, sep byte) (*Gr
 			head, rel, tail = bytes.Trim(head, " "), bytes.Trim(rel, " "), bytes.Trim(tail, " ")
 		}
 		if err := checkFields(name, lr.line, head, rel, tail); err != nil {
-			return nil, err
+			return err
 		}
-		b.addBytes(head, rel, tail)
+		if err := emit(head, rel, tail); err != nil {
+			return err
+		}
 	}
-	g, err := b.Build()
-	if err != nil {
-		return nil, wrapBuildErr(name, err)
-	}
-	return g, nil
 }
 
 // isBlankSpaces reports whether a line holds only spaces; in TSV a tab is a

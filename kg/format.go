@@ -71,6 +71,15 @@ func Load(ctx context.Context, path string, f Format) (*Graph, error) {
 	}
 	defer file.Close()
 	br := bufio.NewReaderSize(file, 256<<10)
+	r, compressed, err := decompress(br, path)
+	if err != nil {
+		return nil, err
+	}
+	if compressed {
+		// Parse the decompressed stream; a snapshot inside cannot be
+		// mapped, so it is read.
+		return LoadReader(ctx, r, path, f)
+	}
 	if f == FormatAuto {
 		if f, err = detect(br, path); err != nil {
 			return nil, err
@@ -80,15 +89,20 @@ func Load(ctx context.Context, path string, f Format) (*Graph, error) {
 			return ReadSnapshot(path)
 		}
 	}
+	return parse(ctx, br, path, f)
+}
+
+// parse reads a text format from br.
+func parse(ctx context.Context, br *bufio.Reader, name string, f Format) (*Graph, error) {
 	switch f {
 	case FormatTSV:
-		return readDelimited(ctx, br, path, '\t')
+		return readDelimited(ctx, br, name, '\t')
 	case FormatPipe:
-		return readDelimited(ctx, br, path, '|')
+		return readDelimited(ctx, br, name, '|')
 	case FormatNTriples:
-		return readNTriples(ctx, br, path)
+		return readNTriples(ctx, br, name)
 	}
-	return nil, fmt.Errorf("load %s: %w", path, unknownFormat(string(f)))
+	return nil, fmt.Errorf("load %s: %w", name, unknownFormat(string(f)))
 }
 
 // LoadReader is Load for an already open input, such as a file wrapped to
@@ -101,6 +115,13 @@ func LoadReader(ctx context.Context, r io.Reader, name string, f Format) (*Graph
 		return nil, fmt.Errorf("load %s: %w", name, err)
 	}
 	br := bufio.NewReaderSize(r, 256<<10)
+	dr, compressed, err := decompress(br, name)
+	if err != nil {
+		return nil, err
+	}
+	if compressed {
+		br = bufio.NewReaderSize(dr, 256<<10)
+	}
 	if f == FormatAuto {
 		var err error
 		if f, err = detect(br, name); err != nil {
@@ -108,12 +129,6 @@ func LoadReader(ctx context.Context, r io.Reader, name string, f Format) (*Graph
 		}
 	}
 	switch f {
-	case FormatTSV:
-		return readDelimited(ctx, br, name, '\t')
-	case FormatPipe:
-		return readDelimited(ctx, br, name, '|')
-	case FormatNTriples:
-		return readNTriples(ctx, br, name)
 	case FormatSnapshot:
 		data, err := io.ReadAll(br)
 		if err != nil {
@@ -123,7 +138,7 @@ func LoadReader(ctx context.Context, r io.Reader, name string, f Format) (*Graph
 	case FormatRoG:
 		return nil, fmt.Errorf("load %s: a RoG file holds one KG per row: read it with kg.ReadRoG", name)
 	}
-	return nil, fmt.Errorf("load %s: %w", name, unknownFormat(string(f)))
+	return parse(ctx, br, name, f)
 }
 
 // detect peeks at the start of a file to choose its format.
@@ -135,7 +150,7 @@ func detect(br *bufio.Reader, path string) (Format, error) {
 	if bytes.HasPrefix(head, []byte(snapshotMagic)) {
 		return FormatSnapshot, nil
 	}
-	switch strings.ToLower(filepath.Ext(path)) {
+	switch strings.ToLower(filepath.Ext(innerName(path))) {
 	case ".nt", ".ntriples":
 		return FormatNTriples, nil
 	case ".jsonl":

@@ -51,25 +51,13 @@ func home(h uint64, mask int) int { return int((h ^ h>>32) & uint64(mask)) }
 // Linear probing stays short there (about 3 probes for a miss at 4/5),
 // and at millions of names the slots are a tenth of a graph's memory, so
 // the factor is higher than the 2/3 interning grows at, where the table
-// doubles often and is resized once for good (compacted) when stored.
+// doubles often and is laid out once for good (canonical) when stored.
 func tableSize(n int) int {
 	s := minSlots
 	for s < n+n/4+1 {
 		s <<= 1
 	}
 	return s
-}
-
-// compacted returns t with its hash index at tableSize: t itself when it
-// already is, else a copy sharing the names with a new index.
-func (t *nameTable) compacted() *nameTable {
-	size := tableSize(t.len())
-	if len(t.slots) <= size {
-		return t
-	}
-	c := &nameTable{blob: t.blob, off: t.off}
-	c.rehash(size)
-	return c
 }
 
 // newNameTable returns an empty table, ready to intern into.

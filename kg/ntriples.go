@@ -22,31 +22,33 @@ func ReadNTriples(r io.Reader, name string) (*Graph, error) {
 }
 
 func readNTriples(ctx context.Context, r io.Reader, name string) (*Graph, error) {
+	return buildFrom(name, func(emit func(h, rel, t []byte) error) error { return scanNTriples(ctx, r, name, emit) })
+}
+
+// scanNTriples streams the triples of an N-Triples input to emit, named
+// as ReadNTriples names them; the slices are valid only during the call.
+func scanNTriples(ctx context.Context, r io.Reader, name string, emit func(h, rel, t []byte) error) error {
 	lr := newLineReader(r, name)
-	b := NewBuilder()
 	var p ntParser
 	for {
 		line, err := lr.nextCtx(ctx)
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		ok, perr := p.parse(line)
 		if perr != nil {
 			perr.Name, perr.Line = name, lr.line
-			return nil, perr
+			return perr
 		}
 		if ok {
-			b.addBytes(p.term[0], p.term[1], p.term[2])
+			if err := emit(p.term[0], p.term[1], p.term[2]); err != nil {
+				return err
+			}
 		}
 	}
-	g, err := b.Build()
-	if err != nil {
-		return nil, wrapBuildErr(name, err)
-	}
-	return g, nil
 }
 
 // ntParser parses one line at a time into three reusable term buffers.

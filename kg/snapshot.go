@@ -80,8 +80,8 @@ func WriteSnapshot(path string, g *Graph) error {
 // index built here, so that loading the snapshot needs no build.
 func EncodeSnapshot(w io.Writer, g *Graph) error {
 	cw := &crcWriter{w: w, buf: make([]byte, 0, 256<<10)}
-	ents, rels := g.ents.orEmpty().compacted(), g.relTab.orEmpty().compacted()
-	norm := g.normIndex()
+	ents, rels := g.ents.orEmpty().canonical(), g.relTab.orEmpty().canonical()
+	norm := canonicalNorm(g.normIndex(), ents)
 	nE, nR, nT := ents.len(), rels.len(), len(g.heads)
 	outOff, inOff := g.outOff, g.inOff
 	if len(outOff) != nE+1 || len(inOff) != nE+1 || len(g.outIdx) != nT || len(g.inIdx) != nT {

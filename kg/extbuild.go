@@ -1,0 +1,501 @@
+package kg
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+
+	"github.com/stem-kgqa/stem/internal/extsort"
+)
+
+// DefaultBuildMemory is BuildSnapshot's default memory bound, 2 GiB.
+const DefaultBuildMemory = 2 << 30
+
+// MinBuildMemory is the smallest memory bound BuildSnapshot accepts.
+const MinBuildMemory = 1 << 20
+
+// BuildOptions configures BuildSnapshot.
+type BuildOptions struct {
+	// Format is the input's format (FormatAuto detects it, as Load does).
+	Format Format
+	// MaxMemory bounds the memory the build holds at once, in bytes
+	// (DefaultBuildMemory when 0). The process's resident memory stays
+	// within about this plus the Go runtime's own (tens of MB).
+	MaxMemory int64
+	// TempDir is where scratch files go; the output's folder when empty.
+	// The build creates its own folder inside and removes it when done,
+	// failed or cancelled. It needs about 4 times the snapshot's size.
+	TempDir string
+	// Progress, when not nil, is called now and then with the phase and
+	// how far it is.
+	Progress func(BuildProgress)
+}
+
+// BuildProgress is how far one phase of BuildSnapshot is. Phases run in
+// this order: "read" (input bytes), "names" (partitions of names spilled
+// to disk; only when they did not fit in memory), "ids" (triples given
+// their ids), "index" (entities hashed and grouped by normalised name),
+// "sort out" and "sort in" (triples ordered for the two adjacencies),
+// "write" (snapshot bytes).
+type BuildProgress struct {
+	Phase       string
+	Done, Total int64
+}
+
+// BuildStats describes a finished build.
+type BuildStats struct {
+	Input                                    int64 // triples read, duplicates included
+	Entities, Relations, Triples, Duplicates int
+	// Runs is the number of pieces the input's names were cut into to fit
+	// the memory bound (1: they fitted at once).
+	Runs int
+	// Bytes is the snapshot's size.
+	Bytes int64
+}
+
+// BuildSnapshot reads the KG file in (any text format Load reads, gzip or
+// bzip2 compressed or not) and writes its snapshot to out, holding about
+// opts.MaxMemory bytes at most, whatever the input's size: names are
+// interned run by run and resolved through hash partitions on disk
+// (extDict), and triples are ordered by external sorts (package
+// internal/extsort). The snapshot is byte for byte the one WriteSnapshot
+// writes for the graph Load gives, so it loads the same way (mapped and
+// checked). out is written atomically: a failed or cancelled build leaves
+// no file, and no scratch.
+func BuildSnapshot(ctx context.Context, in, out string, opts BuildOptions) (BuildStats, error) {
+	if opts.MaxMemory == 0 {
+		opts.MaxMemory = DefaultBuildMemory
+	}
+	if opts.MaxMemory < MinBuildMemory {
+		return BuildStats{}, fmt.Errorf("build %s: memory bound %d bytes is below the minimum %d", out, opts.MaxMemory, MinBuildMemory)
+	}
+	return buildSnapshot(ctx, in, out, opts)
+}
+
+// buildSnapshot is BuildSnapshot without the memory floor, so that tests
+// can force a small input through every spill.
+func buildSnapshot(ctx context.Context, in, out string, opts BuildOptions) (BuildStats, error) {
+	tmp := opts.TempDir
+	if tmp == "" {
+		tmp = filepath.Dir(out)
+	}
+	dir, err := os.MkdirTemp(tmp, ".stemkg-build-")
+	if err != nil {
+		return BuildStats{}, fmt.Errorf("build %s: scratch folder: %w", out, err)
+	}
+	defer os.RemoveAll(dir)
+	b := &extBuild{ctx: ctx, dir: dir, mem: opts.MaxMemory, opts: opts, in: in}
+	return b.run(in, out)
+}
+
+// extBuild is one BuildSnapshot run. Memory is shared out per phase: the
+// run's name tables take dictShare of the bound, a partition being
+// resolved partShare, a sorter sortShare; phases hand their memory back
+// before the next starts.
+type extBuild struct {
+	ctx  context.Context
+	opts BuildOptions
+	in   string
+	dir  string
+	mem  int64
+
+	ents, rels *extDict
+	tl         *tempFile // run-local ids of each triple, 3 words
+	runTri     []int64   // triples per run
+	cur        int64     // triples in the current run
+	n          int64     // triples read
+	tlw        [12]byte
+
+	nE, nR             int
+	entBytes, relBytes int64
+	entOff, entBlob    string // scratch files of the sections
+	relOff, relBlob    string
+	entSlots, relSlots string
+	normSlots          string
+	normOff, normIDs   string
+	normGroups, normN  int
+	tg                 string // global ids of each triple, 3 words
+	outOff, outSeq     string
+	inOff, inIdx       string
+	dropped            rankBits
+	ndrop              int
+	norm               *partSet        // (Normalize(name), id) of every entity
+	outSort            *extsort.Sorter // (head, rel, tail, seq) of every triple
+}
+
+const (
+	dictShare = 0.45
+	partShare = 0.15
+	sortShare = 0.5
+)
+
+func (b *extBuild) progress(phase string, done, total int64) {
+	if b.opts.Progress != nil {
+		b.opts.Progress(BuildProgress{Phase: phase, Done: done, Total: total})
+	}
+}
+
+func (b *extBuild) run(in, out string) (BuildStats, error) {
+	if err := b.read(in); err != nil {
+		return BuildStats{}, err
+	}
+	if b.n == 0 {
+		return BuildStats{}, fmt.Errorf("%s: %w", in, ErrEmpty)
+	}
+	if err := b.names(); err != nil {
+		return BuildStats{}, err
+	}
+	if err := b.translate(); err != nil {
+		return BuildStats{}, err
+	}
+	if err := b.adjacency(); err != nil {
+		return BuildStats{}, err
+	}
+	size, err := b.write(out)
+	if err != nil {
+		return BuildStats{}, err
+	}
+	return BuildStats{Input: b.n, Entities: b.nE, Relations: b.nR, Triples: int(b.n) - b.ndrop, Duplicates: b.ndrop,
+		Runs: len(b.runTri), Bytes: size}, nil
+}
+
+// countingReader counts the bytes read through it for progress.
+type countingReader struct {
+	r    io.Reader
+	n    int64
+	tick func(int64)
+	last int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if c.n-c.last >= 4<<20 {
+		c.last = c.n
+		c.tick(c.n)
+	}
+	return n, err
+}
+
+// read parses the input into the run dictionaries and the run-local
+// triple file.
+func (b *extBuild) read(in string) error {
+	f, err := os.Open(in)
+	if err != nil {
+		return fmt.Errorf("build: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("build %s: %w", in, err)
+	}
+	cr := &countingReader{r: f, tick: func(n int64) { b.progress("read", n, st.Size()) }}
+	br := bufio.NewReaderSize(cr, 256<<10)
+	r, compressed, err := decompress(br, in)
+	if err != nil {
+		return err
+	}
+	if compressed {
+		br = bufio.NewReaderSize(r, 256<<10)
+	}
+	format := b.opts.Format
+	if format == "" || format == FormatAuto {
+		if format, err = detect(br, in); err != nil {
+			return err
+		}
+	}
+	b.ents, b.rels = newExtDict("entity", b.dir), newExtDict("relation", b.dir)
+	if b.tl, err = createTemp(b.dir, "triples-local"); err != nil {
+		return err
+	}
+	emit := b.add
+	switch format {
+	case FormatTSV:
+		err = scanDelimited(b.ctx, br, in, '\t', emit)
+	case FormatPipe:
+		err = scanDelimited(b.ctx, br, in, '|', emit)
+	case FormatNTriples:
+		err = scanNTriples(b.ctx, br, in, emit)
+	case FormatSnapshot:
+		return fmt.Errorf("build %s: the input is a snapshot already", in)
+	default:
+		return fmt.Errorf("build %s: %w", in, unknownFormat(string(format)))
+	}
+	if err != nil {
+		return err
+	}
+	b.progress("read", st.Size(), st.Size())
+	if b.ents.spilled() && b.cur > 0 {
+		if err := b.flushRun(); err != nil {
+			return err
+		}
+	}
+	if !b.ents.spilled() {
+		b.runTri = append(b.runTri, b.n)
+	}
+	return b.tl.finish()
+}
+
+// add takes one triple of the input.
+func (b *extBuild) add(h, r, t []byte) error {
+	switch {
+	case len(h) == 0 || len(r) == 0 || len(t) == 0:
+		return fmt.Errorf("build %s: triple %d: %w", b.in, b.n+1, ErrEmptyField)
+	case b.n >= maxID:
+		return fmt.Errorf("build %s: triple %d: %w", b.in, b.n+1, ErrTooLarge)
+	}
+	lh := b.ents.tab.intern(bytesView(h))
+	lr := b.rels.tab.intern(bytesView(r))
+	lt := b.ents.tab.intern(bytesView(t))
+	le := binary.LittleEndian
+	le.PutUint32(b.tlw[0:], uint32(lh))
+	le.PutUint32(b.tlw[4:], uint32(lr))
+	le.PutUint32(b.tlw[8:], uint32(lt))
+	if err := b.tl.write(b.tlw[:]); err != nil {
+		return err
+	}
+	b.n++
+	b.cur++
+	if float64(b.ents.bytes()+b.rels.bytes()) > dictShare*float64(b.mem) {
+		return b.flushRun()
+	}
+	return nil
+}
+
+// flushRun ends the current run: both tables go to their partitions.
+func (b *extBuild) flushRun() error {
+	run := len(b.runTri)
+	if run >= 1<<20 {
+		return fmt.Errorf("build %s: more than %d runs: raise the memory bound", b.in, 1<<20)
+	}
+	if err := b.ents.flush(run); err != nil {
+		return err
+	}
+	if err := b.rels.flush(run); err != nil {
+		return err
+	}
+	b.runTri = append(b.runTri, b.cur)
+	b.cur = 0
+	return nil
+}
+
+// free hands memory back to the OS between phases, so that resident
+// memory follows what the phase holds.
+func free() { debug.FreeOSMemory() }
+
+// names resolves both tables, writes the name sections' scratch files
+// and builds the hash indexes and the normalised-name index.
+func (b *extBuild) names() error {
+	partMem := int64(partShare * float64(b.mem))
+	if b.ents.spilled() {
+		b.ents.tab, b.rels.tab = nameTable{}, nameTable{}
+		free()
+		if err := b.ents.resolve(partMem, func(p, n int64) { b.progress("names", p, 2*n) }); err != nil {
+			return err
+		}
+		if err := b.rels.resolve(partMem, func(p, n int64) { b.progress("names", n+p, 2*n) }); err != nil {
+			return err
+		}
+		b.nE, b.nR = b.ents.n, b.rels.n
+	} else {
+		b.nE, b.nR = b.ents.tab.len(), b.rels.tab.len()
+	}
+	if b.nE >= maxID || b.nR >= maxID {
+		return fmt.Errorf("build %s: %w", b.in, ErrTooLarge)
+	}
+	var err error
+	if b.entBytes, b.entOff, b.entBlob, b.entSlots, err = b.nameSections(b.ents, b.nE, true); err != nil {
+		return err
+	}
+	if b.relBytes, b.relOff, b.relBlob, b.relSlots, err = b.nameSections(b.rels, b.nR, false); err != nil {
+		return err
+	}
+	if !b.ents.spilled() {
+		b.ents.tab, b.rels.tab = nameTable{}, nameTable{}
+	}
+	free()
+	return b.normIndex()
+}
+
+// nameSections writes a table's offsets, blob and canonical hash index
+// to scratch files; for entities it also spills each name's normalised
+// form for normIndex.
+func (b *extBuild) nameSections(d *extDict, n int, ents bool) (blobBytes int64, offName, blobName, slotsName string, err error) {
+	off, err := createTemp(b.dir, d.what+"-off")
+	if err != nil {
+		return 0, "", "", "", err
+	}
+	blob, err := createTemp(b.dir, d.what+"-blob")
+	if err != nil {
+		return 0, "", "", "", err
+	}
+	size := tableSize(n)
+	mask := size - 1
+	slots := extsort.New(b.dir, 2, 2, int64(sortShare*float64(b.mem)))
+	defer slots.Close()
+	var norm *partSet
+	if ents {
+		// Records of about a name's size plus 8 bytes; enough partitions
+		// that each fits its share of memory.
+		bits := 0
+		for est := float64(n) * 40; est > partShare*float64(b.mem)*float64(int(1)<<bits) && bits < 12; {
+			bits++
+		}
+		if norm, err = newPartSet(b.dir, "norm", bits); err != nil {
+			return 0, "", "", "", err
+		}
+	}
+	if err := off.u32(0); err != nil {
+		return 0, "", "", "", err
+	}
+	var nbuf []byte
+	err = d.eachName(func(id int32, name []byte) error {
+		if id%(1<<16) == 0 {
+			if err := b.ctx.Err(); err != nil {
+				return err
+			}
+			if ents {
+				b.progress("index", int64(id), int64(n))
+			}
+		}
+		if err := blob.write(name); err != nil {
+			return err
+		}
+		if blob.n > math.MaxUint32 {
+			return fmt.Errorf("build %s: %w: %s names take more than 4 GiB", b.in, ErrTooLarge, d.what)
+		}
+		if err := off.u32(uint32(blob.n)); err != nil {
+			return err
+		}
+		if err := slots.Add(uint32(home(hashName(bytesView(name)), mask)), uint32(id)); err != nil {
+			return err
+		}
+		if norm != nil {
+			nbuf = appendNormalize(nbuf[:0], bytesView(name))
+			if len(nbuf) > 0 {
+				return norm.add(hashName(bytesView(nbuf)), nbuf, uint32(id), 0)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, "", "", "", err
+	}
+	if err := off.finish(); err != nil {
+		return 0, "", "", "", err
+	}
+	if err := blob.finish(); err != nil {
+		return 0, "", "", "", err
+	}
+	if norm != nil {
+		if err := norm.finish(); err != nil {
+			return 0, "", "", "", err
+		}
+		b.norm = norm
+	}
+	slotsName, err = b.sweep(d.what+"-slots", size, slots, nil)
+	if err != nil {
+		return 0, "", "", "", err
+	}
+	return blob.n, off.name, blob.name, slotsName, nil
+}
+
+// sweep writes the canonical hash index of the sorted (home, key) pairs
+// of s to a scratch file of size int32s. Keys are written as they are,
+// or as rank(key) when rank is not nil.
+func (b *extBuild) sweep(name string, size int, s *extsort.Sorter, rank func(uint32) uint32) (string, error) {
+	it, err := s.Iter()
+	if err != nil {
+		return "", err
+	}
+	defer it.Close()
+	f, err := createTemp(b.dir, name)
+	if err != nil {
+		return "", err
+	}
+	pos := 0
+	next := func() (uint32, uint32, bool) {
+		rec, ok := it.Next()
+		if !ok {
+			return 0, 0, false
+		}
+		return rec[0], rec[1], true
+	}
+	empty := ^uint32(0)
+	wrapped, err := sweepSlots(size, next, func(p int, id int32) error {
+		for ; pos < p; pos++ {
+			if err := f.u32(empty); err != nil {
+				return err
+			}
+		}
+		v := uint32(id)
+		if rank != nil {
+			v = rank(v)
+		}
+		pos++
+		return f.u32(v)
+	})
+	if err == nil {
+		err = it.Err()
+	}
+	if err != nil {
+		return "", err
+	}
+	for ; pos < size; pos++ {
+		if err := f.u32(empty); err != nil {
+			return "", err
+		}
+	}
+	if err := f.finish(); err != nil {
+		return "", err
+	}
+	if len(wrapped) == 0 {
+		return f.name, nil
+	}
+	for i := range wrapped {
+		if rank != nil {
+			wrapped[i] = int32(rank(uint32(wrapped[i])))
+		}
+	}
+	return f.name, patchWrapped(f.name, wrapped)
+}
+
+// patchWrapped puts the wrapped keys in the first free slots of a slots
+// file, in order (placeWrapped on disk).
+func patchWrapped(name string, wrapped []int32) error {
+	fh, err := os.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("build: %w", err)
+	}
+	defer fh.Close()
+	buf := make([]byte, 64<<10)
+	for at := int64(0); len(wrapped) > 0; at += int64(len(buf)) {
+		n, err := fh.ReadAt(buf, at)
+		if n == 0 {
+			return fmt.Errorf("build: %s: no free slot for %d wrapped keys", name, len(wrapped))
+		}
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("build: %w", err)
+		}
+		chunk := buf[:n]
+		for i := 0; i+4 <= len(chunk) && len(wrapped) > 0; i += 4 {
+			if int32(binary.LittleEndian.Uint32(chunk[i:])) < 0 {
+				binary.LittleEndian.PutUint32(chunk[i:], uint32(wrapped[0]))
+				wrapped = wrapped[1:]
+			}
+		}
+		if _, err := fh.WriteAt(chunk, at); err != nil {
+			return fmt.Errorf("build: %w", err)
+		}
+	}
+	return nil
+}
+
+var errScratch = errors.New("damaged scratch file")
