@@ -41,6 +41,23 @@ func (lr *lineReader) nextCtx(ctx context.Context) ([]byte, error) {
 	return line, err
 }
 
+// each calls fn with every line, checking ctx now and then, until the
+// input ends (nil) or fn or the reader fails.
+func (lr *lineReader) each(ctx context.Context, fn func(line []byte) error) error {
+	for {
+		line, err := lr.nextCtx(ctx)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(line); err != nil {
+			return err
+		}
+	}
+}
+
 // next returns the next line, or io.EOF after the last one.
 func (lr *lineReader) next() ([]byte, error) {
 	lr.long = lr.long[:0]
@@ -126,16 +143,9 @@ func buildFrom(name string, scan func(emit func(h, rel, t []byte) error) error) 
 // spaces and tabs are skipped.
 func scanDelimited(ctx context.Context, r io.Reader, name string, sep byte, emit func(h, rel, t []byte) error) error {
 	lr := newLineReader(r, name)
-	for {
-		line, err := lr.nextCtx(ctx)
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return lr.each(ctx, func(line []byte) error {
 		if len(line) == 0 || (sep != '\t' && isBlank(line)) || (sep == '\t' && isBlankSpaces(line)) {
-			continue
+			return nil
 		}
 		i := bytes.IndexByte(line, sep)
 		j := -1
@@ -154,10 +164,8 @@ func scanDelimited(ctx context.Context, r io.Reader, name string, sep byte, emit
 		if err := checkFields(name, lr.line, head, rel, tail); err != nil {
 			return err
 		}
-		if err := emit(head, rel, tail); err != nil {
-			return err
-		}
-	}
+		return emit(head, rel, tail)
+	})
 }
 
 // isBlankSpaces reports whether a line holds only spaces; in TSV a tab is a

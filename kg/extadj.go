@@ -22,51 +22,26 @@ func (b *extBuild) normIndex() error {
 	if err != nil {
 		return err
 	}
-	var (
-		tab     nameTable
-		firstOf []uint32
-	)
+	var groups keyGroups
 	visit := func(data []byte) error {
-		if tab.off == nil {
-			tab = newNameTable()
-		} else {
-			tab.reset()
-		}
-		firstOf = firstOf[:0]
-		rr := recReader{data: data}
-		for rr.more() {
-			key := rr.str()
-			id := rr.u32()
-			rr.u32()
-			if rr.bad || int(id) >= b.nE {
-				return fmt.Errorf("build: normalised names: %w", errScratch)
-			}
-			n0 := tab.len()
-			g := tab.intern(bytesView(key))
-			if tab.len() > n0 {
-				firstOf = append(firstOf, id)
-				firsts.set(id)
-				h := hashName(bytesView(key))
-				if err := hashes.u32(uint32(h ^ h>>32)); err != nil {
-					return err
-				}
-				if err := hashes.u32(id); err != nil {
-					return err
-				}
-				b.normGroups++
-			}
-			if err := pairs.Add(firstOf[g], id); err != nil {
+		return groups.each(data, b.nE, "normalised names", func(key []byte, id uint32) error {
+			firsts.set(id)
+			h := hashName(bytesView(key))
+			if err := hashes.u32(uint32(h ^ h>>32)); err != nil {
 				return err
 			}
+			b.normGroups++
+			return hashes.u32(id)
+		}, func(id, first uint32) error {
 			b.normN++
-		}
-		return nil
+			return pairs.Add(first, id)
+		})
 	}
-	if err := b.norm.each(int64(partShare*float64(b.mem)), visit, nil); err != nil {
+	if err := b.norm.each(int64(partShare*float64(b.mem)), nil, visit, nil); err != nil {
 		return err
 	}
 	b.norm = nil
-	tab, firstOf = nameTable{}, nil
+	groups = keyGroups{}
 	if err := hashes.finish(); err != nil {
 		return err
 	}
@@ -206,6 +181,11 @@ func (b *extBuild) translate() error {
 		var err error
 		if entMap, err = b.ents.runMap(run, entMap); err != nil {
 			return err
+		}
+		if b.merged > 0 {
+			for i, t := range entMap {
+				entMap[i] = int32(b.entID(uint32(t)))
+			}
 		}
 		relMap, err = b.rels.runMap(run, relMap)
 		return err

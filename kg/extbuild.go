@@ -58,6 +58,8 @@ type BuildStats struct {
 	Runs int
 	// Bytes is the snapshot's size.
 	Bytes int64
+	// Freebase is what the Freebase filter did (FormatFreebase only).
+	Freebase *FreebaseStats
 }
 
 // BuildSnapshot reads the KG file in (any text format Load reads, gzip or
@@ -128,6 +130,16 @@ type extBuild struct {
 	ndrop              int
 	norm               *partSet        // (Normalize(name), id) of every entity
 	outSort            *extsort.Sorter // (head, rel, tail, seq) of every triple
+
+	// Freebase (see extfreebase.go).
+	freebase    bool
+	fb          FreebaseStats
+	key         []byte
+	labels      *partSet // name literals by literal
+	labelsByMid *partSet // counted names by machine id
+	removed     rankBits // terms merged into a namesake
+	rep         map[uint32]uint32
+	merged      int
 }
 
 const (
@@ -162,8 +174,12 @@ func (b *extBuild) run(in, out string) (BuildStats, error) {
 	if err != nil {
 		return BuildStats{}, err
 	}
-	return BuildStats{Input: b.n, Entities: b.nE, Relations: b.nR, Triples: int(b.n) - b.ndrop, Duplicates: b.ndrop,
-		Runs: len(b.runTri), Bytes: size}, nil
+	st := BuildStats{Input: b.n, Entities: b.nE, Relations: b.nR, Triples: int(b.n) - b.ndrop, Duplicates: b.ndrop,
+		Runs: len(b.runTri), Bytes: size}
+	if b.freebase {
+		st.Freebase = &b.fb
+	}
+	return st, nil
 }
 
 // countingReader counts the bytes read through it for progress.
@@ -223,6 +239,12 @@ func (b *extBuild) read(in string) error {
 		err = scanDelimited(b.ctx, br, in, '|', emit)
 	case FormatNTriples:
 		err = scanNTriples(b.ctx, br, in, emit)
+	case FormatFreebase:
+		b.freebase = true
+		if b.labels, err = newPartSet(b.dir, "labels", dictPartBits); err != nil {
+			return err
+		}
+		err = scanFreebase(b.ctx, br, in, &b.fb, emit, b.addLabel)
 	case FormatSnapshot:
 		return fmt.Errorf("build %s: the input is a snapshot already", in)
 	default:
@@ -232,7 +254,9 @@ func (b *extBuild) read(in string) error {
 		return err
 	}
 	b.progress("read", st.Size(), st.Size())
-	if b.ents.spilled() && b.cur > 0 {
+	if (b.ents.spilled() || b.freebase) && b.cur > 0 {
+		// Freebase's names are given while resolving, so its names are
+		// always spilled.
 		if err := b.flushRun(); err != nil {
 			return err
 		}
@@ -294,6 +318,12 @@ func free() { debug.FreeOSMemory() }
 // and builds the hash indexes and the normalised-name index.
 func (b *extBuild) names() error {
 	partMem := int64(partShare * float64(b.mem))
+	if b.freebase {
+		if err := b.countLabels(); err != nil {
+			return err
+		}
+		b.freebaseNames()
+	}
 	if b.ents.spilled() {
 		b.ents.tab, b.rels.tab = nameTable{}, nameTable{}
 		free()
@@ -304,6 +334,12 @@ func (b *extBuild) names() error {
 			return err
 		}
 		b.nE, b.nR = b.ents.n, b.rels.n
+		if b.freebase {
+			if err := b.mergeNamesakes(); err != nil {
+				return err
+			}
+			b.nE -= b.merged
+		}
 	} else {
 		b.nE, b.nR = b.ents.tab.len(), b.rels.tab.len()
 	}
@@ -320,6 +356,8 @@ func (b *extBuild) names() error {
 	if !b.ents.spilled() {
 		b.ents.tab, b.rels.tab = nameTable{}, nameTable{}
 	}
+	b.ents.dropNames()
+	b.rels.dropNames()
 	free()
 	return b.normIndex()
 }
@@ -356,7 +394,14 @@ func (b *extBuild) nameSections(d *extDict, n int, ents bool) (blobBytes int64, 
 		return 0, "", "", "", err
 	}
 	var nbuf []byte
-	err = d.eachName(func(id int32, name []byte) error {
+	err = d.eachName(func(term int32, name []byte) error {
+		id := term
+		if ents && b.merged > 0 {
+			if b.removed.has(uint32(term)) {
+				return nil
+			}
+			id = int32(b.entID(uint32(term)))
+		}
 		if id%(1<<16) == 0 {
 			if err := b.ctx.Err(); err != nil {
 				return err
@@ -380,7 +425,7 @@ func (b *extBuild) nameSections(d *extDict, n int, ents bool) (blobBytes int64, 
 		if norm != nil {
 			nbuf = appendNormalize(nbuf[:0], bytesView(name))
 			if len(nbuf) > 0 {
-				return norm.add(hashName(bytesView(nbuf)), nbuf, uint32(id), 0)
+				return norm.add(hashName(bytesView(nbuf)), nbuf, nil, uint32(id), 0)
 			}
 		}
 		return nil

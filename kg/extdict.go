@@ -11,9 +11,9 @@ import (
 // stringBytes views s as bytes without copying; they must not be modified.
 func stringBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
-// partSet spills records (a byte string and two words) to hash partitions
-// on disk, so that all records of one string meet in one partition, which
-// is then read back whole. A partition larger than the memory given to
+// partSet spills records (a key string, an extra string and two words)
+// to hash partitions of the key on disk, so that all records of one key
+// meet in one partition, which is then read back whole. A partition larger than the memory given to
 // each is split by the next 4 bits of the string's hash (splitDepth times
 // at most), keeping the records' order.
 type partSet struct {
@@ -39,13 +39,16 @@ func newPartSet(dir, prefix string, bits int) (*partSet, error) {
 	return ps, nil
 }
 
-// add spills one record; h must be hashName(s).
-func (ps *partSet) add(h uint64, s []byte, a, b uint32) error {
-	return writeRec(ps.files[h&(1<<ps.bits-1)], s, a, b)
+// add spills one record; h must be hashName(key).
+func (ps *partSet) add(h uint64, key, extra []byte, a, b uint32) error {
+	return writeRec(ps.files[h&(1<<ps.bits-1)], key, extra, a, b)
 }
 
-func writeRec(f *tempFile, s []byte, a, b uint32) error {
-	if err := f.str(s); err != nil {
+func writeRec(f *tempFile, key, extra []byte, a, b uint32) error {
+	if err := f.str(key); err != nil {
+		return err
+	}
+	if err := f.str(extra); err != nil {
 		return err
 	}
 	if err := f.u32(a); err != nil {
@@ -64,9 +67,16 @@ func (ps *partSet) finish() error {
 }
 
 // each reads the partitions back one at a time, calling visit with each
-// one's records in memory (recReader format), and removes them.
-func (ps *partSet) each(mem int64, visit func(data []byte) error, progress func(done, total int64)) error {
+// one's records in memory (recReader format: key, extra, a, b), and
+// removes them. enter, when not nil, is called before the (pieces of the)
+// partition p are visited.
+func (ps *partSet) each(mem int64, enter func(p int) error, visit func(data []byte) error, progress func(done, total int64)) error {
 	for p, f := range ps.files {
+		if enter != nil {
+			if err := enter(p); err != nil {
+				return err
+			}
+		}
 		if err := ps.part(f.name, ps.bits, 0, mem, visit); err != nil {
 			return err
 		}
@@ -104,8 +114,8 @@ func (ps *partSet) split(name string, shift, depth int, mem int64, visit func([]
 		}
 		subs[i] = f
 	}
-	err := readRecs(name, func(s []byte, a, b uint32) error {
-		return writeRec(subs[(hashName(bytesView(s))>>shift)%ways], s, a, b)
+	err := readRecs(name, func(key, extra []byte, a, b uint32) error {
+		return writeRec(subs[(hashName(bytesView(key))>>shift)%ways], key, extra, a, b)
 	})
 	if err != nil {
 		return err
@@ -124,26 +134,39 @@ func (ps *partSet) split(name string, shift, depth int, mem int64, visit func([]
 }
 
 // readRecs streams the records of a partition file without holding it.
-func readRecs(name string, visit func(s []byte, a, b uint32) error) error {
+func readRecs(name string, visit func(key, extra []byte, a, b uint32) error) error {
 	t, err := openTemp(name)
 	if err != nil {
 		return err
 	}
 	defer t.close()
-	var buf []byte
-	for {
+	var kbuf, ebuf []byte
+	str := func(buf []byte) ([]byte, error) {
 		ln, err := binary.ReadUvarint(t.r)
-		if err == io.EOF {
-			return nil
+		if err != nil {
+			return nil, err
 		}
-		if err != nil || ln > MaxLineBytes {
-			return fmt.Errorf("build: %s: %w", name, errScratch)
+		if ln > MaxLineBytes {
+			return nil, errScratch
 		}
 		if cap(buf) < int(ln) {
 			buf = make([]byte, ln)
 		}
 		buf = buf[:ln]
 		if _, err := io.ReadFull(t.r, buf); err != nil {
+			return nil, errScratch
+		}
+		return buf, nil
+	}
+	for {
+		kbuf, err = str(kbuf)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("build: %s: %w", name, errScratch)
+		}
+		if ebuf, err = str(ebuf); err != nil {
 			return fmt.Errorf("build: %s: %w", name, errScratch)
 		}
 		a, err1 := t.u32()
@@ -151,7 +174,7 @@ func readRecs(name string, visit func(s []byte, a, b uint32) error) error {
 		if err1 != nil || err2 != nil {
 			return fmt.Errorf("build: %s: %w", name, errScratch)
 		}
-		if err := visit(buf, a, b); err != nil {
+		if err := visit(kbuf, ebuf, a, b); err != nil {
 			return err
 		}
 	}
@@ -189,6 +212,11 @@ type extDict struct {
 	n       int        // distinct names
 	ptrName []string   // per run: the ptr file
 	newName []string   // per run: the new-names file
+	// enter and display, when set, give names their final form as they
+	// are defined (Freebase's machine ids their labels): enter is called
+	// before partition p, display appends a key's name to dst.
+	enter   func(p int) error
+	display func(dst, key []byte) []byte
 }
 
 // dictPartBits is log2 of the partitions names are spilled to.
@@ -220,7 +248,7 @@ func (d *extDict) flush(run int) error {
 	n := d.tab.len()
 	for l := 0; l < n; l++ {
 		name := d.tab.name(int32(l))
-		if err := d.parts.add(hashName(name), []byte(name), uint32(run), uint32(l)); err != nil {
+		if err := d.parts.add(hashName(name), stringBytes(name), nil, uint32(run), uint32(l)); err != nil {
 			return err
 		}
 	}
@@ -264,6 +292,7 @@ func (d *extDict) resolve(partMem int64, progress func(done, total int64)) error
 	var (
 		tab              nameTable
 		defRun, defLocal []uint32
+		shown            []byte
 	)
 	visit := func(data []byte) error {
 		if tab.off == nil {
@@ -275,6 +304,7 @@ func (d *extDict) resolve(partMem int64, progress func(done, total int64)) error
 		rr := recReader{data: data}
 		for rr.more() {
 			s := rr.str()
+			rr.str()
 			run, l := rr.u32(), rr.u32()
 			if rr.bad || int(run) >= runs || int(l) >= d.runs[run] {
 				return fmt.Errorf("build: %s partition: %w", d.what, errScratch)
@@ -287,6 +317,10 @@ func (d *extDict) resolve(partMem int64, progress func(done, total int64)) error
 				d.news[run].set(l)
 				if err := news[run].u32(l); err != nil {
 					return err
+				}
+				if d.display != nil {
+					shown = d.display(shown[:0], s)
+					s = shown
 				}
 				if err := news[run].str(s); err != nil {
 					return err
@@ -306,7 +340,7 @@ func (d *extDict) resolve(partMem int64, progress func(done, total int64)) error
 		}
 		return nil
 	}
-	if err := d.parts.each(partMem, visit, progress); err != nil {
+	if err := d.parts.each(partMem, d.enter, visit, progress); err != nil {
 		return err
 	}
 	d.parts = nil
@@ -426,7 +460,57 @@ func (d *extDict) eachName(visit func(id int32, name []byte) error) error {
 			}
 			id++
 		}
-		os.Remove(d.newName[j])
+	}
+	return nil
+}
+
+// dropNames removes the new-names files once the names are written.
+func (d *extDict) dropNames() {
+	for _, name := range d.newName {
+		os.Remove(name)
+	}
+}
+
+// keyGroups groups the (key, extra, id, _) records of a partition by key,
+// in record order: the first record of a key starts its group, later ones
+// join it.
+type keyGroups struct {
+	tab   nameTable
+	first []uint32 // per group: its first id
+}
+
+// each reads the records of data (ids below limit), calling start for a
+// group's first record and join for every record (the first too) with its
+// group's first id.
+func (k *keyGroups) each(data []byte, limit int, what string, start func(key []byte, id uint32) error, join func(id, first uint32) error) error {
+	if k.tab.off == nil {
+		k.tab = newNameTable()
+	} else {
+		k.tab.reset()
+	}
+	k.first = k.first[:0]
+	rr := recReader{data: data}
+	for rr.more() {
+		key := rr.str()
+		rr.str()
+		id := rr.u32()
+		rr.u32()
+		if rr.bad || int(id) >= limit {
+			return fmt.Errorf("build: %s: %w", what, errScratch)
+		}
+		n0 := k.tab.len()
+		g := k.tab.intern(bytesView(key))
+		if k.tab.len() > n0 {
+			k.first = append(k.first, id)
+			if start != nil {
+				if err := start(key, id); err != nil {
+					return err
+				}
+			}
+		}
+		if err := join(id, k.first[g]); err != nil {
+			return err
+		}
 	}
 	return nil
 }

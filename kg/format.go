@@ -24,7 +24,7 @@ const (
 	FormatSnapshot Format = "snapshot" // binary snapshot written by WriteSnapshot
 )
 
-var formats = []Format{FormatAuto, FormatTSV, FormatPipe, FormatNTriples, FormatRoG, FormatSnapshot}
+var formats = []Format{FormatAuto, FormatTSV, FormatPipe, FormatNTriples, FormatFreebase, FormatRoG, FormatSnapshot}
 
 // ParseFormat turns a flag value into a Format. Case is ignored and "" means
 // FormatAuto.
@@ -101,6 +101,9 @@ func parse(ctx context.Context, br *bufio.Reader, name string, f Format) (*Graph
 		return readDelimited(ctx, br, name, '|')
 	case FormatNTriples:
 		return readNTriples(ctx, br, name)
+	case FormatFreebase:
+		g, _, err := readFreebase(ctx, br, name)
+		return g, err
 	}
 	return nil, fmt.Errorf("load %s: %w", name, unknownFormat(string(f)))
 }
@@ -141,7 +144,9 @@ func LoadReader(ctx context.Context, r io.Reader, name string, f Format) (*Graph
 	return parse(ctx, br, name, f)
 }
 
-// detect peeks at the start of a file to choose its format.
+// detect peeks at the start of a file to choose its format. A Freebase
+// dump (tab-separated N-Triples whose subject is a machine id under ns:)
+// is FormatFreebase even when named .nt.
 func detect(br *bufio.Reader, path string) (Format, error) {
 	head, err := br.Peek(64 << 10)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
@@ -152,10 +157,18 @@ func detect(br *bufio.Reader, path string) (Format, error) {
 	}
 	switch strings.ToLower(filepath.Ext(innerName(path))) {
 	case ".nt", ".ntriples":
+		if f, err := detectLines(head, path); err == nil && f == FormatFreebase {
+			return f, nil
+		}
 		return FormatNTriples, nil
 	case ".jsonl":
 		return "", fmt.Errorf("load %s: looks like RoG JSONL, which holds one KG per row: read it with kg.ReadRoG", path)
 	}
+	return detectLines(head, path)
+}
+
+// detectLines chooses a text format from the first data line of head.
+func detectLines(head []byte, path string) (Format, error) {
 	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
 	for len(head) > 0 {
 		line := head
@@ -167,8 +180,10 @@ func detect(br *bufio.Reader, path string) (Format, error) {
 		line = bytes.TrimRight(line, "\r")
 		trimmed := bytes.TrimSpace(line)
 		switch {
-		case len(trimmed) == 0:
+		case len(trimmed) == 0, bytes.HasPrefix(trimmed, []byte("@prefix")), bytes.HasPrefix(trimmed, []byte("@base")):
 			continue
+		case looksNTriples(trimmed) && looksFreebase(trimmed):
+			return FormatFreebase, nil
 		case bytes.IndexByte(line, '\t') >= 0 && !looksNTriples(trimmed):
 			return FormatTSV, nil
 		case looksNTriples(trimmed):

@@ -12,13 +12,13 @@ import (
 
 func TestParseFormat(t *testing.T) {
 	for in, want := range map[string]Format{"": FormatAuto, "auto": FormatAuto, "TSV": FormatTSV, "pipe": FormatPipe,
-		" nt ": FormatNTriples, "rog": FormatRoG, "Snapshot": FormatSnapshot} {
+		" nt ": FormatNTriples, "rog": FormatRoG, "Snapshot": FormatSnapshot, "freebase": FormatFreebase} {
 		if got, err := ParseFormat(in); err != nil || got != want {
 			t.Errorf("ParseFormat(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
 	_, err := ParseFormat("csv")
-	if !errors.Is(err, ErrUnknownFormat) || err.Error() != `unknown KG format "csv" (valid: auto, tsv, pipe, nt, rog, snapshot)` {
+	if !errors.Is(err, ErrUnknownFormat) || err.Error() != `unknown KG format "csv" (valid: auto, tsv, pipe, nt, freebase, rog, snapshot)` {
 		t.Errorf("ParseFormat(csv) err = %v", err)
 	}
 }
