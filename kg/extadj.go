@@ -9,100 +9,106 @@ import (
 	"github.com/stem-kgqa/stem/internal/extsort"
 )
 
-// normIndex groups the spilled normalised names: per partition, in id
-// order, the first entity of a group names it; then the groups' hash
-// index (canonical, by the group's key hash and its number, the rank of
-// its first entity) and its groups (the (first, id) pairs sorted) are
-// written to scratch files.
-func (b *extBuild) normIndex() error {
-	firsts := newRankBits(b.nE)
+// normFiles are the scratch files of a normalised-name index (slots,
+// group offsets, grouped ids) and its counts.
+type normFiles struct {
+	slots, off, ids        string
+	slotsLen, groups, nIDs int
+}
+
+// groupNorm groups the spilled (Normalize(name), id) records of n keys:
+// per partition, in id order, the first id of a group names it; then the
+// groups' hash index (canonical, by the group's key hash and its number,
+// the rank of its first id) and its groups (the (first, id) pairs sorted)
+// are written to scratch files named after prefix.
+func (b *extBuild) groupNorm(ps *partSet, n int, prefix string) (normFiles, error) {
+	var nf normFiles
+	firsts := newRankBits(n)
 	pairs := extsort.New(b.dir, 2, 2, int64(sortShare*float64(b.mem)))
 	defer pairs.Close()
-	hashes, err := createTemp(b.dir, "norm-hash")
+	hashes, err := createTemp(b.dir, prefix+"-hash")
 	if err != nil {
-		return err
+		return nf, err
 	}
 	var groups keyGroups
 	visit := func(data []byte) error {
-		return groups.each(data, b.nE, "normalised names", func(key []byte, id uint32) error {
+		return groups.each(data, n, "normalised names", func(key []byte, id uint32) error {
 			firsts.set(id)
 			h := hashName(bytesView(key))
 			if err := hashes.u32(uint32(h ^ h>>32)); err != nil {
 				return err
 			}
-			b.normGroups++
+			nf.groups++
 			return hashes.u32(id)
 		}, func(id, first uint32) error {
-			b.normN++
+			nf.nIDs++
 			return pairs.Add(first, id)
 		})
 	}
-	if err := b.norm.each(int64(partShare*float64(b.mem)), nil, visit, nil); err != nil {
-		return err
+	if err := ps.each(int64(partShare*float64(b.mem)), nil, visit, nil); err != nil {
+		return nf, err
 	}
-	b.norm = nil
 	groups = keyGroups{}
 	if err := hashes.finish(); err != nil {
-		return err
+		return nf, err
 	}
 	firsts.index()
 	// The groups: offsets, then ids, in (first, id) order.
 	it, err := pairs.Iter()
 	if err != nil {
-		return err
+		return nf, err
 	}
-	offs, err := createTemp(b.dir, "norm-off")
+	defer it.Close()
+	offs, err := createTemp(b.dir, prefix+"-off")
 	if err != nil {
-		return err
+		return nf, err
 	}
-	ids, err := createTemp(b.dir, "norm-ids")
+	ids, err := createTemp(b.dir, prefix+"-ids")
 	if err != nil {
-		return err
+		return nf, err
 	}
 	if err := offs.u32(0); err != nil {
-		return err
+		return nf, err
 	}
-	n, prev := uint32(0), ^uint32(0)
+	k, prev := uint32(0), ^uint32(0)
 	for {
 		rec, ok := it.Next()
 		if !ok {
 			break
 		}
 		if rec[0] != prev && prev != ^uint32(0) {
-			if err := offs.u32(n); err != nil {
-				return err
+			if err := offs.u32(k); err != nil {
+				return nf, err
 			}
 		}
 		prev = rec[0]
 		if err := ids.u32(rec[1]); err != nil {
-			return err
+			return nf, err
 		}
-		n++
+		k++
 	}
 	if err := it.Err(); err != nil {
-		return err
+		return nf, err
 	}
-	it.Close()
-	if n > 0 {
-		if err := offs.u32(n); err != nil {
-			return err
+	if k > 0 {
+		if err := offs.u32(k); err != nil {
+			return nf, err
 		}
 	}
 	if err := offs.finish(); err != nil {
-		return err
+		return nf, err
 	}
 	if err := ids.finish(); err != nil {
-		return err
+		return nf, err
 	}
-	b.normOff, b.normIDs = offs.name, ids.name
+	nf.off, nf.ids = offs.name, ids.name
 	// The hash index of the groups.
-	size := tableSize(b.normGroups)
-	mask := uint32(size - 1)
+	size := tableSize(nf.groups)
 	slots := extsort.New(b.dir, 2, 2, int64(sortShare*float64(b.mem)))
 	defer slots.Close()
 	hr, err := openTemp(hashes.name)
 	if err != nil {
-		return err
+		return nf, err
 	}
 	for {
 		fold, err := hr.u32()
@@ -112,16 +118,25 @@ func (b *extBuild) normIndex() error {
 		first, err2 := hr.u32()
 		if err != nil || err2 != nil {
 			hr.close()
-			return fmt.Errorf("build: %s: %w", hashes.name, errScratch)
+			return nf, fmt.Errorf("build: %s: %w", hashes.name, errScratch)
 		}
-		if err := slots.Add(fold&mask, first); err != nil {
+		if err := slots.Add(uint32((uint64(fold)*uint64(size))>>32), first); err != nil {
 			hr.close()
-			return err
+			return nf, err
 		}
 	}
 	hr.close()
 	os.Remove(hashes.name)
-	b.normSlots, err = b.sweep("norm-slots", size, slots, firsts.rank)
+	nf.slots, nf.slotsLen, err = b.sweep(prefix+"-slots", size, slots, firsts.rank)
+	return nf, err
+}
+
+// normIndex groups the entities by their spilled normalised names.
+func (b *extBuild) normIndex() error {
+	nf, err := b.groupNorm(b.norm, b.nE, "norm")
+	b.norm = nil
+	b.normSlots, b.normOff, b.normIDs = nf.slots, nf.off, nf.ids
+	b.normSlotsLen, b.normGroups, b.normN = nf.slotsLen, nf.groups, nf.nIDs
 	return err
 }
 

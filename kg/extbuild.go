@@ -126,6 +126,10 @@ type extBuild struct {
 	tg                 string // global ids of each triple, 3 words
 	outOff, outSeq     string
 	inOff, inIdx       string
+	entSlotsLen        int
+	relSlotsLen        int
+	aliases            extAliases // the alias sections' scratch files
+	normSlotsLen       int
 	dropped            rankBits
 	ndrop              int
 	norm               *partSet        // (Normalize(name), id) of every entity
@@ -140,6 +144,8 @@ type extBuild struct {
 	removed     rankBits // terms merged into a namesake
 	rep         map[uint32]uint32
 	merged      int
+	aliasRaw    *tempFile // aliases by run and local id
+	nAliasRaw   int64
 }
 
 const (
@@ -244,6 +250,9 @@ func (b *extBuild) read(in string) error {
 		if b.labels, err = newPartSet(b.dir, "labels", dictPartBits); err != nil {
 			return err
 		}
+		if b.labelsByMid, err = newPartSet(b.dir, "labels-by-id", dictPartBits); err != nil {
+			return err
+		}
 		err = scanFreebase(b.ctx, br, in, &b.fb, emit, b.addLabel)
 	case FormatSnapshot:
 		return fmt.Errorf("build %s: the input is a snapshot already", in)
@@ -322,7 +331,9 @@ func (b *extBuild) names() error {
 		if err := b.countLabels(); err != nil {
 			return err
 		}
-		b.freebaseNames()
+		if err := b.freebaseNames(); err != nil {
+			return err
+		}
 	}
 	if b.ents.spilled() {
 		b.ents.tab, b.rels.tab = nameTable{}, nameTable{}
@@ -359,7 +370,13 @@ func (b *extBuild) names() error {
 	b.ents.dropNames()
 	b.rels.dropNames()
 	free()
-	return b.normIndex()
+	if err := b.normIndex(); err != nil {
+		return err
+	}
+	if b.freebase {
+		return b.aliasSections()
+	}
+	return b.emptyAliases()
 }
 
 // nameSections writes a table's offsets, blob and canonical hash index
@@ -375,7 +392,6 @@ func (b *extBuild) nameSections(d *extDict, n int, ents bool) (blobBytes int64, 
 		return 0, "", "", "", err
 	}
 	size := tableSize(n)
-	mask := size - 1
 	slots := extsort.New(b.dir, 2, 2, int64(sortShare*float64(b.mem)))
 	defer slots.Close()
 	var norm *partSet
@@ -419,7 +435,7 @@ func (b *extBuild) nameSections(d *extDict, n int, ents bool) (blobBytes int64, 
 		if err := off.u32(uint32(blob.n)); err != nil {
 			return err
 		}
-		if err := slots.Add(uint32(home(hashName(bytesView(name)), mask)), uint32(id)); err != nil {
+		if err := slots.Add(uint32(homeIn(hashName(bytesView(name)), size)), uint32(id)); err != nil {
 			return err
 		}
 		if norm != nil {
@@ -445,25 +461,31 @@ func (b *extBuild) nameSections(d *extDict, n int, ents bool) (blobBytes int64, 
 		}
 		b.norm = norm
 	}
-	slotsName, err = b.sweep(d.what+"-slots", size, slots, nil)
+	slotsName, slotsLen, err := b.sweep(d.what+"-slots", size, slots, nil)
 	if err != nil {
 		return 0, "", "", "", err
+	}
+	if ents {
+		b.entSlotsLen = slotsLen
+	} else {
+		b.relSlotsLen = slotsLen
 	}
 	return blob.n, off.name, blob.name, slotsName, nil
 }
 
 // sweep writes the canonical hash index of the sorted (home, key) pairs
-// of s to a scratch file of size int32s. Keys are written as they are,
-// or as rank(key) when rank is not nil.
-func (b *extBuild) sweep(name string, size int, s *extsort.Sorter, rank func(uint32) uint32) (string, error) {
+// of s to a scratch file of int32s, over a range of size slots, and
+// returns its name and length. Keys are written as they are, or as
+// rank(key) when rank is not nil.
+func (b *extBuild) sweep(name string, size int, s *extsort.Sorter, rank func(uint32) uint32) (string, int, error) {
 	it, err := s.Iter()
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	defer it.Close()
 	f, err := createTemp(b.dir, name)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	pos := 0
 	next := func() (uint32, uint32, bool) {
@@ -474,7 +496,7 @@ func (b *extBuild) sweep(name string, size int, s *extsort.Sorter, rank func(uin
 		return rec[0], rec[1], true
 	}
 	empty := ^uint32(0)
-	wrapped, err := sweepSlots(size, next, func(p int, id int32) error {
+	n, err := sweepSlots(size, next, func(p int, id int32) error {
 		for ; pos < p; pos++ {
 			if err := f.u32(empty); err != nil {
 				return err
@@ -491,56 +513,14 @@ func (b *extBuild) sweep(name string, size int, s *extsort.Sorter, rank func(uin
 		err = it.Err()
 	}
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
-	for ; pos < size; pos++ {
+	for ; pos < n; pos++ {
 		if err := f.u32(empty); err != nil {
-			return "", err
+			return "", 0, err
 		}
 	}
-	if err := f.finish(); err != nil {
-		return "", err
-	}
-	if len(wrapped) == 0 {
-		return f.name, nil
-	}
-	for i := range wrapped {
-		if rank != nil {
-			wrapped[i] = int32(rank(uint32(wrapped[i])))
-		}
-	}
-	return f.name, patchWrapped(f.name, wrapped)
-}
-
-// patchWrapped puts the wrapped keys in the first free slots of a slots
-// file, in order (placeWrapped on disk).
-func patchWrapped(name string, wrapped []int32) error {
-	fh, err := os.OpenFile(name, os.O_RDWR, 0)
-	if err != nil {
-		return fmt.Errorf("build: %w", err)
-	}
-	defer fh.Close()
-	buf := make([]byte, 64<<10)
-	for at := int64(0); len(wrapped) > 0; at += int64(len(buf)) {
-		n, err := fh.ReadAt(buf, at)
-		if n == 0 {
-			return fmt.Errorf("build: %s: no free slot for %d wrapped keys", name, len(wrapped))
-		}
-		if err != nil && err != io.EOF {
-			return fmt.Errorf("build: %w", err)
-		}
-		chunk := buf[:n]
-		for i := 0; i+4 <= len(chunk) && len(wrapped) > 0; i += 4 {
-			if int32(binary.LittleEndian.Uint32(chunk[i:])) < 0 {
-				binary.LittleEndian.PutUint32(chunk[i:], uint32(wrapped[0]))
-				wrapped = wrapped[1:]
-			}
-		}
-		if _, err := fh.WriteAt(chunk, at); err != nil {
-			return fmt.Errorf("build: %w", err)
-		}
-	}
-	return nil
+	return f.name, n, f.finish()
 }
 
 var errScratch = errors.New("damaged scratch file")

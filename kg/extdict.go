@@ -217,6 +217,9 @@ type extDict struct {
 	// before partition p, display appends a key's name to dst.
 	enter   func(p int) error
 	display func(dst, key []byte) []byte
+	// defined, when set, is told of every name as it is defined: its run
+	// and local id, its key and the name display gave it.
+	defined func(run, l uint32, key, shown []byte) error
 }
 
 // dictPartBits is log2 of the partitions names are spilled to.
@@ -318,11 +321,17 @@ func (d *extDict) resolve(partMem int64, progress func(done, total int64)) error
 				if err := news[run].u32(l); err != nil {
 					return err
 				}
+				name := s
 				if d.display != nil {
 					shown = d.display(shown[:0], s)
-					s = shown
+					name = shown
 				}
-				if err := news[run].str(s); err != nil {
+				if d.defined != nil {
+					if err := d.defined(run, l, s, name); err != nil {
+						return err
+					}
+				}
+				if err := news[run].str(name); err != nil {
 					return err
 				}
 				continue

@@ -13,20 +13,14 @@ import (
 // order (see snapshot.go), atomically.
 func (b *extBuild) write(out string) (int64, error) {
 	nT := int(b.n) - b.ndrop
-	entSlots, relSlots, normSlots := tableSize(b.nE), tableSize(b.nR), tableSize(b.normGroups)
-	counts := []int{b.nE, b.nR, nT, b.ndrop, int(b.entBytes), int(b.relBytes), entSlots, relSlots,
-		b.normGroups, b.normN, normSlots}
-	sizes := []uint64{
-		4 * uint64(b.nE+1), uint64(b.entBytes), 4 * uint64(entSlots),
-		4 * uint64(b.nR+1), uint64(b.relBytes), 4 * uint64(relSlots),
-		4 * uint64(nT), 4 * uint64(nT), 4 * uint64(nT),
-		4 * uint64(b.nE+1), 4 * uint64(nT), 4 * uint64(b.nE+1), 4 * uint64(nT),
-		4 * uint64(normSlots), 4 * uint64(b.normGroups+1), 4 * uint64(b.normN),
-	}
-	total := uint64(headerSize) + 4
-	for _, s := range sizes {
-		total += (s + 7) &^ 7
-	}
+	h := snapHeader{nEnt: uint64(b.nE), nRel: uint64(b.nR), nTri: uint64(nT), dups: uint64(b.ndrop),
+		entBytes: uint64(b.entBytes), relBytes: uint64(b.relBytes), entSlots: uint64(b.entSlotsLen), relSlots: uint64(b.relSlotsLen),
+		normGroups: uint64(b.normGroups), normIDs: uint64(b.normN), normSlots: uint64(b.normSlotsLen),
+		nAlias: uint64(b.aliases.nAlias), aliasBytes: uint64(b.aliases.bytes), aliasGroups: uint64(b.aliases.groups),
+		aliasIDs: uint64(b.aliases.ids), aliasSlots: uint64(b.aliases.slotsLen)}
+	counts := []uint64{h.nEnt, h.nRel, h.nTri, h.dups, h.entBytes, h.relBytes, h.entSlots, h.relSlots,
+		h.normGroups, h.normIDs, h.normSlots, h.nAlias, h.aliasBytes, h.aliasGroups, h.aliasIDs, h.aliasSlots}
+	sizes, total := h.sectionSizes()
 	err := atomicfile.Write(out, 0o644, func(w io.Writer) error {
 		cw := &crcWriter{w: w, buf: make([]byte, 0, 1<<20)}
 		tick := func() error {
@@ -36,18 +30,18 @@ func (b *extBuild) write(out string) (int64, error) {
 			b.progress("write", cw.n, int64(total))
 			return nil
 		}
-		var h [headerSize]byte
-		copy(h[:], snapshotMagic)
+		var hb [headerSize]byte
+		copy(hb[:], snapshotMagic)
 		le := binary.LittleEndian
-		le.PutUint32(h[6:], SnapshotVersion)
+		le.PutUint32(hb[6:], SnapshotVersion)
 		for i, v := range counts {
-			le.PutUint64(h[16+8*i:], uint64(v))
+			le.PutUint64(hb[16+8*i:], v)
 		}
-		cw.bytes(h[:])
+		cw.bytes(hb[:])
 		files := [][]string{
 			{b.entOff, b.entBlob, b.entSlots, b.relOff, b.relBlob, b.relSlots},
 			{b.outOff},
-			{b.inOff, b.inIdx, b.normSlots, b.normOff, b.normIDs},
+			append([]string{b.inOff, b.inIdx, b.normSlots, b.normOff, b.normIDs}, b.aliases.files...),
 		}
 		section := 0
 		copyFiles := func(names []string) error {
@@ -82,7 +76,7 @@ func (b *extBuild) write(out string) (int64, error) {
 		if err := copyFiles(files[2]); err != nil {
 			return err
 		}
-		if uint64(cw.n)+4 != total {
+		if uint64(cw.n)+4 != total || section != len(sizes) {
 			return fmt.Errorf("build: wrote %d bytes, the header promises %d: %w", cw.n+4, total, errScratch)
 		}
 		cw.u32Raw(cw.crc)
@@ -209,14 +203,10 @@ func (b *extBuild) outIdx(cw *crcWriter, tick func() error) error {
 }
 
 // words appends uint32s as little-endian bytes, without padding.
-func (c *crcWriter) words(w []uint32) {
-	if littleEndian() {
-		c.bytes(wordView(w))
-		return
-	}
-	var b [4]byte
-	for _, v := range w {
-		binary.LittleEndian.PutUint32(b[:], v)
-		c.bytes(b[:])
-	}
+func (c *crcWriter) words(w []uint32) { writeWords(c, w) }
+
+// Write makes a crcWriter an io.Writer; errors stay in c.err.
+func (c *crcWriter) Write(p []byte) (int, error) {
+	c.bytes(p)
+	return len(p), c.err
 }

@@ -274,8 +274,9 @@ func scanFreebase(ctx context.Context, r io.Reader, file string, st *FreebaseSta
 // memLabels holds a dump's names in memory, for readFreebase.
 type memLabels struct {
 	best    map[string]labelChoice
-	carrier map[labelKey]int // name literal -> entities carrying it
-	seen    map[[2]string]bool
+	carrier map[labelKey]int    // name literal -> entities carrying it
+	seen    map[[2]string]bool  // (machine id, tag and literal) counted
+	all     map[string][]string // machine id -> its names and aliases
 }
 
 type labelKey struct {
@@ -288,13 +289,13 @@ type labelChoice struct {
 	tagged bool
 }
 
-func (m *memLabels) add(mid, lit []byte, tagged bool) {
-	k := labelKey{string(lit), tagged}
-	tag := "p"
-	if tagged {
-		tag = "e"
+func (m *memLabels) add(mid, lit []byte, tagged, alias bool) {
+	m.all[string(mid)] = append(m.all[string(mid)], string(lit))
+	if alias {
+		return
 	}
-	pair := [2]string{string(mid), tag + k.lit}
+	k := labelKey{string(lit), tagged}
+	pair := [2]string{string(mid), string(tagByte(tagged)) + k.lit}
 	if !m.seen[pair] {
 		m.seen[pair] = true
 		m.carrier[k]++
@@ -313,6 +314,26 @@ func (m *memLabels) label(mid []byte) ([]byte, uint32, bool) {
 	return []byte(b.name), uint32(m.carrier[labelKey{b.name, b.tagged}]), true
 }
 
+// freebaseAliases calls add with the aliases of the term with key key,
+// named shown: its machine id when it has a name of its own, and its
+// names and common.topic.alias values other than that name.
+func freebaseAliases(key, shown []byte, lits func(yield func(lit []byte) error) error, add func(alias []byte) error) error {
+	if !IsFreebaseID(bytesView(key)) {
+		return nil
+	}
+	if !bytes.Equal(key, shown) {
+		if err := add(key); err != nil {
+			return err
+		}
+	}
+	return lits(func(lit []byte) error {
+		if len(bytes.TrimSpace(lit)) == 0 || bytes.Equal(lit, shown) {
+			return nil
+		}
+		return add(lit)
+	})
+}
+
 // readFreebase reads a Freebase dump into memory (see FormatFreebase):
 // the edges with term keys first, then each key is given its name and the
 // triples are added again by name, in order, so that terms ending with
@@ -321,14 +342,12 @@ func (m *memLabels) label(mid []byte) ([]byte, uint32, bool) {
 func readFreebase(ctx context.Context, r io.Reader, file string) (*Graph, *FreebaseStats, error) {
 	st := &FreebaseStats{}
 	raw := NewBuilder()
-	labels := &memLabels{best: map[string]labelChoice{}, carrier: map[labelKey]int{}, seen: map[[2]string]bool{}}
+	labels := &memLabels{best: map[string]labelChoice{}, carrier: map[labelKey]int{}, seen: map[[2]string]bool{}, all: map[string][]string{}}
 	err := scanFreebase(ctx, r, file, st, func(h, rel, t []byte) error {
 		raw.addBytes(h, rel, t)
 		return nil
 	}, func(mid, lit []byte, tagged, alias bool) error {
-		if !alias {
-			labels.add(mid, lit, tagged)
-		}
+		labels.add(mid, lit, tagged, alias)
 		return nil
 	})
 	if err != nil {
@@ -354,6 +373,24 @@ func readFreebase(ctx context.Context, r io.Reader, file string) (*Graph, *Freeb
 		return nil, st, wrapBuildErr(file, err)
 	}
 	g.dups += rg.dups
+	var entries []aliasEntry
+	for i, shown := range names {
+		key := rg.EntityName(int32(i))
+		id, _ := g.ents.lookup(shown)
+		lits := func(yield func([]byte) error) error {
+			for _, l := range labels.all[key] {
+				if err := yield([]byte(l)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		freebaseAliases(stringBytes(key), stringBytes(shown), lits, func(alias []byte) error {
+			entries = append(entries, aliasEntry{id, string(alias)})
+			return nil
+		})
+	}
+	g.alias = newAliasIndex(entries)
 	return g, st, nil
 }
 

@@ -115,8 +115,44 @@ func TestFreebaseFilter(t *testing.T) {
 	if _, ok := g.Entity("Lonely"); ok {
 		t.Error("a name without an edge became an entity")
 	}
-	if ids := g.EntitiesByNorm("paris"); len(ids) != 0 {
-		t.Errorf("namesakes are found by their plain name only through aliases: %v", ids)
+	// Aliases, as the SPARQL backend finds entities: a named entity by its
+	// machine id, namesakes by their plain name, other names and
+	// common.topic.alias values; a snapshot keeps them.
+	dec, err := DecodeSnapshot(encode(t, g), "fb.kg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kg := range []*Graph{g, dec} {
+		id := func(name string) int32 {
+			i, ok := kg.ents.lookup(name)
+			if !ok {
+				t.Fatalf("no entity %q", name)
+			}
+			return i
+		}
+		paris := []int32{id("Paris (m.0paris1)"), id("Paris (m.0paris2)")}
+		for _, tc := range []struct {
+			name string
+			want int32 // -1: none
+		}{
+			{"m.0nolan", id("Christopher Nolan")},
+			{"Chris Nolan", id("Christopher Nolan")},
+			{"Leo", id("Leonardo DiCaprio")},
+			{"m.0perf1", id("m.0perf1")},
+			{"Paris", -1}, // two entities carry it
+			{"m.0noedge", -1},
+		} {
+			got, ok := kg.Entity(tc.name)
+			if tc.want < 0 && ok || tc.want >= 0 && (!ok || got != tc.want) {
+				t.Errorf("Entity(%q) = %d, %v; want %d", tc.name, got, ok, tc.want)
+			}
+		}
+		if got := kg.EntitiesByNorm("paris"); !slices.Equal(got, paris) {
+			t.Errorf("EntitiesByNorm(paris) = %v, want %v", got, paris)
+		}
+		if got := kg.EntitiesByNorm("chris-nolan"); !slices.Equal(got, []int32{id("Christopher Nolan")}) {
+			t.Errorf("EntitiesByNorm(chris-nolan) = %v", got)
+		}
 	}
 }
 

@@ -7,27 +7,28 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
-	"math/bits"
 	"unsafe"
 
 	"github.com/stem-kgqa/stem/atomicfile"
 )
 
-// Snapshot layout, version 2 (all integers little-endian). The file is a
-// 128-byte header followed by sections in a fixed order; every section
+// Snapshot layout, version 3 (all integers little-endian). The file is a
+// 160-byte header followed by sections in a fixed order; every section
 // starts at a multiple of 8 bytes and is padded with zero bytes to the next
 // multiple of 8, so that a loader can point int32 slices straight into a
 // memory mapping of the file.
 //
-//	header (128 bytes):
+//	header (160 bytes):
 //	  0   magic "STEMKG" (6 bytes)
 //	  6   version uint32 (SnapshotVersion)
 //	  10  6 zero bytes
 //	  16  nEnt, nRel, nTri, dups            uint64 each
 //	  48  entBytes, relBytes                 lengths of the name blobs
-//	  64  entSlots, relSlots                 sizes of the name hash indexes
+//	  64  entSlots, relSlots                 lengths of the name hash indexes
 //	  80  normGroups, normIDs, normSlots     the normalised-name index
-//	  104 24 zero bytes (reserved)
+//	  104 nAlias, aliasBytes                 the aliases
+//	  120 aliasGroups, aliasIDs, aliasSlots  their normalised-name index
+//	  144 16 zero bytes (reserved)
 //	sections:
 //	  entOff    (nEnt+1) x uint32   entity name i is entBlob[entOff[i]:entOff[i+1]]
 //	  entBlob   entBytes bytes
@@ -38,27 +39,33 @@ import (
 //	  inOff (nEnt+1), inIdx (nTri)    int32: triples by tail, rows by (rel, head)
 //	  normSlots normSlots x int32   hash of Normalize(name) -> group or -1
 //	  normOff   (normGroups+1) x int32, normIDs normIDs x int32: the groups
+//	  aliasOff  (nAlias+1) x uint32, aliasBlob aliasBytes bytes: the aliases
+//	  aliasEnt  nAlias x int32      the entity of each alias
+//	  aliasSlots, aliasOff2 (aliasGroups+1), aliasIDs: the aliases grouped
+//	            by Normalize, as normSlots, normOff and normIDs group names
 //	crc uint32   CRC-32C (Castagnoli) of every byte before it
 //
 // The hash indexes use FNV-1a 64 of the (normalised) name bytes, folded
-// (h ^ h>>32) and masked to the power-of-two table size, with linear
-// probing (see nameTable). The loader verifies the checksum, then checks
-// the structure in O(n): offsets monotone, ids in range, every adjacency
-// row holding its own entity's triples in strictly increasing (relation,
-// other end) order (which also rules out duplicate triples), every name
-// reachable from its hash slot and unique, the normalised groups
-// well-formed. So a damaged or hostile file fails to load with an error
-// naming it, and a loaded graph never indexes out of range later. (The
-// normalised index is checked for shape, not recomputed: that would cost
-// a Normalize per entity; a crafted file could at worst make
-// EntitiesByNorm miss.)
+// (h ^ h>>32), reduced to the range tableSize(keys) by multiplication,
+// with forward linear probing (see nameTable); the array may run past the
+// range by the keys that spill over its end. The loader verifies the
+// checksum, then checks the structure in O(n): offsets monotone, ids in
+// range, every adjacency row holding its own entity's triples in strictly
+// increasing (relation, other end) order (which also rules out duplicate
+// triples), every name reachable from its home slot and unique, the
+// normalised groups well-formed, aliases naming entities that exist. So a
+// damaged or hostile file fails to load with an error naming it, and a
+// loaded graph never indexes out of range later. (The normalised indexes
+// are checked for shape, not recomputed: that would cost a Normalize per
+// entity; a crafted file could at worst make EntitiesByNorm miss.)
 const (
 	snapshotMagic = "STEMKG"
 	// SnapshotVersion is the snapshot layout this build reads and writes.
-	// Version 1 (names as lengths plus blob, no stored indexes) is refused
-	// with a message to rebuild.
-	SnapshotVersion = 2
-	headerSize      = 128
+	// Versions 1 (names as lengths plus blob, no stored indexes) and 2
+	// (power-of-two hash indexes, no aliases) are refused with a message
+	// to rebuild.
+	SnapshotVersion = 3
+	headerSize      = 160
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -77,11 +84,15 @@ func WriteSnapshot(path string, g *Graph) error {
 
 // EncodeSnapshot writes g's snapshot to w. It streams, so the graph is not
 // duplicated in memory. A graph built in memory gets its normalised-name
-// index built here, so that loading the snapshot needs no build.
+// index built here, so that loading the snapshot needs no build. The
+// graph's tables are written as they are: built graphs have canonical
+// hash indexes (see canonicalSlots), and a loaded one re-encodes to the
+// bytes it was read from.
 func EncodeSnapshot(w io.Writer, g *Graph) error {
 	cw := &crcWriter{w: w, buf: make([]byte, 0, 256<<10)}
-	ents, rels := g.ents.orEmpty().canonical(), g.relTab.orEmpty().canonical()
-	norm := canonicalNorm(g.normIndex(), ents)
+	ents, rels := g.ents.orEmpty(), g.relTab.orEmpty()
+	norm := g.normIndex()
+	alias := g.alias.orEmpty()
 	nE, nR, nT := ents.len(), rels.len(), len(g.heads)
 	outOff, inOff := g.outOff, g.inOff
 	if len(outOff) != nE+1 || len(inOff) != nE+1 || len(g.outIdx) != nT || len(g.inIdx) != nT {
@@ -92,7 +103,8 @@ func EncodeSnapshot(w io.Writer, g *Graph) error {
 	le := binary.LittleEndian
 	le.PutUint32(h[6:], SnapshotVersion)
 	for i, v := range []int{nE, nR, nT, g.dups, len(ents.blob), len(rels.blob), len(ents.slots), len(rels.slots),
-		norm.groups(), len(norm.ids), len(norm.slots)} {
+		norm.groups(), len(norm.ids), len(norm.slots),
+		alias.len(), len(alias.tab.blob), alias.norm.groups(), len(alias.norm.ids), len(alias.norm.slots)} {
 		le.PutUint64(h[16+8*i:], uint64(v))
 	}
 	cw.bytes(h[:])
@@ -103,6 +115,12 @@ func EncodeSnapshot(w io.Writer, g *Graph) error {
 		cw.i32s(t.slots)
 	}
 	for _, col := range [][]int32{g.heads, g.rels, g.tails, outOff, g.outIdx, inOff, g.inIdx, norm.slots, norm.off, norm.ids} {
+		cw.i32s(col)
+	}
+	cw.u32s(alias.tab.off)
+	cw.bytes(alias.tab.blob)
+	cw.pad()
+	for _, col := range [][]int32{alias.ent, alias.norm.slots, alias.norm.off, alias.norm.ids} {
 		cw.i32s(col)
 	}
 	sum := cw.crc
@@ -204,6 +222,27 @@ func ReadSnapshot(path string) (*Graph, error) {
 // snapHeader is the decoded header: element counts of every section.
 type snapHeader struct {
 	nEnt, nRel, nTri, dups, entBytes, relBytes, entSlots, relSlots, normGroups, normIDs, normSlots uint64
+	nAlias, aliasBytes, aliasGroups, aliasIDs, aliasSlots                                          uint64
+}
+
+// sectionSizes returns the byte length of every section, in file order,
+// and the file's total length; h's counts must be bounded (below 2^33) so
+// that the sums cannot overflow.
+func (h *snapHeader) sectionSizes() ([]uint64, uint64) {
+	sizes := []uint64{
+		4 * (h.nEnt + 1), h.entBytes, 4 * h.entSlots,
+		4 * (h.nRel + 1), h.relBytes, 4 * h.relSlots,
+		4 * h.nTri, 4 * h.nTri, 4 * h.nTri,
+		4 * (h.nEnt + 1), 4 * h.nTri, 4 * (h.nEnt + 1), 4 * h.nTri,
+		4 * h.normSlots, 4 * (h.normGroups + 1), 4 * h.normIDs,
+		4 * (h.nAlias + 1), h.aliasBytes, 4 * h.nAlias,
+		4 * h.aliasSlots, 4 * (h.aliasGroups + 1), 4 * h.aliasIDs,
+	}
+	total := uint64(headerSize)
+	for _, n := range sizes {
+		total += (n + 7) &^ 7
+	}
+	return sizes, total + 4
 }
 
 // DecodeSnapshot builds a graph from snapshot bytes; name labels errors.
@@ -251,44 +290,39 @@ func DecodeSnapshot(data []byte, name string) (*Graph, error) {
 	}
 	var h snapHeader
 	for i, p := range []*uint64{&h.nEnt, &h.nRel, &h.nTri, &h.dups, &h.entBytes, &h.relBytes, &h.entSlots, &h.relSlots,
-		&h.normGroups, &h.normIDs, &h.normSlots} {
+		&h.normGroups, &h.normIDs, &h.normSlots, &h.nAlias, &h.aliasBytes, &h.aliasGroups, &h.aliasIDs, &h.aliasSlots} {
 		*p = le.Uint64(data[16+8*i:])
 	}
-	if h.nEnt > maxID || h.nRel > maxID || h.nTri > maxID || h.dups > maxID {
-		return nil, corrupt("counts out of range (%d entities, %d relations, %d triples, %d duplicates)", h.nEnt, h.nRel, h.nTri, h.dups)
+	if h.nEnt > maxID || h.nRel > maxID || h.nTri > maxID || h.dups > maxID || h.nAlias > maxID {
+		return nil, corrupt("counts out of range (%d entities, %d relations, %d triples, %d duplicates, %d aliases)", h.nEnt, h.nRel, h.nTri, h.dups, h.nAlias)
 	}
-	if h.entBytes > uint64(len(data)) || h.relBytes > uint64(len(data)) || h.entBytes > math.MaxUint32 || h.relBytes > math.MaxUint32 {
-		return nil, corrupt("name blob lengths (%d, %d) exceed the file size %d", h.entBytes, h.relBytes, len(data))
+	for _, n := range []uint64{h.entBytes, h.relBytes, h.aliasBytes} {
+		if n > uint64(len(data)) || n > math.MaxUint32 {
+			return nil, corrupt("name blob lengths (%d, %d, %d) exceed the file size %d", h.entBytes, h.relBytes, h.aliasBytes, len(data))
+		}
 	}
 	if h.normGroups > h.nEnt || h.normIDs > h.nEnt {
 		return nil, corrupt("normalised index of %d groups and %d ids for %d entities", h.normGroups, h.normIDs, h.nEnt)
 	}
+	if h.aliasGroups > h.nAlias || h.aliasIDs > h.nAlias {
+		return nil, corrupt("alias index of %d groups and %d ids for %d aliases", h.aliasGroups, h.aliasIDs, h.nAlias)
+	}
 	for _, c := range []struct {
 		what     string
 		slots, n uint64
-	}{{"entity", h.entSlots, h.nEnt}, {"relation", h.relSlots, h.nRel}, {"normalised-name", h.normSlots, h.normGroups}} {
-		if bits.OnesCount64(c.slots) != 1 || c.slots <= c.n || c.slots > 1<<32 {
-			return nil, corrupt("%s hash index of %d slots for %d keys (want a power of two above the key count)", c.what, c.slots, c.n)
+	}{{"entity", h.entSlots, h.nEnt}, {"relation", h.relSlots, h.nRel}, {"normalised-name", h.normSlots, h.normGroups},
+		{"alias", h.aliasSlots, h.aliasGroups}} {
+		if lo := uint64(tableSize(int(c.n))); c.slots < lo || c.slots > lo+c.n {
+			return nil, corrupt("%s hash index of %d slots for %d keys (want %d to %d)", c.what, c.slots, c.n, lo, lo+c.n)
 		}
 	}
-	if !bytesZero(data[10:16]) || !bytesZero(data[104:headerSize]) {
+	if !bytesZero(data[10:16]) || !bytesZero(data[144:headerSize]) {
 		return nil, corrupt("reserved header bytes are not zero")
 	}
 	// Section sizes in bytes, in file order; all are bounded above by the
-	// checks so far (counts < 2^31, slots <= 2^32), so uint64 sums cannot
+	// checks so far (counts < 2^31, slots < 2^32), so uint64 sums cannot
 	// overflow.
-	sizes := []uint64{
-		4 * (h.nEnt + 1), h.entBytes, 4 * h.entSlots,
-		4 * (h.nRel + 1), h.relBytes, 4 * h.relSlots,
-		4 * h.nTri, 4 * h.nTri, 4 * h.nTri,
-		4 * (h.nEnt + 1), 4 * h.nTri, 4 * (h.nEnt + 1), 4 * h.nTri,
-		4 * h.normSlots, 4 * (h.normGroups + 1), 4 * h.normIDs,
-	}
-	want := uint64(headerSize)
-	for _, n := range sizes {
-		want += (n + 7) &^ 7
-	}
-	want += 4
+	sizes, want := h.sectionSizes()
 	if uint64(len(data)) < want {
 		return nil, corrupt("truncated: %d bytes, the header promises %d", len(data), want)
 	}
@@ -326,6 +360,8 @@ func DecodeSnapshot(data []byte, name string) (*Graph, error) {
 	g.heads, g.rels, g.tails = i32view(sec[6]), i32view(sec[7]), i32view(sec[8])
 	g.outOff, g.outIdx, g.inOff, g.inIdx = i32view(sec[9]), i32view(sec[10]), i32view(sec[11]), i32view(sec[12])
 	norm := normIndex{slots: i32view(sec[13]), off: i32view(sec[14]), ids: i32view(sec[15])}
+	alias := aliasIndex{tab: nameTable{off: u32view(sec[16]), blob: sec[17]}, ent: i32view(sec[18]),
+		norm: normIndex{slots: i32view(sec[19]), off: i32view(sec[20]), ids: i32view(sec[21])}}
 
 	// The checks read every section once; names and the normalised index
 	// on one core, the columns and adjacency on another.
@@ -333,7 +369,9 @@ func DecodeSnapshot(data []byte, name string) (*Graph, error) {
 	wait := goIfLarge(int(h.nEnt+h.nTri), func() {
 		if nameErr = checkNames(&g.ents, "entity"); nameErr == nil {
 			if nameErr = checkNames(&g.relTab, "relation"); nameErr == nil {
-				nameErr = checkNorm(&norm, int(h.nEnt))
+				if nameErr = checkNorm(&norm, int(h.nEnt)); nameErr == nil {
+					nameErr = checkAliases(&alias, int(h.nEnt))
+				}
 			}
 		}
 	})
@@ -346,6 +384,7 @@ func DecodeSnapshot(data []byte, name string) (*Graph, error) {
 		return nil, corrupt("%v", err)
 	}
 	g.norm = norm
+	g.alias = alias
 	return g, nil
 }
 
@@ -382,11 +421,9 @@ func u32view(b []byte) []uint32 {
 	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
 }
 
-// checkNames verifies a stored name table: non-empty names tiling the
-// blob, and a hash index holding every id exactly once, each reachable
-// from its home slot without crossing an empty slot, with no two equal
-// names (so Entity(EntityName(id)) == id for every id).
-func checkNames(t *nameTable, what string) error {
+// checkOffsets verifies that a table's offsets tile its blob with
+// non-empty names.
+func checkOffsets(t *nameTable, what string) error {
 	n := len(t.off) - 1
 	if t.off[0] != 0 || int(t.off[n]) != len(t.blob) {
 		return fmt.Errorf("%s name offsets do not span their blob", what)
@@ -396,14 +433,27 @@ func checkNames(t *nameTable, what string) error {
 			return fmt.Errorf("%s %d has an empty name (or offsets go backwards)", what, i)
 		}
 	}
+	return nil
+}
+
+// checkNames verifies a stored name table: non-empty names tiling the
+// blob, and a hash index holding every id exactly once, each at or after
+// its home slot with no empty slot between, with no two equal names (so
+// Entity(EntityName(id)) == id for every id).
+func checkNames(t *nameTable, what string) error {
+	if err := checkOffsets(t, what); err != nil {
+		return err
+	}
+	n := len(t.off) - 1
 	seen := make([]uint64, (n+63)/64)
-	count := 0
-	mask := len(t.slots) - 1
+	size := tableSize(n)
+	lastEmpty := -1
 	for i, id := range t.slots {
 		if id < 0 {
 			if id != -1 {
 				return fmt.Errorf("%s hash slot %d holds %d", what, i, id)
 			}
+			lastEmpty = i
 			continue
 		}
 		if int(id) >= n {
@@ -413,28 +463,41 @@ func checkNames(t *nameTable, what string) error {
 			return fmt.Errorf("%s %d is in the hash index twice", what, id)
 		}
 		seen[id/64] |= 1 << (id % 64)
-		count++
-	}
-	if count != n {
-		return fmt.Errorf("%s hash index holds %d of %d names", what, count, n)
-	}
-	// Every slot now holds -1 or a valid id, so names can be read.
-	for i, id := range t.slots {
-		if id < 0 {
-			continue
-		}
 		s := t.name(id)
-		for j := home(hashName(s), mask); j != i; j = (j + 1) & mask {
-			other := t.slots[j]
-			if other < 0 {
-				return fmt.Errorf("%s %d is not reachable from its hash slot", what, id)
-			}
-			if t.name(other) == s {
+		h := homeIn(hashName(s), size)
+		if h > i || lastEmpty >= h {
+			return fmt.Errorf("%s %d is not reachable from its hash slot", what, id)
+		}
+		// The slots from its home on hold valid ids already checked.
+		for j := h; j < i; j++ {
+			if t.name(t.slots[j]) == s {
 				return fmt.Errorf("%s name %q appears twice", what, s)
 			}
 		}
 	}
+	for _, w := range seen[:n/64] {
+		if w != ^uint64(0) {
+			return fmt.Errorf("%s hash index misses names", what)
+		}
+	}
+	if r := n % 64; r > 0 && seen[n/64] != 1<<r-1 {
+		return fmt.Errorf("%s hash index misses names", what)
+	}
 	return nil
+}
+
+// checkAliases verifies the aliases: names tiling their blob, entities in
+// range, and their normalised index's shape.
+func checkAliases(x *aliasIndex, nEnt int) error {
+	if err := checkOffsets(&x.tab, "alias"); err != nil {
+		return err
+	}
+	for i, e := range x.ent {
+		if uint32(e) >= uint32(nEnt) {
+			return fmt.Errorf("alias %d names entity %d, out of range [0, %d)", i, e, nEnt)
+		}
+	}
+	return checkNorm(&x.norm, x.tab.len())
 }
 
 // checkNorm verifies the shape of the normalised-name index: non-empty
