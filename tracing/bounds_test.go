@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stem-kgqa/stem/kg"
@@ -87,5 +88,62 @@ func TestBreadthBounds(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The search budget applies at every step alike: a step whose edges would
+// pass MaxScan is not taken, and the edges kept past MaxKeep are dropped,
+// worst first; either way the result says so.
+func TestSearchBudget(t *testing.T) {
+	g := hubGraph(t)
+	enc := wordvec.New(nil, wordvec.Options{})
+	req := Request{Graphs: []schema.Graph{schema.Path("sven", "people.person.nationality", "location.country.official_language")},
+		Strategy: schema.Breadth, Mentions: []string{"sven"}}
+	for _, tc := range []struct {
+		name             string
+		maxScan, maxKeep int
+		answers          int
+		hit              bool
+	}{
+		{"no bound", 0, 0, 266, false},
+		{"within the budget", 1000, 1000, 266, false},
+		// sven's one edge, then norway's 311: 312 edges scored.
+		{"the hub step is not taken", 311, 0, 0, true},
+		{"exactly enough", 312, 0, 266, false},
+		// nationality, then the 10 languages (tied at the best) before
+		// any place.
+		{"keep the best", 0, 11, 10, true},
+		{"keep fewer than the ties", 0, 6, 5, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.MaxScan, cfg.MaxKeep = tc.maxScan, tc.maxKeep
+			tr, err := New(g, enc, nil, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := mustTrace(t, tr, req)
+			if len(res.Answers) != tc.answers {
+				t.Errorf("%d answers, want %d", len(res.Answers), tc.answers)
+			}
+			for _, a := range res.Answers {
+				if tc.maxKeep > 0 && tc.maxKeep <= 11 && a.Name[:8] != "language" {
+					t.Errorf("kept %q before a language", a.Name)
+				}
+			}
+			hit := false
+			for _, p := range res.Problems {
+				hit = hit || strings.Contains(p, "search budget reached in 1 of 1 searches")
+			}
+			if hit != tc.hit {
+				t.Errorf("budget problem reported: %v, want %v (problems %q)", hit, tc.hit, res.Problems)
+			}
+			if res.Unbacked != 0 {
+				t.Errorf("%d unbacked", res.Unbacked)
+			}
+		})
+	}
+	if _, err := New(g, enc, nil, Config{MaxScan: -1}); err == nil {
+		t.Error("a negative budget was accepted")
 	}
 }

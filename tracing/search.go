@@ -26,6 +26,7 @@ type runOut struct {
 	matches []Match
 	answers map[int32]Answer // answer entity -> best (S, Reversed) that bound it
 	bound   []bool           // schema nodes bound at least once
+	spent   budget           // what the search used of its budget
 }
 
 // run is the state of one search: the bindings and used edges of the
@@ -136,6 +137,9 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 	x := r.bind[n]
 	fixed := r.bind[m]
 	out, in := g.Out(x), g.In(x)
+	if !r.out.spent.scan(r.t.cfg.MaxScan, len(out)+len(in)) {
+		return S, nil
+	}
 	cands := r.bufs[depth][:0]
 	if n := len(out) + len(in); cap(cands) < n {
 		// One allocation at a hub's size, not a chain of doublings.
@@ -205,7 +209,7 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 			}
 		}
 	}
-	sel := r.selectCands(cands)
+	sel := r.out.spent.keep(r.t.cfg.MaxKeep, r.selectCands(cands))
 	best := float32(math.Inf(-1))
 	for _, c := range sel {
 		S2 := S + c.score
