@@ -2,6 +2,7 @@ package kg
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"time"
 
 	"github.com/stem-kgqa/stem/internal/extsort"
 )
@@ -60,6 +62,14 @@ type BuildStats struct {
 	Bytes int64
 	// Freebase is what the Freebase filter did (FormatFreebase only).
 	Freebase *FreebaseStats
+	// Phases is how long each phase took, in order.
+	Phases []PhaseTime
+}
+
+// PhaseTime is how long one phase of a build took.
+type PhaseTime struct {
+	Phase   string
+	Seconds float64
 }
 
 // BuildSnapshot reads the KG file in (any text format Load reads, gzip or
@@ -114,6 +124,10 @@ type extBuild struct {
 	cur        int64     // triples in the current run
 	n          int64     // triples read
 	tlw        [12]byte
+	lastHead   []byte // the previous triple's head and its local id
+	lastH      int32
+	phases     []PhaseTime
+	phaseStart time.Time
 
 	nE, nR             int
 	entBytes, relBytes int64
@@ -155,8 +169,20 @@ const (
 )
 
 func (b *extBuild) progress(phase string, done, total int64) {
+	if n := len(b.phases); n == 0 || b.phases[n-1].Phase != phase {
+		b.endPhase()
+		b.phases = append(b.phases, PhaseTime{Phase: phase})
+		b.phaseStart = time.Now()
+	}
 	if b.opts.Progress != nil {
 		b.opts.Progress(BuildProgress{Phase: phase, Done: done, Total: total})
+	}
+}
+
+// endPhase records how long the current phase took.
+func (b *extBuild) endPhase() {
+	if n := len(b.phases); n > 0 {
+		b.phases[n-1].Seconds = time.Since(b.phaseStart).Seconds()
 	}
 }
 
@@ -180,8 +206,9 @@ func (b *extBuild) run(in, out string) (BuildStats, error) {
 	if err != nil {
 		return BuildStats{}, err
 	}
+	b.endPhase()
 	st := BuildStats{Input: b.n, Entities: b.nE, Relations: b.nR, Triples: int(b.n) - b.ndrop, Duplicates: b.ndrop,
-		Runs: len(b.runTri), Bytes: size}
+		Runs: len(b.runTri), Bytes: size, Phases: b.phases}
 	if b.freebase {
 		st.Freebase = &b.fb
 	}
@@ -225,7 +252,11 @@ func (b *extBuild) read(in string) error {
 		return err
 	}
 	if compressed {
-		br = bufio.NewReaderSize(r, 256<<10)
+		// Decompressing takes about as long as the rest of reading: it
+		// runs ahead on another core.
+		pr := newPrefetcher(r)
+		defer pr.close()
+		br = bufio.NewReaderSize(pr, 256<<10)
 	}
 	format := b.opts.Format
 	if format == "" || format == FormatAuto {
@@ -247,10 +278,10 @@ func (b *extBuild) read(in string) error {
 		err = scanNTriples(b.ctx, br, in, emit)
 	case FormatFreebase:
 		b.freebase = true
-		if b.labels, err = newPartSet(b.dir, "labels", dictPartBits); err != nil {
+		if b.labels, err = newPartSet(b.dir, "labels", dictPartBits, 4<<20); err != nil {
 			return err
 		}
-		if b.labelsByMid, err = newPartSet(b.dir, "labels-by-id", dictPartBits); err != nil {
+		if b.labelsByMid, err = newPartSet(b.dir, "labels-by-id", dictPartBits, 4<<20); err != nil {
 			return err
 		}
 		err = scanFreebase(b.ctx, br, in, &b.fb, emit, b.addLabel)
@@ -284,7 +315,13 @@ func (b *extBuild) add(h, r, t []byte) error {
 	case b.n >= maxID:
 		return fmt.Errorf("build %s: triple %d: %w", b.in, b.n+1, ErrTooLarge)
 	}
-	lh := b.ents.tab.intern(bytesView(h))
+	// Dumps list a subject's triples together (Freebase's, kg synth's):
+	// the head of the last triple is often this one's.
+	lh := b.lastH
+	if !bytes.Equal(h, b.lastHead) {
+		lh = b.ents.tab.intern(bytesView(h))
+		b.lastHead, b.lastH = append(b.lastHead[:0], h...), lh
+	}
 	lr := b.rels.tab.intern(bytesView(r))
 	lt := b.ents.tab.intern(bytesView(t))
 	le := binary.LittleEndian
@@ -316,6 +353,7 @@ func (b *extBuild) flushRun() error {
 	}
 	b.runTri = append(b.runTri, b.cur)
 	b.cur = 0
+	b.lastHead = b.lastHead[:0] // local ids start over
 	return nil
 }
 
@@ -392,7 +430,8 @@ func (b *extBuild) nameSections(d *extDict, n int, ents bool) (blobBytes int64, 
 		return 0, "", "", "", err
 	}
 	size := tableSize(n)
-	slots := extsort.New(b.dir, 2, 2, int64(sortShare*float64(b.mem)))
+	// eachName holds one run's names at a time beside the sorter.
+	slots := extsort.New(b.dir, 2, 2, max(int64(sortShare*float64(b.mem))-d.runBytes(), b.mem/20))
 	defer slots.Close()
 	var norm *partSet
 	if ents {
@@ -402,7 +441,7 @@ func (b *extBuild) nameSections(d *extDict, n int, ents bool) (blobBytes int64, 
 		for est := float64(n) * 40; est > partShare*float64(b.mem)*float64(int(1)<<bits) && bits < 12; {
 			bits++
 		}
-		if norm, err = newPartSet(b.dir, "norm", bits); err != nil {
+		if norm, err = newPartSet(b.dir, "norm", bits, int64(0.05*float64(b.mem))); err != nil {
 			return 0, "", "", "", err
 		}
 	}
@@ -441,7 +480,7 @@ func (b *extBuild) nameSections(d *extDict, n int, ents bool) (blobBytes int64, 
 		if norm != nil {
 			nbuf = appendNormalize(nbuf[:0], bytesView(name))
 			if len(nbuf) > 0 {
-				return norm.add(hashName(bytesView(nbuf)), nbuf, nil, uint32(id), 0)
+				return norm.add(internHash(bytesView(nbuf)), nbuf, nil, uint32(id), 0)
 			}
 		}
 		return nil

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // randomKG writes a TSV KG of about n triples with hubs, duplicates,
@@ -149,3 +152,32 @@ func TestBuildSnapshotFormats(t *testing.T) {
 		}
 	}
 }
+
+// The prefetcher hands back every byte in order, whatever the read sizes,
+// and its error at the end.
+func TestPrefetcher(t *testing.T) {
+	data := make([]byte, 3*prefetchBlock+12345)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	for _, size := range []int{1, 1000, prefetchBlock, 3 * prefetchBlock} {
+		p := newPrefetcher(bytes.NewReader(data))
+		got, err := io.ReadAll(struct{ io.Reader }{readSized{p, size}})
+		p.close()
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("reads of %d: %d bytes, err %v", size, len(got), err)
+		}
+	}
+	p := newPrefetcher(iotest.ErrReader(errors.New("disk on fire")))
+	if _, err := io.ReadAll(p); err == nil || err.Error() != "disk on fire" {
+		t.Errorf("error %v, want the reader's", err)
+	}
+	p.close()
+}
+
+type readSized struct {
+	r    io.Reader
+	size int
+}
+
+func (r readSized) Read(b []byte) (int, error) { return r.r.Read(b[:min(len(b), r.size)]) }

@@ -27,10 +27,13 @@ type partSet struct {
 // are read together whatever the memory.
 const splitDepth = 6
 
-func newPartSet(dir, prefix string, bits int) (*partSet, error) {
+// newPartSet creates 2^bits partitions whose write buffers share about
+// mem bytes (4 KiB to 64 KiB each).
+func newPartSet(dir, prefix string, bits int, mem int64) (*partSet, error) {
 	ps := &partSet{dir: dir, prefix: prefix, bits: bits, files: make([]*tempFile, 1<<bits)}
+	buf := int(min(max(mem>>bits, 4<<10), 64<<10))
 	for p := range ps.files {
-		f, err := createTempSize(dir, fmt.Sprintf("%s-part-%d", prefix, p), 64<<10)
+		f, err := createTempSize(dir, fmt.Sprintf("%s-part-%d", prefix, p), buf)
 		if err != nil {
 			return nil, err
 		}
@@ -39,7 +42,7 @@ func newPartSet(dir, prefix string, bits int) (*partSet, error) {
 	return ps, nil
 }
 
-// add spills one record; h must be hashName(key).
+// add spills one record; h must be internHash(key).
 func (ps *partSet) add(h uint64, key, extra []byte, a, b uint32) error {
 	return writeRec(ps.files[h&(1<<ps.bits-1)], key, extra, a, b)
 }
@@ -115,7 +118,7 @@ func (ps *partSet) split(name string, shift, depth int, mem int64, visit func([]
 		subs[i] = f
 	}
 	err := readRecs(name, func(key, extra []byte, a, b uint32) error {
-		return writeRec(subs[(hashName(bytesView(key))>>shift)%ways], key, extra, a, b)
+		return writeRec(subs[(internHash(bytesView(key))>>shift)%ways], key, extra, a, b)
 	})
 	if err != nil {
 		return err
@@ -233,7 +236,8 @@ func newExtDict(what, dir string) *extDict {
 // its next appends and rehash may need.
 func (d *extDict) bytes() int64 {
 	t := &d.tab
-	return int64(len(t.blob))*5/4 + int64(len(t.off))*5 + int64(len(t.slots))*8
+	// A rehash holds the old slots and the new, twice as many, at once.
+	return int64(len(t.blob))*5/4 + int64(len(t.off))*5 + int64(len(t.slots))*12
 }
 
 // spilled reports whether any run was written to disk.
@@ -244,14 +248,14 @@ func (d *extDict) spilled() bool { return len(d.runs) > 0 }
 func (d *extDict) flush(run int) error {
 	if d.parts == nil {
 		var err error
-		if d.parts, err = newPartSet(d.dir, d.what, dictPartBits); err != nil {
+		if d.parts, err = newPartSet(d.dir, d.what, dictPartBits, 4<<20); err != nil {
 			return err
 		}
 	}
 	n := d.tab.len()
 	for l := 0; l < n; l++ {
 		name := d.tab.name(int32(l))
-		if err := d.parts.add(hashName(name), stringBytes(name), nil, uint32(run), uint32(l)); err != nil {
+		if err := d.parts.add(internHash(name), stringBytes(name), nil, uint32(run), uint32(l)); err != nil {
 			return err
 		}
 	}
@@ -421,6 +425,18 @@ func (d *extDict) runMap(j int, buf []int32) ([]int32, error) {
 		}
 	}
 	return m, nil
+}
+
+// runBytes returns the most memory eachName holds for one run: its
+// new-names file and a position per name.
+func (d *extDict) runBytes() int64 {
+	var most int64
+	for j, n := range d.runs {
+		if st, err := os.Stat(d.newName[j]); err == nil {
+			most = max(most, st.Size()+8*int64(n))
+		}
+	}
+	return most
 }
 
 // eachName calls visit with every name in id order: from the table when

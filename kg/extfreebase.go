@@ -26,9 +26,9 @@ import (
 func (b *extBuild) addLabel(mid, lit []byte, tagged, alias bool) error {
 	b.key = append(append(b.key[:0], tagByte(tagged)), lit...)
 	if alias {
-		return b.labelsByMid.add(hashName(bytesView(mid)), mid, b.key, 0, labelAlias)
+		return b.labelsByMid.add(internHash(bytesView(mid)), mid, b.key, 0, labelAlias)
 	}
-	return b.labels.add(hashName(bytesView(b.key)), b.key, mid, 0, 0)
+	return b.labels.add(internHash(bytesView(b.key)), b.key, mid, 0, 0)
 }
 
 // The kinds of labelsByMid's records (their second word).
@@ -85,7 +85,7 @@ func (b *extBuild) countLabels() error {
 					continue // the same entity twice
 				}
 				mid := stringBytes(mids.name(int32(sorted[k+1])))
-				if err := byMid.add(hashName(bytesView(mid)), mid, stringBytes(lits.name(int32(sorted[k]))), n, 0); err != nil {
+				if err := byMid.add(internHash(bytesView(mid)), mid, stringBytes(lits.name(int32(sorted[k]))), n, 0); err != nil {
 					return err
 				}
 			}
@@ -266,7 +266,7 @@ func (b *extBuild) aliasSections() error {
 	if err := off.u32(0); err != nil {
 		return err
 	}
-	norm, err := newPartSet(b.dir, "alias-norm", 0)
+	norm, err := newPartSet(b.dir, "alias-norm", 0, 1<<20)
 	if err != nil {
 		return err
 	}
@@ -322,7 +322,7 @@ func (b *extBuild) aliasSections() error {
 			}
 			nbuf = appendNormalize(nbuf[:0], bytesView(e.name))
 			if len(nbuf) > 0 {
-				if err := norm.add(hashName(bytesView(nbuf)), nbuf, nil, n, 0); err != nil {
+				if err := norm.add(internHash(bytesView(nbuf)), nbuf, nil, n, 0); err != nil {
 					return err
 				}
 			}
@@ -353,12 +353,12 @@ func (b *extBuild) mergeNamesakes() error {
 	for est := float64(b.ents.n) * 40; est > partShare*float64(b.mem)*float64(int(1)<<bits) && bits < 12; {
 		bits++
 	}
-	ps, err := newPartSet(b.dir, "display", bits)
+	ps, err := newPartSet(b.dir, "display", bits, int64(0.05*float64(b.mem)))
 	if err != nil {
 		return err
 	}
 	if err := b.ents.eachName(func(id int32, name []byte) error {
-		return ps.add(hashName(bytesView(name)), name, nil, uint32(id), 0)
+		return ps.add(internHash(bytesView(name)), name, nil, uint32(id), 0)
 	}); err != nil {
 		return err
 	}

@@ -49,3 +49,84 @@ func decompress(br *bufio.Reader, name string) (r io.Reader, compressed bool, er
 	}
 	return br, false, nil
 }
+
+// prefetcher reads r ahead on its own goroutine, a few blocks at a time,
+// so that decompression overlaps the reader's parsing.
+type prefetcher struct {
+	blocks chan prefetched
+	free   chan []byte // blocks to fill again; there are prefetchBlocks
+	blk    []byte      // the block being read from
+	cur    []byte      // its unread bytes
+	err    error
+	done   chan struct{}
+}
+
+type prefetched struct {
+	b   []byte
+	err error
+}
+
+const (
+	prefetchBlock  = 1 << 20
+	prefetchBlocks = 4
+)
+
+func newPrefetcher(r io.Reader) *prefetcher {
+	p := &prefetcher{blocks: make(chan prefetched, prefetchBlocks), free: make(chan []byte, prefetchBlocks), done: make(chan struct{})}
+	for range prefetchBlocks {
+		p.free <- make([]byte, prefetchBlock)
+	}
+	go func() {
+		defer close(p.blocks)
+		for {
+			var buf []byte
+			select {
+			case buf = <-p.free:
+			case <-p.done:
+				return
+			}
+			n, err := io.ReadFull(r, buf)
+			if err == io.ErrUnexpectedEOF {
+				err = io.EOF
+			}
+			select {
+			case p.blocks <- prefetched{buf[:n], err}:
+			case <-p.done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return p
+}
+
+func (p *prefetcher) Read(b []byte) (int, error) {
+	for len(p.cur) == 0 {
+		if p.blk != nil {
+			p.free <- p.blk[:cap(p.blk)] // never blocks: free holds every block
+			p.blk = nil
+		}
+		if p.err != nil {
+			return 0, p.err
+		}
+		blk, ok := <-p.blocks
+		if !ok {
+			return 0, io.EOF
+		}
+		p.blk, p.cur, p.err = blk.b, blk.b, blk.err
+	}
+	n := copy(b, p.cur)
+	p.cur = p.cur[n:]
+	return n, nil
+}
+
+// close stops the goroutine.
+func (p *prefetcher) close() {
+	select {
+	case <-p.done:
+	default:
+		close(p.done)
+	}
+}

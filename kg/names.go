@@ -1,6 +1,7 @@
 package kg
 
 import (
+	"hash/maphash"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -50,6 +51,14 @@ func hashName(s string) uint64 {
 	}
 	return h
 }
+
+// internSeed keys the hash of interning tables and build partitions:
+// they never leave the process, so they hash with the runtime's fast
+// hash (maphash) rather than the format's FNV, byte by byte.
+var internSeed = maphash.MakeSeed()
+
+// internHash is the hash of interning tables and build partitions.
+func internHash(s string) uint64 { return maphash.String(internSeed, s) }
 
 // home is the first slot an interning table of mask+1 slots probes for
 // hash h.
@@ -121,7 +130,7 @@ func (t *nameTable) lookup(s string) (int32, bool) {
 // find is lookup for a table being interned into.
 func (t *nameTable) find(s string) (int32, bool) {
 	mask := len(t.slots) - 1
-	for i := home(hashName(s), mask); ; i = (i + 1) & mask {
+	for i := home(internHash(s), mask); ; i = (i + 1) & mask {
 		id := t.slots[i]
 		if id < 0 {
 			return 0, false
@@ -137,8 +146,7 @@ func (t *nameTable) find(s string) (int32, bool) {
 // a load of 2/3, so probes always meet an empty slot.
 func (t *nameTable) intern(s string) int32 {
 	mask := len(t.slots) - 1
-	h := hashName(s)
-	i := home(h, mask)
+	i := home(internHash(s), mask)
 	for ; ; i = (i + 1) & mask {
 		id := t.slots[i]
 		if id < 0 {
@@ -164,7 +172,7 @@ func (t *nameTable) rehash(size int) {
 	t.slots = emptySlots(size)
 	mask := size - 1
 	for id := int32(0); int(id) < t.len(); id++ {
-		i := home(hashName(t.name(id)), mask)
+		i := home(internHash(t.name(id)), mask)
 		for t.slots[i] >= 0 {
 			i = (i + 1) & mask
 		}
@@ -226,8 +234,7 @@ func buildNormIndex(names *nameTable) normIndex {
 			continue
 		}
 		key := unsafe.String(&buf[0], len(buf))
-		h := hashName(key)
-		i := home(h, mask)
+		i := home(internHash(key), mask)
 		for ; slots[i] >= 0; i = (i + 1) & mask {
 			if normEqual(names.name(first[slots[i]]), key) {
 				break
@@ -239,7 +246,7 @@ func buildNormIndex(names *nameTable) normIndex {
 			slots[i] = g
 			first = append(first, id)
 			sizes = append(sizes, 0)
-			hashes = append(hashes, h)
+			hashes = append(hashes, hashName(key))
 		}
 		group[id] = g
 		sizes[g]++

@@ -91,9 +91,23 @@ func kgCommand() *cli.Command {
 						return err
 					}
 					secs := time.Since(start).Seconds()
-					fmt.Fprintf(c.App.Writer, "wrote %s: %d entities, %d relations, %d triples (%d duplicate lines dropped), %.1f bytes per triple, in %s (%.0f triples/s, %d runs), peak memory %s\n",
+					w := c.App.Writer
+					fmt.Fprintf(w, "wrote %s: %d entities, %d relations, %d triples (%d duplicate lines dropped), %.1f bytes per triple, in %s (%.0f triples/s, %d runs), peak memory %s\n",
 						out, st.Entities, st.Relations, st.Triples, st.Duplicates, float64(st.Bytes)/float64(max(st.Triples, 1)),
 						time.Since(start).Round(time.Millisecond), float64(st.Input)/secs, st.Runs, peakMemory())
+					var phases []string
+					for _, p := range st.Phases {
+						phases = append(phases, fmt.Sprintf("%s %.1fs", p.Phase, p.Seconds))
+					}
+					fmt.Fprintf(w, "phases: %s\n", strings.Join(phases, ", "))
+					if fb := st.Freebase; fb != nil {
+						fmt.Fprintf(w, "freebase: %d lines, %d kept by FilterEnglishTriplets' rules: %d edges, %d names, %d aliases; %d kept lines were not N-Triples and were skipped",
+							fb.Lines, fb.Kept, fb.Edges, fb.Names, fb.Aliases, fb.Unparsable)
+						if fb.FirstUnparsable != "" {
+							fmt.Fprintf(w, " (the first: %s)", fb.FirstUnparsable)
+						}
+						fmt.Fprintln(w)
+					}
 					return nil
 				},
 			},
