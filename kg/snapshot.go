@@ -49,13 +49,15 @@ import (
 // (h ^ h>>32), reduced to the range tableSize(keys) by multiplication,
 // with forward linear probing (see nameTable); the array may run past the
 // range by the keys that spill over its end. The loader verifies the
-// checksum, then checks the structure in O(n): offsets monotone, ids in
-// range, every adjacency row holding its own entity's triples in strictly
-// increasing (relation, other end) order (which also rules out duplicate
-// triples), every name reachable from its home slot and unique, the
-// normalised groups well-formed, aliases naming entities that exist. So a
-// damaged or hostile file fails to load with an error naming it, and a
-// loaded graph never indexes out of range later. (The normalised indexes
+// checksum and, beside it on another core, the structure in O(n): offsets
+// monotone, ids in range, every adjacency row holding its own entity's
+// triples in strictly increasing (relation, other end) order (which also
+// rules out duplicate triples), every name reachable from its home slot
+// and unique, the normalised groups well-formed, aliases naming entities
+// that exist. Rows and names are checked one by one up to 2M of them and
+// 262,144 of them, evenly spread, beyond (fullChecks), ids always. So a damaged or hostile
+// file fails to load with an error naming it, and a loaded graph never
+// indexes out of range later. (The normalised indexes
 // are checked for shape, not recomputed: that would cost a Normalize per
 // entity; a crafted file could at worst make EntitiesByNorm miss.)
 const (
@@ -329,11 +331,21 @@ func DecodeSnapshot(data []byte, name string) (*Graph, error) {
 	if uint64(len(data)) > want {
 		return nil, corrupt("%d trailing bytes after the checksum", uint64(len(data))-want)
 	}
-	if !crcOK() {
-		return nil, corrupt("checksum mismatch (stored %08x, computed %08x)",
+	// The checksum pass runs beside the structural checks (which are
+	// safe on any bytes); a mismatch is reported before what they find.
+	crcDone := make(chan bool, 1)
+	go func() { crcDone <- crcOK() }()
+	crcErr := func() error {
+		if <-crcDone {
+			return nil
+		}
+		return corrupt("checksum mismatch (stored %08x, computed %08x)",
 			le.Uint32(data[len(data)-4:]), crc32.Checksum(data[:len(data)-4], castagnoli))
 	}
 	if h.nTri == 0 {
+		if err := crcErr(); err != nil {
+			return nil, err
+		}
 		return nil, fmt.Errorf("%s: %w", name, ErrEmpty)
 	}
 	// Use the bytes in place when they are aligned little-endian ints;
@@ -377,6 +389,9 @@ func DecodeSnapshot(data []byte, name string) (*Graph, error) {
 	})
 	err := checkColumns(g)
 	wait()
+	if cerr := crcErr(); cerr != nil {
+		return nil, cerr
+	}
 	if nameErr != nil {
 		err = nameErr
 	}
@@ -445,43 +460,33 @@ func checkNames(t *nameTable, what string) error {
 		return err
 	}
 	n := len(t.off) - 1
-	seen := make([]uint64, (n+63)/64)
+	if err := checkPermutation(t.slots, n); err != nil {
+		return fmt.Errorf("%s %w", what, err)
+	}
+	// Every slot now holds -1 or a valid id.
 	size := tableSize(n)
 	lastEmpty := -1
+	every, next := checkEvery(len(t.slots)), 0
 	for i, id := range t.slots {
 		if id < 0 {
-			if id != -1 {
-				return fmt.Errorf("%s hash slot %d holds %d", what, i, id)
-			}
 			lastEmpty = i
 			continue
 		}
-		if int(id) >= n {
-			return fmt.Errorf("%s hash slot %d holds id %d, out of range [0, %d)", what, i, id, n)
+		if i < next {
+			continue
 		}
-		if seen[id/64]&(1<<(id%64)) != 0 {
-			return fmt.Errorf("%s %d is in the hash index twice", what, id)
-		}
-		seen[id/64] |= 1 << (id % 64)
+		next = i + every
 		s := t.name(id)
 		h := homeIn(hashName(s), size)
 		if h > i || lastEmpty >= h {
 			return fmt.Errorf("%s %d is not reachable from its hash slot", what, id)
 		}
-		// The slots from its home on hold valid ids already checked.
+		// The slots from its home on hold valid ids.
 		for j := h; j < i; j++ {
 			if t.name(t.slots[j]) == s {
 				return fmt.Errorf("%s name %q appears twice", what, s)
 			}
 		}
-	}
-	for _, w := range seen[:n/64] {
-		if w != ^uint64(0) {
-			return fmt.Errorf("%s hash index misses names", what)
-		}
-	}
-	if r := n % 64; r > 0 && seen[n/64] != 1<<r-1 {
-		return fmt.Errorf("%s hash index misses names", what)
 	}
 	return nil
 }
@@ -508,7 +513,12 @@ func checkNorm(x *normIndex, nEnt int) error {
 	if x.off[0] != 0 || int(x.off[groups]) != len(x.ids) {
 		return fmt.Errorf("normalised-name groups do not span their ids")
 	}
-	seen := make([]uint64, (nEnt+63)/64)
+	// Whether an entity is in two groups is a random access per id: above
+	// fullChecks, the ids are only checked to be in range and in order.
+	var seen []uint64
+	if nEnt <= fullChecks {
+		seen = make([]uint64, (nEnt+63)/64)
+	}
 	for grp := 0; grp < groups; grp++ {
 		a, b := x.off[grp], x.off[grp+1]
 		if a >= b || int(b) > len(x.ids) {
@@ -519,27 +529,69 @@ func checkNorm(x *normIndex, nEnt int) error {
 			if id <= prev || int(id) >= nEnt {
 				return fmt.Errorf("normalised-name group %d: id %d out of order or range", grp, id)
 			}
-			if seen[id/64]&(1<<(id%64)) != 0 {
-				return fmt.Errorf("entity %d is in two normalised-name groups", id)
+			if seen != nil {
+				if seen[id/64]&(1<<(id%64)) != 0 {
+					return fmt.Errorf("entity %d is in two normalised-name groups", id)
+				}
+				seen[id/64] |= 1 << (id % 64)
 			}
-			seen[id/64] |= 1 << (id % 64)
 			prev = id
 		}
 	}
-	gseen := make([]uint64, (groups+63)/64)
-	count := 0
-	for i, grp := range x.slots {
-		if grp == -1 {
+	if err := checkPermutation(x.slots, groups); err != nil {
+		return fmt.Errorf("normalised-name %w", err)
+	}
+	return nil
+}
+
+// checkPermutation checks that slots hold -1 or ids in [0, n), each of
+// the n once: with a bitmap up to fullChecks, above by their count and
+// the sums of the ids and of their squares (a sequential pass; a forged
+// index could pass it, but not a damaged one, and lookups stay in range).
+func checkPermutation(slots []int32, n int) error {
+	var seen []uint64
+	if n <= fullChecks {
+		seen = make([]uint64, (n+63)/64)
+	}
+	var count, sum, sq uint64
+	for i, id := range slots {
+		if id == -1 {
 			continue
 		}
-		if grp < 0 || int(grp) >= groups || gseen[grp/64]&(1<<(grp%64)) != 0 {
-			return fmt.Errorf("normalised-name hash slot %d holds %d", i, grp)
+		if id < 0 || int(id) >= n {
+			return fmt.Errorf("hash slot %d holds %d, out of range [0, %d)", i, id, n)
 		}
-		gseen[grp/64] |= 1 << (grp % 64)
+		if seen != nil {
+			if seen[id/64]&(1<<(id%64)) != 0 {
+				return fmt.Errorf("hash index holds %d twice", id)
+			}
+			seen[id/64] |= 1 << (id % 64)
+		}
 		count++
+		sum += uint64(id)
+		sq += uint64(id) * uint64(id)
 	}
-	if count != groups {
-		return fmt.Errorf("normalised-name hash index holds %d of %d groups", count, groups)
+	// Sums of 0..n-1 and of their squares, mod 2^64.
+	m := uint64(n)
+	wantSum, wantSq := m*(m-1)/2, uint64(0)
+	if m > 0 {
+		// (m-1)m(2m-1)/6, dividing before multiplying so that it is exact
+		// modulo 2^64.
+		a, b, c := m-1, m, 2*m-1
+		for _, d := range []uint64{2, 3} {
+			switch {
+			case a%d == 0:
+				a /= d
+			case b%d == 0:
+				b /= d
+			default:
+				c /= d
+			}
+		}
+		wantSq = a * b * c
+	}
+	if count != m || sum != wantSum || sq != wantSq {
+		return fmt.Errorf("hash index holds %d of %d keys (or some twice)", count, n)
 	}
 	return nil
 }
@@ -559,8 +611,9 @@ func checkColumns(g *Graph) error {
 		}
 	}
 	var inOK bool
-	wait := goIfLarge(len(g.heads), func() { inOK = checkCSR(g.inOff, g.inIdx, g.tails, g.rels, g.heads) })
-	outOK := checkCSR(g.outOff, g.outIdx, g.heads, g.rels, g.tails)
+	every := checkEvery(len(g.outOff))
+	wait := goIfLarge(len(g.heads), func() { inOK = checkCSR(g.inOff, g.inIdx, g.tails, g.rels, g.heads, every) })
+	outOK := checkCSR(g.outOff, g.outIdx, g.heads, g.rels, g.tails, every)
 	wait()
 	if !outOK {
 		return fmt.Errorf("out-adjacency does not match the triples (or a triple appears twice)")
@@ -578,9 +631,10 @@ func checkColumns(g *Graph) error {
 // exactly what a fresh build would give; and since every row entry has
 // key1 == its row and rows are strictly ordered, the rows are a
 // permutation of the triple ids.
-func checkCSR(off, idx, key1, key2, key3 []int32) bool {
+func checkCSR(off, idx, key1, key2, key3 []int32, every int) bool {
 	n := len(key1)
 	nE := len(off) - 1
+	next := 0 // the next row whose triples are checked
 	if off[0] != 0 || int(off[nE]) != n {
 		return false
 	}
@@ -589,6 +643,10 @@ func checkCSR(off, idx, key1, key2, key3 []int32) bool {
 		if start > end || int(end) > n {
 			return false
 		}
+		if int(e) != next {
+			continue
+		}
+		next += every
 		for k := start; k < end; k++ {
 			v := idx[k]
 			if uint32(v) >= uint32(n) || key1[v] != e {
@@ -602,5 +660,30 @@ func checkCSR(off, idx, key1, key2, key3 []int32) bool {
 			}
 		}
 	}
+	for _, v := range idx {
+		if uint32(v) >= uint32(n) {
+			return false
+		}
+	}
 	return true
+}
+
+// fullChecks is the size up to which the per-name and per-row checks
+// look at every name and row. They read the names and columns in hash
+// and adjacency order, a cache miss each, which at 100M triples is tens
+// of seconds; above it they look at sampledChecks of them, evenly spread,
+// and every id is still checked to be in range, so a loaded graph never
+// indexes out of range, and a file whose checksum holds but whose
+// structure was forged can at worst make a lookup miss.
+const (
+	fullChecks    = 1 << 21
+	sampledChecks = 1 << 18
+)
+
+// checkEvery returns the stride of the sampled checks over n items.
+func checkEvery(n int) int {
+	if n <= fullChecks {
+		return 1
+	}
+	return n / sampledChecks
 }

@@ -271,7 +271,7 @@ func TestSnapshotErrors(t *testing.T) {
 					return
 				}
 			}
-		}), ErrCorrupt, "relation hash index misses names"},
+		}), ErrCorrupt, "relation hash index holds 2 of 3 keys"},
 		{"name in the wrong slot", patch(good, func(d []byte) {
 			for k := 1; ; k++ { // move an entry one slot back, before its home
 				if v := u32At(d, secEntSlots, k); int32(v) >= 0 && int32(u32At(d, secEntSlots, k-1)) < 0 {
@@ -390,5 +390,25 @@ func TestWriteSnapshotEmpty(t *testing.T) {
 	err := WriteSnapshot(filepath.Join(t.TempDir(), "e.kg"), &Graph{outOff: []int32{0}, inOff: []int32{0}})
 	if !errors.Is(err, ErrEmpty) {
 		t.Errorf("err = %v, want ErrEmpty", err)
+	}
+}
+
+// Above fullChecks, a hash index's ids are checked by their count and
+// sums, without a bitmap: a permutation passes, a repeated id does not.
+func TestCheckPermutation(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 7, 100, fullChecks + 5} {
+		slots := emptySlots(n + n/4 + 1)
+		for i := 0; i < n; i++ {
+			slots[i] = int32(n - 1 - i)
+		}
+		if err := checkPermutation(slots, n); err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		if n >= 2 {
+			slots[0] = slots[1]
+			if err := checkPermutation(slots, n); err == nil {
+				t.Fatalf("n=%d: a repeated id passed", n)
+			}
+		}
 	}
 }
