@@ -26,6 +26,10 @@ const (
 type budget struct {
 	scanned, kept int
 	hit           bool // a step was cut short or not taken
+	// limit is what kept may reach in the branch being searched: MaxKeep
+	// at the top, and a share of what remains below a step that kept
+	// several edges (share). 0 is MaxKeep.
+	limit int
 }
 
 // scan charges the n edges a step is about to score against max (0 is no
@@ -40,43 +44,58 @@ func (b *budget) scan(max, n int) bool {
 	return true
 }
 
-// keep charges the edges a step selected against max (0 is no bound).
-// When they would pass it, only the best are kept (higher T-Score, then
-// edges pointing the schema edge's way, then lower triple id), in their
-// order, as many as remain.
+// keep charges the edges a step selected against the branch's limit
+// (none when max, the search's MaxKeep, is 0) and returns them best first
+// (higher T-Score, then edges pointing the schema edge's way, then lower
+// triple id), so that the branches most like the schema graph are searched
+// first. When they would pass the limit, only the best are kept, as many
+// as remain. The order changes nothing else: a search's answers and
+// evidence do not depend on the order its branches are searched in.
 func (b *budget) keep(max int, sel []cand) []cand {
-	if max <= 0 || b.kept+len(sel) <= max {
-		b.kept += len(sel)
+	if max <= 0 {
 		return sel
 	}
-	b.hit = true
-	room := max - b.kept
-	if room <= 0 {
-		return sel[:0]
+	if len(sel) > 1 {
+		slices.SortFunc(sel, bestFirst)
 	}
-	best := slices.Clone(sel)
-	slices.SortFunc(best, func(x, y cand) int {
-		if c := cmp.Compare(y.score, x.score); c != 0 {
-			return c
-		}
-		if x.aligned != y.aligned {
-			if x.aligned {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Compare(x.tid, y.tid)
-	})
-	cut := best[room-1]
-	k := 0
-	for _, c := range sel {
-		if c.score > cut.score || c.score == cut.score && (c.aligned && !cut.aligned || c.aligned == cut.aligned && c.tid <= cut.tid) {
-			sel[k] = c
-			k++
-		}
+	if b.limit == 0 {
+		b.limit = max
 	}
-	b.kept += k
-	return sel[:k]
+	if room := b.limit - b.kept; len(sel) > room {
+		b.hit = true
+		sel = sel[:min(len(sel), room)]
+	}
+	b.kept += len(sel)
+	return sel
+}
+
+// share gives the branch about to be searched, the first of siblings
+// still to search below a step, an equal share of what the limit leaves
+// (what a sibling does not use goes to the next), and returns the limit
+// to restore after it: a flood under one edge cannot starve the others,
+// at any depth.
+func (b *budget) share(max, siblings int) (outer int) {
+	outer = b.limit
+	if max <= 0 || siblings <= 1 {
+		return outer
+	}
+	b.limit = b.kept + (b.limit-b.kept)/siblings
+	return outer
+}
+
+// bestFirst orders candidate edges: higher T-Score, then edges pointing
+// the schema edge's way, then lower triple id.
+func bestFirst(x, y cand) int {
+	if c := cmp.Compare(y.score, x.score); c != 0 {
+		return c
+	}
+	if x.aligned != y.aligned {
+		if x.aligned {
+			return -1
+		}
+		return 1
+	}
+	return cmp.Compare(x.tid, y.tid)
 }
 
 // budgetProblem reports the searches that ran out of budget, "" when

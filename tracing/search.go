@@ -211,7 +211,7 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 	}
 	sel := r.out.spent.keep(r.t.cfg.MaxKeep, r.selectCands(cands))
 	best := float32(math.Inf(-1))
-	for _, c := range sel {
+	for i, c := range sel {
 		S2 := S + c.score
 		r.out.matches = append(r.out.matches, Match{SchemaTriple: ei, Triple: c.tid, TScore: c.score, Bias: c.bias, Cum: S2})
 		r.usedSchema[ei] = true
@@ -224,7 +224,9 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 			r.reversed++
 		}
 		rev := r.reversed
+		outer := r.out.spent.share(r.t.cfg.MaxKeep, len(sel)-i)
 		end, err := r.match(ctx, m, S2, depth+1)
+		r.out.spent.limit = outer
 		if !c.aligned {
 			r.reversed--
 		}
