@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -145,5 +146,53 @@ func TestSearchBudget(t *testing.T) {
 	}
 	if _, err := New(g, enc, nil, Config{MaxScan: -1}); err == nil {
 		t.Error("a negative budget was accepted")
+	}
+}
+
+// At an entity with thousands of edges a step scores the relations first
+// and looks only at the edges of those it can select: the results are
+// those of looking at every edge, for both strategies.
+func TestPrunedHubSteps(t *testing.T) {
+	var ts [][3]string
+	ts = append(ts, [3]string{"sven", "people.person.nationality", "norway"})
+	for i := range 6000 {
+		rel := []string{"location.location.country", "people.person.nationality", "zz.qq.xx", "location.country.official_language"}[i%4]
+		ts = append(ts, [3]string{fmt.Sprintf("thing %04d", i), rel, "norway"})
+	}
+	for i := range 20 {
+		ts = append(ts, [3]string{"norway", "location.country.official_language", fmt.Sprintf("language %d", i)})
+		ts = append(ts, [3]string{"norway", "location.country.capital", fmt.Sprintf("city %d", i)})
+	}
+	g, err := kg.GraphOf(ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := wordvec.New(nil, wordvec.Options{})
+	for _, strat := range []schema.Strategy{schema.Breadth, schema.Precision} {
+		for _, rels := range [][]string{
+			{"people.person.nationality", "location.country.official_language"},
+			{"people.person.nationality", "location.country.capital"},
+			{"people.person.nationality", "film.film.directed_by"},
+		} {
+			req := Request{Graphs: []schema.Graph{schema.Path("sven", rels...)}, Strategy: strat, Mentions: []string{"sven"}}
+			var res [2]*Result
+			for i, noPrune := range []bool{true, false} {
+				cfg := DefaultConfig()
+				cfg.MaxKeep, cfg.MaxScan = 0, 0
+				tr, err := New(g, enc, nil, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tr.noPrune = noPrune
+				res[i] = mustTrace(t, tr, req)
+			}
+			if !reflect.DeepEqual(res[0].Answers, res[1].Answers) || !reflect.DeepEqual(res[0].Evidence, res[1].Evidence) {
+				t.Errorf("%v %v: pruned steps give %d answers, %d evidence; every edge %d, %d", strat, rels,
+					len(res[1].Answers), len(res[1].Evidence), len(res[0].Answers), len(res[0].Evidence))
+			}
+			if len(res[0].Evidence) == 0 {
+				t.Errorf("%v %v: no evidence at all: the test proves nothing", strat, rels)
+			}
+		}
 	}
 }

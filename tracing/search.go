@@ -42,6 +42,7 @@ type run struct {
 	arrival    []int32 // schema node -> KG triple that bound it on this branch, -1 for the anchor
 	reversed   int     // edges on this branch matched against their schema direction
 	bufs       [][]cand
+	rows       [][]int32            // per depth: the rows a step narrowed (prune.go)
 	cache      map[string][]float32 // triple text -> unit vector (non-additive encoders)
 	parts      map[int32][]float32  // entity -> encoder part, when the tracer's are lazy
 	out        runOut
@@ -136,8 +137,11 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 	}
 	x := r.bind[n]
 	fixed := r.bind[m]
-	out, in := g.Out(x), g.In(x)
-	if !r.out.spent.scan(r.t.cfg.MaxScan, len(out)+len(in)) {
+	out, in, rels, err := r.pruned(ctx, depth, n, x, fixed, sv, inclNear, inclFar, g.Out(x), g.In(x))
+	if err != nil {
+		return S, err
+	}
+	if !r.out.spent.scan(r.t.cfg.MaxScan, rels+len(out)+len(in)) {
 		return S, nil
 	}
 	cands := r.bufs[depth][:0]

@@ -313,6 +313,8 @@ type Tracer struct {
 	// hands it out (kg.Columnar): the search reads an edge's ends from
 	// them instead of a call through the interface per edge.
 	heads, rels, tails []int32
+	// noPrune turns pruned off, for tests that compare the two.
+	noPrune bool
 }
 
 // triple returns KG triple id, from the columns when there are some.
