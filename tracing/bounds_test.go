@@ -1,8 +1,11 @@
 package tracing
 
 import (
+	"cmp"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -193,6 +196,44 @@ func TestPrunedHubSteps(t *testing.T) {
 			if len(res[0].Evidence) == 0 {
 				t.Errorf("%v %v: no evidence at all: the test proves nothing", strat, rels)
 			}
+		}
+	}
+}
+
+// capWeak picks the same edges as sorting every weak edge would.
+func TestCapWeakMatchesSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 300; trial++ {
+		n, max := 1+r.IntN(400), 1+r.IntN(50)
+		sel := make([]cand, n)
+		for i := range sel {
+			sel[i] = cand{tid: int32(r.IntN(1000)), score: float32(r.IntN(6)) / 5}
+		}
+		best := float32(1)
+		var weak []cand
+		for _, c := range sel {
+			if c.score < best-tieEps {
+				weak = append(weak, c)
+			}
+		}
+		want := slices.Clone(sel)
+		if len(weak) > max {
+			slices.SortFunc(weak, func(a, b cand) int {
+				if a.score != b.score {
+					return cmp.Compare(b.score, a.score)
+				}
+				return cmp.Compare(a.tid, b.tid)
+			})
+			cut := weak[max-1]
+			want = want[:0]
+			for _, c := range sel {
+				if c.score >= best-tieEps || c.score > cut.score || c.score == cut.score && c.tid <= cut.tid {
+					want = append(want, c)
+				}
+			}
+		}
+		if got := capWeak(slices.Clone(sel), best, max); !slices.Equal(got, want) {
+			t.Fatalf("trial %d: capWeak kept %d edges, sorting keeps %d", trial, len(got), len(want))
 		}
 	}
 }

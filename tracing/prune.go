@@ -2,6 +2,8 @@ package tracing
 
 import (
 	"context"
+	"math"
+	"slices"
 	"sort"
 
 	"github.com/stem-kgqa/stem/schema"
@@ -77,19 +79,56 @@ func (r *run) pruned(ctx context.Context, depth, n int, x, fixed int32, sv []flo
 	if r.strat == schema.Breadth {
 		cut = min(cut, t.cfg.Theta)
 	}
+	// What the search budget leaves (MaxScan): when the selectable
+	// relations' edges pass it, the best relations that fit are looked at
+	// and the others not, the budget counted as reached.
+	nRuns := len(spans[0]) + len(spans[1])
+	take := cut
+	if ms := t.cfg.MaxScan; ms > 0 {
+		room := ms - r.out.spent.scanned - nRuns
+		total := 0
+		var scores []float32
+		for _, side := range spans {
+			for _, sp := range side {
+				if sp.score >= cut {
+					total += len(sp.row)
+					scores = append(scores, sp.score)
+				}
+			}
+		}
+		if total > room {
+			r.out.spent.hit = true
+			slices.Sort(scores)
+			take = float32(math.Inf(1))
+			for _, sc := range slices.Backward(scores) {
+				n := 0
+				for _, side := range spans {
+					for _, sp := range side {
+						if sp.score >= sc {
+							n += len(sp.row)
+						}
+					}
+				}
+				if n > room {
+					break
+				}
+				take = sc
+			}
+		}
+	}
 	buf := r.rowBuf(depth)
 	var rows [2][]int32
 	for side := range spans {
 		start := len(buf)
 		for _, sp := range spans[side] {
-			if sp.score >= cut {
+			if sp.score >= take {
 				buf = append(buf, sp.row...)
 			}
 		}
 		rows[side] = buf[start:len(buf):len(buf)]
 	}
 	r.rows[depth] = buf
-	return rows[0], rows[1], len(spans[0]) + len(spans[1]), nil
+	return rows[0], rows[1], nRuns, nil
 }
 
 // rowBuf returns the empty buffer of pruned rows for depth.
@@ -105,4 +144,20 @@ func (r *run) rowBuf(depth int) []int32 {
 func (r *run) perEdgeBias() bool {
 	g, cfg := r.guide, r.t.cfg
 	return g != nil && !cfg.NoTripleBias && (len(g.Scores) > 0 && cfg.TripleBias != BiasSet || len(g.Triples) > 0)
+}
+
+// end returns the far end and relation of KG triple tid seen from its
+// head (out) or tail: two column reads, not three, per edge of a hub.
+func (t *Tracer) end(tid int32, out bool) (far, rel int32) {
+	if t.rels == nil {
+		tr := t.g.Triple(tid)
+		if out {
+			return tr.Tail, tr.Rel
+		}
+		return tr.Head, tr.Rel
+	}
+	if out {
+		return t.tails[tid], t.rels[tid]
+	}
+	return t.heads[tid], t.rels[tid]
 }

@@ -1,7 +1,6 @@
 package tracing
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -150,21 +149,21 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 		cands = make([]cand, 0, n)
 	}
 	for _, tid := range out {
-		tr := t.triple(tid)
-		if (fixed >= 0 && tr.Tail != fixed) || !r.reusable(n, tid, tr.Head == tr.Tail) {
+		far, rel := t.end(tid, true) // x is the head
+		if (fixed >= 0 && far != fixed) || !r.reusable(n, tid, far == x) {
 			continue
 		}
-		cands = append(cands, cand{tid: tid, far: tr.Tail, rel: tr.Rel, aligned: e.head == n})
+		cands = append(cands, cand{tid: tid, far: far, rel: rel, aligned: e.head == n})
 	}
 	for _, tid := range in {
-		tr := t.triple(tid)
-		if tr.Head == tr.Tail { // a self-loop was seen in Out
+		far, rel := t.end(tid, false) // x is the tail
+		if far == x {                 // a self-loop was seen in Out
 			continue
 		}
-		if (fixed >= 0 && tr.Head != fixed) || !r.reusable(n, tid, false) {
+		if (fixed >= 0 && far != fixed) || !r.reusable(n, tid, false) {
 			continue
 		}
-		cands = append(cands, cand{tid: tid, far: tr.Head, rel: tr.Rel, aligned: e.head != n})
+		cands = append(cands, cand{tid: tid, far: far, rel: rel, aligned: e.head != n})
 	}
 	r.bufs[depth] = cands
 	if len(cands) == 0 {
@@ -306,24 +305,55 @@ func (r *run) selectCands(cands []cand) []cand {
 }
 
 // capWeak keeps, of sel, every edge tied at the best score and the max
-// best of the others (by score, then triple id), in sel's order.
+// best of the others (by score, then triple id), in sel's order. The
+// max-th best is found with a heap of max edges, not by sorting all the
+// others: at a hub they are hundreds of thousands.
 func capWeak(sel []cand, best float32, max int) []cand {
-	var weak []cand
+	worse := func(a, b cand) bool { // a ranks after b
+		return a.score < b.score || a.score == b.score && a.tid > b.tid
+	}
+	heap := make([]cand, 0, max) // the best max weak edges so far, the worst on top
+	n := 0
 	for _, c := range sel {
-		if c.score < best-tieEps {
-			weak = append(weak, c)
+		if c.score >= best-tieEps {
+			continue
+		}
+		n++
+		if len(heap) < max {
+			heap = append(heap, c)
+			for i := len(heap) - 1; i > 0; { // sift up
+				p := (i - 1) / 2
+				if !worse(heap[i], heap[p]) {
+					break
+				}
+				heap[i], heap[p] = heap[p], heap[i]
+				i = p
+			}
+			continue
+		}
+		if !worse(heap[0], c) {
+			continue
+		}
+		heap[0] = c
+		for i := 0; ; { // sift down
+			l, w := 2*i+1, i
+			if l < len(heap) && worse(heap[l], heap[w]) {
+				w = l
+			}
+			if l+1 < len(heap) && worse(heap[l+1], heap[w]) {
+				w = l + 1
+			}
+			if w == i {
+				break
+			}
+			heap[i], heap[w] = heap[w], heap[i]
+			i = w
 		}
 	}
-	if len(weak) <= max {
+	if n <= max {
 		return sel
 	}
-	slices.SortFunc(weak, func(a, b cand) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.tid, b.tid)
-	})
-	cut := weak[max-1]
+	cut := heap[0]
 	k := 0
 	for _, c := range sel {
 		if c.score >= best-tieEps || c.score > cut.score || (c.score == cut.score && c.tid <= cut.tid) {

@@ -98,7 +98,7 @@ type Config struct {
 	// or not, so that no question runs for seconds (see budget.go):
 	// MaxScan bounds the KG edges its steps score, MaxKeep the edges they
 	// keep (its evidence). 0 is no bound.
-	MaxScan int `flag:"max-scan" min:"0" usage:"search budget: the most KG edges one search (a schema graph from an anchor) scores over all its steps; a step that would pass it is not taken (0 = no bound)"`
+	MaxScan int `flag:"max-scan" min:"0" usage:"search budget: the most KG edges one search (a schema graph from an anchor) scores over all its steps; a step that would pass it looks at its best relations that fit, or is not taken (0 = no bound)"`
 	MaxKeep int `flag:"max-keep" min:"0" usage:"search budget: the most KG edges one search keeps over all its steps, best first where a step would pass it (0 = no bound)"`
 	// MaxBranch caps the KG edges kept per step, best first (0 = no cap).
 	MaxBranch int `flag:"max-branch" min:"0" usage:"cap on KG edges kept per tracing step (0 = none)"`
