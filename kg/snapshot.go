@@ -269,9 +269,7 @@ func DecodeSnapshot(data []byte, name string) (*Graph, error) {
 		return nil, corrupt("truncated: %d bytes, shorter than the header", len(data))
 	}
 	le := binary.LittleEndian
-	crcOK := func() bool {
-		return len(data) >= 4 && crc32.Checksum(data[:len(data)-4], castagnoli) == le.Uint32(data[len(data)-4:])
-	}
+	crcOK := func() bool { return checksumOK(data) }
 	version := le.Uint32(data[6:])
 	switch {
 	case version != SnapshotVersion && version != 0 && !crcOK():
@@ -334,13 +332,14 @@ func DecodeSnapshot(data []byte, name string) (*Graph, error) {
 	// The checksum pass runs beside the structural checks (which are
 	// safe on any bytes); a mismatch is reported before what they find.
 	crcDone := make(chan bool, 1)
-	go func() { crcDone <- crcOK() }()
+	file := data // data may be replaced by an aligned copy below
+	go func() { crcDone <- checksumOK(file) }()
 	crcErr := func() error {
 		if <-crcDone {
 			return nil
 		}
 		return corrupt("checksum mismatch (stored %08x, computed %08x)",
-			le.Uint32(data[len(data)-4:]), crc32.Checksum(data[:len(data)-4], castagnoli))
+			le.Uint32(file[len(file)-4:]), crc32.Checksum(file[:len(file)-4], castagnoli))
 	}
 	if h.nTri == 0 {
 		if err := crcErr(); err != nil {
@@ -401,6 +400,11 @@ func DecodeSnapshot(data []byte, name string) (*Graph, error) {
 	g.norm = norm
 	g.alias = alias
 	return g, nil
+}
+
+// checksumOK reports whether data ends with the CRC-32C of what precedes it.
+func checksumOK(data []byte) bool {
+	return len(data) >= 4 && crc32.Checksum(data[:len(data)-4], castagnoli) == binary.LittleEndian.Uint32(data[len(data)-4:])
 }
 
 // bytesZero reports whether b holds only zero bytes.
