@@ -33,7 +33,7 @@ type BuildOptions struct {
 	MaxMemory int64
 	// TempDir is where scratch files go; the output's folder when empty.
 	// The build creates its own folder inside and removes it when done,
-	// failed or cancelled. It needs about 4 times the snapshot's size.
+	// failed or cancelled. It needs about 1.3 times the snapshot's size.
 	TempDir string
 	// Progress, when not nil, is called now and then with the phase and
 	// how far it is.

@@ -22,7 +22,7 @@ var formatFlag = &cli.StringFlag{
 	Name:    "format",
 	Aliases: []string{"f"},
 	Value:   "auto",
-	Usage:   "input format: auto, tsv (head<TAB>rel<TAB>tail), pipe (head|rel|tail), nt (N-Triples), snapshot",
+	Usage:   "input format: auto, tsv (head<TAB>rel<TAB>tail), pipe (head|rel|tail), nt (N-Triples), freebase (Google's dump, cleaned as the field does), snapshot; gzip and bzip2 are read as they are",
 }
 
 func kgCommand() *cli.Command {
@@ -36,14 +36,19 @@ func kgCommand() *cli.Command {
 				Usage:     "convert a triple file into a binary snapshot that loads in seconds, in bounded memory whatever its size",
 				ArgsUsage: "INPUT",
 				Description: "Reads INPUT in any supported text format, plain or compressed (gzip, bzip2: recognised by\n" +
-					"their first bytes), and writes a snapshot. Memory stays within --max-memory whatever the\n" +
-					"input's size: names are interned run by run and resolved through hash partitions on disk,\n" +
-					"triples are ordered by external sorts, in a scratch folder inside --tmp-dir (about 4 times\n" +
-					"the snapshot's size, removed when the build ends, fails or is interrupted). The snapshot\n" +
-					"is written to a temporary file, synced, then renamed, so a crash never leaves a broken file:\n" +
-					"run the same command again. Progress shows each phase with its rate and ETA.\n\n" +
+					"their first bytes), and writes a snapshot. Memory stays within --max-memory (plus the Go\n" +
+					"runtime's tens of MB) whatever the input's size: names are interned run by run and resolved\n" +
+					"through hash partitions on disk, triples are ordered by external sorts, in a scratch folder\n" +
+					"inside --tmp-dir (about 1.3 times the snapshot's size, removed when the build ends, fails or\n" +
+					"is interrupted). The snapshot is written to a temporary file, synced, then renamed, so a crash\n" +
+					"never leaves a broken file: run the same command again. Progress shows each phase with its\n" +
+					"rate and ETA.\n\n" +
+					"Google's Freebase dump (freebase-rdf-latest.gz) is recognised by its first line and read as\n" +
+					"the field cleans it (FilterEnglishTriplets.py's filter; machine ids named by their English\n" +
+					"names, as the SPARQL backend names them): see --format freebase in the README.\n\n" +
 					"Examples:\n" +
 					"  stem kg build --out metaqa.kg ../shared/data/metaqa/kb.txt\n" +
+					"  stem kg build --out freebase.stemkg freebase-rdf-latest.gz\n" +
 					"  stem kg build --max-memory 4GiB --tmp-dir /data/tmp --out fb.stemkg fb.tsv",
 				Flags: []cli.Flag{
 					formatFlag,
