@@ -181,3 +181,34 @@ type readSized struct {
 }
 
 func (r readSized) Read(b []byte) (int, error) { return r.r.Read(b[:min(len(b), r.size)]) }
+
+// A cancelled or failed build leaves neither a snapshot nor scratch
+// behind, and says why.
+func TestBuildSnapshotCancelledOrFailed(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "kg.tsv")
+	if err := os.WriteFile(in, []byte(randomKG(rand.New(rand.NewPCG(1, 1)), 3000, 500, 20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.tsv")
+	if err := os.WriteFile(bad, []byte("a\tr\tb\nbroken line\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		in   string
+		ctx  context.Context
+		want string
+	}{{in, ctx, "context canceled"}, {bad, context.Background(), "bad.tsv:2: wrong number of columns"}} {
+		out := filepath.Join(dir, "out.stemkg")
+		_, err := buildSnapshot(tc.ctx, tc.in, out, BuildOptions{MaxMemory: 16 << 10})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want %q", tc.in, err, tc.want)
+		}
+		left, _ := os.ReadDir(dir)
+		if len(left) != 2 {
+			t.Errorf("%s: %d entries left in the folder, want the two inputs", tc.in, len(left))
+		}
+	}
+}
