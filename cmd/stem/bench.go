@@ -32,6 +32,26 @@ type benchOptions struct {
 	TokenEnv    string        `flag:"token-env" placeholder:"VAR" category:"load" usage:"with --url: send 'Authorization: Bearer TOKEN', TOKEN read from environment variable VAR"`
 }
 
+// startCPUProfile starts a CPU profile to path (none when path is
+// empty); stop ends it.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
 // cpuProfileFlag is hidden: it is for finding what a run spends its time
 // on, not part of the measurement.
 var cpuProfileFlag = &cli.StringFlag{Name: "cpuprofile", Hidden: true, Usage: "write a CPU profile of the timed run to FILE"}
@@ -132,17 +152,11 @@ func runBenchServe(ctx context.Context, w, log io.Writer, d dataOptions, b bench
 	if cfg.Requests, cfg.Expect, err = warmUp(ctx, cfg, log); err != nil {
 		return err
 	}
-	if cpuProfile != "" {
-		f, err := os.Create(cpuProfile)
-		if err != nil {
-			return fmt.Errorf("bench serve: --cpuprofile: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("bench serve: --cpuprofile %s: %w", cpuProfile, err)
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := startCPUProfile(cpuProfile)
+	if err != nil {
+		return fmt.Errorf("bench serve: %w", err)
 	}
+	defer stop()
 	fmt.Fprintf(log, "bench serve: %d clients, %d questions, %s\n", cfg.Clients, len(cfg.Requests), bounds(b))
 	rep, err := load.Run(ctx, cfg)
 	if rep == nil {
