@@ -291,3 +291,125 @@ func TestCapWeakMatchesSort(t *testing.T) {
 		}
 	}
 }
+
+// A cut through edges tied at one score keeps the same ones whatever the
+// backend's numbering of them: the KG built from its triples in reverse
+// order (as a SPARQL KG numbers edges as it meets them) keeps the same
+// five of the ten tied languages, the first five by name.
+func TestBudgetCutIsByName(t *testing.T) {
+	fwd := hubGraph(t)
+	b := kg.NewBuilder()
+	for i := fwd.NumTriples() - 1; i >= 0; i-- {
+		tr := fwd.Triple(int32(i))
+		b.Add(fwd.EntityName(tr.Head), fwd.RelationName(tr.Rel), fwd.EntityName(tr.Tail))
+	}
+	rev, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := wordvec.New(nil, wordvec.Options{})
+	req := Request{Graphs: []schema.Graph{schema.Path("sven", "people.person.nationality", "location.country.official_language")},
+		Strategy: schema.Breadth, Mentions: []string{"sven"}}
+	// Keeping 5 of 10 sorts the tie; keeping 1 selects it with a heap.
+	for maxKeep, want := range map[int][]string{
+		6: {"language 0", "language 1", "language 2", "language 3", "language 4"},
+		2: {"language 0"},
+	} {
+		cfg := DefaultConfig()
+		cfg.MaxKeep = maxKeep
+		for name, g := range map[string]*kg.Graph{"forward": fwd, "reversed": rev} {
+			tr, err := New(g, enc, nil, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, a := range mustTrace(t, tr, req).Answers {
+				got = append(got, a.Name)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("--max-keep %d, %s: kept %q, want %q", maxKeep, name, got, want)
+			}
+		}
+	}
+}
+
+// cutTies keeps what sorting the whole tie by name would, in that order,
+// whatever the tie's size, the cut's place and the edges' order.
+func TestCutTiesMatchesSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	byID := func(a, b int32) int { return cmp.Compare(a, b) }
+	for range 500 {
+		m := 1 + rng.IntN(60)
+		sel := make([]cand, m)
+		for i := range sel {
+			// Three scores, so ties sit before, across and after the cut.
+			sel[i] = cand{tid: int32(rng.IntN(1000)), score: float32(rng.IntN(3))}
+		}
+		slices.SortStableFunc(sel, bestFirst)
+		n := 1 + rng.IntN(m)
+		want := slices.Clone(sel)
+		score := sel[n-1].score
+		lo := slices.IndexFunc(want, func(c cand) bool { return c.score == score })
+		hi := lo
+		for hi < m && want[hi].score == score {
+			hi++
+		}
+		slices.SortFunc(want[lo:hi], func(x, y cand) int { return byID(x.tid, y.tid) })
+		cutTies(sel, n, byID)
+		if !slices.Equal(sel[:n], want[:n]) {
+			t.Fatalf("cut at %d of %d: kept %v, want %v", n, m, sel[:n], want[:n])
+		}
+	}
+}
+
+// Where the keep budget binds, what a branch may keep depends on what the
+// branches searched before it left, so branches are searched in name
+// order: the same KG numbered the other way round keeps the same edges.
+func TestBudgetSharesByName(t *testing.T) {
+	var ts [][3]string
+	for i, n := range []int{1, 5, 1, 5, 2, 4} {
+		x := fmt.Sprintf("film %d", i)
+		ts = append(ts, [3]string{"director", "film.director.film", x})
+		for j := range n {
+			ts = append(ts, [3]string{x, "film.film.genre", fmt.Sprintf("genre %d-%d", i, j)})
+		}
+	}
+	enc := wordvec.New(nil, wordvec.Options{})
+	req := Request{Graphs: []schema.Graph{schema.Path("director", "film.director.film", "film.film.genre")},
+		Strategy: schema.Breadth, Mentions: []string{"director"}}
+	cfg := DefaultConfig()
+	cfg.MaxKeep = 14
+	var first []string
+	for _, order := range []string{"forward", "reversed"} {
+		b := kg.NewBuilder()
+		for i := range ts {
+			if order == "reversed" {
+				i = len(ts) - 1 - i
+			}
+			b.Add(ts[i][0], ts[i][1], ts[i][2])
+		}
+		g, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := New(g, enc, nil, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := mustTrace(t, tr, req)
+		var got []string
+		for _, a := range res.Answers {
+			got = append(got, a.Name)
+		}
+		slices.Sort(got)
+		if len(got) == 0 || len(got) >= 18 {
+			t.Fatalf("%s: %d answers: the budget did not bind (%q)", order, len(got), got)
+		}
+		if first == nil {
+			first = got
+		} else if !slices.Equal(got, first) {
+			t.Errorf("reversed numbering kept %q, forward %q", got, first)
+		}
+	}
+}

@@ -53,23 +53,41 @@ func (b *budget) scan(max, n int) bool {
 
 // keep charges the edges a step selected against the branch's limit
 // (none when max, the search's MaxKeep, is 0) and returns them best first
-// (higher T-Score, then edges pointing the schema edge's way, then in the
-// entity's edge order), so that the branches most like the schema graph
+// (higher T-Score, then edges pointing the schema edge's way, then by
+// their triples' names), so that the branches most like the schema graph
 // are searched first. When they would pass the limit, only the best are
-// kept, as many as remain. The order changes nothing else: a search's
-// answers and evidence do not depend on the order its branches are
-// searched in.
-func (b *budget) keep(max int, sel []cand) []cand {
+// kept, as many as remain. Where the limit binds, what a branch may keep
+// depends on what the branches searched before it left (share), so the
+// order is by name, never by the backend's numbering of the edges: a
+// SPARQL endpoint and a file then keep the same edges. Sorting by name
+// costs at most MaxKeep edges per search, since only kept edges are
+// sorted; a flood beyond the limit is cut by cutTies first.
+func (b *budget) keep(max int, sel []cand, byName func(a, b int32) int) []cand {
 	if max <= 0 {
 		return sel
 	}
-	b.order(sel)
 	if b.limit == 0 {
 		b.limit = max
 	}
-	if room := b.limit - b.kept; len(sel) > room {
+	room := b.limit - b.kept
+	if len(sel) > room {
+		b.order(sel)
 		b.hit = true
-		sel = sel[:min(len(sel), room)]
+		if room < 0 {
+			room = 0
+		}
+		if room > 0 {
+			cutTies(sel, room, byName)
+		}
+		sel = sel[:room]
+	}
+	if len(sel) > 1 {
+		slices.SortFunc(sel, func(x, y cand) int {
+			if c := bestFirst(x, y); c != 0 {
+				return c
+			}
+			return byName(x.tid, y.tid)
+		})
 	}
 	b.kept += len(sel)
 	return sel
@@ -110,6 +128,59 @@ func (b *budget) order(sel []cand) {
 				k++
 			}
 		}
+	}
+}
+
+// cutTies puts first, in name order, the edges of sel tied with the last
+// one kept (sel[n-1]) that a cut at n keeps: the entity's edge order is
+// the backend's numbering (a SPARQL KG numbers edges as it meets them),
+// and which of a flood's tied edges a cut keeps must be the same on every
+// backend. A hub's tie can hold millions of edges and the cut thousands,
+// so those are selected with a heap of the kept ones, not by sorting all.
+func cutTies(sel []cand, n int, byName func(a, b int32) int) {
+	k := rankKey{sel[n-1].score, sel[n-1].aligned}
+	lo, hi := n-1, n
+	for lo > 0 && (rankKey{sel[lo-1].score, sel[lo-1].aligned}) == k {
+		lo--
+	}
+	for hi < len(sel) && (rankKey{sel[hi].score, sel[hi].aligned}) == k {
+		hi++
+	}
+	tied, keep := sel[lo:hi], sel[lo:n]
+	less := func(x, y cand) int { return byName(x.tid, y.tid) }
+	if len(tied) > 4*len(keep) {
+		// keep is a max-heap by name: an edge after it replaces its top
+		// when it comes first by name.
+		for i := len(keep)/2 - 1; i >= 0; i-- {
+			siftDown(keep, i, less)
+		}
+		for i := len(keep); i < len(tied); i++ {
+			if less(tied[i], keep[0]) < 0 {
+				keep[0], tied[i] = tied[i], keep[0]
+				siftDown(keep, 0, less)
+			}
+		}
+		slices.SortFunc(keep, less)
+		return
+	}
+	slices.SortFunc(tied, less)
+}
+
+// siftDown restores the max-heap h below i.
+func siftDown(h []cand, i int, cmp func(x, y cand) int) {
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && cmp(h[c+1], h[c]) > 0 {
+			c++
+		}
+		if cmp(h[c], h[i]) <= 0 {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
 	}
 }
 

@@ -215,7 +215,7 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 			}
 		}
 	}
-	sel := r.out.spent.keep(r.t.cfg.MaxKeep, r.selectCands(cands))
+	sel := r.out.spent.keep(r.t.cfg.MaxKeep, r.selectCands(cands), r.t.byName)
 	best := float32(math.Inf(-1))
 	for i, c := range sel {
 		S2 := S + c.score
