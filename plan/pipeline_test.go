@@ -160,7 +160,11 @@ func BenchmarkAnswerLongQuestion(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if p.Planner, err = pattern.FromQuestions(context.Background(), p.Graph, wordvec.New(nil, wordvec.Options{}), qs, 4); err != nil {
+	exs := make([]pattern.Example, len(qs))
+	for i, q := range qs {
+		exs[i] = pattern.Example{Question: q.Text, Answers: len(q.Answers), Mentions: linking.Mentions(q.Text, q.Entities), Paths: q.GoldSteps()}
+	}
+	if p.Planner, err = pattern.FromExamples(context.Background(), p.Graph, wordvec.New(nil, wordvec.Options{}), exs, 4); err != nil {
 		b.Fatal(err)
 	}
 	words := strings.Fields("who directed inception the dark knight tenet memento interstellar dunkirk of the film by nolan")

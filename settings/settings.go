@@ -228,13 +228,7 @@ func (f Field) set(s string) error {
 		}
 		f.v.SetFloat(x)
 	case reflect.Slice:
-		var parts []string
-		for _, p := range strings.Split(s, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				parts = append(parts, p)
-			}
-		}
-		f.v.Set(reflect.ValueOf(parts))
+		f.v.Set(reflect.ValueOf(SplitList(s)))
 	}
 	return nil
 }
@@ -275,6 +269,18 @@ func (f Field) String() string {
 		return strings.Join(f.v.Interface().([]string), ",")
 	}
 	return fmt.Sprint(f.v.Interface())
+}
+
+// SplitList splits a comma-separated list setting, dropping spaces around
+// the parts and empty parts.
+func SplitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Lookup returns the setting called name.

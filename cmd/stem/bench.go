@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/stem-kgqa/stem/kg"
-	"github.com/stem-kgqa/stem/kg/sparql"
 	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/serve"
@@ -46,7 +45,7 @@ func benchCommand() *cli.Command {
 }
 
 func benchServeSubcommand() *cli.Command {
-	d := dataOptions{Sparql: sparql.DefaultSettings()}
+	d := newDataOptions()
 	b := benchOptions{Clients: 8, Duration: 60 * time.Second, Interval: 5 * time.Second}
 	s := pipelineSettings()
 	enc := catalog.DefaultEncoderSettings()
@@ -169,7 +168,7 @@ func bounds(b benchOptions) string {
 // benchRequests loads the dataset's questions (--answerable-only, --limit
 // as stem eval) as ask requests with their topic entities.
 func benchRequests(ctx context.Context, d dataOptions, log io.Writer) ([]serve.AskRequest, error) {
-	data, err := loadEvalData(ctx, d, log)
+	data, err := d.load(ctx, log)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +220,7 @@ func startBenchServer(ctx context.Context, d dataOptions, s plan.Settings, encS 
 	}
 	srv := serve.New(serve.Options{Loopback: true, Version: version()})
 	start := time.Now()
-	o := serveOptions{KG: d.KG, KGFormat: kg.FormatAuto, Sparql: d.Sparql}
+	o := serveOptions{KG: d.KG, KGFormat: kg.FormatAuto, Backends: d.Backends}
 	closeAssets, err := loadBackend(ctx, srv, o, s, encS, log)
 	if err != nil {
 		ln.Close()

@@ -9,8 +9,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/stem-kgqa/stem/assets"
 	"github.com/stem-kgqa/stem/eval"
-	"github.com/stem-kgqa/stem/kg/sparql"
+	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/peers"
 	"github.com/stem-kgqa/stem/plan"
@@ -37,7 +38,7 @@ type compareOptions struct {
 }
 
 func compareCommand() *cli.Command {
-	d := dataOptions{Sparql: sparql.DefaultSettings()}
+	d := newDataOptions()
 	var o compareOptions
 	r := runOptions{Workers: 1}
 	s := evalSettings()
@@ -68,7 +69,7 @@ func compareCommand() *cli.Command {
 			flagsOf(&o)...), flagsOf(&r)...), flagsOf(&s)...), flagsOf(&enc)...),
 		Before: bind(&o, &d, &r, &s, &enc),
 		Action: func(c *cli.Context) error {
-			setups, err := compareSetups(s, o.Preset, append(strategyConfigs(o.Strategies), *configs...))
+			setups, err := compareSetups(s, d.Backends, o.Preset, append(strategyConfigs(o.Strategies), *configs...))
 			if err != nil {
 				return err
 			}
@@ -101,15 +102,16 @@ func (l *configList) Set(s string) error { *l = append(*l, s); return nil }
 func (l *configList) String() string     { return strings.Join(*l, " ") }
 
 // compareConfig is one configuration of a comparison and the text that
-// named it.
+// named it: the pipeline's settings and the KG backends'.
 type compareConfig struct {
 	name, spec string
 	settings   plan.Settings
+	kg         kg.BackendSettings
 }
 
 // compareSetups resolves --preset and --config into configurations over
-// base, and checks every one of them.
-func compareSetups(base plan.Settings, preset string, configs []string) ([]compareConfig, error) {
+// base and the KG backends' settings kgBase, and checks every one of them.
+func compareSetups(base plan.Settings, kgBase kg.BackendSettings, preset string, configs []string) ([]compareConfig, error) {
 	var specs []string
 	if preset != "" {
 		list, ok := presets[preset]
@@ -130,10 +132,16 @@ func compareSetups(base plan.Settings, preset string, configs []string) ([]compa
 	seen := map[string]bool{}
 	for _, spec := range specs {
 		s := base.Clone()
+		ks := struct{ KG kg.BackendSettings }{kgBase.Clone()}
 		fields, err := settings.Fields(&s)
 		if err != nil {
 			return nil, err
 		}
+		kgFields, err := settings.Fields(&ks)
+		if err != nil {
+			return nil, err
+		}
+		fields = append(fields, kgFields...)
 		name, err := settings.ApplySpec(fields, spec)
 		if err != nil {
 			return nil, err
@@ -148,21 +156,21 @@ func compareSetups(base plan.Settings, preset string, configs []string) ([]compa
 			return nil, fmt.Errorf("two configurations are named %q: give each a distinct name=", name)
 		}
 		seen[name] = true
-		out = append(out, compareConfig{name: name, spec: spec, settings: s})
+		out = append(out, compareConfig{name: name, spec: spec, settings: s, kg: ks.KG})
 	}
 	return out, nil
 }
 
 func runCompare(ctx context.Context, w, log io.Writer, cmdline string, setups []compareConfig, d dataOptions, r runOptions, o compareOptions, encS catalog.EncoderSettings) error {
-	data, err := loadEvalData(ctx, d, log)
+	data, err := d.load(ctx, log)
 	if err != nil {
 		return err
 	}
-	env, err := openEvalEnv(ctx, data, d.KG, encS, log)
+	env, err := d.openEnv(ctx, data, encS, log)
 	if err != nil {
 		return err
 	}
-	defer env.close()
+	defer env.Close()
 	cmp := &report.Comparison{
 		Command: cmdline,
 		Dataset: fmt.Sprintf("%s: %s (%d questions)", d.Format, strings.Join(d.Questions, ","), len(data.Questions)),
@@ -170,9 +178,9 @@ func runCompare(ctx context.Context, w, log io.Writer, cmdline string, setups []
 	var runErr error
 	for i, cc := range setups {
 		fmt.Fprintf(log, "config %d/%d: %s\n", i+1, len(setups), cc.name)
-		rep, err := runSetup(ctx, cc.settings, data, env, r, log)
+		rep, err := runSetup(ctx, cc, d, data, env, encS, r, log)
 		if rep != nil {
-			rep.Dropped = data.dropped
+			rep.Dropped = data.Dropped
 			cmp.Entries = append(cmp.Entries, report.Entry{Name: cc.name, Spec: cc.spec, Report: rep})
 		}
 		if err != nil {
@@ -226,9 +234,20 @@ func checkReportDir(dir string) error {
 	return os.Remove(f.Name())
 }
 
-// runSetup builds s's pipeline and runs it over data.
-func runSetup(ctx context.Context, s plan.Settings, data *evalData, env *evalEnv, r runOptions, log io.Writer) (*eval.Report, error) {
-	p, closeP, err := openPipeline(ctx, s, data, env)
+// runSetup builds cc's pipeline and runs it over data, in env, or in an
+// environment of its own when cc sets the KG backend's settings otherwise.
+func runSetup(ctx context.Context, cc compareConfig, d dataOptions, data *assets.Data, env *assets.Env, encS catalog.EncoderSettings, r runOptions, log io.Writer) (*eval.Report, error) {
+	if assets.SettingsDiffer(d.KG, d.Backends, cc.kg) {
+		g, err := assets.OpenKG(ctx, d.KG, kg.OpenOptions{Settings: cc.kg})
+		if err != nil {
+			return nil, err
+		}
+		if env, err = assets.Open(ctx, assets.Config{KG: d.KG, Graph: g, Encoder: encS, Log: log}); err != nil {
+			return nil, err
+		}
+		defer env.Close()
+	}
+	p, closeP, err := env.Pipeline(ctx, cc.settings)
 	defer closeP()
 	if err != nil {
 		return nil, err

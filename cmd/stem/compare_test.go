@@ -13,8 +13,10 @@ import (
 	"testing"
 
 	"github.com/stem-kgqa/stem/demo"
+	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/report"
+	"github.com/stem-kgqa/stem/settings"
 	"github.com/stem-kgqa/stem/tracing"
 )
 
@@ -149,11 +151,11 @@ func TestCompareBadConfig(t *testing.T) {
 }
 
 func TestCompareSetups(t *testing.T) {
-	base := evalSettings()
+	base, kgBase := evalSettings(), newDataOptions().Backends
 	with := func(name string, f func(*plan.Settings)) compareConfig {
 		s := base
 		f(&s)
-		return compareConfig{name: name, settings: s}
+		return compareConfig{name: name, settings: s, kg: kgBase}
 	}
 	tests := []struct {
 		spec string
@@ -174,7 +176,7 @@ func TestCompareSetups(t *testing.T) {
 		})},
 	}
 	for _, tc := range tests {
-		got, err := compareSetups(base, "", []string{tc.spec})
+		got, err := compareSetups(base, kgBase, "", []string{tc.spec})
 		tc.want.spec = tc.spec
 		if tc.want.name == "" {
 			tc.want.name = tc.spec
@@ -183,10 +185,27 @@ func TestCompareSetups(t *testing.T) {
 			t.Errorf("compareSetups(%q) = %+v, %v; want %+v", tc.spec, got, err, tc.want)
 		}
 	}
+	// The KG backends' settings are keys too; the base keeps its own.
+	got, err := compareSetups(base, kgBase, "", []string{"name=p,sparql-page=500,kg-graph=http://g"})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("backend keys: %v, %v", got, err)
+	}
+	for _, tc := range []struct {
+		s           kg.BackendSettings
+		page, graph string
+	}{{got[0].kg, "500", "http://g"}, {kgBase, "10000", ""}} {
+		fields, err := settings.Fields(&struct{ KG kg.BackendSettings }{tc.s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := settings.Values(fields); v["sparql-page"] != tc.page || v["kg-graph"] != tc.graph {
+			t.Errorf("backend settings %v, want sparql-page %s and kg-graph %q", v, tc.page, tc.graph)
+		}
+	}
 	withGNN := base
 	withGNN.GNN = "m.tgnn"
 	for name := range presets {
-		if _, err := compareSetups(withGNN, name, nil); err != nil {
+		if _, err := compareSetups(withGNN, kgBase, name, nil); err != nil {
 			t.Errorf("preset %s: %v", name, err)
 		}
 	}
@@ -206,7 +225,7 @@ func TestCompareSetups(t *testing.T) {
 		if tc.spec != "" {
 			specs = []string{tc.spec}
 		}
-		if _, err := compareSetups(tc.base, tc.preset, specs); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := compareSetups(tc.base, kgBase, tc.preset, specs); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("compareSetups(%q, %q): err = %v, want one containing %q", tc.preset, tc.spec, err, tc.want)
 		}
 	}

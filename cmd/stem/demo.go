@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/stem-kgqa/stem/assets"
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/demo"
+	"github.com/stem-kgqa/stem/eval/planeval"
 	"github.com/stem-kgqa/stem/internal/shareddata"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kgvec"
@@ -71,7 +73,7 @@ func runDemo(c *cli.Context, encS catalog.EncoderSettings) error {
 	if err != nil {
 		return err
 	}
-	planner, err := demoPlanner(ctx, g, enc, projection.DefaultBeam)
+	planner, err := assets.DemoPlanner(ctx, g, enc, projection.DefaultBeam)
 	if err != nil {
 		return err
 	}
@@ -138,7 +140,7 @@ func demoPathQuestion(ctx context.Context, w, log io.Writer, enc models.Encoder)
 		return err
 	}
 	fmt.Fprintf(log, "learning a planner from %d PQ-3H training questions...\n", len(train))
-	planner, err := pattern.FromQuestions(ctx, g, enc, train, projection.DefaultBeam)
+	planner, err := pattern.FromExamples(ctx, g, enc, planeval.Examples(train), projection.DefaultBeam)
 	if err != nil {
 		return err
 	}

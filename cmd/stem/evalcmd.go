@@ -11,16 +11,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stem-kgqa/stem/assets"
 	"github.com/stem-kgqa/stem/atomicfile"
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/eval"
 	"github.com/stem-kgqa/stem/eval/rogfile"
 	"github.com/stem-kgqa/stem/kg"
-	"github.com/stem-kgqa/stem/kg/sparql"
-	"github.com/stem-kgqa/stem/kgvec"
-	"github.com/stem-kgqa/stem/models"
+	"github.com/stem-kgqa/stem/kg/backends"
 	"github.com/stem-kgqa/stem/models/catalog"
-	"github.com/stem-kgqa/stem/models/wordvec"
 	"github.com/stem-kgqa/stem/peers"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/settings"
@@ -37,11 +35,26 @@ type dataOptions struct {
 	AnswerableOnly bool     `flag:"answerable-only" usage:"metaqa: keep questions whose answers all lie within the question's hop count of the topic entity"`
 	IDs            string   `flag:"ids" placeholder:"FILE" usage:"keep only the questions whose ids FILE lists, one per line (see 'stem data split')"`
 	Limit          int      `flag:"limit" min:"0" usage:"score only the first N questions (0 = all)"`
-	Sparql         sparql.Settings
+	// Backends are the KG backends' settings (SPARQL's --kg-graph, ...).
+	Backends kg.BackendSettings
 }
 
 func (d dataOptions) source() benchmark.Source {
 	return benchmark.Source{Format: d.Format, Questions: d.Questions, KG: d.KG, QTypes: d.QType, GoldPaths: d.GoldPaths}
+}
+
+// newDataOptions returns the dataset flags' defaults, with every KG
+// backend's settings.
+func newDataOptions() dataOptions { return dataOptions{Backends: backends.Default().NewSettings()} }
+
+// load loads the dataset d names and opens its KG.
+func (d dataOptions) load(ctx context.Context, log io.Writer) (*assets.Data, error) {
+	return assets.LoadData(ctx, d.source(), assets.DataOptions{AnswerableOnly: d.AnswerableOnly, IDs: d.IDs, Limit: d.Limit, Open: kg.OpenOptions{Settings: d.Backends}}, log)
+}
+
+// openEnv opens the encoder and the entity index of data's KG.
+func (d dataOptions) openEnv(ctx context.Context, data *assets.Data, encS catalog.EncoderSettings, log io.Writer) (*assets.Env, error) {
+	return assets.Open(ctx, assets.Config{KG: d.KG, Graph: data.KG, Encoder: encS, Log: log})
 }
 
 // runOptions say how a run goes and what it prints (stem eval, compare).
@@ -93,7 +106,7 @@ func evalSettings() plan.Settings {
 }
 
 func evalCommand() *cli.Command {
-	d := dataOptions{Sparql: sparql.DefaultSettings()}
+	d := newDataOptions()
 	r := runOptions{Workers: 1}
 	x := exportOptions{OutFormat: "stem", PromptTemplate: rogfile.Llama2}
 	s := evalSettings()
@@ -129,58 +142,6 @@ func formatHelp() string {
 	return b.String()
 }
 
-// evalData is a loaded dataset and how many questions a filter dropped.
-type evalData struct {
-	*benchmark.Dataset
-	dropped int
-	remote  *sparql.Graph // the KG, when --kg is a SPARQL endpoint
-}
-
-// reader is the shared KG the questions are answered over, nil when each
-// brings its own.
-func (d *evalData) reader() kg.Reader {
-	if d.remote != nil {
-		return d.remote
-	}
-	return kg.Of(d.Graph)
-}
-
-// loadEvalData loads the dataset d names.
-func loadEvalData(ctx context.Context, d dataOptions, log io.Writer) (*evalData, error) {
-	if d.AnswerableOnly && d.Format != "metaqa" && d.Format != "pq" {
-		return nil, fmt.Errorf("--answerable-only needs a shared KG (--format metaqa or pq)")
-	}
-	ds, err := benchmark.Load(ctx, d.source())
-	if err != nil {
-		return nil, err
-	}
-	out := &evalData{Dataset: ds}
-	if sparql.IsEndpoint(d.KG) {
-		if d.AnswerableOnly {
-			return nil, fmt.Errorf("--answerable-only needs the KG in memory, not a SPARQL endpoint")
-		}
-		if out.remote, err = openEndpoint(ctx, d.KG, d.Sparql); err != nil {
-			return nil, err
-		}
-	}
-	if d.AnswerableOnly {
-		if ds.Questions, out.dropped, err = benchmark.Answerable(ctx, ds.Graph, ds.Questions); err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(log, "answerable-only: kept %d questions, dropped %d whose answers are not all within reach\n", len(ds.Questions), out.dropped)
-	}
-	if ds.Questions, err = keepIDs(ds.Questions, d.IDs, log); err != nil {
-		return nil, err
-	}
-	if d.Limit > 0 && d.Limit < len(ds.Questions) {
-		ds.Questions = ds.Questions[:d.Limit]
-	}
-	if len(ds.Questions) == 0 {
-		return nil, fmt.Errorf("no questions to evaluate in %s", strings.Join(d.Questions, ","))
-	}
-	return out, nil
-}
-
 // evalConfig is the whole configuration a results log's header records:
 // every setting, with files as absolute paths so that a run resumed from
 // another directory still matches. --limit is left out so that a run can
@@ -200,7 +161,7 @@ func evalConfig(d dataOptions, s plan.Settings, enc catalog.EncoderSettings) map
 			if p == "" {
 				continue
 			}
-			if sparql.IsEndpoint(p) {
+			if !kg.IsPath(p) {
 				// A URL is the same wherever the run is resumed.
 			} else if abs, err := filepath.Abs(p); err == nil {
 				p = abs
@@ -210,88 +171,6 @@ func evalConfig(d dataOptions, s plan.Settings, enc catalog.EncoderSettings) map
 		m[k] = strings.Join(parts, ",")
 	}
 	return m
-}
-
-// entityIndex returns the entity index of g (loaded from kgPath): in the
-// Qdrant server encS names, or from the cache directory, built there the
-// first time. On a KG of millions of entities it is deferred to the first
-// search that needs it. close releases it; it is never nil.
-func entityIndex(ctx context.Context, g *kg.Graph, kgPath string, enc models.Encoder, encS catalog.EncoderSettings, log io.Writer) (ents *kgvec.Entities, close func() error, err error) {
-	var closers []func() error
-	close = func() error {
-		var first error
-		for _, c := range closers {
-			if err := c(); err != nil && first == nil {
-				first = err
-			}
-		}
-		return first
-	}
-	open := func(ctx context.Context) (*kgvec.Entities, error) {
-		if encS.VectorStore != "" {
-			e, c, err := kgvec.OpenQdrant(ctx, g, kgPath, enc, encS.VectorStore, log)
-			if err == nil {
-				closers = append(closers, c)
-			}
-			return e, err
-		}
-		dir, err := wordvec.DefaultCacheDir()
-		if err != nil {
-			return nil, err
-		}
-		return kgvec.LoadOrBuildWith(ctx, g, kgPath, dir, enc, kgvec.Options{Kind: kgvec.Kind(encS.EntityIndex)}, log)
-	}
-	if n := g.NumEntities(); n >= kgvec.DeferThreshold {
-		fmt.Fprintf(log, "entity index: deferred: the %d entities are encoded only if a mention matches no name exactly\n", n)
-		return kgvec.Deferred(g, enc, open), close, nil
-	}
-	ents, err = open(ctx)
-	return ents, close, err
-}
-
-// evalEnv is what every configuration over one dataset shares: the
-// encoder and the KG's entity vectors.
-type evalEnv struct {
-	enc   models.Encoder
-	lex   models.Lexicon
-	ents  *kgvec.Entities
-	close func() error
-}
-
-// openEvalEnv opens the encoder and embeds d's KG (kgPath names its file).
-func openEvalEnv(ctx context.Context, d *evalData, kgPath string, encS catalog.EncoderSettings, log io.Writer) (*evalEnv, error) {
-	enc, closeEnc, err := catalog.OpenEncoder(ctx, encS, log)
-	if err != nil {
-		return nil, err
-	}
-	lex, err := catalog.OpenLexicon(ctx, encS, log)
-	if err != nil {
-		closeEnc()
-		return nil, err
-	}
-	env := &evalEnv{enc: enc, lex: lex, close: closeEnc}
-	if d.Graph != nil {
-		ents, closeEnts, err := entityIndex(ctx, d.Graph, kgPath, enc, encS, log)
-		if err != nil {
-			closeEnc()
-			return nil, err
-		}
-		env.ents = ents
-		env.close = func() error { return errors.Join(closeEnts(), closeEnc()) }
-	}
-	return env, nil
-}
-
-// openPipeline builds the pipeline s describes over d.
-func openPipeline(ctx context.Context, s plan.Settings, d *evalData, env *evalEnv) (*plan.Pipeline, func() error, error) {
-	a := plan.Assets{Graph: d.reader(), Entities: env.ents, Encoder: env.enc, Lexicon: env.lex, OpenGuider: guiderOpener(env.enc), Retrievers: peers.Retrievers()}
-	if s.Planner == "llm" && s.Examples != "" {
-		var err error
-		if a.Examples, err = llmExamples(ctx, s.ExampleSettings); err != nil {
-			return nil, func() error { return nil }, err
-		}
-	}
-	return plan.Open(ctx, s, a)
 }
 
 func runEval(ctx context.Context, w, log io.Writer, d dataOptions, r runOptions, x exportOptions, s plan.Settings, encS catalog.EncoderSettings) error {
@@ -316,16 +195,16 @@ func runEval(ctx context.Context, w, log io.Writer, d dataOptions, r runOptions,
 		}
 	}
 	start := time.Now()
-	data, err := loadEvalData(ctx, d, log)
+	data, err := d.load(ctx, log)
 	if err != nil {
 		return err
 	}
-	env, err := openEvalEnv(ctx, data, d.KG, encS, log)
+	env, err := d.openEnv(ctx, data, encS, log)
 	if err != nil {
 		return err
 	}
-	defer env.close()
-	p, closeP, err := openPipeline(ctx, s, data, env)
+	defer env.Close()
+	p, closeP, err := env.Pipeline(ctx, s)
 	defer closeP()
 	if err != nil {
 		return err
@@ -364,7 +243,7 @@ func runEval(ctx context.Context, w, log io.Writer, d dataOptions, r runOptions,
 		}
 		fmt.Fprintln(log)
 	}
-	rep.Dropped = data.dropped
+	rep.Dropped = data.Dropped
 	if export != nil {
 		if cerr := export.File.Close(); cerr != nil {
 			return errors.Join(err, cerr)
@@ -376,10 +255,8 @@ func runEval(ctx context.Context, w, log io.Writer, d dataOptions, r runOptions,
 	}
 	fmt.Fprintf(log, "time %s (KG and models loaded in %s), peak memory %s\n",
 		time.Since(start).Round(time.Millisecond), loaded.Sub(start).Round(time.Millisecond), peakMemory())
-	if data.remote != nil && rep.N > 0 {
-		st := data.remote.Stats()
-		fmt.Fprintf(log, "sparql: %d queries to %s, %.1f per question; %d hub entities capped at --sparql-max-degree\n",
-			st.Queries, data.remote.Endpoint(), float64(st.Queries)/float64(rep.N), st.Capped)
+	if r, ok := data.KG.(kg.Reporter); ok && rep.N > 0 {
+		fmt.Fprintln(log, r.Report(rep.N))
 	}
 	if r.JSON {
 		enc := json.NewEncoder(w)
@@ -389,31 +266,5 @@ func runEval(ctx context.Context, w, log io.Writer, d dataOptions, r runOptions,
 	return errors.Join(err, rep.WriteTable(w))
 }
 
-// keepIDs keeps the questions whose ids the file at path lists (all of
-// them when path is ""), saying on log how many it kept.
-func keepIDs(qs []benchmark.Question, path string, log io.Writer) ([]benchmark.Question, error) {
-	if path == "" {
-		return qs, nil
-	}
-	ids, err := benchmark.ReadIDs(path)
-	if err != nil {
-		return nil, fmt.Errorf("--ids: %w", err)
-	}
-	kept, err := benchmark.KeepIDs(qs, ids, path)
-	if err != nil {
-		return nil, fmt.Errorf("--ids: %w", err)
-	}
-	fmt.Fprintf(log, "ids: kept the %d of %d questions %s lists\n", len(kept), len(qs), path)
-	return kept, nil
-}
-
 // splitList splits a comma-separated flag value, dropping empty parts.
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+var splitList = settings.SplitList

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/stem-kgqa/stem/kg/sparql"
+	"github.com/stem-kgqa/stem/kg/backends"
 	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/train"
 	"github.com/stem-kgqa/stem/tripgnn"
@@ -13,7 +13,7 @@ import (
 
 func evalGNNCommand() *cli.Command {
 	encS := catalog.DefaultEncoderSettings()
-	ss := sparql.DefaultSettings()
+	ks := kgFlags{backends.Default().NewSettings()}
 	return &cli.Command{
 		Name:  "eval-gnn",
 		Usage: "score the Triple-GNN's guidance graph: recall@K of gold-chain entities against similarity and hop baselines",
@@ -26,15 +26,15 @@ func evalGNNCommand() *cli.Command {
 		Flags: append(append(gnnDataFlags(),
 			&cli.StringFlag{Name: "gnn", Required: true, Usage: "Triple-GNN checkpoint (stem train gnn)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
-		), append(flagsOf(&encS), flagsOf(&ss)...)...),
-		Before: before(guard(map[string]float64{"max-nodes": 0, "max-neighbors": 0, "limit": 0}), bind(&encS), bind(&ss)),
-		Action: func(c *cli.Context) error { return runEvalGNN(c, encS, ss) },
+		), append(flagsOf(&encS), flagsOf(&ks)...)...),
+		Before: before(guard(map[string]float64{"max-nodes": 0, "max-neighbors": 0, "limit": 0}), bind(&encS), bind(&ks)),
+		Action: func(c *cli.Context) error { return runEvalGNN(c, encS, ks) },
 	}
 }
 
-func runEvalGNN(c *cli.Context, encS catalog.EncoderSettings, ss sparql.Settings) error {
+func runEvalGNN(c *cli.Context, encS catalog.EncoderSettings, ks kgFlags) error {
 	ctx := c.Context
-	gd, err := loadGNNData(c, ss)
+	gd, err := loadGNNData(c, ks)
 	if err != nil {
 		return err
 	}
@@ -48,7 +48,7 @@ func runEvalGNN(c *cli.Context, encS catalog.EncoderSettings, ss sparql.Settings
 		return err
 	}
 	b := tripgnn.NewBuilder(enc, subgraphOptions(c))
-	items, skipped, err := gd.label(ctx, b, c.App.ErrWriter)
+	items, skipped, err := gd.Label(ctx, b, c.App.ErrWriter)
 	if err != nil {
 		return err
 	}

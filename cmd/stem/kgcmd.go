@@ -11,7 +11,7 @@ import (
 
 	"github.com/stem-kgqa/stem/atomicfile"
 	"github.com/stem-kgqa/stem/kg"
-	"github.com/stem-kgqa/stem/kg/sparql"
+	"github.com/stem-kgqa/stem/kg/backends"
 	"github.com/stem-kgqa/stem/progress"
 	"github.com/urfave/cli/v2"
 )
@@ -24,7 +24,7 @@ var formatFlag = &cli.StringFlag{
 }
 
 func kgCommand() *cli.Command {
-	ss := sparql.DefaultSettings()
+	ks := kgFlags{backends.Default().NewSettings()}
 	return &cli.Command{
 		Name:  "kg",
 		Usage: "build, inspect and query knowledge-graph files",
@@ -170,30 +170,22 @@ func kgCommand() *cli.Command {
 				Description: "FILE is any KG stem reads; URL a SPARQL endpoint, counted by the engine\n" +
 					"(degrees are then left out: they would scan every entity).\n\n" +
 					"Examples:\n  stem kg stats ../shared/data/metaqa/kb.txt\n  stem kg stats --kg-graph http://stem.test/pq3h http://127.0.0.1:8890/sparql",
-				Flags:  append([]cli.Flag{formatFlag, &cli.IntFlag{Name: "top", Value: 10, Usage: "how many of the most frequent relations to list"}}, flagsOf(&ss)...),
-				Before: before(guard(map[string]float64{"top": 0}), bind(&ss)),
+				Flags:  append([]cli.Flag{formatFlag, &cli.IntFlag{Name: "top", Value: 10, Usage: "how many of the most frequent relations to list"}}, flagsOf(&ks)...),
+				Before: before(guard(map[string]float64{"top": 0}), bind(&ks)),
 				Action: func(c *cli.Context) error {
 					in, err := oneArg(c, "FILE or URL")
 					if err != nil {
 						return err
 					}
-					if sparql.IsEndpoint(in) {
-						g, err := openEndpoint(c.Context, in, ss)
-						if err != nil {
-							return err
-						}
-						st, err := g.Describe(c.Context, c.Int("top"))
-						if err != nil {
-							return err
-						}
-						st.WriteText(c.App.Writer, in)
-						return nil
-					}
-					g, err := loadKG(c, in)
+					g, err := openKG(c, ks, in)
 					if err != nil {
 						return err
 					}
-					g.Stats(c.Int("top")).WriteText(c.App.Writer, in)
+					st, err := kg.Describe(c.Context, g, c.Int("top"))
+					if err != nil {
+						return err
+					}
+					st.WriteText(c.App.Writer, in)
 					return nil
 				},
 			},
@@ -205,28 +197,15 @@ func kgCommand() *cli.Command {
 				Flags: append([]cli.Flag{
 					formatFlag,
 					&cli.IntFlag{Name: "limit", Value: 20, Usage: "edges to show per relation and direction (0 = all)"},
-				}, flagsOf(&ss)...),
-				Before: before(guard(map[string]float64{"limit": 0}), bind(&ss)),
+				}, flagsOf(&ks)...),
+				Before: before(guard(map[string]float64{"limit": 0}), bind(&ks)),
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 2 {
 						return fmt.Errorf("kg neighbours: want FILE and ENTITY, got %d arguments (see stem kg neighbours --help)", c.NArg())
 					}
-					var (
-						g      kg.Reader
-						remote *sparql.Graph
-						err    error
-					)
-					if in := c.Args().Get(0); sparql.IsEndpoint(in) {
-						if remote, err = openEndpoint(c.Context, in, ss); err != nil {
-							return err
-						}
-						g = remote
-					} else {
-						mem, err := loadKG(c, in)
-						if err != nil {
-							return err
-						}
-						g = mem
+					g, err := openKG(c, ks, c.Args().Get(0))
+					if err != nil {
+						return err
 					}
 					name := c.Args().Get(1)
 					ids := lookupEntity(g, name)
@@ -236,10 +215,7 @@ func kgCommand() *cli.Command {
 					for _, id := range ids {
 						kg.WriteNeighbourhood(c.App.Writer, g, id, c.Int("limit"))
 					}
-					if remote != nil {
-						return remote.Err()
-					}
-					return nil
+					return kg.Err(g)
 				},
 			},
 			kgSynthCommand(),
@@ -255,13 +231,14 @@ func oneArg(c *cli.Context, what string) (string, error) {
 	return c.Args().First(), nil
 }
 
-// loadKG loads path in the format named by the --format flag.
-func loadKG(c *cli.Context, path string) (*kg.Graph, error) {
+// openKG opens spec, a file in the format the --format flag names or a
+// URL.
+func openKG(c *cli.Context, ks kgFlags, spec string) (kg.Reader, error) {
 	f, err := kg.ParseFormat(c.String("format"))
 	if err != nil {
 		return nil, err
 	}
-	return kg.Load(c.Context, path, f)
+	return ks.open(c.Context, spec, f)
 }
 
 // buildKG streams the input of `stem kg build`, drawing a progress bar of

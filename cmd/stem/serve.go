@@ -10,9 +10,10 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stem-kgqa/stem/assets"
 	stemversion "github.com/stem-kgqa/stem/internal/version"
 	"github.com/stem-kgqa/stem/kg"
-	"github.com/stem-kgqa/stem/kg/sparql"
+	"github.com/stem-kgqa/stem/kg/backends"
 	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/peers"
 	"github.com/stem-kgqa/stem/plan"
@@ -31,12 +32,12 @@ type serveOptions struct {
 	MaxBody       int           `flag:"max-body" min:"256" category:"server" usage:"largest request body, in bytes (413 beyond)"`
 	Grace         time.Duration `flag:"grace" category:"server" usage:"on SIGINT/SIGTERM, how long requests in flight may take to finish"`
 	MCPStdio      bool          `flag:"mcp-stdio" category:"server" usage:"serve the MCP tools over stdin/stdout instead of HTTP (for agent clients that launch tools as processes)"`
-	Sparql        sparql.Settings
+	Backends      kg.BackendSettings
 }
 
 func serveCommand() *cli.Command {
 	o := serveOptions{KGFormat: kg.FormatAuto, Listen: "127.0.0.1:8080", Timeout: serve.DefaultTimeout,
-		MaxConcurrent: serve.DefaultMaxConcurrent, MaxBody: serve.DefaultMaxBody, Grace: serve.DefaultGrace, Sparql: sparql.DefaultSettings()}
+		MaxConcurrent: serve.DefaultMaxConcurrent, MaxBody: serve.DefaultMaxBody, Grace: serve.DefaultGrace, Backends: backends.Default().NewSettings()}
 	s := pipelineSettings()
 	enc := catalog.DefaultEncoderSettings()
 	return &cli.Command{
@@ -148,18 +149,17 @@ func checkServed(s plan.Settings, cmd string) error {
 // or --gnn is reported at start, not to the first caller. The returned
 // function closes the encoder.
 func loadBackend(ctx context.Context, srv *serve.Server, o serveOptions, s plan.Settings, encS catalog.EncoderSettings, log io.Writer) (func() error, error) {
-	l, err := loadAssets(ctx, kgSource{Path: o.KG, Format: o.KGFormat, Sparql: o.Sparql}, s.Beam, encS, log)
+	env, err := assets.Open(ctx, assets.Config{KG: o.KG, Demo: true, Beam: s.Beam, Open: kg.OpenOptions{Format: o.KGFormat, Settings: o.Backends}, Encoder: encS, Log: log})
 	if err != nil {
 		return nil, err
 	}
 	fail := func(err error) (func() error, error) {
-		l.close()
+		env.Close()
 		return nil, err
 	}
-	if s.Planner == "llm" && s.Examples != "" {
-		if l.assets.Examples, err = llmExamples(ctx, s.ExampleSettings); err != nil {
-			return fail(err)
-		}
+	a, err := env.Assets(ctx, s)
+	if err != nil {
+		return fail(err)
 	}
 	planners := []string{string(s.Planner)}
 	add := func(p string, ok bool) {
@@ -172,15 +172,15 @@ func loadBackend(ctx context.Context, srv *serve.Server, o serveOptions, s plan.
 	add("pattern", s.PlannerModel != "")
 	add("llm", s.Chat.Model != "")
 	b := serve.Backend{
-		Graph:    l.graph,
+		Graph:    env.Graph,
 		Planners: planners,
 		Open: func(ctx context.Context, planner string) (*plan.Pipeline, func() error, error) {
 			ps := s
 			ps.Planner = plan.PlannerName(planner)
-			return plan.Open(ctx, ps, l.assets)
+			return plan.Open(ctx, ps, a)
 		},
 		Search: func(ctx context.Context, q string, k int) ([]serve.Entity, error) {
-			hits, err := l.search(ctx, q, k)
+			hits, err := env.Search(ctx, q, k)
 			out := make([]serve.Entity, len(hits))
 			for i, h := range hits {
 				out[i] = serve.Entity{Name: h.Name, Score: h.Score}
@@ -191,7 +191,7 @@ func loadBackend(ctx context.Context, srv *serve.Server, o serveOptions, s plan.
 	if err := srv.Load(ctx, b); err != nil {
 		return fail(err)
 	}
-	return l.close, nil
+	return env.Close, nil
 }
 
 // nopCloser keeps the MCP session from closing stdout, which the process

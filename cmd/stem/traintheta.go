@@ -19,7 +19,7 @@ import (
 // on training or dev questions (eval.SweepTheta) and writes it as a
 // --config file.
 func trainThetaSubcommand() *cli.Command {
-	d := dataOptions{}
+	d := newDataOptions()
 	workers := 2
 	s := evalSettings()
 	enc := catalog.DefaultEncoderSettings()
@@ -65,20 +65,20 @@ func trainThetaSubcommand() *cli.Command {
 				return err
 			}
 			ctx, log := c.Context, c.App.ErrWriter
-			data, err := loadEvalData(ctx, d, log)
+			data, err := d.load(ctx, log)
 			if err != nil {
 				return err
 			}
-			env, err := openEvalEnv(ctx, data, d.KG, enc, log)
+			env, err := d.openEnv(ctx, data, enc, log)
 			if err != nil {
 				return err
 			}
-			defer env.close()
+			defer env.Close()
 			s.Tracing.SoftSymbols = true
 			open := func(ctx context.Context, th float32) (eval.Answerer, func() error, error) {
 				st := s
 				st.Tracing.Theta = th
-				p, closeP, err := openPipeline(ctx, st, data, env)
+				p, closeP, err := env.Pipeline(ctx, st)
 				if err != nil {
 					return nil, closeP, err
 				}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/eval/planeval"
 	"github.com/stem-kgqa/stem/internal/shareddata"
 	"github.com/stem-kgqa/stem/internal/virtuoso"
 	"github.com/stem-kgqa/stem/kg"
@@ -343,7 +344,7 @@ func TestEvalMatchesMemory(t *testing.T) {
 				endpoint, graph = serve(t, mem)
 			}
 			patternOver := func(g kg.Reader) projection.Planner {
-				p, err := pattern.FromQuestions(ctx, g, enc, train, projection.DefaultBeam)
+				p, err := pattern.FromExamples(ctx, g, enc, planeval.Examples(train), projection.DefaultBeam)
 				if err != nil {
 					t.Fatal(err)
 				}
