@@ -86,9 +86,19 @@ func LookupFormat(name string) (Format, error) {
 	fs := Formats()
 	i := slices.IndexFunc(fs, func(f Format) bool { return f.Name == name })
 	if i < 0 {
-		return Format{}, fmt.Errorf("--format %q: want %s", name, strings.Join(FormatNames(), ", "))
+		return Format{}, UnknownFormat(name, FormatNames()...)
 	}
 	return fs[i], nil
+}
+
+// UnknownFormat is the error for a dataset --format word that is not one
+// of valid. A KG file format word (tsv, nt, ...) is explained: the other
+// commands' --format names the KG's format, this one the questions'.
+func UnknownFormat(name string, valid ...string) error {
+	if kg.IsFormatName(name) {
+		return fmt.Errorf("--format %q names a KG file's format; here --format names the questions' format: %s (the KG's format is found from its file, --kg)", name, strings.Join(valid, ", "))
+	}
+	return fmt.Errorf("--format %q: want %s", name, strings.Join(valid, ", "))
 }
 
 // Check reports a source that cannot load, before any file is read: an

@@ -53,6 +53,10 @@
 // ErrCorrupt, ErrNewerVersion, ErrUnknownFormat) for errors.Is. Load with
 // FormatAuto picks the format from a snapshot's magic bytes, a .nt
 // extension, or the first data line (a tab means tsv, a '|' means pipe).
+// ParseFormat also takes the dataset words pq and metaqa for their KG
+// files' formats. A command writing a KG checks its output's name with
+// CheckOutputName (FormatOfName: .nt, .tsv, .kg/.stemkg, .jsonl), so that
+// the name never says another format than the one written.
 //
 // # Export as RDF
 //
@@ -63,6 +67,8 @@
 // percent-encoded, so NameFromIRI gives the name back exactly. Each
 // entity also gets `<e> <NamePredicate> "name"@en .`. A SPARQL backend
 // names terms with NameFromIRI and looks names up through NamePredicate.
+// NTriplesEncoder writes the same lines for triples streamed by name
+// (stem kg synth --out kg.nt), without a graph.
 //
 // # Names as text
 //

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -26,8 +27,19 @@ const (
 
 var formats = []Format{FormatAuto, FormatTSV, FormatPipe, FormatNTriples, FormatRoG, FormatSnapshot}
 
+// datasetKGs are the dataset format words (stem eval --format) whose KG
+// file has a format of its own: --format metaqa names the KG of MetaQA
+// (kb.txt, head|relation|tail) wherever a KG format is asked for, so that
+// one word means one thing on every command.
+var datasetKGs = map[string]Format{"pq": FormatTSV, "metaqa": FormatPipe}
+
+// datasetWords are the other dataset format words: their questions bring
+// their own graphs, so they name no KG file format.
+var datasetWords = []string{"webqsp-mini", "webqsp-paths", "items"}
+
 // ParseFormat turns a flag value into a Format. Case is ignored and "" means
-// FormatAuto.
+// FormatAuto. The dataset words pq and metaqa name their KG files' formats
+// (tsv and pipe); rog is RoG's JSONL either way.
 func ParseFormat(s string) (Format, error) {
 	t := Format(strings.ToLower(strings.TrimSpace(s)))
 	if t == "" {
@@ -38,7 +50,17 @@ func ParseFormat(s string) (Format, error) {
 			return f, nil
 		}
 	}
+	if f, ok := datasetKGs[string(t)]; ok {
+		return f, nil
+	}
 	return "", unknownFormat(s)
+}
+
+// IsFormatName says whether s names a KG file format, for a command whose
+// --format names something else and explains a KG word given to it.
+func IsFormatName(s string) bool {
+	t := strings.ToLower(strings.TrimSpace(s))
+	return t != "" && t != string(FormatRoG) && slices.Contains(formats, Format(t))
 }
 
 func unknownFormat(s string) error {
@@ -46,7 +68,44 @@ func unknownFormat(s string) error {
 	for i, f := range formats {
 		names[i] = string(f)
 	}
-	return fmt.Errorf("%w %q (valid: %s)", ErrUnknownFormat, s, strings.Join(names, ", "))
+	if slices.Contains(datasetWords, strings.ToLower(strings.TrimSpace(s))) {
+		return fmt.Errorf("%w %q: that is a dataset format (stem eval --format), whose questions bring their own graphs; a KG file's format is one of %s (or pq, metaqa: their KG files' formats)",
+			ErrUnknownFormat, s, strings.Join(names, ", "))
+	}
+	return fmt.Errorf("%w %q (valid: %s; or the dataset words pq and metaqa, for their KG files' formats)", ErrUnknownFormat, s, strings.Join(names, ", "))
+}
+
+// FormatOfName returns the KG format a file name's extension says: .nt
+// and .ntriples N-Triples, .tsv TSV, .kg and .stemkg a snapshot, .jsonl
+// RoG rows. ok is false for a name that says none (.txt holds TSV and
+// pipe files alike).
+func FormatOfName(path string) (f Format, ok bool) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".nt", ".ntriples":
+		return FormatNTriples, true
+	case ".tsv":
+		return FormatTSV, true
+	case ".kg", ".stemkg":
+		return FormatSnapshot, true
+	case ".jsonl":
+		return FormatRoG, true
+	}
+	return "", false
+}
+
+// formatNames are the formats' names in messages.
+var formatNames = map[Format]string{FormatTSV: "TSV", FormatPipe: "pipe-separated", FormatNTriples: "N-Triples", FormatRoG: "RoG JSONL", FormatSnapshot: "a binary snapshot"}
+
+// CheckOutputName refuses an output KG file whose name says another
+// format than the one the command writes: `stem kg synth --out kg.nt`
+// once wrote TSV that `stem kg build kg.nt` then read as N-Triples and
+// failed on line 1.
+func CheckOutputName(flag, path string, writes Format) error {
+	said, ok := FormatOfName(path)
+	if !ok || said == writes {
+		return nil
+	}
+	return fmt.Errorf("%s %s: the name says %s, but this command writes %s: name the file for what it holds", flag, path, formatNames[said], formatNames[writes])
 }
 
 // Load reads the KG at path. With FormatAuto it detects the format: a

@@ -1,6 +1,7 @@
 package kg
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -11,15 +12,41 @@ import (
 )
 
 func TestParseFormat(t *testing.T) {
+	// The dataset words pq and metaqa (stem eval --format) name their KG
+	// files' formats wherever a KG format is asked for: `stem serve
+	// --format metaqa` failed with "unknown KG format".
 	for in, want := range map[string]Format{"": FormatAuto, "auto": FormatAuto, "TSV": FormatTSV, "pipe": FormatPipe,
-		" nt ": FormatNTriples, "rog": FormatRoG, "Snapshot": FormatSnapshot} {
+		" nt ": FormatNTriples, "rog": FormatRoG, "Snapshot": FormatSnapshot, "metaqa": FormatPipe, "pq": FormatTSV} {
 		if got, err := ParseFormat(in); err != nil || got != want {
 			t.Errorf("ParseFormat(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	_, err := ParseFormat("csv")
-	if !errors.Is(err, ErrUnknownFormat) || err.Error() != `unknown KG format "csv" (valid: auto, tsv, pipe, nt, rog, snapshot)` {
-		t.Errorf("ParseFormat(csv) err = %v", err)
+	for in, want := range map[string]string{
+		"csv":         `unknown KG format "csv" (valid: auto, tsv, pipe, nt, rog, snapshot; or the dataset words pq and metaqa, for their KG files' formats)`,
+		"webqsp-mini": `unknown KG format "webqsp-mini": that is a dataset format (stem eval --format), whose questions bring their own graphs; a KG file's format is one of auto, tsv, pipe, nt, rog, snapshot (or pq, metaqa: their KG files' formats)`,
+	} {
+		if _, err := ParseFormat(in); !errors.Is(err, ErrUnknownFormat) || err.Error() != want {
+			t.Errorf("ParseFormat(%s) err = %v", in, err)
+		}
+	}
+}
+
+// An output's name that says another format than the one written is
+// refused; a name that says none is taken.
+func TestCheckOutputName(t *testing.T) {
+	for _, c := range []struct {
+		path   string
+		writes Format
+		ok     bool
+	}{
+		{"kg.nt", FormatNTriples, true}, {"kg.NT", FormatTSV, false}, {"kg.tsv", FormatTSV, true}, {"kg.txt", FormatTSV, true},
+		{"kg", FormatSnapshot, true}, {"kg.kg", FormatSnapshot, true}, {"kg.nt", FormatSnapshot, false}, {"kg.tsv", FormatPipe, false},
+		{"kg.stemkg", FormatNTriples, false}, {"rows.jsonl", FormatTSV, false},
+	} {
+		err := CheckOutputName("--out", c.path, c.writes)
+		if (err == nil) != c.ok {
+			t.Errorf("%s written as %s: %v", c.path, c.writes, err)
+		}
 	}
 }
 
@@ -104,5 +131,37 @@ func TestLoadCancelled(t *testing.T) {
 	path := write(t, "kb.txt", strings.Repeat("a|r|b\n", 2*ctxCheckEvery))
 	if _, err := Load(ctx, path, FormatAuto); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+// The encoder writes what WriteNTriples writes for the same triples.
+func TestNTriplesEncoder(t *testing.T) {
+	g := build(t, "a r b", "b s m.0cvt1", "m.0cvt1 s AC/DC", "a r a")
+	var want bytes.Buffer
+	if _, err := WriteNTriples(context.Background(), &want, g, ""); err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	e, err := NewNTriplesEncoder(&got, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range g.NumTriples() {
+		tr := g.Triple(int32(i))
+		e.Add(g.EntityName(tr.Head), g.RelationName(tr.Rel), g.EntityName(tr.Tail))
+	}
+	if err := e.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	lines := func(b bytes.Buffer) []string {
+		l := strings.Split(strings.TrimSpace(b.String()), "\n")
+		slices.Sort(l)
+		return l
+	}
+	if a, b := lines(got), lines(want); !slices.Equal(a, b) {
+		t.Errorf("encoder:\n%s\nWriteNTriples:\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
+	}
+	if e.Lines() != len(lines(want)) {
+		t.Errorf("Lines() = %d, want %d", e.Lines(), len(lines(want)))
 	}
 }

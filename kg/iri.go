@@ -182,57 +182,117 @@ func TermIRI(base, name string) string {
 // SPARQL endpoint can only walk from IRIs. It returns the number of lines
 // written and checks ctx between blocks of triples.
 func WriteNTriples(ctx context.Context, w io.Writer, g Reader, base string) (int, error) {
-	if base == "" {
-		base = FreebaseNS
+	nw, err := newNTWriter(w, base)
+	if err != nil {
+		return 0, err
 	}
-	if !IsIRI(base) {
-		return 0, fmt.Errorf("write N-Triples: base %q is not an absolute IRI", base)
-	}
-	bw := bufio.NewWriterSize(w, 1<<16)
 	ents := make([]string, g.NumEntities()) // each name escaped once, not per edge
 	for i := range ents {
-		ents[i] = TermIRI(base, g.EntityName(int32(i)))
+		ents[i] = TermIRI(nw.base, g.EntityName(int32(i)))
 	}
 	rels := make([]string, g.NumRelations())
 	for i := range rels {
-		rels[i] = TermIRI(base, g.RelationName(int32(i)))
-	}
-	n := 0
-	line := func(s, p, o string, lit bool) {
-		bw.WriteByte('<')
-		bw.WriteString(s)
-		bw.WriteString("> <")
-		bw.WriteString(p)
-		if lit {
-			bw.WriteString("> ")
-			writeLiteral(bw, o)
-			bw.WriteString("@en .\n")
-		} else {
-			bw.WriteString("> <")
-			bw.WriteString(o)
-			bw.WriteString("> .\n")
-		}
-		n++
+		rels[i] = TermIRI(nw.base, g.RelationName(int32(i)))
 	}
 	for id := range g.NumTriples() {
 		if id%4096 == 0 {
 			if err := ctx.Err(); err != nil {
-				return n, fmt.Errorf("write N-Triples: %w", err)
+				return nw.n, fmt.Errorf("write N-Triples: %w", err)
 			}
 		}
 		t := g.Triple(int32(id))
-		line(ents[t.Head], rels[t.Rel], ents[t.Tail], false)
+		nw.line(ents[t.Head], rels[t.Rel], ents[t.Tail], false)
 	}
 	for i, iri := range ents {
 		if name := g.EntityName(int32(i)); !IsFreebaseID(name) {
-			line(iri, NamePredicate, name, true)
+			nw.line(iri, NamePredicate, name, true)
 		}
 	}
-	if err := bw.Flush(); err != nil {
-		return n, fmt.Errorf("write N-Triples: %w", err)
-	}
-	return n, nil
+	return nw.n, nw.flush()
 }
+
+// ntWriter writes N-Triples lines.
+type ntWriter struct {
+	bw   *bufio.Writer
+	base string
+	n    int
+}
+
+func newNTWriter(w io.Writer, base string) (*ntWriter, error) {
+	if base == "" {
+		base = FreebaseNS
+	}
+	if !IsIRI(base) {
+		return nil, fmt.Errorf("write N-Triples: base %q is not an absolute IRI", base)
+	}
+	return &ntWriter{bw: bufio.NewWriterSize(w, 1<<16), base: base}, nil
+}
+
+// line writes <s> <p> <o> ., or <s> <p> "o"@en . when lit.
+func (nw *ntWriter) line(s, p, o string, lit bool) {
+	bw := nw.bw
+	bw.WriteByte('<')
+	bw.WriteString(s)
+	bw.WriteString("> <")
+	bw.WriteString(p)
+	if lit {
+		bw.WriteString("> ")
+		writeLiteral(bw, o)
+		bw.WriteString("@en .\n")
+	} else {
+		bw.WriteString("> <")
+		bw.WriteString(o)
+		bw.WriteString("> .\n")
+	}
+	nw.n++
+}
+
+func (nw *ntWriter) flush() error {
+	if err := nw.bw.Flush(); err != nil {
+		return fmt.Errorf("write N-Triples: %w", err)
+	}
+	return nil
+}
+
+// NTriplesEncoder writes triples given by name as N-Triples, as
+// WriteNTriples writes a graph, for a writer that streams triples without
+// building a graph (stem kg synth --out kg.nt). Each entity's name triple
+// is written after its first triple; the names met are kept to write
+// each once.
+type NTriplesEncoder struct {
+	nw    *ntWriter
+	named map[string]bool
+}
+
+// NewNTriplesEncoder writes to w, with names under base ("" means
+// FreebaseNS).
+func NewNTriplesEncoder(w io.Writer, base string) (*NTriplesEncoder, error) {
+	nw, err := newNTWriter(w, base)
+	if err != nil {
+		return nil, err
+	}
+	return &NTriplesEncoder{nw: nw, named: map[string]bool{}}, nil
+}
+
+// Add writes one triple (and the names of its entities not met before).
+func (e *NTriplesEncoder) Add(head, rel, tail string) {
+	h, t := TermIRI(e.nw.base, head), TermIRI(e.nw.base, tail)
+	e.nw.line(h, TermIRI(e.nw.base, rel), t, false)
+	for _, x := range [][2]string{{head, h}, {tail, t}} {
+		if !e.named[x[0]] {
+			e.named[x[0]] = true
+			if !IsFreebaseID(x[0]) {
+				e.nw.line(x[1], NamePredicate, x[0], true)
+			}
+		}
+	}
+}
+
+// Lines returns the lines written so far.
+func (e *NTriplesEncoder) Lines() int { return e.nw.n }
+
+// Flush writes what is buffered.
+func (e *NTriplesEncoder) Flush() error { return e.nw.flush() }
 
 // writeLiteral writes s as an N-Triples STRING_LITERAL_QUOTE in the
 // canonical form of RDF 1.1: \" \\ \n \r and \t \b \f as ECHAR, other

@@ -298,11 +298,14 @@ func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
 }
 
 // fetch plans a question over a remote KG. The question's graph is
-// fetched in rings around its entities: one hop, then as deep as the
-// plan's schema graphs reach (up to MaxHops), planning again over the
-// deeper graph, because a planner that checks paths in the KG sees more
-// of them. The result is what planning over the whole KG gives, since
-// nothing a plan of that depth touches lies further out.
+// fetched in rings around its entities: one hop (or as deep as a Reacher
+// says it explores), then as deep as the plan's schema graphs reach (up
+// to MaxHops), planning again over the deeper graph. The planner is told
+// how deep the graph is (projection.Input.Hops), so that a path longer
+// than that is not taken for one that leads nowhere: a plan that needs no
+// deeper graph is then what planning over the whole KG gives. A strategy
+// that plans for itself (planned false) gets its graph as deep as it
+// says it walks, in one fetch.
 func (p *Pipeline) fetch(ctx context.Context, nb kg.Neighbourhooder, in projection.Input, planned bool, res *Result) (*kg.Graph, projection.Projection, error) {
 	limit := p.MaxHops
 	if limit <= 0 {
@@ -336,7 +339,7 @@ func (p *Pipeline) fetch(ctx context.Context, nb kg.Neighbourhooder, in projecti
 		if err != nil {
 			return nil, projection.Projection{}, fmt.Errorf("fetch the graph of %q: %w", in.Question, err)
 		}
-		in.Graph = sub
+		in.Graph, in.Hops = sub, hops
 		t0 = time.Now()
 		proj, err := p.Planner.Plan(ctx, in)
 		planTime += time.Since(t0)

@@ -40,6 +40,13 @@ type Input struct {
 	// that check paths in a KG check them there rather than in the KG
 	// they were built with.
 	Graph kg.Reader
+	// Hops, when Graph is a neighbourhood of the KG the planner was built
+	// with (fetched around the entities from a remote KG), says how far it
+	// reaches: every edge of every entity less than Hops hops from the
+	// entities is in it, and nothing beyond is known. A planner that
+	// checks paths in Graph can tell a path of up to Hops steps leads
+	// nowhere, not a longer one. 0 when Graph is the question's whole KG.
+	Hops int
 	// Gold is the benchmark's answer sheet, nil outside evaluation. Only the
 	// oracle planner reads it; a planner that looked at it would be
 	// measuring nothing.

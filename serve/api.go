@@ -8,7 +8,10 @@ import (
 	"io/fs"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
+	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stem-kgqa/stem/kg"
@@ -43,6 +46,9 @@ type SearchView struct {
 	Entities []Entity `json:"entities"`
 }
 
+// MaxEntities is the most entities a question may name.
+const MaxEntities = 32
+
 // Limits of the entity routes.
 const (
 	defaultK     = 10
@@ -73,6 +79,11 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.Handle("GET /metrics", s.guard(s.metrics.handler()))
 	mux.Handle("POST /v1/ask", s.guard(http.HandlerFunc(s.ask)))
+	// Without it the viewer's file server would take GET /v1/ask (404).
+	mux.HandleFunc("GET /v1/ask", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", postOnly["/v1/ask"])
+		writeError(w, &requestError{http.StatusMethodNotAllowed, "method_not_allowed", `POST the question as JSON: {"question": "..."}`})
+	})
 	mux.Handle("GET /v1/entities", s.guard(http.HandlerFunc(s.search)))
 	mux.Handle("GET /v1/entities/{name}/neighbours", s.guard(http.HandlerFunc(s.neighbours)))
 	// Stateless: every MCP call stands alone, so no session outlives a
@@ -93,7 +104,7 @@ func (s *Server) routes() http.Handler {
 	cross.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &requestError{http.StatusForbidden, "cross_origin", "a page on another site may not send requests here"})
 	}))
-	return s.metrics.instrument(cross.Handler(s.hostCheck(mux)))
+	return s.metrics.instrument(jsonErrors(cross.Handler(s.hostCheck(mux))))
 }
 
 // guard requires the token on the routes that serve data.
@@ -190,6 +201,20 @@ func (s *Server) answer(ctx context.Context, req AskRequest) (_ *plan.Result, _ 
 	if req.Question == "" {
 		return nil, plan.View{}, &requestError{http.StatusBadRequest, "no_question", `give the question: {"question": "..."}`}
 	}
+	if !hasWord(req.Question) {
+		return nil, plan.View{}, &requestError{http.StatusBadRequest, "no_question", fmt.Sprintf("the question %q has no words to answer", req.Question)}
+	}
+	// Each entity once: the same name given twice would only repeat the
+	// same search (4,500 copies took 100 times as long as one).
+	var given []string
+	for _, e := range req.Entities {
+		if !slices.Contains(given, e) {
+			if len(given) == MaxEntities {
+				return nil, plan.View{}, &requestError{http.StatusBadRequest, "too_many_entities", fmt.Sprintf("more than %d distinct entities: a question names at most %d", MaxEntities, MaxEntities)}
+			}
+			given = append(given, e)
+		}
+	}
 	var strategy plan.StrategyChoice
 	if req.Strategy != "" {
 		if err := strategy.UnmarshalText([]byte(req.Strategy)); err != nil {
@@ -216,10 +241,16 @@ func (s *Server) answer(ctx context.Context, req AskRequest) (_ *plan.Result, _ 
 		own.Strategy = strategy.Override()
 		p = &own
 	}
-	entities := make([]string, len(req.Entities))
-	for i, e := range req.Entities {
-		if entities[i], err = plan.Resolve(b.Graph, e); err != nil {
-			return nil, plan.View{}, &requestError{http.StatusUnprocessableEntity, "unknown_entity", err.Error()}
+	// Two spellings of one entity are one entity.
+	var entities []string
+	for _, e := range given {
+		if b.Graph != nil {
+			if e, err = plan.Resolve(b.Graph, e); err != nil {
+				return nil, plan.View{}, &requestError{http.StatusUnprocessableEntity, "unknown_entity", err.Error()}
+			}
+		}
+		if !slices.Contains(entities, e) {
+			entities = append(entities, e)
 		}
 	}
 	res, err := p.Answer(ctx, plan.Query{Question: req.Question, Entities: entities})
@@ -254,8 +285,8 @@ func (s *Server) searchEntities(ctx context.Context, q string, k int) (_ SearchV
 	if err != nil {
 		return SearchView{}, err
 	}
-	if q == "" {
-		return SearchView{}, &requestError{http.StatusBadRequest, "no_query", "give the text to search for: /v1/entities?q=tom+hanks"}
+	if !hasWord(q) {
+		return SearchView{}, &requestError{http.StatusBadRequest, "no_query", fmt.Sprintf("give the text to search for, with at least one word (got %q): /v1/entities?q=tom+hanks", q)}
 	}
 	if k, err = within("k", k, defaultK, maxK); err != nil {
 		return SearchView{}, err
@@ -331,6 +362,12 @@ func (s *Server) neighboursOf(ctx context.Context, name string, limit int) (_ Ne
 		}
 	}
 	return v, nil
+}
+
+// hasWord says whether s has a letter or a digit: a question or a query
+// of only spaces, punctuation or control characters names nothing.
+func hasWord(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }) >= 0
 }
 
 // intParam reads a whole-number query parameter; 0 when absent.

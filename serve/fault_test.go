@@ -225,14 +225,22 @@ func TestFaults(t *testing.T) {
 	check(t)
 	c.CloseIdleConnections()
 	// Nothing a fault started is left running, and memory is back.
+	backToBaseline(t, "the faults", baseG, baseHeap)
+}
+
+// backToBaseline waits for the goroutines to return to their number
+// before what the test did (give or take two) and checks that the live
+// heap grew by less than 8 MiB.
+func backToBaseline(t *testing.T, what string, baseG int, baseHeap uint64) {
+	t.Helper()
 	var gs int
 	var heap uint64
-	waitFor(t, "goroutines to return to their number before the faults", func() bool {
+	waitFor(t, "goroutines to return to their number before "+what, func() bool {
 		gs, heap = settle()
 		return gs <= baseG+2
 	})
 	if heap > baseHeap+8<<20 {
-		t.Errorf("live heap grew from %d to %d bytes over the faults", baseHeap, heap)
+		t.Errorf("live heap grew from %d to %d bytes over %s", baseHeap, heap, what)
 	}
 }
 
@@ -308,6 +316,25 @@ func TestShutdown(t *testing.T) {
 		if err := <-stopped; err != nil {
 			t.Errorf("Serve: %v", err)
 		}
+	})
+	t.Run("a second stop cuts the grace short", func(t *testing.T) {
+		g := newGate()
+		st := start(t, demoBackend(t, g.wrap), Options{Grace: time.Minute})
+		go ask(&http.Client{}, st.URL, slowQuestion)
+		g.waitEntered(t, 1)
+		go func() {
+			time.Sleep(100 * time.Millisecond)
+			st.Abort()
+		}()
+		begin := time.Now()
+		err := st.Shutdown()
+		if err == nil || !strings.Contains(err.Error(), "cut off when asked again") {
+			t.Errorf("Serve: %v, want the requests cut off by the second stop", err)
+		}
+		if d := time.Since(begin); d > 10*time.Second {
+			t.Errorf("shutdown took %v of its minute's grace", d)
+		}
+		waitFor(t, "the cut-off question to stop", func() bool { return g.cancelledCount() == 1 })
 	})
 	t.Run("grace runs out", func(t *testing.T) {
 		g := newGate()

@@ -22,19 +22,24 @@ func TestToken(t *testing.T) {
 		{"readiness needs none", "GET", "/readyz", "", 200},
 		{"the viewer's page needs none", "GET", "/", "", 200},
 		{"ask without", "POST", "/v1/ask", "", 401},
-		{"ask with a wrong one", "POST", "/v1/ask", "s3cre", 401},
-		{"ask with it", "POST", "/v1/ask", "s3cret", 200},
+		{"ask with a wrong one", "POST", "/v1/ask", "Bearer s3cre", 401},
+		{"ask with it", "POST", "/v1/ask", "Bearer s3cret", 200},
+		// RFC 7235: the scheme's case is not significant.
+		{"ask with it, lower-case scheme", "POST", "/v1/ask", "bearer s3cret", 200},
+		{"ask with it, upper-case scheme", "POST", "/v1/ask", "BEARER s3cret", 200},
+		{"another scheme", "POST", "/v1/ask", "Basic s3cret", 401},
+		{"no scheme", "POST", "/v1/ask", "s3cret", 401},
 		{"search without", "GET", "/v1/entities?q=nolan", "", 401},
-		{"search with it", "GET", "/v1/entities?q=nolan", "s3cret", 200},
+		{"search with it", "GET", "/v1/entities?q=nolan", "Bearer s3cret", 200},
 		{"neighbours without", "GET", "/v1/entities/Inception/neighbours", "", 401},
 		{"metrics without", "GET", "/metrics", "", 401},
-		{"metrics with it", "GET", "/metrics", "s3cret", 200},
+		{"metrics with it", "GET", "/metrics", "Bearer s3cret", 200},
 		{"MCP without", "POST", "/mcp", "", 401},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var h []string
 			if tc.token != "" {
-				h = []string{"Authorization", "Bearer " + tc.token}
+				h = []string{"Authorization", tc.token}
 			}
 			var status int
 			var body string

@@ -6,7 +6,12 @@
 // It is safe by default: callers outside the machine need --listen, every
 // data route can require a bearer token, bodies, questions, time and
 // concurrent questions are bounded, no request names a file, and shutdown
-// lets in-flight questions finish.
+// lets in-flight questions finish (Abort cuts it short). No input knocks it
+// over: every error is JSON with a stable code (a JSON-RPC error on /mcp,
+// jsonErrors rewrites what the mux, the file server and the MCP handler
+// write as text), a question of no words is the caller's error, and an
+// MCP stdio session answers a bad line and goes on (ServeStdio); the
+// hostile-input suite and the fuzz targets hold it to that.
 //
 // The package depends on plan (the pipeline) and kg (neighbours); cmd/stem
 // builds the Backend from its flags and nothing here reads a flag.
@@ -130,12 +135,16 @@ type Server struct {
 	mu        sync.Mutex
 	pipelines map[string]*plan.Pipeline
 	closers   []func() error
+
+	// abort is closed by Abort: shutdown stops waiting for requests.
+	abort     chan struct{}
+	abortOnce sync.Once
 }
 
 // New returns a server that answers nothing until Load.
 func New(o Options) *Server {
 	o = o.withDefaults()
-	s := &Server{opt: o, slots: make(chan struct{}, o.MaxConcurrent), metrics: newMetrics(), pipelines: map[string]*plan.Pipeline{}}
+	s := &Server{opt: o, slots: make(chan struct{}, o.MaxConcurrent), metrics: newMetrics(), pipelines: map[string]*plan.Pipeline{}, abort: make(chan struct{})}
 	s.mcp = s.newMCP()
 	s.handler = s.routes()
 	return s
@@ -198,14 +207,31 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.draining.Store(true)
 	sctx, cancel := context.WithTimeout(context.Background(), s.opt.Grace)
 	defer cancel()
+	go func() {
+		select {
+		case <-s.abort:
+			cancel()
+		case <-sctx.Done():
+		}
+	}()
 	err := hs.Shutdown(sctx)
 	<-errc
 	if err != nil {
 		hs.Close()
+		select {
+		case <-s.abort:
+			return fmt.Errorf("shutdown: requests still running were cut off when asked again to stop: %w", err)
+		default:
+		}
 		return fmt.Errorf("shutdown: requests still running after %s were cut off: %w", s.opt.Grace, err)
 	}
 	return nil
 }
+
+// Abort makes a shutdown in progress (or the next one) stop waiting for
+// the requests in flight and cut them off: `stem serve` calls it on a
+// second SIGINT or SIGTERM, as a user who presses Ctrl-C twice expects.
+func (s *Server) Abort() { s.abortOnce.Do(func() { close(s.abort) }) }
 
 // pipeline returns the pipeline of the named planner ("" = the default),
 // opening it on first use.
@@ -237,12 +263,15 @@ func (s *Server) pipeline(ctx context.Context, b *Backend, planner string) (*pla
 }
 
 // authorized reports whether r carries the token, when one is required.
+// The scheme's case is ignored, as RFC 7235 says ("bearer TOKEN" is
+// "Bearer TOKEN").
 func (s *Server) authorized(r *http.Request) bool {
 	if s.opt.Token == "" {
 		return true
 	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.opt.Token)) == 1
+	scheme, got, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	got = strings.TrimSpace(got)
+	return ok && strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare([]byte(got), []byte(s.opt.Token)) == 1
 }
 
 // IsLocalHost reports whether a host, with or without a port (a Host

@@ -94,3 +94,49 @@ func TestBreadthBounds(t *testing.T) {
 		})
 	}
 }
+
+// The edges the bounds keep are chosen by the triples' names, not their
+// ids: the same KG numbered in reverse (as a SPARQL endpoint's
+// neighbourhood numbers it otherwise than the KG's file) keeps the same
+// ones (it kept the last 256 places instead of the first).
+func TestBoundsIndependentOfNumbering(t *testing.T) {
+	g := hubGraph(t)
+	b := kg.NewBuilder()
+	for i := g.NumTriples() - 1; i >= 0; i-- {
+		tr := g.Triple(int32(i))
+		b.Add(g.EntityName(tr.Head), g.RelationName(tr.Rel), g.EntityName(tr.Tail))
+	}
+	rev, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := wordvec.New(nil, wordvec.Options{})
+	req := Request{Graphs: []schema.Graph{schema.Path("sven", "people.person.nationality", "location.country.official_language")},
+		Strategy: schema.Breadth, Mentions: []string{"sven"}}
+	for _, tc := range []struct {
+		name string
+		set  func(*Config)
+	}{
+		{"MaxWeak", func(c *Config) { c.MaxWeak = 20 }},
+		{"MaxBranch", func(c *Config) { c.MaxWeak, c.MaxBranch = 0, 15 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			tc.set(&cfg)
+			var names [2]string
+			for i, g := range []*kg.Graph{g, rev} {
+				tr, err := New(g, enc, nil, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res := mustTrace(t, tr, req)
+				for _, a := range res.Answers {
+					names[i] += a.Name + ", "
+				}
+			}
+			if names[0] != names[1] {
+				t.Errorf("answers\n%s\nwith the triples numbered in reverse\n%s", names[0], names[1])
+			}
+		})
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/stem-kgqa/stem/kg"
@@ -305,14 +304,14 @@ func (r *run) selectCands(cands []cand) []cand {
 	}
 	sel := dropReversedTies(cands[:k])
 	if mw := r.t.cfg.MaxWeak; breadth && mw > 0 && len(sel) > mw {
-		sel = capWeak(sel, best, mw)
+		sel = capWeak(sel, best, mw, r.t.byName)
 	}
 	if mb := r.t.cfg.MaxBranch; mb > 0 && len(sel) > mb {
-		sort.SliceStable(sel, func(a, b int) bool {
-			if sel[a].score != sel[b].score {
-				return sel[a].score > sel[b].score
+		slices.SortStableFunc(sel, func(a, b cand) int {
+			if c := cmp.Compare(b.score, a.score); c != 0 {
+				return c
 			}
-			return sel[a].tid < sel[b].tid
+			return r.t.byName(a.tid, b.tid)
 		})
 		sel = sel[:mb]
 	}
@@ -320,8 +319,10 @@ func (r *run) selectCands(cands []cand) []cand {
 }
 
 // capWeak keeps, of sel, every edge tied at the best score and the max
-// best of the others (by score, then triple id), in sel's order.
-func capWeak(sel []cand, best float32, max int) []cand {
+// best of the others (by score, then by the triples' names with byName, so
+// that the edges kept do not depend on how a backend numbered the KG), in
+// sel's order.
+func capWeak(sel []cand, best float32, max int, byName func(a, b int32) int) []cand {
 	var weak []cand
 	for _, c := range sel {
 		if c.score < best-tieEps {
@@ -335,12 +336,12 @@ func capWeak(sel []cand, best float32, max int) []cand {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.tid, b.tid)
+		return byName(a.tid, b.tid)
 	})
 	cut := weak[max-1]
 	k := 0
 	for _, c := range sel {
-		if c.score >= best-tieEps || c.score > cut.score || (c.score == cut.score && c.tid <= cut.tid) {
+		if c.score >= best-tieEps || c.score > cut.score || (c.score == cut.score && byName(c.tid, cut.tid) <= 0) {
 			sel[k] = c
 			k++
 		}

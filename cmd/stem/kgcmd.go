@@ -49,6 +49,9 @@ func kgCommand() *cli.Command {
 					if err := atomicfile.CheckOutput("--out", c.String("out"), c.Bool("force"), in); err != nil {
 						return err
 					}
+					if err := kg.CheckOutputName("--out", c.String("out"), kg.FormatSnapshot); err != nil {
+						return fmt.Errorf("kg build: %w (a snapshot: .kg or .stemkg)", err)
+					}
 					start := time.Now()
 					g, err := buildKG(c, in)
 					if err != nil {
@@ -84,6 +87,9 @@ func kgCommand() *cli.Command {
 					out := c.String("out")
 					if err := atomicfile.CheckOutput("--out", out, c.Bool("force"), in); err != nil {
 						return err
+					}
+					if err := kg.CheckOutputName("--out", out, kg.FormatTSV); err != nil {
+						return fmt.Errorf("kg mask: %w (TSV: .tsv or .txt)", err)
 					}
 					f, err := kg.ParseFormat(c.String("in-format"))
 					if err != nil {
@@ -136,6 +142,9 @@ func kgCommand() *cli.Command {
 					if out != "" {
 						if err := atomicfile.CheckOutput("--out", out, c.Bool("force"), in); err != nil {
 							return err
+						}
+						if err := kg.CheckOutputName("--out", out, kg.FormatNTriples); err != nil {
+							return fmt.Errorf("kg export: %w (.nt)", err)
 						}
 					}
 					f, err := kg.ParseFormat(c.String("in-format"))

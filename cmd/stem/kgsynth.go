@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/stem-kgqa/stem/atomicfile"
+	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kg/synth"
 	"github.com/stem-kgqa/stem/progress"
 	"github.com/urfave/cli/v2"
@@ -17,7 +20,8 @@ func kgSynthCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "synth",
 		Usage: "generate a synthetic Freebase-shaped KG (hubs, CVTs, namesakes) and PathQuestion questions over it",
-		Description: "Writes --triples triples as TSV (head<TAB>relation<TAB>tail) to --out: thousands of\n" +
+		Description: "Writes --triples triples as TSV (head<TAB>relation<TAB>tail) to --out, or as N-Triples when\n" +
+			"--out ends in .nt (as stem kg export writes them, names under Freebase's ns:): thousands of\n" +
 			"domain.type.property relations, a power-law degree distribution with hubs (\"United States of\n" +
 			"America\", \"Male\": 10^5+ edges at 10M triples), unnamed CVT mediator nodes (m.0...) between e.g.\n" +
 			"actors and films, and namesakes (names equal after normalisation) that make linking ambiguous.\n" +
@@ -32,7 +36,7 @@ func kgSynthCommand() *cli.Command {
 			"Example: stem kg synth --triples 10000000 --out synth10m.tsv --questions synth10m-q.txt",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "triples", Aliases: []string{"n"}, Required: true, Usage: "number of triples to write"},
-			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Required: true, Usage: "TSV file to write the KG to"},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Required: true, Usage: "file to write the KG to: TSV, or N-Triples when it ends in .nt"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed: the same seed gives the same files"},
 			&cli.StringFlag{Name: "questions", Usage: "PathQuestion file to write questions to (default: none)"},
 			&cli.IntFlag{Name: "n-questions", Value: synth.DefaultQuestions, Usage: "how many questions to write (fewer if the graph is small)"},
@@ -57,6 +61,14 @@ func kgSynthCommand() *cli.Command {
 			if qout != "" && qout == out {
 				return fmt.Errorf("--questions and --out are the same file %s", out)
 			}
+			// The KG is written as its name says: N-Triples for .nt, TSV
+			// otherwise; a name that says another format is refused.
+			nt := false
+			if f, ok := kg.FormatOfName(out); ok && f == kg.FormatNTriples {
+				nt = true
+			} else if err := kg.CheckOutputName("--out", out, kg.FormatTSV); err != nil {
+				return fmt.Errorf("kg synth: %w (it writes TSV, or N-Triples to a .nt file)", err)
+			}
 			for _, o := range []struct{ flag, path string }{{"--out", out}, {"--questions", qout}} {
 				if o.path == "" {
 					continue
@@ -72,16 +84,27 @@ func kgSynthCommand() *cli.Command {
 			// The questions file is renamed into place first, inside the KG's
 			// write, so the KG never appears without its questions.
 			err := atomicfile.Write(out, 0o644, func(kw io.Writer) error {
-				if qout == "" {
-					var err error
-					st, err = synth.Write(c.Context, cfg, kw, nil, prog)
-					return err
-				}
-				return atomicfile.Write(qout, 0o644, func(qw io.Writer) error {
-					var err error
+				write := func(kw, qw io.Writer) (err error) {
 					st, err = synth.Write(c.Context, cfg, kw, qw, prog)
 					return err
-				})
+				}
+				if nt {
+					enc, err := kg.NewNTriplesEncoder(kw, "")
+					if err != nil {
+						return err
+					}
+					plain := write
+					write = func(_, qw io.Writer) error {
+						if err := plain(&tsvToNT{enc: enc}, qw); err != nil {
+							return err
+						}
+						return enc.Flush()
+					}
+				}
+				if qout == "" {
+					return write(kw, nil)
+				}
+				return atomicfile.Write(qout, 0o644, func(qw io.Writer) error { return write(kw, qw) })
 			})
 			bar.Finish()
 			if err != nil {
@@ -100,4 +123,32 @@ func kgSynthCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// tsvToNT turns the TSV lines synth writes into N-Triples: synth streams
+// its triples as TSV, and a graph of 10^7 triples is not built to export
+// it.
+type tsvToNT struct {
+	enc  *kg.NTriplesEncoder
+	line []byte
+}
+
+func (t *tsvToNT) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			t.line = append(t.line, p...)
+			break
+		}
+		t.line = append(t.line, p[:i]...)
+		p = p[i+1:]
+		f := strings.Split(string(t.line), "\t")
+		t.line = t.line[:0]
+		if len(f) != 3 {
+			return 0, fmt.Errorf("synth wrote a line of %d fields", len(f))
+		}
+		t.enc.Add(f[0], f[1], f[2])
+	}
+	return n, nil
 }

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/stem-kgqa/stem/kg"
 )
 
 // TestKGSynth runs the workflow the help text teaches: kg synth, kg build,
@@ -52,5 +56,94 @@ func TestKGSynth(t *testing.T) {
 	}
 	if h, _ := rep["hits1"].(float64); h < 95 { // a percentage
 		t.Errorf("oracle Hits@1 = %v on synthetic questions, want ~100%%", rep["hits1"])
+	}
+}
+
+// --out follows its extension: a .nt file is N-Triples (it was TSV that
+// `kg build` then failed to read on line 1) holding the TSV's triples,
+// and a name that says another format is refused before anything is
+// written. The other KG writers refuse a name that says another format.
+func TestKGOutputNames(t *testing.T) {
+	dir := t.TempDir()
+	tsv, nt := filepath.Join(dir, "s.tsv"), filepath.Join(dir, "s.nt")
+	for _, f := range []string{tsv, nt} {
+		if _, _, err := run(t, "kg", "synth", "--triples", "2000", "--seed", "3", "--out", f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{tsv, nt} {
+		if _, _, err := run(t, "kg", "build", "--out", f+".kg", f); err != nil {
+			t.Fatalf("kg build %s: %v", f, err)
+		}
+	}
+	// The same triples, named as stem kg export names them, with a
+	// type.object.name line per named entity.
+	a, err := kg.Load(context.Background(), tsv, kg.FormatAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := kg.Load(context.Background(), nt, kg.FormatAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[[3]string]bool{}
+	for i := range a.NumTriples() {
+		tr := a.Triple(int32(i))
+		want[[3]string{kg.TermIRI(kg.FreebaseNS, a.EntityName(tr.Head)), kg.TermIRI(kg.FreebaseNS, a.RelationName(tr.Rel)), kg.TermIRI(kg.FreebaseNS, a.EntityName(tr.Tail))}] = true
+	}
+	got := 0
+	for i := range b.NumTriples() {
+		tr := b.Triple(int32(i))
+		if b.RelationName(tr.Rel) == kg.NamePredicate {
+			continue
+		}
+		got++
+		if x := [3]string{b.EntityName(tr.Head), b.RelationName(tr.Rel), b.EntityName(tr.Tail)}; !want[x] {
+			t.Fatalf("the N-Triples hold %v, which the TSV does not", x)
+		}
+	}
+	if got != len(want) {
+		t.Errorf("%d triples in the N-Triples, %d in the TSV", got, len(want))
+	}
+	for _, c := range [][]string{
+		{"kg", "synth", "--triples", "10", "--out", filepath.Join(dir, "x.kg")},
+		{"kg", "synth", "--triples", "10", "--out", filepath.Join(dir, "x.jsonl")},
+		{"kg", "export", "--out", filepath.Join(dir, "x.tsv"), tsv},
+		{"kg", "build", "--out", filepath.Join(dir, "x.nt"), tsv},
+		{"kg", "mask", "--out", filepath.Join(dir, "x.nt"), tsv},
+	} {
+		_, _, err := run(t, c...)
+		if err == nil || !strings.Contains(err.Error(), "the name says") {
+			t.Errorf("%v: %v, want the name refused", c, err)
+		}
+		if _, err := os.Stat(c[len(c)-1]); c[1] == "synth" && err == nil {
+			t.Errorf("%v: wrote a file", c)
+		}
+	}
+}
+
+// --format words mean one thing on every command: a dataset word names
+// its KG file's format where a KG format is asked for (`stem serve
+// --format metaqa` was "unknown KG format"), and a KG format word given
+// where the questions' format is asked for is explained.
+func TestFormatWords(t *testing.T) {
+	dir := t.TempDir()
+	kb := filepath.Join(dir, "kb.txt")
+	if err := os.WriteFile(kb, []byte("Inception|directed_by|Nolan\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, err := run(t, "kg", "stats", "--format", "metaqa", kb); err != nil || !regexp.MustCompile(`triples +1\n`).MatchString(out) {
+		t.Errorf("kg stats --format metaqa: %v\n%s", err, out)
+	}
+	for _, c := range [][]string{
+		{"eval", "--format", "nt", "--questions", kb, "--kg", kb},
+		{"train", "planner", "--format", "tsv", "--questions", kb, "--out", filepath.Join(dir, "m.stempat")},
+	} {
+		if _, _, err := run(t, c...); err == nil || !strings.Contains(err.Error(), "names a KG file's format") {
+			t.Errorf("%v: %v, want the word explained", c, err)
+		}
+	}
+	if _, _, err := run(t, "kg", "stats", "--format", "webqsp-mini", kb); err == nil || !strings.Contains(err.Error(), "that is a dataset format") {
+		t.Errorf("kg stats --format webqsp-mini: %v, want the word explained", err)
 	}
 }

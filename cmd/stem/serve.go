@@ -6,10 +6,11 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/signal"
 	"slices"
+	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stem-kgqa/stem/assets"
 	stemversion "github.com/stem-kgqa/stem/internal/version"
 	"github.com/stem-kgqa/stem/kg"
@@ -35,16 +36,22 @@ type serveOptions struct {
 	Backends      kg.BackendSettings
 }
 
-func serveCommand() *cli.Command {
-	o := serveOptions{KGFormat: kg.FormatAuto, Listen: "127.0.0.1:8080", Timeout: serve.DefaultTimeout,
+// defaultServeOptions are stem serve's defaults.
+func defaultServeOptions() serveOptions {
+	return serveOptions{KGFormat: kg.FormatAuto, Listen: "127.0.0.1:8080", Timeout: serve.DefaultTimeout,
 		MaxConcurrent: serve.DefaultMaxConcurrent, MaxBody: serve.DefaultMaxBody, Grace: serve.DefaultGrace, Backends: backends.Default().NewSettings()}
+}
+
+func serveCommand() *cli.Command {
+	o := defaultServeOptions()
 	s := pipelineSettings()
 	enc := catalog.DefaultEncoderSettings()
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "keep the KG and models loaded and answer over HTTP, MCP and a web page",
 		Description: "Loads the KG (file, snapshot or SPARQL endpoint), the encoder, the planner and the GNN once\n" +
-			"and answers until SIGINT or SIGTERM, when questions in flight finish (--grace). Routes:\n\n" +
+			"and answers until SIGINT or SIGTERM, when questions in flight finish (--grace; a second\n" +
+			"SIGINT or SIGTERM cuts them off). Routes:\n\n" +
 			"  POST /v1/ask                        {\"question\": \"...\", \"entities\": [...], \"planner\": \"...\",\n" +
 			"                                       \"strategy\": \"precision\", \"explain\": true} -> the JSON of stem ask --json\n" +
 			"  GET  /v1/entities?q=TEXT&k=10       entity search\n" +
@@ -65,16 +72,23 @@ func serveCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return fmt.Errorf("serve takes no arguments (got %q); questions come over HTTP or MCP", c.Args().First())
 			}
-			return runServe(c.Context, stdio{c.App.Reader, c.App.Writer}, c.App.ErrWriter, o, s, enc)
+			// The first SIGINT or SIGTERM (main's context) lets the
+			// questions in flight finish; a second one cuts them off.
+			stop := make(chan os.Signal, 2)
+			signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
+			defer signal.Stop(stop)
+			return runServe(c.Context, stdio{c.App.Reader, c.App.Writer, stop}, c.App.ErrWriter, o, s, enc)
 		},
 	}
 }
 
 // stdio is where --mcp-stdio speaks the protocol: the process's standard
-// input and output, or a test's pipes.
+// input and output, or a test's pipes; stop delivers the process's stop
+// signals (the first also ends ctx; a second cuts the grace short).
 type stdio struct {
-	in  io.Reader
-	out io.Writer
+	in   io.Reader
+	out  io.Writer
+	stop <-chan os.Signal
 }
 
 func runServe(ctx context.Context, std stdio, log io.Writer, o serveOptions, s plan.Settings, encS catalog.EncoderSettings) error {
@@ -97,7 +111,7 @@ func runServe(ctx context.Context, std stdio, log io.Writer, o serveOptions, s p
 		}
 		defer closeAssets()
 		fmt.Fprintln(log, "stem serve: MCP tools on stdin/stdout")
-		return srv.MCP().Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(std.in), Writer: nopCloser{std.out}})
+		return srv.ServeStdio(ctx, std.in, std.out)
 	}
 	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
@@ -114,6 +128,25 @@ func runServe(ctx context.Context, std stdio, log io.Writer, o serveOptions, s p
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ctx, ln) }()
+	served := make(chan struct{})
+	defer close(served)
+	go func() {
+		for n := 1; ; n++ {
+			select {
+			case <-std.stop:
+			case <-served:
+				return
+			}
+			if n == 1 {
+				fmt.Fprintf(log, "stem serve: stopping; the questions in flight have up to %v (--grace) to finish; a second Ctrl-C stops now\n", opts.Grace)
+				cancel()
+				continue
+			}
+			fmt.Fprintln(log, "stem serve: stopping now; the questions in flight are cut off")
+			srv.Abort()
+			return
+		}
+	}()
 	url := fmt.Sprintf("http://%s/", ln.Addr())
 	fmt.Fprintf(log, "stem serve: listening on %s; loading the KG and models (/readyz says when) ...\n", url)
 	start := time.Now()
@@ -193,12 +226,6 @@ func loadBackend(ctx context.Context, srv *serve.Server, o serveOptions, s plan.
 	}
 	return env.Close, nil
 }
-
-// nopCloser keeps the MCP session from closing stdout, which the process
-// owns.
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }
 
 // version is the version string /healthz and MCP report, the first line
 // of stem version.

@@ -5,8 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stem-kgqa/stem/internal/shareddata"
 	"github.com/stem-kgqa/stem/internal/virtuoso"
+	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/plan"
 )
 
@@ -213,5 +217,64 @@ func TestServeOverSPARQL(t *testing.T) {
 	}
 	if len(nf.Triples) == 0 || sortTriples(nf.Triples) != sortTriples(ns.Triples) {
 		t.Errorf("neighbours over SPARQL:\n%s\nover the file:\n%s", sortTriples(ns.Triples), sortTriples(nf.Triples))
+	}
+}
+
+// A second stop signal cuts the grace short: with a request in flight
+// (here a body still being sent) the first lets it finish, for up to a
+// minute's --grace, and the second stops the server at once. It used to
+// wait the whole grace.
+func TestServeSecondSignal(t *testing.T) {
+	o := defaultServeOptions()
+	o.Listen, o.Grace = "127.0.0.1:0", time.Minute
+	enc := catalog.DefaultEncoderSettings()
+	enc.Vectors = tinyVectors
+	stop := make(chan os.Signal, 2)
+	logR, logW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- runServe(context.Background(), stdio{stop: stop}, logW, o, plan.DefaultSettings(), enc)
+		logW.Close()
+	}()
+	lines := bufio.NewScanner(logR)
+	var addr, log string
+	for lines.Scan() {
+		log += lines.Text() + "\n"
+		if m := regexp.MustCompile(`listening on http://(\S+)/;`).FindStringSubmatch(lines.Text()); m != nil {
+			addr = m[1]
+		}
+		if strings.Contains(lines.Text(), "ready in") {
+			break
+		}
+	}
+	if addr == "" {
+		t.Fatalf("not ready: %s", log)
+	}
+	go io.Copy(io.Discard, logR)
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/ask HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"question\":", addr)
+	time.Sleep(100 * time.Millisecond) // the request is in flight
+	stop <- os.Interrupt
+	select {
+	case err := <-done:
+		t.Fatalf("the first signal stopped the server with a request in flight: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	begin := time.Now()
+	stop <- os.Interrupt
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "cut off") {
+			t.Errorf("runServe: %v, want the request cut off", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second signal did not stop the server")
+	}
+	if d := time.Since(begin); d > 5*time.Second {
+		t.Errorf("stopped %v after the second signal", d)
 	}
 }

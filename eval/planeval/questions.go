@@ -122,7 +122,7 @@ func Load(ctx context.Context, src benchmark.Source) ([]Question, error) {
 			}
 		}
 	default:
-		return nil, fmt.Errorf("--format %q: want %s, webqsp-paths or items", src.Format, strings.Join(benchmark.FormatNames(), ", "))
+		return nil, benchmark.UnknownFormat(src.Format, append(benchmark.FormatNames(), Formats...)...)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no questions in %s", strings.Join(files, ","))

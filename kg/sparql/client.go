@@ -93,8 +93,10 @@ func snippet(b []byte) string {
 
 // client sends SPARQL 1.1 protocol queries (POST, form-encoded) with a
 // per-query timeout and retries with backoff on 5xx replies and
-// connection errors. A 4xx means the query itself was refused: it is
-// never retried, and the server's message is shown.
+// connection errors. A 4xx or a 501 means the query itself was refused:
+// it is never retried, and the server's message is shown. An endpoint
+// that refuses POST (405 or 501, as Python's http.server and some proxies
+// do) is asked by GET from then on, which the protocol also allows.
 type client struct {
 	endpoint string
 	graph    string // default-graph-uri, when set
@@ -102,7 +104,9 @@ type client struct {
 	timeout  time.Duration
 	retries  int
 	backoff  retry.Backoff
-	queries  atomic.Int64 // requests that got an answer, for reports
+	queries  atomic.Int64  // requests that got an answer, for reports
+	get      atomic.Bool   // the endpoint refused POST: send queries by GET
+	slots    chan struct{} // one per query in flight (Config.Concurrency)
 }
 
 // maxBody bounds the bytes read of one reply; pages are far smaller.
@@ -114,6 +118,39 @@ func (c *client) Select(ctx context.Context, query string) (*Results, error) {
 }
 
 func (c *client) attempt(ctx context.Context, query string) (*Results, time.Duration, error) {
+	if c.slots != nil {
+		select {
+		case c.slots <- struct{}{}:
+			defer func() { <-c.slots }()
+		case <-ctx.Done():
+			return nil, -1, fmt.Errorf("sparql: query %s: %w", c.endpoint, ctx.Err())
+		}
+	}
+	get := c.get.Load()
+	r, wait, err := c.send(ctx, query, get)
+	var refused *methodRefused
+	if !errors.As(err, &refused) {
+		return r, wait, err
+	}
+	if get {
+		return nil, -1, retry.Permanent(fmt.Errorf("sparql: query %s: %s to a GET query, having refused POST: is this a SPARQL endpoint?", c.endpoint, refused.status))
+	}
+	c.get.Store(true)
+	post := refused.status
+	if r, wait, err = c.send(ctx, query, true); errors.As(err, &refused) {
+		err = retry.Permanent(fmt.Errorf("sparql: query %s: %s to POST and %s to GET: is this a SPARQL endpoint?", c.endpoint, post, refused.status))
+	}
+	return r, wait, err
+}
+
+// methodRefused is an endpoint's 405 or 501 to the method a query was
+// sent by: refused by POST, it is sent again by GET.
+type methodRefused struct{ status string }
+
+func (e *methodRefused) Error() string { return "the endpoint refused the method: " + e.status }
+
+// send sends one query by POST or, with get, by GET.
+func (c *client) send(ctx context.Context, query string, get bool) (*Results, time.Duration, error) {
 	where := "sparql: query " + c.endpoint
 	form := url.Values{"query": {query}}
 	if c.graph != "" {
@@ -121,11 +158,25 @@ func (c *client) attempt(ctx context.Context, query string) (*Results, time.Dura
 	}
 	actx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, c.endpoint, strings.NewReader(form.Encode()))
+	var req *http.Request
+	var err error
+	if get {
+		u := c.endpoint
+		if strings.Contains(u, "?") {
+			u += "&" + form.Encode()
+		} else {
+			u += "?" + form.Encode()
+		}
+		req, err = http.NewRequestWithContext(actx, http.MethodGet, u, nil)
+	} else {
+		req, err = http.NewRequestWithContext(actx, http.MethodPost, c.endpoint, strings.NewReader(form.Encode()))
+		if err == nil {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+	}
 	if err != nil {
 		return nil, -1, retry.Permanent(fmt.Errorf("%s: %w", where, err))
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/sparql-results+json")
 	res, err := c.http.Do(req)
 	if err != nil {
@@ -150,11 +201,17 @@ func (c *client) attempt(ctx context.Context, query string) (*Results, time.Dura
 		return nil, -1, retry.Permanent(fmt.Errorf("%s: reply over %d MiB", where, maxBody>>20))
 	}
 	status := fmt.Sprintf("status %d %s", res.StatusCode, http.StatusText(res.StatusCode))
+	method := ""
+	if get {
+		method = " (sent by GET: the endpoint refused POST)"
+	}
 	switch {
+	case res.StatusCode == http.StatusMethodNotAllowed || res.StatusCode == http.StatusNotImplemented:
+		return nil, -1, &methodRefused{status}
 	case res.StatusCode >= 500 || res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusRequestTimeout:
-		return nil, retry.After(res.Header), fmt.Errorf("%s: %s: %s", where, status, message(body))
+		return nil, retry.After(res.Header), fmt.Errorf("%s: %s%s: %s", where, status, method, message(body))
 	case res.StatusCode >= 400:
-		return nil, -1, retry.Permanent(fmt.Errorf("%s: %s: %w: %s", where, status, ErrRejected, message(body)))
+		return nil, -1, retry.Permanent(fmt.Errorf("%s: %s%s: %w: %s", where, status, method, ErrRejected, message(body)))
 	case res.StatusCode >= 300:
 		return nil, -1, retry.Permanent(fmt.Errorf("%s: %s (redirected to %q: give that URL)", where, status, res.Header.Get("Location")))
 	}

@@ -69,6 +69,8 @@ func TestFaults(t *testing.T) {
 		{"rejected query shows the message", []func(http.ResponseWriter, *http.Request){reply(400, "text/plain", "Virtuoso 37000 Error SP030: SPARQL compiler, line 1: syntax error")}, []string{"status 400", "refused the query", "SP030: SPARQL compiler"}, 1},
 		{"HTML page", []func(http.ResponseWriter, *http.Request){reply(200, "text/html", "<html><body>Login</body></html>")}, []string{"text/html", "not SPARQL JSON results", "is this a SPARQL endpoint?"}, 1},
 		{"garbage JSON", []func(http.ResponseWriter, *http.Request){reply(200, "application/json", `{"rows": []}`)}, []string{"no \"results\" member"}, 1},
+		{"501 is not retried as if transient", []func(http.ResponseWriter, *http.Request){reply(501, "text/plain", "Unsupported method")}, []string{"501", "to POST", "to GET", "is this a SPARQL endpoint?"}, 2},
+		{"a 4xx other than 405 is not retried", []func(http.ResponseWriter, *http.Request){reply(404, "text/plain", "no such page")}, []string{"status 404", "no such page"}, 1},
 		{"slow server times out, retried", []func(http.ResponseWriter, *http.Request){slow}, []string{"no answer within 50ms", "--sparql-timeout", "gave up after 3 attempts"}, 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -91,6 +93,43 @@ func TestFaults(t *testing.T) {
 			}
 			if got := n.Load(); got != c.requests {
 				t.Errorf("%d requests, want %d", got, c.requests)
+			}
+		})
+	}
+}
+
+// An endpoint that refuses POST (405 or 501, as Python's http.server and
+// some proxies do) is asked by GET, once and from then on: the SPARQL 1.1
+// protocol allows both. It was retried by POST until it gave up.
+func TestGETFallback(t *testing.T) {
+	for _, status := range []int{http.StatusMethodNotAllowed, http.StatusNotImplemented} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			var posts, gets atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method != http.MethodGet {
+					posts.Add(1)
+					w.WriteHeader(status)
+					return
+				}
+				gets.Add(1)
+				if q := r.URL.Query(); !strings.Contains(q.Get("query"), "SELECT") || q.Get("default-graph-uri") != "http://g" {
+					t.Errorf("GET query %q", r.URL.RawQuery)
+				}
+				w.Header().Set("Content-Type", "application/sparql-results+json")
+				w.Write([]byte(oneRow))
+			}))
+			defer srv.Close()
+			g, err := Open(Config{Endpoint: srv.URL + "/sparql", Graph: "http://g", Retries: 3, BackoffBase: time.Millisecond, BackoffMax: time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				if err := g.Ping(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if p, q := posts.Load(), gets.Load(); p != 1 || q != 3 {
+				t.Errorf("%d POSTs and %d GETs, want 1 and 3", p, q)
 			}
 		})
 	}
@@ -247,5 +286,20 @@ func TestSearchWords(t *testing.T) {
 		if got := strings.Join(searchWords(in), " "); got != want {
 			t.Errorf("searchWords(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A relation the endpoint lacks is asked about once: the pattern planner
+// checks the same paths' relations for every question.
+func TestMissingRelationAskedOnce(t *testing.T) {
+	srv, n := endpoint(t, reply(200, "application/sparql-results+json", `{"head":{"vars":["s"]},"results":{"bindings":[]}}`))
+	g := testGraph(t, srv.URL, time.Second)
+	for range 3 {
+		if _, ok := g.Relation("no.such.relation"); ok {
+			t.Fatal("found a relation the endpoint lacks")
+		}
+	}
+	if got := n.Load(); got != 1 {
+		t.Errorf("%d queries, want 1", got)
 	}
 }

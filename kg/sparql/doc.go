@@ -3,8 +3,8 @@
 // so every stage of stem runs over a graph too large to hold in memory.
 //
 // Only the SPARQL 1.1 protocol and standard query forms are needed (POST
-// with a form-encoded query, JSON results, VALUES, GROUP BY, ORDER BY,
-// LIMIT/OFFSET). One engine extension is used where the engine has it:
+// with a form-encoded query, or GET where the endpoint answers POST with
+// 405 or 501; JSON results, VALUES, GROUP BY, ORDER BY, LIMIT/OFFSET). One engine extension is used where the engine has it:
 // Virtuoso's free-text index (bif:contains), for SearchNames.
 //
 // Names: an IRI under Config.Prefix (Freebase's ns: by default) is named
@@ -21,13 +21,18 @@
 // Cost: a question's graph is fetched by Graph.Neighbourhood one hop at a
 // time: per hop and direction, one COUNT query per batch of entities (the
 // per-entity counts let a page the server cut short be detected, and cap
-// hubs before their edges are read) and then pages of rows, never one
-// query per edge. Engines cut results at a row limit without saying so
+// hubs before their edges are read) and then one query per batch of
+// entities whose edges fill at most a page, never one query per edge;
+// batches and both directions are asked at once, up to Concurrency
+// queries in flight. Engines cut results at a row limit without saying so
 // (Virtuoso's ResultSetMaxRows, 10,000 by default), and reject VALUES
 // blocks of a few thousand IRIs: pages are PageSize rows, batches Batch
-// entities, and a short page is ErrTruncated, never a smaller answer.
+// entities, and a short page is ErrTruncated, never a smaller answer. An
+// entity with more edges than a page is read page after page, each
+// starting after the last row of the one before in (relation, other end)
+// order of their strings: Virtuoso refuses to sort more than
+// MaxSortedTopRows (10,000) rows, so a page at an OFFSET past it fails.
 //
 // Hubs: an entity with more than MaxDegree edges in a direction keeps its
-// first MaxDegree in the endpoint's (relation, other end) order, and is
-// counted in Stats.Capped.
+// first MaxDegree in that order, and is counted in Stats.Capped.
 package sparql

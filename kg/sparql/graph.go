@@ -24,11 +24,12 @@ const RDFSLabel = "http://www.w3.org/2000/01/rdf-schema#label"
 
 // The defaults of Config (and of the command-line Settings).
 const (
-	DefaultTimeout   = 60 * time.Second
-	DefaultPageSize  = 10000 // Virtuoso's default ResultSetMaxRows
-	DefaultBatch     = 500   // Virtuoso rejects VALUES blocks of a few thousand IRIs
-	DefaultMaxDegree = 100000
-	DefaultMaxCached = 2000000
+	DefaultTimeout     = 60 * time.Second
+	DefaultPageSize    = 10000 // Virtuoso's default ResultSetMaxRows
+	DefaultBatch       = 500   // Virtuoso rejects VALUES blocks of a few thousand IRIs
+	DefaultMaxDegree   = 100000
+	DefaultMaxCached   = 2000000
+	DefaultConcurrency = 4
 )
 
 // Config says where the endpoint is and how to read it.
@@ -62,6 +63,10 @@ type Config struct {
 	// Batch is the most entities in one VALUES block (default 500;
 	// Virtuoso rejects blocks of a few thousand IRIs).
 	Batch int
+	// Concurrency bounds the queries in flight at once (default 4): a
+	// ring of a question's graph is fetched in several batches, both
+	// directions, at once.
+	Concurrency int
 	// MaxDegree caps the edges kept per entity and direction (default
 	// 100,000). A hub over the cap keeps its first MaxDegree edges in
 	// (relation, other end) order and is counted in Stats.Capped: Freebase
@@ -127,6 +132,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Batch <= 0 {
 		c.Batch = DefaultBatch
 	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = DefaultConcurrency
+	}
 	if c.MaxDegree <= 0 {
 		c.MaxDegree = DefaultMaxDegree
 	}
@@ -173,6 +181,7 @@ type Graph struct {
 	rowCount int               // edges in rows, bounded by MaxCached
 	err      error
 	notFound map[string]bool   // names known to be absent
+	noRel    map[string]bool   // relation names known to be absent
 	labels   map[string]string // opaque id IRI -> name, "" for a CVT (see learn)
 }
 
@@ -190,12 +199,12 @@ func Open(cfg Config) (*Graph, error) {
 	}
 	g := &Graph{
 		cfg: cfg, ids: re, labels: map[string]string{}, text: cfg.TextIndex,
-		c: &client{endpoint: cfg.Endpoint, graph: cfg.Graph, http: cfg.HTTPClient, timeout: cfg.Timeout, retries: cfg.Retries,
+		c: &client{endpoint: cfg.Endpoint, graph: cfg.Graph, http: cfg.HTTPClient, timeout: cfg.Timeout, retries: cfg.Retries, slots: make(chan struct{}, cfg.Concurrency),
 			backoff: retry.Backoff{Base: cfg.BackoffBase, Max: cfg.BackoffMax, MaxRetryAfter: time.Minute}},
 		ents: newInterner(), rels: newInterner(),
 		triples: map[kg.Triple]int32{},
 		out:     map[int32][]int32{}, in: map[int32][]int32{},
-		capped: map[string]bool{}, notFound: map[string]bool{}, rows: map[rowKey][]row{},
+		capped: map[string]bool{}, notFound: map[string]bool{}, noRel: map[string]bool{}, rows: map[rowKey][]row{},
 	}
 	return g, nil
 }
@@ -334,15 +343,17 @@ func (g *Graph) Entity(name string) (int32, bool) {
 }
 
 // Relation looks a relation up by name; a relation not yet served is
-// checked at the endpoint.
+// checked at the endpoint, once: an absent one is remembered too (a
+// planner checks the same paths for every question).
 func (g *Graph) Relation(name string) (int32, bool) {
 	g.mu.Lock()
 	id, ok := g.rels.ids[name]
+	absent := g.noRel[name]
 	g.mu.Unlock()
 	if ok {
 		return id, true
 	}
-	if name == "" {
+	if name == "" || absent {
 		return -1, false
 	}
 	t := Term{Type: "uri", Value: g.IRI(name)}
@@ -354,6 +365,7 @@ func (g *Graph) Relation(name string) (int32, bool) {
 		return -1, false
 	}
 	if len(r.Rows) == 0 {
+		g.noRel[name] = true
 		return -1, false
 	}
 	return g.rels.id(name, t), true
@@ -402,34 +414,54 @@ func (g *Graph) LookupNames(ctx context.Context, names []string) (map[string][]i
 		norm string
 		t    Term
 	}
-	var hits []hit
+	// Names as IRIs and as literals, batch by batch, all at once; the
+	// hits are gathered in the batches' order.
+	var jobs []func() error
+	var found [][]hit
 	for lo, hi := range chunks(len(iris), g.cfg.Batch) {
-		q := fmt.Sprintf("SELECT DISTINCT ?e WHERE { VALUES ?e { %s } { ?e ?p ?o } UNION { ?s ?p ?e } }", strings.Join(iris[lo:hi], " "))
-		r, err := g.c.Select(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		for _, row := range r.Rows {
-			if norm, ok := want[g.nameOf(row["e"])]; ok {
-				hits = append(hits, hit{norm, row["e"]})
+		k := len(found)
+		found = append(found, nil)
+		jobs = append(jobs, func() error {
+			q := fmt.Sprintf("SELECT DISTINCT ?e WHERE { VALUES ?e { %s } { ?e ?p ?o } UNION { ?s ?p ?e } }", strings.Join(iris[lo:hi], " "))
+			r, err := g.c.Select(ctx, q)
+			if err != nil {
+				return err
 			}
-		}
+			for _, row := range r.Rows {
+				if norm, ok := want[g.nameOf(row["e"])]; ok {
+					found[k] = append(found[k], hit{norm, row["e"]})
+				}
+			}
+			return nil
+		})
 	}
 	if len(preds) > 0 {
 		for lo, hi := range chunks(len(lits), g.cfg.Batch) {
-			q := fmt.Sprintf("SELECT DISTINCT ?e ?l WHERE { VALUES ?l { %s } VALUES ?p { %s } ?e ?p ?l }", strings.Join(lits[lo:hi], " "), strings.Join(preds, " "))
-			r, err := g.c.Select(ctx, q)
-			if err != nil {
-				return nil, err
-			}
-			for _, row := range r.Rows {
-				if t := row["e"]; t.Type == "uri" {
-					if norm, ok := want[row["l"].Value]; ok {
-						hits = append(hits, hit{norm, t})
+			k := len(found)
+			found = append(found, nil)
+			jobs = append(jobs, func() error {
+				q := fmt.Sprintf("SELECT DISTINCT ?e ?l WHERE { VALUES ?l { %s } VALUES ?p { %s } ?e ?p ?l }", strings.Join(lits[lo:hi], " "), strings.Join(preds, " "))
+				r, err := g.c.Select(ctx, q)
+				if err != nil {
+					return err
+				}
+				for _, row := range r.Rows {
+					if t := row["e"]; t.Type == "uri" {
+						if norm, ok := want[row["l"].Value]; ok {
+							found[k] = append(found[k], hit{norm, t})
+						}
 					}
 				}
-			}
+				return nil
+			})
 		}
+	}
+	if err := all(jobs...); err != nil {
+		return nil, err
+	}
+	var hits []hit
+	for _, f := range found {
+		hits = append(hits, f...)
 	}
 	terms := make([]Term, len(hits))
 	for i, h := range hits {
@@ -438,18 +470,18 @@ func (g *Graph) LookupNames(ctx context.Context, names []string) (map[string][]i
 	if err := g.learn(ctx, terms); err != nil {
 		return nil, err
 	}
-	found := map[string]map[int32]bool{} // normalized -> ids
+	byNorm := map[string]map[int32]bool{} // normalized -> ids
 	g.mu.Lock()
 	for _, h := range hits {
-		if found[h.norm] == nil {
-			found[h.norm] = map[int32]bool{}
+		if byNorm[h.norm] == nil {
+			byNorm[h.norm] = map[int32]bool{}
 		}
-		found[h.norm][g.ents.id(g.entName(h.t), h.t)] = true
+		byNorm[h.norm][g.ents.id(g.entName(h.t), h.t)] = true
 	}
 	g.mu.Unlock()
 	for _, n := range names {
-		ids := make([]int32, 0, len(found[kg.Normalize(n)]))
-		for id := range found[kg.Normalize(n)] {
+		ids := make([]int32, 0, len(byNorm[kg.Normalize(n)]))
+		for id := range byNorm[kg.Normalize(n)] {
 			ids = append(ids, id)
 		}
 		slices.Sort(ids)
@@ -668,23 +700,30 @@ func (g *Graph) fetch(ctx context.Context, terms []string, out bool, sink func(e
 			small = append(small, i)
 		}
 	}
-	// Batches of small entities, each at most a few pages.
+	// Batches of small entities, each one page; an entity with more
+	// edges than a page alone, page after page. The batches are asked at
+	// once (the client bounds the queries in flight); each entity is in
+	// one batch, so sink sees an entity's rows in order.
+	var jobs []func() error
 	for lo := 0; lo < len(small); {
 		var batch []int
 		total := 0
-		for lo < len(small) && len(batch) < g.cfg.Batch && (len(batch) == 0 || total+counts[small[lo]] <= 4*g.cfg.PageSize) {
+		for lo < len(small) && len(batch) < g.cfg.Batch && (len(batch) == 0 || total+counts[small[lo]] <= g.cfg.PageSize) {
 			batch = append(batch, small[lo])
 			total += counts[small[lo]]
 			lo++
 		}
-		if err := g.pages(ctx, terms, batch, out, total, sink); err != nil {
-			return err
+		if total <= g.cfg.PageSize {
+			jobs = append(jobs, func() error { return g.page(ctx, terms, batch, out, total, sink) })
+		} else {
+			jobs = append(jobs, func() error { return g.pages(ctx, terms, batch[0], out, total, sink) })
 		}
 	}
 	for _, i := range hubs {
-		if err := g.pages(ctx, terms, []int{i}, out, g.cfg.MaxDegree, sink); err != nil {
-			return err
-		}
+		jobs = append(jobs, func() error { return g.pages(ctx, terms, i, out, g.cfg.MaxDegree, sink) })
+	}
+	if err := all(jobs...); err != nil {
+		return err
 	}
 	if len(hubs) > 0 {
 		g.mu.Lock()
@@ -708,25 +747,49 @@ func (g *Graph) counts(ctx context.Context, terms []string, out bool) ([]int, er
 		}
 		ask = append(ask, i)
 	}
+	var jobs []func() error
 	for lo, hi := range chunks(len(ask), g.cfg.Batch) {
 		batch := ask[lo:hi]
-		r, err := g.c.Select(ctx, g.countQuery(terms, batch, out))
-		if err != nil {
-			return nil, err
-		}
-		byTerm := map[string]int{}
-		for _, row := range r.Rows {
-			n, err := g.count(row["n"])
+		jobs = append(jobs, func() error {
+			r, err := g.c.Select(ctx, g.countQuery(terms, batch, out))
 			if err != nil {
-				return nil, err
+				return err
 			}
-			byTerm[termOf(row["x"])] = n
-		}
-		for _, i := range batch {
-			counts[i] = byTerm[terms[i]]
+			byTerm := map[string]int{}
+			for _, row := range r.Rows {
+				n, err := g.count(row["n"])
+				if err != nil {
+					return err
+				}
+				byTerm[termOf(row["x"])] = n
+			}
+			for _, i := range batch {
+				counts[i] = byTerm[terms[i]]
+			}
+			return nil
+		})
+	}
+	return counts, all(jobs...)
+}
+
+// all runs the jobs at once and returns the first error (in the jobs'
+// order). The client bounds the queries in flight (Config.Concurrency).
+func all(jobs ...func() error) error {
+	if len(jobs) == 1 {
+		return jobs[0]()
+	}
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Go(func() { errs[i] = j() })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
-	return counts, nil
+	return nil
 }
 
 // Degrees returns the degree of each entity (its edges in both
@@ -825,38 +888,82 @@ func (g *Graph) countQuery(terms []string, batch []int, out bool) string {
 	return fmt.Sprintf("SELECT ?x (COUNT(*) AS ?n) WHERE { %s } GROUP BY ?x", g.pattern(terms, batch, out))
 }
 
-// pages reads want rows of the batch's edges, page by page in a fixed
-// order so that OFFSET is stable; for a capped hub want is MaxDegree.
-// Fewer rows than the count said is ErrTruncated.
-func (g *Graph) pages(ctx context.Context, terms []string, batch []int, out bool, want int, collect func(edge)) error {
+// page reads the want edges of a batch in one query. Fewer rows than
+// the count said is ErrTruncated: the server cut the result.
+func (g *Graph) page(ctx context.Context, terms []string, batch []int, out bool, want int, collect func(edge)) error {
 	idOf := map[string]int{}
 	for _, i := range batch {
 		idOf[terms[i]] = i
 	}
-	got := 0
-	for got < want {
-		size := min(g.cfg.PageSize, want-got)
-		q := fmt.Sprintf("SELECT ?x ?p ?o WHERE { %s } ORDER BY ?x ?p ?o LIMIT %d OFFSET %d", g.pattern(terms, batch, out), size, got)
-		r, err := g.c.Select(ctx, q)
-		if err != nil {
-			return err
-		}
-		for _, b := range r.Rows {
-			self, ok := idOf[termOf(b["x"])]
-			if !ok {
-				return fmt.Errorf("sparql: query %s: a row for %s, which was not asked for", g.cfg.Endpoint, termOf(b["x"]))
-			}
-			collect(edge{self: self, row: row{rel: b["p"], other: b["o"]}})
-		}
-		got += len(r.Rows)
-		if len(r.Rows) < size {
-			break
-		}
+	r, err := g.c.Select(ctx, fmt.Sprintf("SELECT ?x ?p ?o WHERE { %s } LIMIT %d", g.pattern(terms, batch, out), want))
+	if err != nil {
+		return err
 	}
+	for _, b := range r.Rows {
+		self, ok := idOf[termOf(b["x"])]
+		if !ok {
+			return fmt.Errorf("sparql: query %s: a row for %s, which was not asked for", g.cfg.Endpoint, termOf(b["x"]))
+		}
+		collect(edge{self: self, row: row{rel: b["p"], other: b["o"]}})
+	}
+	return g.truncated(len(r.Rows), want)
+}
+
+// truncated reports fewer rows than wanted as ErrTruncated.
+func (g *Graph) truncated(got, want int) error {
 	if got < want {
 		return fmt.Errorf("sparql: query %s: %w: %d of %d rows came back (the server caps results below the page size: lower --sparql-page, or raise ResultSetMaxRows in virtuoso.ini)", g.cfg.Endpoint, ErrTruncated, got, want)
 	}
 	return nil
+}
+
+// pages reads the first want edges of the entity terms[i] in (relation,
+// other end) order, page by page. Each page starts after the last row of
+// the one before (keyset paging) rather than at an OFFSET: engines sort
+// LIMIT+OFFSET rows to serve a page, and Virtuoso refuses to sort more
+// than MaxSortedTopRows (10,000 by default), so OFFSET paging failed past
+// the first page of any hub. The order is by the terms' strings; rows
+// whose strings tie with the last row of a page (an IRI and a literal
+// spelled alike) come again at the next page's start and are skipped.
+func (g *Graph) pages(ctx context.Context, terms []string, i int, out bool, want int, collect func(edge)) error {
+	got := 0
+	var lastP, lastO string
+	var tied map[row]bool // rows read whose strings are (lastP, lastO)
+	for got < want {
+		// The rows tied with the last one come again: ask for them too,
+		// within the page size.
+		limit := min(g.cfg.PageSize, want-got+len(tied))
+		after := ""
+		if tied != nil {
+			after = fmt.Sprintf(" FILTER(STR(?p) > %[1]s || STR(?p) = %[1]s && STR(?o) >= %[2]s)", literal(lastP), literal(lastO))
+		}
+		q := fmt.Sprintf("SELECT ?x ?p ?o WHERE { %s%s } ORDER BY STR(?p) STR(?o) LIMIT %d", g.pattern(terms, []int{i}, out), after, limit)
+		r, err := g.c.Select(ctx, q)
+		if err != nil {
+			return err
+		}
+		fresh := 0
+		for _, b := range r.Rows {
+			if x := termOf(b["x"]); x != terms[i] {
+				return fmt.Errorf("sparql: query %s: a row for %s, which was not asked for", g.cfg.Endpoint, x)
+			}
+			rw := row{rel: b["p"], other: b["o"]}
+			if tied[rw] || got == want {
+				continue
+			}
+			if tied == nil || rw.rel.Value != lastP || rw.other.Value != lastO {
+				lastP, lastO, tied = rw.rel.Value, rw.other.Value, map[row]bool{}
+			}
+			tied[rw] = true
+			collect(edge{self: i, row: rw})
+			got++
+			fresh++
+		}
+		if len(r.Rows) < limit || fresh == 0 {
+			break // the last page, or one cut short (reported below)
+		}
+	}
+	return g.truncated(got, want)
 }
 
 // edges returns the edges of each term in one direction: those met by an
@@ -879,13 +986,15 @@ func (g *Graph) edges(ctx context.Context, terms []string, out bool) ([][]row, e
 	if len(miss) == 0 {
 		return res, nil
 	}
-	n := 0
 	err := g.fetch(ctx, missTerms, out, func(e edge) {
 		res[miss[e.self]] = append(res[miss[e.self]], e.row)
-		n++
 	})
 	if err != nil {
 		return nil, err
+	}
+	n := 0
+	for _, i := range miss {
+		n += len(res[i])
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -940,13 +1049,17 @@ func (g *Graph) Neighbourhood(ctx context.Context, seeds []string, hops int) (*k
 				terms[i] = termOf(t)
 			}
 			var met []Term
-			for _, out := range []bool{true, false} {
-				// Edges met by an earlier question or ring come from the
-				// cache; the rest are fetched in one batched pass.
-				rows, err := g.edges(ctx, terms, out)
-				if err != nil {
-					return nil, err
-				}
+			// Edges met by an earlier question or ring come from the
+			// cache; the rest are fetched in one batched pass per
+			// direction, both at once.
+			var byDir [2][][]row
+			err := all(func() (err error) { byDir[0], err = g.edges(ctx, terms, true); return err },
+				func() (err error) { byDir[1], err = g.edges(ctx, terms, false); return err })
+			if err != nil {
+				return nil, err
+			}
+			for d, out := range []bool{true, false} {
+				rows := byDir[d]
 				for i, rs := range rows {
 					for _, r := range rs {
 						if out {

@@ -20,12 +20,13 @@ type Settings struct {
 	Retries   int           `flag:"sparql-retries" min:"0" category:"sparql" usage:"SPARQL KGs: retries of a query that failed with a 5xx or a lost connection"`
 	PageSize  int           `flag:"sparql-page" min:"1" category:"sparql" usage:"SPARQL KGs: rows per page (at most the server's cap, Virtuoso's ResultSetMaxRows)"`
 	Batch     int           `flag:"sparql-batch" min:"1" category:"sparql" usage:"SPARQL KGs: entities per VALUES block"`
+	Parallel  int           `flag:"sparql-parallel" min:"1" category:"sparql" usage:"SPARQL KGs: queries in flight at once (a question's graph is fetched in several batches at once)"`
 	MaxDegree int           `flag:"sparql-max-degree" min:"1" category:"sparql" usage:"SPARQL KGs: edges kept per entity and direction; a hub keeps its first N in (relation, other end) order"`
 }
 
 // DefaultSettings returns the defaults Config documents.
 func DefaultSettings() Settings {
-	return Settings{Prefix: kg.FreebaseNS, IDs: DefaultIDs, Label: kg.NamePredicate, TextIndex: TextAuto, Timeout: DefaultTimeout, Retries: retry.DefaultMaxRetries, PageSize: DefaultPageSize, Batch: DefaultBatch, MaxDegree: DefaultMaxDegree}
+	return Settings{Prefix: kg.FreebaseNS, IDs: DefaultIDs, Label: kg.NamePredicate, TextIndex: TextAuto, Timeout: DefaultTimeout, Retries: retry.DefaultMaxRetries, PageSize: DefaultPageSize, Batch: DefaultBatch, Parallel: DefaultConcurrency, MaxDegree: DefaultMaxDegree}
 }
 
 // Config returns the configuration for endpoint.
@@ -35,5 +36,5 @@ func (s Settings) Config(endpoint string) Config {
 		retries = -1 // Config's 0 means the default; the flag's 0 means none
 	}
 	return Config{Endpoint: endpoint, Graph: s.Graph, Prefix: s.Prefix, IDs: s.IDs, Label: s.Label, CountCVT: s.CountCVT, TextIndex: s.TextIndex, Timeout: s.Timeout, Retries: retries,
-		PageSize: s.PageSize, Batch: s.Batch, MaxDegree: s.MaxDegree}
+		PageSize: s.PageSize, Batch: s.Batch, Concurrency: s.Parallel, MaxDegree: s.MaxDegree}
 }

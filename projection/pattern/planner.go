@@ -100,15 +100,17 @@ var ErrEmptyQuestion = errors.New("pattern: empty question")
 // no Graph) named by mentions (may be empty: the entities are then looked
 // up in the text with linking.Find).
 func (p *Planner) Predict(ctx context.Context, question string, entities, mentions []string) (Prediction, error) {
-	return p.predict(ctx, p.cfg.Graph, false, question, entities, mentions)
+	return p.predict(ctx, p.cfg.Graph, p.cfg.Graph, 0, false, question, entities, mentions)
 }
 
-// predict is Predict with paths checked in g (nil: not checked). With
+// predict is Predict with paths walked in g (nil: not checked) and their
+// relations looked up in rels, the KG g is part of (g itself, or the
+// shared KG g is a neighbourhood of, hops deep; 0: g is whole). With
 // explore, the relation paths that leave the entities in g are candidates
 // too, those the model never saw scored by the classifier from their parts
 // (see pathParts): g is then the question's own graph, small enough to
 // walk.
-func (p *Planner) predict(ctx context.Context, g kg.Reader, explore bool, question string, entities, mentions []string) (Prediction, error) {
+func (p *Planner) predict(ctx context.Context, g, rels kg.Reader, hops int, explore bool, question string, entities, mentions []string) (Prediction, error) {
 	if len(linking.Words(question)) == 0 {
 		return Prediction{}, ErrEmptyQuestion
 	}
@@ -161,7 +163,7 @@ func (p *Planner) predict(ctx context.Context, g kg.Reader, explore bool, questi
 		pred.Notes = append(pred.Notes, "no neighbour has a strategy label; strategy defaults to precision")
 	}
 	if g != nil {
-		cands = p.checkKG(g, cands, starts, &pred)
+		cands = p.checkKG(g, rels, hops, cands, starts, &pred)
 	}
 	if len(cands) > p.cfg.Beam {
 		cands = cands[:p.cfg.Beam]
@@ -234,16 +236,18 @@ func softmaxInto(dst, logits []float32) (lmax, sum float32) {
 	return lmax, sum
 }
 
-// checkKG drops paths with relations the graph lacks and ranks paths that
-// reach something from the question's entities (starts, their ids in g)
-// before those that do not.
-func (p *Planner) checkKG(g kg.Reader, cands []projection.ScoredPath, starts []int32, pred *Prediction) []projection.ScoredPath {
+// checkKG drops paths with relations the KG lacks (looked up in rels) and
+// ranks paths that reach something in g from the question's entities
+// (starts, their ids in g) before those that do not. A path longer than
+// hops (> 0) cannot be walked in g, a neighbourhood that deep: its reach
+// is unknown (-1) and it keeps its rank.
+func (p *Planner) checkKG(g, rels kg.Reader, hops int, cands []projection.ScoredPath, starts []int32, pred *Prediction) []projection.ScoredPath {
 	kept := cands[:0]
 	var dead []projection.ScoredPath
 	for _, c := range cands {
 		missing := ""
 		for _, s := range c.Steps {
-			if _, ok := g.Relation(s.Rel); !ok {
+			if _, ok := rels.Relation(s.Rel); !ok {
 				missing = s.Rel
 				break
 			}
@@ -252,7 +256,7 @@ func (p *Planner) checkKG(g kg.Reader, cands []projection.ScoredPath, starts []i
 			pred.Notes = append(pred.Notes, fmt.Sprintf("dropped path %s: relation %q is not in the KG", formatSteps(c.Steps), missing))
 			continue
 		}
-		if len(starts) > 0 {
+		if len(starts) > 0 && (hops == 0 || len(c.Steps) <= hops) {
 			c.Reach = Reach(g, starts, c.Steps, reachCap)
 			if c.Reach == 0 {
 				dead = append(dead, c)
@@ -449,19 +453,32 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 	if len(in.Entities) == 0 {
 		return projection.Projection{}, errors.New("pattern: plan: the question has no linked entity to anchor the paths on")
 	}
-	// Paths are checked in the question's own graph when it has one (a
+	// Paths are walked in the question's own graph when it has one (a
 	// per-question subgraph, or a neighbourhood fetched from an endpoint),
 	// else in the KG the planner was made for: a path the question's graph
 	// cannot walk is no plan for it (WebQSP-mini Hits@1 59.28 -> 65.79).
-	g := p.cfg.Graph
+	g, rels := p.cfg.Graph, p.cfg.Graph
 	if in.Graph != nil {
 		g = in.Graph
 	}
-	// Graph paths the model never saw are explored only where the
-	// question's graph is its whole KG: over a neighbourhood of a shared
-	// KG the plans stay what planning over that KG in memory gives.
+	// With a KG of its own, the question's graph is a neighbourhood of it
+	// (in.Hops deep): a relation is looked up in the KG, and a path the
+	// neighbourhood is too shallow to walk is ranked as if it led
+	// somewhere, so that the pipeline fetches deeper rather than drop it
+	// (PQL-2H over SPARQL lost 73 of 106 plans so: over a one-hop graph
+	// the second step's relation looked absent from the KG). Graph paths
+	// the model never saw are explored only where the question's graph is
+	// its whole KG, so that over a neighbourhood the plans stay what the
+	// whole KG gives.
+	if rels == nil {
+		rels = g
+	}
+	hops := 0
+	if p.cfg.Graph != nil && in.Graph != nil {
+		hops = in.Hops
+	}
 	explore := in.Graph != nil && p.cfg.Graph == nil
-	pred, err := p.predict(ctx, g, explore, in.Question, in.Entities, in.Mentions)
+	pred, err := p.predict(ctx, g, rels, hops, explore, in.Question, in.Entities, in.Mentions)
 	if err != nil {
 		return projection.Projection{}, err
 	}

@@ -29,11 +29,13 @@
 package zeroshot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models"
@@ -185,14 +187,17 @@ func (p *Planner) Predict(ctx context.Context, question string, entities, mentio
 	if len(all) == 0 {
 		return Prediction{}, fmt.Errorf("zeroshot: entity %q has no edges in the KG", entities[0])
 	}
-	slices.SortStableFunc(all, func(a, b projection.ScoredPath) int {
+	slices.SortFunc(all, func(a, b projection.ScoredPath) int {
 		switch {
 		case a.Score > b.Score:
 			return -1
 		case a.Score < b.Score:
 			return 1
 		}
-		return a.Reach - b.Reach
+		if a.Reach != b.Reach {
+			return a.Reach - b.Reach
+		}
+		return compareSteps(a.Steps, b.Steps)
 	})
 	if len(all) > p.cfg.Beam {
 		all = all[:p.cfg.Beam]
@@ -259,7 +264,10 @@ func Walks(ctx context.Context, g kg.Reader, start []int32, cfg Config) (walks [
 }
 
 // expand extends every walk by one step in every direction its frontier
-// allows.
+// allows. Everything it keeps or cuts is chosen by names, never by ids,
+// so that the paths do not depend on how a backend numbers the KG: a
+// question's neighbourhood fetched from an endpoint is numbered otherwise
+// than the same KG read from its file.
 func expand(g kg.Reader, level []Walk, frontierCap int) []Walk {
 	var out []Walk
 	for _, pa := range level {
@@ -267,6 +275,8 @@ func expand(g kg.Reader, level []Walk, frontierCap int) []Walk {
 		var order []Step
 		front := pa.Front
 		if len(front) > frontierCap {
+			front = slices.Clone(front)
+			slices.SortFunc(front, func(a, b int32) int { return strings.Compare(g.EntityName(a), g.EntityName(b)) })
 			front = front[:frontierCap]
 		}
 		for _, e := range front {
@@ -279,6 +289,12 @@ func expand(g kg.Reader, level []Walk, frontierCap int) []Walk {
 				add(groups, &order, Step{tr.Rel, true}, tr.Head)
 			}
 		}
+		slices.SortFunc(order, func(a, b Step) int {
+			if c := strings.Compare(g.RelationName(a.Rel), g.RelationName(b.Rel)); c != 0 {
+				return c
+			}
+			return cmp.Compare(btoi(a.Inv), btoi(b.Inv))
+		})
 		for _, s := range order {
 			set := groups[s]
 			nf := make([]int32, 0, len(set))
@@ -290,6 +306,26 @@ func expand(g kg.Reader, level []Walk, frontierCap int) []Walk {
 		}
 	}
 	return out
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// compareSteps orders paths by their relations' names and directions.
+func compareSteps(a, b []schema.Step) int {
+	for i := range min(len(a), len(b)) {
+		if c := strings.Compare(a[i].Rel, b[i].Rel); c != 0 {
+			return c
+		}
+		if a[i].Dir != b[i].Dir {
+			return cmp.Compare(a[i].Dir, b[i].Dir)
+		}
+	}
+	return cmp.Compare(len(a), len(b))
 }
 
 func add(groups map[Step]map[int32]bool, order *[]Step, s Step, e int32) {

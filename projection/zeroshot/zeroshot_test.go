@@ -2,6 +2,7 @@ package zeroshot
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stem-kgqa/stem/demo"
@@ -66,6 +67,69 @@ func TestPlanDemo(t *testing.T) {
 	} {
 		if _, err := p.Plan(ctx, in); err == nil {
 			t.Errorf("Plan(%+v): no error", in)
+		}
+	}
+}
+
+// The paths planned do not depend on how the KG is numbered: the KG
+// numbered in reverse, and the question's neighbourhood as deep as the
+// planner reaches (what a SPARQL endpoint serves, numbered by name), plan
+// what the KG read from its file plans. Ties (r1 r2 and r2 r1 have the
+// same text, so the same score) and the frontier cap (a hub with more
+// than FrontierCap neighbours) were decided by ids.
+func TestPlanIndependentOfNumbering(t *testing.T) {
+	ctx := context.Background()
+	ts := [][3]string{
+		{"q", "genre", "hub"}, {"q", "rated", "hub"}, {"q", "genre", "q"},
+		{"x", "rated", "q"}, {"x", "genre", "y"},
+	}
+	for i := range 260 {
+		f := string(rune('a'+i%26)) + string(rune('a'+i/26))
+		ts = append(ts, [3]string{f, "genre", "hub"})
+		if i%2 == 0 {
+			ts = append(ts, [3]string{f, "rated", f + "_r"})
+		} else {
+			ts = append(ts, [3]string{f + "_w", "written_by", f})
+		}
+	}
+	b, rb := kg.NewBuilder(), kg.NewBuilder()
+	for i := range ts {
+		b.Add(ts[i][0], ts[i][1], ts[i][2])
+		r := ts[len(ts)-1-i]
+		rb.Add(r[0], r[1], r[2])
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := rb.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	near, err := kg.Neighbourhood(ctx, g, []string{"q"}, DefaultMaxHops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := wordvec.New(nil, wordvec.Options{})
+	plan := func(g kg.Reader) string {
+		p, err := New(ctx, g, enc, Config{Beam: 20, FrontierCap: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pred, err := p.Predict(ctx, "what genre is rated like q", []string{"q"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := pred.Strategy.String()
+		for _, c := range pred.Paths {
+			out += fmt.Sprintf("\n%.4f %d %v", c.Score, c.Reach, c.Steps)
+		}
+		return out
+	}
+	want := plan(g)
+	for name, other := range map[string]kg.Reader{"numbered in reverse": rev, "neighbourhood": near} {
+		if got := plan(other); got != want {
+			t.Errorf("%s: %s\nfrom the file: %s", name, got, want)
 		}
 	}
 }

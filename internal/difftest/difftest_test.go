@@ -1,0 +1,55 @@
+package difftest
+
+import (
+	"context"
+	"flag"
+	"testing"
+
+	"github.com/stem-kgqa/stem/models/wordvec"
+)
+
+var (
+	seeds = flag.Int("difftest.seeds", 40, "random cases drawn per run (-short: a quarter)")
+	keep  = flag.Bool("difftest.keep", false, "write each failure found, shrunk, to testdata/ as a fixture")
+)
+
+// TestFixtures replays the kept cases over the in-memory backends.
+func TestFixtures(t *testing.T) {
+	cases, err := Fixtures()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) == 0 {
+		t.Fatal("no fixture in testdata")
+	}
+	enc := wordvec.New(nil, wordvec.Options{})
+	for _, c := range cases {
+		diffs, err := Compare(context.Background(), enc, c, File, Snapshot, Reversed, Neighbourhoods)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range diffs {
+			t.Errorf("%s: %v", c.Note, d)
+		}
+	}
+}
+
+// TestRandom draws cases and compares the in-memory backends on them: the
+// KG read from its file, its snapshot, the KG numbered otherwise, and
+// each question's neighbourhood. A failure is shrunk and printed as a
+// fixture (written to testdata with -difftest.keep).
+func TestRandom(t *testing.T) {
+	n := *seeds
+	if testing.Short() {
+		n = max(1, n/4)
+	}
+	enc := wordvec.New(nil, wordvec.Options{})
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		c := Generate(seed, 6)
+		dir := ""
+		if *keep {
+			dir = "testdata"
+		}
+		Check(t, enc, c, dir, File, Snapshot, Reversed, Neighbourhoods)
+	}
+}

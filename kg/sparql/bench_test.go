@@ -1,0 +1,108 @@
+package sparql_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stem-kgqa/stem/benchmark"
+	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/internal/virtuoso"
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/kg/sparql"
+	"github.com/stem-kgqa/stem/plan"
+	"github.com/stem-kgqa/stem/projection"
+	"github.com/stem-kgqa/stem/projection/pattern"
+)
+
+// BenchmarkWebQSPOverSPARQL answers every WebQSP-mini test question over
+// the shared WebQSP KG (the union of the questions' own graphs, 33,200
+// triples) served by a private Virtuoso on loopback, one question at a
+// time with a cold cache, and reports the latency per question of the
+// whole pipeline (linking, fetching, planning, tracing) with the oracle
+// and the pattern planner: p50, p95 and max in ms, and logs the slowest
+// questions. The target is p95 <= 100 ms and max <= 2 s.
+//
+//	GOEXPERIMENT=simd go test ./kg/sparql -run '^$' -bench WebQSPOverSPARQL -benchtime 1x -v
+func BenchmarkWebQSPOverSPARQL(b *testing.B) {
+	virtuoso.SkipUnavailable(b)
+	ctx := context.Background()
+	enc := encoder(b)
+	var set benchmarkSet
+	for _, s := range benchmarkSets(ctx) {
+		if s.name == "WebQSP-mini" {
+			set = s
+		}
+	}
+	qs := set.test(b)
+	path := filepath.Join(b.TempDir(), "webqsp-union.tsv")
+	writeTSV(b, path, union(b, qs))
+	for i := range qs {
+		qs[i].Graph = nil
+	}
+	file, err := kg.Load(ctx, path, kg.FormatAuto)
+	if err != nil {
+		b.Fatal(err)
+	}
+	endpoint, graph := serve(b, file)
+	model, err := pattern.Train(ctx, enc, set.train(b), pattern.Options{Epochs: webqspEpochs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range []string{"oracle", "pattern"} {
+		b.Run(name, func(b *testing.B) {
+			for range b.N {
+				remote, err := sparql.Open(sparql.Config{Endpoint: endpoint, Graph: graph})
+				if err != nil {
+					b.Fatal(err)
+				}
+				s := plan.DefaultSettings()
+				a := plan.Assets{Graph: remote, Encoder: enc}
+				s.Planner = plan.PlannerName(name)
+				if name == "pattern" {
+					pl, err := pattern.New(model, enc, pattern.Config{Graph: remote})
+					if err != nil {
+						b.Fatal(err)
+					}
+					s.Planner, a.AutoPlanner = "auto", projection.Planner(pl)
+				}
+				p, closeP, err := plan.Open(ctx, s, a)
+				if err != nil {
+					b.Fatal(err)
+				}
+				type timed struct {
+					q      benchmark.Question
+					d      time.Duration
+					stages map[string]time.Duration
+				}
+				var ts []timed
+				ep := eval.Pipeline{Pipeline: p}
+				for _, q := range qs {
+					start := time.Now()
+					pred, _ := ep.Answer(ctx, q)
+					ts = append(ts, timed{q: q, d: time.Since(start), stages: pred.Stages})
+				}
+				closeP()
+				slices.SortFunc(ts, func(x, y timed) int { return int(x.d - y.d) })
+				ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+				at := func(f float64) time.Duration { return ts[min(len(ts)-1, int(f*float64(len(ts))))].d }
+				b.ReportMetric(ms(at(0.5)), "p50_ms")
+				b.ReportMetric(ms(at(0.95)), "p95_ms")
+				b.ReportMetric(ms(ts[len(ts)-1].d), "max_ms")
+				b.ReportMetric(float64(remote.Stats().Queries)/float64(len(qs)), "queries/q")
+				for _, x := range slices.Backward(ts[len(ts)-8:]) {
+					var st []string
+					for k, d := range x.stages {
+						st = append(st, fmt.Sprintf("%s %.0f", k, ms(d)))
+					}
+					slices.Sort(st)
+					b.Logf("slow: %s %q (entities %q): %.0f ms (%s)", x.q.ID, x.q.Text, x.q.Entities, ms(x.d), strings.Join(st, ", "))
+				}
+			}
+		})
+	}
+}
