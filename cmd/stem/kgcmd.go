@@ -5,11 +5,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strings"
 	"time"
 
 	"github.com/stem-kgqa/stem/atomicfile"
+	"github.com/stem-kgqa/stem/eval/runner"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kg/backends"
 	"github.com/stem-kgqa/stem/progress"
@@ -61,7 +60,7 @@ func kgCommand() *cli.Command {
 						return err
 					}
 					fmt.Fprintf(c.App.Writer, "wrote %s: %d entities, %d relations, %d triples (%d duplicate lines dropped) in %s, peak memory %s\n",
-						c.String("out"), g.NumEntities(), g.NumRelations(), g.NumTriples(), g.Duplicates(), time.Since(start).Round(time.Millisecond), peakMemory())
+						c.String("out"), g.NumEntities(), g.NumRelations(), g.NumTriples(), g.Duplicates(), time.Since(start).Round(time.Millisecond), runner.PeakMemory())
 					return nil
 				},
 			},
@@ -217,7 +216,7 @@ func kgCommand() *cli.Command {
 						return err
 					}
 					name := c.Args().Get(1)
-					ids := lookupEntity(g, name)
+					ids := kg.Lookup(g, name)
 					if len(ids) == 0 {
 						return fmt.Errorf("entity %q not found in %s (names are matched exactly, then ignoring case, '_' and punctuation)", name, c.Args().Get(0))
 					}
@@ -283,27 +282,4 @@ func (p *progressReader) Read(b []byte) (int, error) {
 	n, err := p.r.Read(b)
 	p.bar.Add(int64(n))
 	return n, err
-}
-
-// peakMemory reports the process's peak resident memory (VmHWM, Linux),
-// or the memory the Go runtime obtained from the OS elsewhere.
-func peakMemory() string {
-	if data, err := os.ReadFile("/proc/self/status"); err == nil {
-		for _, line := range strings.Split(string(data), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-				return strings.Join(strings.Fields(v), " ") + " resident"
-			}
-		}
-	}
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return fmt.Sprintf("%d MB from the OS", ms.Sys>>20)
-}
-
-// lookupEntity finds an entity by exact name, else by normalised name.
-func lookupEntity(g kg.Reader, name string) []int32 {
-	if id, ok := g.Entity(name); ok {
-		return []int32{id}
-	}
-	return g.EntitiesByNorm(name)
 }

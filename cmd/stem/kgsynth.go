@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stem-kgqa/stem/atomicfile"
+	"github.com/stem-kgqa/stem/eval/runner"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kg/synth"
 	"github.com/stem-kgqa/stem/progress"
@@ -119,7 +120,7 @@ func kgSynthCommand() *cli.Command {
 				fmt.Fprintf(w, "wrote %s: %d questions (1/2/3 hops: %d/%d/%d; %d through a CVT)\n",
 					qout, st.Questions, st.QuestionsByHops[1], st.QuestionsByHops[2], st.QuestionsByHops[3], st.QuestionsViaCVT)
 			}
-			fmt.Fprintf(w, "time %s, peak memory %s\n", time.Since(start).Round(time.Millisecond), peakMemory())
+			fmt.Fprintf(w, "time %s, peak memory %s\n", time.Since(start).Round(time.Millisecond), runner.PeakMemory())
 			return nil
 		},
 	}

@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
-	"slices"
 	"syscall"
 	"time"
 
@@ -16,7 +14,6 @@ import (
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kg/backends"
 	"github.com/stem-kgqa/stem/models/catalog"
-	"github.com/stem-kgqa/stem/peers"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/serve"
 	"github.com/urfave/cli/v2"
@@ -92,139 +89,20 @@ type stdio struct {
 }
 
 func runServe(ctx context.Context, std stdio, log io.Writer, o serveOptions, s plan.Settings, encS catalog.EncoderSettings) error {
-	if err := checkServed(s, "serve"); err != nil {
+	if err := assets.CheckServed(s, "serve"); err != nil {
 		return err
 	}
-	opts := serve.Options{Timeout: o.Timeout, MaxConcurrent: o.MaxConcurrent, MaxBody: int64(o.MaxBody), Grace: o.Grace, Version: version(), Log: log}
+	ro := serve.RunOptions{Options: serve.Options{Timeout: o.Timeout, MaxConcurrent: o.MaxConcurrent, MaxBody: int64(o.MaxBody), Grace: o.Grace, Version: version()},
+		Listen: o.Listen, Stdio: o.MCPStdio, In: std.in, Out: std.out, Stop: std.stop}
 	if o.TokenEnv != "" {
-		if opts.Token = os.Getenv(o.TokenEnv); opts.Token == "" {
+		if ro.Token = os.Getenv(o.TokenEnv); ro.Token == "" {
 			return fmt.Errorf("serve: --token-env %s: the variable is unset or empty", o.TokenEnv)
 		}
 	}
-	if o.MCPStdio {
-		srv := serve.New(opts)
-		defer srv.Close()
-		// stdout is the protocol: everything else goes to log.
-		closeAssets, err := loadBackend(ctx, srv, o, s, encS, log)
-		if err != nil {
-			return err
-		}
-		defer closeAssets()
-		fmt.Fprintln(log, "stem serve: MCP tools on stdin/stdout")
-		return srv.ServeStdio(ctx, std.in, std.out)
-	}
-	ln, err := net.Listen("tcp", o.Listen)
-	if err != nil {
-		return fmt.Errorf("serve: --listen %s: %w", o.Listen, err)
-	}
-	addr := ln.Addr().(*net.TCPAddr)
-	opts.Loopback = addr.IP.IsLoopback()
-	if !opts.Loopback && opts.Token == "" {
-		fmt.Fprintf(log, "stem serve: WARNING: answering every host on %s with no --token-env: anyone who reaches it can ask\n", addr)
-	}
-	srv := serve.New(opts)
-	defer srv.Close()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ctx, ln) }()
-	served := make(chan struct{})
-	defer close(served)
-	go func() {
-		for n := 1; ; n++ {
-			select {
-			case <-std.stop:
-			case <-served:
-				return
-			}
-			if n == 1 {
-				fmt.Fprintf(log, "stem serve: stopping; the questions in flight have up to %v (--grace) to finish; a second Ctrl-C stops now\n", opts.Grace)
-				cancel()
-				continue
-			}
-			fmt.Fprintln(log, "stem serve: stopping now; the questions in flight are cut off")
-			srv.Abort()
-			return
-		}
-	}()
-	url := fmt.Sprintf("http://%s/", ln.Addr())
-	fmt.Fprintf(log, "stem serve: listening on %s; loading the KG and models (/readyz says when) ...\n", url)
-	start := time.Now()
-	closeAssets, err := loadBackend(ctx, srv, o, s, encS, log)
-	if err != nil {
-		cancel()
-		<-errc
-		return err
-	}
-	defer closeAssets()
-	fmt.Fprintf(log, "stem serve: ready in %s: %s (viewer), %sv1/ask, %smcp; Ctrl-C stops\n", time.Since(start).Round(time.Millisecond), url, url, url)
-	err = <-errc
-	if err == nil {
-		fmt.Fprintln(log, "stem serve: stopped; every request in flight was answered")
-	}
-	return err
-}
-
-// checkServed checks settings a server will answer with: those any
-// pipeline needs, and a planner that plans without a benchmark's answers.
-func checkServed(s plan.Settings, cmd string) error {
-	if err := s.Check(peers.Retrievers()); err != nil {
-		return err
-	}
-	if s.Planner == "oracle" {
-		return fmt.Errorf("%s: --planner oracle plans from a benchmark's gold answers, which a served question has not; choose pattern, schema or llm", cmd)
-	}
-	return nil
-}
-
-// loadBackend loads the KG, encoder and entity index, hands srv the
-// pipelines over them and opens the default one, so a bad --planner-model
-// or --gnn is reported at start, not to the first caller. The returned
-// function closes the encoder.
-func loadBackend(ctx context.Context, srv *serve.Server, o serveOptions, s plan.Settings, encS catalog.EncoderSettings, log io.Writer) (func() error, error) {
-	env, err := assets.Open(ctx, assets.Config{KG: o.KG, Demo: true, Beam: s.Beam, Open: kg.OpenOptions{Format: o.KGFormat, Settings: o.Backends}, Encoder: encS, Log: log})
-	if err != nil {
-		return nil, err
-	}
-	fail := func(err error) (func() error, error) {
-		env.Close()
-		return nil, err
-	}
-	a, err := env.Assets(ctx, s)
-	if err != nil {
-		return fail(err)
-	}
-	planners := []string{string(s.Planner)}
-	add := func(p string, ok bool) {
-		if ok && !slices.Contains(planners, p) {
-			planners = append(planners, p)
-		}
-	}
-	add("compose", true)
-	add("schema", true)
-	add("pattern", s.PlannerModel != "")
-	add("llm", s.Chat.Model != "")
-	b := serve.Backend{
-		Graph:    env.Graph,
-		Planners: planners,
-		Open: func(ctx context.Context, planner string) (*plan.Pipeline, func() error, error) {
-			ps := s
-			ps.Planner = plan.PlannerName(planner)
-			return plan.Open(ctx, ps, a)
-		},
-		Search: func(ctx context.Context, q string, k int) ([]serve.Entity, error) {
-			hits, err := env.Search(ctx, q, k)
-			out := make([]serve.Entity, len(hits))
-			for i, h := range hits {
-				out[i] = serve.Entity{Name: h.Name, Score: h.Score}
-			}
-			return out, err
-		},
-	}
-	if err := srv.Load(ctx, b); err != nil {
-		return fail(err)
-	}
-	return env.Close, nil
+	cfg := assets.Config{KG: o.KG, Demo: true, Beam: s.Beam, Open: kg.OpenOptions{Format: o.KGFormat, Settings: o.Backends}, Encoder: encS, Log: log}
+	return serve.Run(ctx, ro, func(ctx context.Context, srv *serve.Server) (func() error, error) {
+		return assets.Load(ctx, srv, cfg, s)
+	}, log)
 }
 
 // version is the version string /healthz and MCP report, the first line

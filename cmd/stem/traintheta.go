@@ -10,6 +10,7 @@ import (
 
 	"github.com/stem-kgqa/stem/atomicfile"
 	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/eval/runner"
 	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/settings"
 	"github.com/urfave/cli/v2"
@@ -19,7 +20,7 @@ import (
 // on training or dev questions (eval.SweepTheta) and writes it as a
 // --config file.
 func trainThetaSubcommand() *cli.Command {
-	d := newDataOptions()
+	d := runner.NewDataset()
 	workers := 2
 	s := evalSettings()
 	enc := catalog.DefaultEncoderSettings()
@@ -57,7 +58,7 @@ func trainThetaSubcommand() *cli.Command {
 					grid = append(grid, float32(v))
 				}
 			}
-			if err := d.source().Check(); err != nil {
+			if err := d.Source().Check(); err != nil {
 				return err
 			}
 			ins := append(append([]string{d.KG, d.GoldPaths, d.IDs, s.PlannerModel}, d.Questions...), d.QType...)
@@ -65,11 +66,11 @@ func trainThetaSubcommand() *cli.Command {
 				return err
 			}
 			ctx, log := c.Context, c.App.ErrWriter
-			data, err := d.load(ctx, log)
+			data, err := d.Load(ctx, log)
 			if err != nil {
 				return err
 			}
-			env, err := d.openEnv(ctx, data, enc, log)
+			env, err := d.Env(ctx, data, enc, log)
 			if err != nil {
 				return err
 			}
