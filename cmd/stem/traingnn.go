@@ -1,11 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/stem-kgqa/stem/atomicfile"
+	"github.com/stem-kgqa/stem/eval/runner"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kg/backends"
 	"github.com/stem-kgqa/stem/models/catalog"
@@ -79,7 +78,6 @@ func trainGNNSubcommand() *cli.Command {
 }
 
 func runTrainGNN(c *cli.Context, encS catalog.EncoderSettings, ks kgFlags) error {
-	ctx := c.Context
 	var mix float64
 	switch c.String("loss") {
 	case "bce":
@@ -100,45 +98,8 @@ func runTrainGNN(c *cli.Context, encS catalog.EncoderSettings, ks kgFlags) error
 		return err
 	}
 	seed := c.Uint64("seed")
-	enc, closeEnc, err := catalog.OpenEncoder(c.Context, encS, c.App.ErrWriter)
-	if err != nil {
-		return err
-	}
-	defer closeEnc()
-	b := tripgnn.NewBuilder(enc, subgraphOptions(c))
-	items, skipped, err := gd.Label(ctx, b, c.App.ErrWriter)
-	if err != nil {
-		return err
-	}
-	var dev []*tripgnn.Input
-	if d := c.String("dev"); d != "" {
-		if dev, err = gd.Dev(ctx, splitList(d), splitList(c.String("dev-qtype")), b); err != nil {
-			return err
-		}
-	} else {
-		items, dev = train.Split(items, 0.1, seed)
-	}
-	fmt.Fprintf(c.App.ErrWriter, "train gnn: %d training and %d dev questions (%d skipped: dropped items, or no question entity or gold path in the KG)\n", len(items), len(dev), skipped)
-	m, err := tripgnn.New(tripgnn.Config{
-		EncoderName: enc.Name(), EncoderDim: enc.Dim(),
-		Layers: c.Int("layers"), Width: c.Int("width"), LR: c.Float64("lr"), LossMix: mix, Seed: seed,
-		KFactor: c.Int("k-factor"), NoBoundary: c.Bool("plain-mean"),
-	})
-	if err != nil {
-		return err
-	}
-	h, err := train.Fit(ctx, m, items, dev, train.Options{
-		Epochs: c.Int("epochs"), Batch: c.Int("batch"), Patience: c.Int("patience"), Seed: seed,
-		Out: c.String("out"), Progress: c.App.ErrWriter,
-	})
-	if err != nil {
-		return err
-	}
-	if info, err := os.Stat(c.String("out")); err == nil {
-		fmt.Fprintf(c.App.ErrWriter, "train gnn: %s (%d bytes, %d weights): best dev recall@K %.3f at epoch %d; %s; %s\n",
-			c.String("out"), info.Size(), m.NumParams(), h.BestRecall, h.BestEpoch, h.Stopped, h.Elapsed.Round(1e9))
-	}
-	out := json.NewEncoder(c.App.Writer)
-	out.SetIndent("", "  ")
-	return out.Encode(h)
+	return runner.TrainGNN(c.Context, c.App.Writer, c.App.ErrWriter, gd, encS, runner.GNNOptions{Subgraph: subgraphOptions(c),
+		Model: tripgnn.Config{Layers: c.Int("layers"), Width: c.Int("width"), LR: c.Float64("lr"), LossMix: mix, Seed: seed, KFactor: c.Int("k-factor"), NoBoundary: c.Bool("plain-mean")},
+		Fit:   train.Options{Epochs: c.Int("epochs"), Batch: c.Int("batch"), Patience: c.Int("patience"), Seed: seed, Out: c.String("out")},
+		Dev:   splitList(c.String("dev")), DevQTypes: splitList(c.String("dev-qtype"))})
 }

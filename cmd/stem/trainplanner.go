@@ -6,6 +6,7 @@ import (
 	"github.com/stem-kgqa/stem/atomicfile"
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/eval/planeval"
+	"github.com/stem-kgqa/stem/eval/runner"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kg/backends"
 	"github.com/stem-kgqa/stem/models/catalog"
@@ -80,11 +81,19 @@ func runTrainPlanner(c *cli.Context, encS catalog.EncoderSettings) error {
 	if err := atomicfile.CheckOutput("--out", c.String("out"), c.Bool("force"), inputs(c, "questions", "qtype", "kg", "from-kg", "vectors")...); err != nil {
 		return err
 	}
+	o := runner.PlannerOptions{Out: c.String("out"), KG: c.String("kg"), Pattern: pattern.Options{K: c.Int("k"), Temperature: float32(c.Float64("temperature")), TFIDF: float32(c.Float64("tfidf")),
+		Classifier: float32(c.Float64("classifier")), Epochs: c.Int("epochs"), Hidden: c.Int("hidden"), LearningRate: float32(c.Float64("lr")), Seed: c.Uint64("seed")}}
 	if c.String("from-kg") != "" {
 		if c.String("format") != "" || c.String("questions") != "" || c.String("kg") != "" {
 			return fmt.Errorf("--from-kg trains from the KG alone: drop --format, --questions and --kg")
 		}
-		return runTrainFromKG(c, encS)
+		g, err := backends.Default().Load(ctx, c.String("from-kg"), kg.OpenOptions{})
+		if err != nil {
+			return err
+		}
+		o.FromKG = selfsup.Options{MaxHops: c.Int("max-hops"), PerRelation: c.Int("per-relation"), PerPath: c.Int("per-path"),
+			Phrasings: c.Int("phrasings"), MaxAnswers: c.Int("max-answers"), Seed: c.Uint64("seed"), PriorWeight: float32(c.Float64("prior-weight"))}
+		return runner.TrainFromKG(ctx, c.App.ErrWriter, g, encS, o)
 	}
 	if c.String("format") == "" || c.String("questions") == "" {
 		return fmt.Errorf("want --format and --questions (training questions with gold paths), or --from-kg KG (no questions)")
@@ -93,85 +102,10 @@ func runTrainPlanner(c *cli.Context, encS catalog.EncoderSettings) error {
 	if err != nil {
 		return err
 	}
-	if p := c.String("kg"); p != "" {
-		g, err := backends.Default().Load(ctx, p, kg.OpenOptions{})
-		if err != nil {
+	if o.KG != "" {
+		if o.Graph, err = backends.Default().Load(ctx, o.KG, kg.OpenOptions{}); err != nil {
 			return err
 		}
-		missing := map[string]int{}
-		for _, q := range qs {
-			for _, path := range q.Gold {
-				for _, s := range path {
-					if _, ok := g.Relation(s.Rel); !ok {
-						missing[s.Rel]++
-					}
-				}
-			}
-		}
-		for r, n := range missing {
-			fmt.Fprintf(c.App.ErrWriter, "warning: relation %q (%d gold steps) is not in %s\n", r, n, p)
-		}
 	}
-	enc, closeEnc, err := catalog.OpenEncoder(c.Context, encS, c.App.ErrWriter)
-	if err != nil {
-		return err
-	}
-	defer closeEnc()
-	exs := make([]pattern.Example, len(qs))
-	for i, q := range qs {
-		exs[i] = q.Example()
-	}
-	m, err := pattern.Train(ctx, enc, exs, patternOptions(c))
-	if err != nil {
-		return err
-	}
-	if err := m.Save(c.String("out")); err != nil {
-		return err
-	}
-	fmt.Fprintf(c.App.ErrWriter, "trained on %d questions (%d distinct masked texts, %d relation paths) with %s; wrote %s\n",
-		m.Questions(), m.Examples(), m.NumPaths(), m.Encoder(), c.String("out"))
-	return nil
-}
-
-// patternOptions reads the pattern model's training flags.
-func patternOptions(c *cli.Context) pattern.Options {
-	return pattern.Options{K: c.Int("k"), Temperature: float32(c.Float64("temperature")), TFIDF: float32(c.Float64("tfidf")),
-		Classifier: float32(c.Float64("classifier")), Epochs: c.Int("epochs"), Hidden: c.Int("hidden"), LearningRate: float32(c.Float64("lr")), Seed: c.Uint64("seed")}
-}
-
-// runTrainFromKG trains a planner from the KG alone (package selfsup).
-func runTrainFromKG(c *cli.Context, encS catalog.EncoderSettings) error {
-	ctx := c.Context
-	g, err := backends.Default().Load(ctx, c.String("from-kg"), kg.OpenOptions{})
-	if err != nil {
-		return err
-	}
-	enc, closeEnc, err := catalog.OpenEncoder(ctx, encS, c.App.ErrWriter)
-	if err != nil {
-		return err
-	}
-	defer closeEnc()
-	lex, err := catalog.OpenLexicon(ctx, encS, c.App.ErrWriter)
-	if err != nil {
-		return err
-	}
-	o := selfsup.Options{Lexicon: lex, MaxHops: c.Int("max-hops"), PerRelation: c.Int("per-relation"), PerPath: c.Int("per-path"),
-		Phrasings: c.Int("phrasings"), MaxAnswers: c.Int("max-answers"), Seed: c.Uint64("seed"),
-		Pattern: patternOptions(c), PriorWeight: float32(c.Float64("prior-weight"))}
-	m, st, err := selfsup.Train(ctx, g, enc, o, c.App.ErrWriter)
-	if err != nil {
-		return err
-	}
-	if err := m.Save(c.String("out")); err != nil {
-		return err
-	}
-	maxAnswers := o.MaxAnswers
-	if maxAnswers == 0 {
-		maxAnswers = selfsup.DefaultMaxAnswers
-	}
-	fmt.Fprintf(c.App.ErrWriter, "synthesized %d questions for %d relation paths (%d starts drawn over %d relations; %d walks left out for reaching more than %d entities)\n",
-		st.Examples, st.Paths, st.Starts, st.Relations, st.TooManyAnswers, maxAnswers)
-	fmt.Fprintf(c.App.ErrWriter, "trained on them (%d distinct masked texts) with %s; plans beside %s with weight %g; wrote %s\n",
-		m.Examples(), m.Encoder(), m.Prior().Planner, m.Prior().Weight, c.String("out"))
-	return nil
+	return runner.TrainPlanner(ctx, c.App.ErrWriter, qs, encS, o)
 }

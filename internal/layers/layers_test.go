@@ -17,8 +17,10 @@ var rules = []struct {
 	banned []string
 	why    string
 }{
-	{[]string{"projection", "tracing", "tripgnn", "generation", "plan", "kg", "kgvec", "schema", "benchmark", "models", "vecindex", "settings", "train"},
-		[]string{"eval", "cmd"}, "the evaluation harness and the CLI consume the pipeline; nothing below imports them"},
+	{[]string{"projection", "tracing", "tripgnn", "generation", "plan", "kg", "kgvec", "schema", "benchmark", "models", "vecindex", "settings", "train", "serve", "peers"},
+		[]string{"eval", "cmd", "assets"}, "the evaluation harness, the CLI and what opens their environment (assets) consume the pipeline; nothing below imports them"},
+	{[]string{"benchmark", "train"}, []string{"kg/backends", "kg/sparql"}, "a dataset or a training run is given its KG opener: benchmark and train import no KG backend"},
+	{[]string{"projection"}, []string{"benchmark"}, "planners train from their own example types (pattern.Example), not from benchmark questions"},
 	{[]string{"projection", "tracing", "tripgnn", "generation", "plan", "kg", "kgvec", "schema", "benchmark", "models", "vecindex", "settings"},
 		[]string{"train"}, "training consumes the stages; the pipeline and the stages never import it"},
 	{[]string{"projection", "tracing", "tripgnn", "generation"}, []string{"plan"}, "stages do not import the pipeline that runs them"},
@@ -34,6 +36,12 @@ var rules = []struct {
 
 // shared is the package under peers that every peer may import.
 const shared = "peers/signals"
+
+// kgBackends are the KG backends beyond kg's own file formats; only their
+// registration list, backendList, imports them (and they themselves).
+var kgBackends = []string{"kg/sparql"}
+
+const backendList = "kg/backends"
 
 func under(pkg string, prefixes []string) bool {
 	for _, p := range prefixes {
@@ -66,6 +74,9 @@ func violations(edges [][2]string) []string {
 			if under(pkg, r.from) && under(imp, r.banned) && !(pkg == imp) {
 				out = append(out, fmt.Sprintf("%s imports %s: %s", pkg, imp, r.why))
 			}
+		}
+		if under(imp, kgBackends) && !under(pkg, kgBackends) && pkg != backendList {
+			out = append(out, fmt.Sprintf("%s imports %s: only %s imports a KG backend; everyone else opens a KG with its registry (kg.Registry.Open)", pkg, imp, backendList))
 		}
 		if a, b := peerOf(pkg), peerOf(imp); a != "" && b != "" && a != b {
 			out = append(out, fmt.Sprintf("%s imports %s: no peer system imports another (what they share lives in %s)", pkg, imp, shared))
@@ -109,13 +120,22 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"plan", "peers/gcr", "the pipeline names no peer system"},
 		{"peers/signals", "peers/dog", "what the peers share imports none of them"},
 		{"tracing", "plan", "stages do not import the pipeline"},
+		{"cmd/stem", "kg/sparql", "only kg/backends imports a KG backend"},
+		{"internal/virtuoso", "kg/sparql", "only kg/backends imports a KG backend"},
+		{"eval", "kg/sparql", "only kg/backends imports a KG backend"},
+		{"benchmark", "kg/sparql", "benchmark and train import no KG backend"},
+		{"benchmark", "kg/backends", "benchmark and train import no KG backend"},
+		{"train/chains", "kg/backends", "benchmark and train import no KG backend"},
+		{"projection/pattern", "benchmark", "planners train from their own example types"},
+		{"plan", "assets", "nothing below imports them"},
 	} {
 		got := violations([][2]string{{c.pkg, c.imp}})
 		if !slices.ContainsFunc(got, func(v string) bool { return strings.Contains(v, c.want) }) {
 			t.Errorf("%s -> %s: violations %q, want one saying %q", c.pkg, c.imp, got, c.want)
 		}
 	}
-	for _, ok := range [][2]string{{"peers/dog", "peers/signals"}, {"peers", "peers/gcr"}, {"peers/gcr", "plan"}, {"peers/signals", "plan"}, {"cmd/stem", "peers"}} {
+	for _, ok := range [][2]string{{"peers/dog", "peers/signals"}, {"peers", "peers/gcr"}, {"peers/gcr", "plan"}, {"peers/signals", "plan"}, {"cmd/stem", "peers"},
+		{"kg/backends", "kg/sparql"}, {"kg/sparql", "kg"}, {"cmd/stem", "kg/backends"}, {"assets", "kg/backends"}, {"eval/runner", "assets"}, {"train", "kg"}} {
 		if got := violations([][2]string{ok}); len(got) != 0 {
 			t.Errorf("%s -> %s is allowed, got %q", ok[0], ok[1], got)
 		}
