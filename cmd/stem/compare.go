@@ -5,6 +5,7 @@ import (
 
 	"github.com/stem-kgqa/stem/eval/runner"
 	"github.com/stem-kgqa/stem/models/catalog"
+	"github.com/stem-kgqa/stem/report"
 	"github.com/urfave/cli/v2"
 )
 
@@ -47,7 +48,7 @@ func compareCommand() *cli.Command {
 			if err := d.Source().Check(); err != nil {
 				return err
 			}
-			if err := runner.CheckReportDir(o.Report); err != nil {
+			if err := report.CheckDir(o.Report); err != nil {
 				return err
 			}
 			return runner.Compare(c.Context, c.App.Writer, c.App.ErrWriter, commandLine(c), setups, d, r, o, enc)

@@ -62,5 +62,5 @@ func runDataChains(c *cli.Context, ks kgFlags) error {
 	if err != nil {
 		return err
 	}
-	return printSummary(c.App.Writer, c.Bool("json"), sum)
+	return printSummary(c.App.Writer, c.Bool("json"), sum, sum.WriteText)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 
@@ -49,17 +48,7 @@ func runEval(ctx context.Context, w, log io.Writer, d runner.Dataset, r runner.O
 	if rep == nil {
 		return err
 	}
-	return errors.Join(err, printReport(w, r.JSON, rep))
-}
-
-// printReport prints rep as one JSON object or as a table.
-func printReport(w io.Writer, asJSON bool, rep interface{ WriteTable(io.Writer) error }) error {
-	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	}
-	return rep.WriteTable(w)
+	return errors.Join(err, printSummary(w, r.JSON, rep, rep.WriteTable))
 }
 
 // splitList splits a comma-separated flag value, dropping empty parts.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 
 	"github.com/stem-kgqa/stem/eval/runner"
 	"github.com/stem-kgqa/stem/kg/backends"
@@ -39,10 +38,5 @@ func runEvalGNN(c *cli.Context, encS catalog.EncoderSettings, ks kgFlags) error 
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
-		out := json.NewEncoder(c.App.Writer)
-		out.SetIndent("", "  ")
-		return out.Encode(sc)
-	}
-	return sc.WriteText(c.App.Writer)
+	return printSummary(c.App.Writer, c.Bool("json"), sc, sc.WriteText)
 }

@@ -2,11 +2,9 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/stem-kgqa/stem/assets"
@@ -100,11 +98,7 @@ func Setups(base plan.Settings, kgBase kg.BackendSettings, preset string, config
 // w (a table, or one JSON object with o.JSON), and into o.Report's folder
 // when set; cmdline is the command line the report records.
 func Compare(ctx context.Context, w, log io.Writer, cmdline string, setups []Setup, d Dataset, r Options, o CompareOptions, encS catalog.EncoderSettings) error {
-	data, err := d.Load(ctx, log)
-	if err != nil {
-		return err
-	}
-	env, err := d.Env(ctx, data, encS, log)
+	data, env, err := d.Open(ctx, encS, log)
 	if err != nil {
 		return err
 	}
@@ -138,14 +132,7 @@ func Compare(ctx context.Context, w, log io.Writer, cmdline string, setups []Set
 	}
 	// The table is printed first: a report folder that fails late (a full
 	// disk) must not cost the user the results.
-	var outErr error
-	if r.JSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		outErr = enc.Encode(cmp)
-	} else {
-		outErr = report.WriteTable(w, cmp.Entries)
-	}
+	outErr := cmp.Print(w, r.JSON)
 	if o.Report != "" {
 		if err := report.WriteDir(o.Report, cmp); err != nil {
 			return errors.Join(runErr, outErr, fmt.Errorf("the table above was not saved: %w", err))
@@ -153,23 +140,6 @@ func Compare(ctx context.Context, w, log io.Writer, cmdline string, setups []Set
 		fmt.Fprintf(log, "report written to %s\n", o.Report)
 	}
 	return errors.Join(runErr, outErr)
-}
-
-// CheckReportDir makes sure the --report folder can be written before any
-// configuration runs.
-func CheckReportDir(dir string) error {
-	if dir == "" {
-		return nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--report %s: %w", dir, err)
-	}
-	f, err := os.CreateTemp(dir, ".stem-write-check-*")
-	if err != nil {
-		return fmt.Errorf("--report %s: the folder cannot be written: %w", dir, err)
-	}
-	f.Close()
-	return os.Remove(f.Name())
 }
 
 // runSetup builds cc's pipeline and runs it over data, in env, or in an

@@ -63,9 +63,15 @@ func (d Dataset) Load(ctx context.Context, log io.Writer) (*assets.Data, error) 
 	return assets.LoadData(ctx, d.Source(), assets.DataOptions{AnswerableOnly: d.AnswerableOnly, IDs: d.IDs, Limit: d.Limit, Open: kg.OpenOptions{Settings: d.Backends}}, log)
 }
 
-// Env opens the encoder and the entity index of data's KG.
-func (d Dataset) Env(ctx context.Context, data *assets.Data, encS catalog.EncoderSettings, log io.Writer) (*assets.Env, error) {
-	return assets.Open(ctx, assets.Config{KG: d.KG, Graph: data.KG, Encoder: encS, Log: log})
+// Open loads the questions, opens the KG and then the encoder and the
+// KG's entity index.
+func (d Dataset) Open(ctx context.Context, encS catalog.EncoderSettings, log io.Writer) (*assets.Data, *assets.Env, error) {
+	data, err := d.Load(ctx, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	env, err := assets.Open(ctx, assets.Config{KG: d.KG, Graph: data.KG, Encoder: encS, Log: log})
+	return data, env, err
 }
 
 // FormatHelp lists the dataset formats for help text.
@@ -186,11 +192,7 @@ func Eval(ctx context.Context, d Dataset, o Options, x Export, s plan.Settings, 
 		}
 	}
 	start := time.Now()
-	data, err := d.Load(ctx, log)
-	if err != nil {
-		return nil, err
-	}
-	env, err := d.Env(ctx, data, encS, log)
+	data, env, err := d.Open(ctx, encS, log)
 	if err != nil {
 		return nil, err
 	}

@@ -54,11 +54,7 @@ func Theta(ctx context.Context, w, log io.Writer, d Dataset, s plan.Settings, en
 	if err := atomicfile.CheckOutput("--out", o.Out, o.Force, ins...); err != nil {
 		return err
 	}
-	data, err := d.Load(ctx, log)
-	if err != nil {
-		return err
-	}
-	env, err := d.Env(ctx, data, enc, log)
+	data, env, err := d.Open(ctx, enc, log)
 	if err != nil {
 		return err
 	}
