@@ -40,7 +40,7 @@ func (r *mixedRetriever) Answer(ctx context.Context, q benchmark.Question) (Pred
 // timeless clears the fields that depend on timing, not on answers.
 func timeless(r *Report) Report {
 	c := *r
-	c.Latency, c.ThroughputQPS, c.Workers, c.StageMS = Latency{}, 0, 0, nil
+	c.Latency, c.ThroughputQPS, c.Workers, c.StageMS, c.Slowest = Latency{}, 0, 0, nil, nil
 	c.Questions = nil
 	for _, q := range r.Questions {
 		q.LatencyMS, q.StagesMS = 0, nil

@@ -149,9 +149,21 @@ type Bucket struct {
 type Latency struct {
 	P50  float64 `json:"p50"`
 	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
 	Mean float64 `json:"mean"`
 	Max  float64 `json:"max"`
 }
+
+// Slow is one of a run's slowest questions: its retriever time and how
+// long each stage took, so that a tail can be traced to its stage.
+type Slow struct {
+	ID        string             `json:"id"`
+	LatencyMS float64            `json:"latency_ms"`
+	StagesMS  map[string]float64 `json:"stages_ms,omitempty"`
+}
+
+// slowest is how many of the slowest questions a report names.
+const slowest = 5
 
 // Result is one question's outcome.
 type Result struct {
@@ -216,6 +228,9 @@ type Report struct {
 	// StageMS summarises Prediction.Stages per stage, over the questions
 	// whose retriever timed that stage.
 	StageMS map[string]Latency `json:"stage_ms,omitempty"`
+	// Slowest names the slowest questions (up to 5), slowest first, with
+	// their stage times.
+	Slowest []Slow `json:"slowest,omitempty"`
 	// ThroughputQPS is the questions answered by this run per second of
 	// its wall time; results taken from Options.Done do not count.
 	ThroughputQPS float64 `json:"throughput_qps"`
@@ -475,6 +490,7 @@ func aggregate(questions []benchmark.Question, outs []outcome, perQuestion bool)
 		}
 		res := o.res
 		lat = append(lat, res.LatencyMS)
+		rep.Slowest = keepSlowest(rep.Slowest, Slow{ID: res.ID, LatencyMS: res.LatencyMS, StagesMS: res.StagesMS})
 		for k, ms := range res.StagesMS {
 			stages[k] = append(stages[k], ms)
 		}
@@ -604,7 +620,50 @@ func summarise(ms []float64) Latency {
 	for _, v := range s {
 		sum += v
 	}
-	return Latency{P50: rank(0.50), P95: rank(0.95), Mean: sum / float64(len(s)), Max: s[len(s)-1]}
+	return Latency{P50: rank(0.50), P95: rank(0.95), P99: rank(0.99), Mean: sum / float64(len(s)), Max: s[len(s)-1]}
+}
+
+// keepSlowest adds q to the slowest questions so far (slowest first, the
+// earlier question first among equals), keeping the slowest few.
+func keepSlowest(s []Slow, q Slow) []Slow {
+	i := len(s)
+	for i > 0 && s[i-1].LatencyMS < q.LatencyMS {
+		i--
+	}
+	if i >= slowest {
+		return s
+	}
+	s = slices.Insert(s, i, q)
+	return s[:min(len(s), slowest)]
+}
+
+// slowLine formats the slowest questions: "ID 812.3 ms (trace 790.1,
+// generate 20.0)", stages by name.
+func slowLine(s []Slow) string {
+	var b strings.Builder
+	for i, q := range s {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s %.1f ms", q.ID, q.LatencyMS)
+		names := make([]string, 0, len(q.StagesMS))
+		for k := range q.StagesMS {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		for j, k := range names {
+			if j == 0 {
+				b.WriteString(" (")
+			} else {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%s %.1f", k, q.StagesMS[k])
+			if j == len(names)-1 {
+				b.WriteString(")")
+			}
+		}
+	}
+	return b.String()
 }
 
 // WriteTable renders the report as an aligned table: one row for all
@@ -633,8 +692,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "unbacked %d  unsupported %d  errors %d  no-gold %d  dropped %d  latency ms p50 %.2f p95 %.2f mean %.2f max %.2f  throughput %.2f q/s (%d workers)\n",
-		r.Unbacked, r.Unsupported, r.Errors, r.NoGold, r.Dropped, r.Latency.P50, r.Latency.P95, r.Latency.Mean, r.Latency.Max, r.ThroughputQPS, r.Workers)
+	_, err := fmt.Fprintf(w, "unbacked %d  unsupported %d  errors %d  no-gold %d  dropped %d  latency ms p50 %.2f p95 %.2f p99 %.2f mean %.2f max %.2f  throughput %.2f q/s (%d workers)\n",
+		r.Unbacked, r.Unsupported, r.Errors, r.NoGold, r.Dropped, r.Latency.P50, r.Latency.P95, r.Latency.P99, r.Latency.Mean, r.Latency.Max, r.ThroughputQPS, r.Workers)
+	if err == nil && len(r.Slowest) > 0 {
+		_, err = fmt.Fprintf(w, "slowest: %s\n", slowLine(r.Slowest))
+	}
 	if err == nil && r.LLM != nil {
 		u := r.LLM
 		_, err = fmt.Fprintf(w, "llm %d calls  %d prompt + %d completion tokens  per question: %.2f calls  %.1f prompt + %.1f completion tokens\n",

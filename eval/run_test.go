@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"sync"
@@ -137,10 +138,10 @@ func TestReportJSONAndTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
-	foot := len(lines) - 2 // the summary line, then the gold-path bound
-	if len(lines) < 4 || !strings.Contains(lines[1], "all") || !strings.Contains(lines[1], "100.00") ||
-		!strings.HasPrefix(lines[foot], "unbacked 0") ||
-		lines[foot+1] != "gold path reaches gold answers only in 100.00% of 37 questions (the Hits@1 a relation-level method is sure of)" {
+	foot := len(lines) - 3 // the summary line, the slowest questions, then the gold-path bound
+	if len(lines) < 5 || !strings.Contains(lines[1], "all") || !strings.Contains(lines[1], "100.00") ||
+		!strings.HasPrefix(lines[foot], "unbacked 0") || !strings.HasPrefix(lines[foot+1], "slowest: ") ||
+		lines[foot+2] != "gold path reaches gold answers only in 100.00% of 37 questions (the Hits@1 a relation-level method is sure of)" {
 		t.Errorf("table:\n%s", buf.String())
 	}
 	// Aligned: every table row has the same width.
@@ -154,7 +155,7 @@ func TestReportJSONAndTable(t *testing.T) {
 func TestSummarise(t *testing.T) {
 	ms := []float64{5, 1, 4, 2, 3, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}
 	got := summarise(ms)
-	if got.P50 != 10 || got.P95 != 19 || got.Max != 20 || got.Mean != 10.5 {
+	if got.P50 != 10 || got.P95 != 19 || got.P99 != 20 || got.Max != 20 || got.Mean != 10.5 {
 		t.Errorf("summarise = %+v", got)
 	}
 	if (summarise(nil) != Latency{}) {
@@ -265,5 +266,24 @@ func TestRunLLMUse(t *testing.T) {
 	}
 	if rep, _ := Run(context.Background(), qs, emptyRetriever{}, Options{}); rep.LLM != nil {
 		t.Errorf("no LLM: %+v", rep.LLM)
+	}
+}
+
+// The report names the slowest questions, slowest first (the earlier
+// question first among equals), with their stage times.
+func TestSlowest(t *testing.T) {
+	var s []Slow
+	for i, ms := range []float64{3, 9, 1, 9, 7, 2, 8, 5} {
+		s = keepSlowest(s, Slow{ID: fmt.Sprint("q", i), LatencyMS: ms, StagesMS: map[string]float64{"trace": ms - 1, "plan": 0.5}})
+	}
+	var ids []string
+	for _, q := range s {
+		ids = append(ids, q.ID)
+	}
+	if strings.Join(ids, " ") != "q1 q3 q6 q4 q7" {
+		t.Errorf("slowest %v, want q1 q3 q6 q4 q7", ids)
+	}
+	if got := slowLine(s[:2]); got != "q1 9.0 ms (plan 0.5, trace 8.0); q3 9.0 ms (plan 0.5, trace 8.0)" {
+		t.Errorf("slowLine = %q", got)
 	}
 }

@@ -124,6 +124,8 @@ func (b *Builder) build(allowEmpty bool) (*Graph, error) {
 		heads: b.heads, rels: b.rs, tails: b.tails,
 	}
 	g.index(g.ents.len(), g.relTab.len())
+	g.ents.canonicalize()
+	g.relTab.canonicalize()
 	return g, nil
 }
 

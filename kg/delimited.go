@@ -41,6 +41,23 @@ func (lr *lineReader) nextCtx(ctx context.Context) ([]byte, error) {
 	return line, err
 }
 
+// each calls fn with every line, checking ctx now and then, until the
+// input ends (nil) or fn or the reader fails.
+func (lr *lineReader) each(ctx context.Context, fn func(line []byte) error) error {
+	for {
+		line, err := lr.nextCtx(ctx)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(line); err != nil {
+			return err
+		}
+	}
+}
+
 // next returns the next line, or io.EOF after the last one.
 func (lr *lineReader) next() ([]byte, error) {
 	lr.long = lr.long[:0]
@@ -94,24 +111,41 @@ func ReadPipe(r io.Reader, name string) (*Graph, error) {
 	return readDelimited(context.Background(), r, name, '|')
 }
 
-// readDelimited reads three sep-separated columns per line. Pipe fields are
-// kept byte for byte (MetaQA names may hold any spaces); TSV fields lose the
-// spaces around them ("A \tr\t B" is A, r, B: padding around a tab is
+// readDelimited reads three sep-separated columns per line into a graph
+// (see scanDelimited).
+func readDelimited(ctx context.Context, r io.Reader, name string, sep byte) (*Graph, error) {
+	return buildFrom(name, func(emit func(h, rel, t []byte) error) error { return scanDelimited(ctx, r, name, sep, emit) })
+}
+
+// buildFrom builds the graph of the triples scan emits; name labels
+// errors.
+func buildFrom(name string, scan func(emit func(h, rel, t []byte) error) error) (*Graph, error) {
+	b := NewBuilder()
+	err := scan(func(h, rel, t []byte) error {
+		b.addBytes(h, rel, t)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	g, err := b.Build()
+	if err != nil {
+		return nil, wrapBuildErr(name, err)
+	}
+	return g, nil
+}
+
+// scanDelimited streams three sep-separated columns per line to emit, in
+// input order; the slices are valid only during the call. Pipe fields are
+// kept byte for byte (MetaQA names may hold any spaces); TSV fields lose
+// the spaces around them ("A \tr\t B" is A, r, B: padding around a tab is
 // layout, not a name), spaces inside stay. Lines that are empty or only
 // spaces and tabs are skipped.
-func readDelimited(ctx context.Context, r io.Reader, name string, sep byte) (*Graph, error) {
+func scanDelimited(ctx context.Context, r io.Reader, name string, sep byte, emit func(h, rel, t []byte) error) error {
 	lr := newLineReader(r, name)
-	b := NewBuilder()
-	for {
-		line, err := lr.nextCtx(ctx)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	return lr.each(ctx, func(line []byte) error {
 		if len(line) == 0 || (sep != '\t' && isBlank(line)) || (sep == '\t' && isBlankSpaces(line)) {
-			continue
+			return nil
 		}
 		i := bytes.IndexByte(line, sep)
 		j := -1
@@ -119,7 +153,7 @@ func readDelimited(ctx context.Context, r io.Reader, name string, sep byte) (*Gr
 			j = bytes.IndexByte(line[i+1:], sep)
 		}
 		if i < 0 || j < 0 || bytes.IndexByte(line[i+1+j+1:], sep) >= 0 {
-			return nil, parseErr(name, lr.line, ErrColumns, "wrong number of columns (got %d columns, want 3, separated by %s)",
+			return parseErr(name, lr.line, ErrColumns, "wrong number of columns (got %d columns, want 3, separated by %s)",
 				bytes.Count(line, []byte{sep})+1, sepName(sep))
 		}
 		j += i + 1
@@ -128,15 +162,10 @@ func readDelimited(ctx context.Context, r io.Reader, name string, sep byte) (*Gr
 			head, rel, tail = bytes.Trim(head, " "), bytes.Trim(rel, " "), bytes.Trim(tail, " ")
 		}
 		if err := checkFields(name, lr.line, head, rel, tail); err != nil {
-			return nil, err
+			return err
 		}
-		b.addBytes(head, rel, tail)
-	}
-	g, err := b.Build()
-	if err != nil {
-		return nil, wrapBuildErr(name, err)
-	}
-	return g, nil
+		return emit(head, rel, tail)
+	})
 }
 
 // isBlankSpaces reports whether a line holds only spaces; in TSV a tab is a

@@ -32,18 +32,38 @@
 //     "a_entity" and "graph", a list of [head, relation, tail] names forming
 //     that question's own subgraph. ReadRoG streams the rows, building one
 //     Graph per row.
-//   - snapshot: stem's binary format, written by WriteSnapshot (stem kg
-//     build), version 2. Little-endian, every section 8-byte aligned: the
-//     magic "STEMKG", a format version, the counts, both name tables
-//     (offsets, byte blob and hash index each), the three triple columns,
-//     both adjacencies with their row offsets, the normalised-name index
-//     and a CRC-32C of everything before it. On Linux ReadSnapshot maps
-//     the file read-only and the graph points into the mapping, so loading
-//     is the checksum pass plus linear structural checks (ids in range,
-//     offsets monotone, adjacency rows consistent with the columns, names
-//     unique and reachable in their hash index); a truncated, corrupt,
-//     older- or newer-version file is refused with an error saying which
-//     and naming the file, never a panic.
+//   - freebase: Google's Freebase dump (freebase-rdf-latest.gz) or its
+//     cleaned form: FilterEnglishTriplets.py's filter, then names as the
+//     SPARQL backend gives them, machine ids and namesakes' plain names
+//     kept as aliases (see FormatFreebase).
+//   - snapshot: stem's binary format, written by WriteSnapshot and
+//     BuildSnapshot (stem kg build), version 3. Little-endian, every
+//     section 8-byte aligned: the magic "STEMKG", a format version, the
+//     counts, both name tables (offsets, byte blob and hash index each),
+//     the three triple columns, both adjacencies with their row offsets,
+//     the normalised-name index, the aliases and a CRC-32C of everything
+//     before it. On Linux ReadSnapshot maps the file read-only and the
+//     graph points into the mapping, so loading is the checksum pass plus,
+//     on another core, linear structural checks (ids in range, offsets
+//     monotone, adjacency rows consistent with the columns, names unique
+//     and reachable in their hash index; rows and names sampled above 2M);
+//     a truncated, corrupt, older- or newer-version file is refused with
+//     an error saying which and naming the file, never a panic.
+//
+// Text formats may be gzip- or bzip2-compressed: the first bytes tell, and
+// "kb.nt.gz" still chooses N-Triples by its inner extension.
+//
+// # Building in bounded memory
+//
+// Load holds the whole graph while it builds it (about twice the
+// snapshot's size at its peak). BuildSnapshot reads the same formats and
+// writes the snapshot WriteSnapshot writes for the graph Load gives, byte
+// for byte, holding about BuildOptions.MaxMemory whatever the input's
+// size: names are interned run by run and resolved through hash
+// partitions on disk (extDict), triples are ordered by external sorts
+// (internal/extsort), and hash indexes have one canonical layout built
+// from sorted keys (canonicalSlots), so that neither path depends on
+// insertion order.
 //
 // In the text formats, empty lines are skipped, a trailing '\r' and a
 // leading UTF-8 byte-order mark are tolerated, and a bad line is reported
@@ -52,11 +72,12 @@
 // Errors wrap sentinels (ErrColumns, ErrEmptyField, ErrSyntax, ErrEmpty,
 // ErrCorrupt, ErrNewerVersion, ErrUnknownFormat) for errors.Is. Load with
 // FormatAuto picks the format from a snapshot's magic bytes, a .nt
-// extension, or the first data line (a tab means tsv, a '|' means pipe).
-// ParseFormat also takes the dataset words pq and metaqa for their KG
-// files' formats. A command writing a KG checks its output's name with
-// CheckOutputName (FormatOfName: .nt, .tsv, .kg/.stemkg, .jsonl), so that
-// the name never says another format than the one written.
+// extension, or the first data line (a Freebase dump's shape means
+// freebase, a tab tsv, a '|' pipe). ParseFormat also takes the dataset
+// words pq and metaqa for their KG files' formats. A command writing a KG
+// checks its output's name with CheckOutputName (FormatOfName: .nt, .tsv,
+// .kg/.stemkg, .jsonl), so that the name never says another format than
+// the one written.
 //
 // # Export as RDF
 //

@@ -25,7 +25,7 @@ const (
 	FormatSnapshot Format = "snapshot" // binary snapshot written by WriteSnapshot
 )
 
-var formats = []Format{FormatAuto, FormatTSV, FormatPipe, FormatNTriples, FormatRoG, FormatSnapshot}
+var formats = []Format{FormatAuto, FormatTSV, FormatPipe, FormatNTriples, FormatFreebase, FormatRoG, FormatSnapshot}
 
 // datasetKGs are the dataset format words (stem eval --format) whose KG
 // file has a format of its own: --format metaqa names the KG of MetaQA
@@ -94,7 +94,7 @@ func FormatOfName(path string) (f Format, ok bool) {
 }
 
 // formatNames are the formats' names in messages.
-var formatNames = map[Format]string{FormatTSV: "TSV", FormatPipe: "pipe-separated", FormatNTriples: "N-Triples", FormatRoG: "RoG JSONL", FormatSnapshot: "a binary snapshot"}
+var formatNames = map[Format]string{FormatTSV: "TSV", FormatPipe: "pipe-separated", FormatNTriples: "N-Triples", FormatRoG: "RoG JSONL", FormatSnapshot: "a binary snapshot", FormatFreebase: "a Freebase dump"}
 
 // CheckOutputName refuses an output KG file whose name says another
 // format than the one the command writes: `stem kg synth --out kg.nt`
@@ -130,6 +130,15 @@ func Load(ctx context.Context, path string, f Format) (*Graph, error) {
 	}
 	defer file.Close()
 	br := bufio.NewReaderSize(file, 256<<10)
+	r, compressed, err := decompress(br, path)
+	if err != nil {
+		return nil, err
+	}
+	if compressed {
+		// Parse the decompressed stream; a snapshot inside cannot be
+		// mapped, so it is read.
+		return LoadReader(ctx, r, path, f)
+	}
 	if f == FormatAuto {
 		if f, err = detect(br, path); err != nil {
 			return nil, err
@@ -139,15 +148,23 @@ func Load(ctx context.Context, path string, f Format) (*Graph, error) {
 			return ReadSnapshot(path)
 		}
 	}
+	return parse(ctx, br, path, f)
+}
+
+// parse reads a text format from br.
+func parse(ctx context.Context, br *bufio.Reader, name string, f Format) (*Graph, error) {
 	switch f {
 	case FormatTSV:
-		return readDelimited(ctx, br, path, '\t')
+		return readDelimited(ctx, br, name, '\t')
 	case FormatPipe:
-		return readDelimited(ctx, br, path, '|')
+		return readDelimited(ctx, br, name, '|')
 	case FormatNTriples:
-		return readNTriples(ctx, br, path)
+		return readNTriples(ctx, br, name)
+	case FormatFreebase:
+		g, _, err := readFreebase(ctx, br, name)
+		return g, err
 	}
-	return nil, fmt.Errorf("load %s: %w", path, unknownFormat(string(f)))
+	return nil, fmt.Errorf("load %s: %w", name, unknownFormat(string(f)))
 }
 
 // LoadReader is Load for an already open input, such as a file wrapped to
@@ -160,6 +177,13 @@ func LoadReader(ctx context.Context, r io.Reader, name string, f Format) (*Graph
 		return nil, fmt.Errorf("load %s: %w", name, err)
 	}
 	br := bufio.NewReaderSize(r, 256<<10)
+	dr, compressed, err := decompress(br, name)
+	if err != nil {
+		return nil, err
+	}
+	if compressed {
+		br = bufio.NewReaderSize(dr, 256<<10)
+	}
 	if f == FormatAuto {
 		var err error
 		if f, err = detect(br, name); err != nil {
@@ -167,12 +191,6 @@ func LoadReader(ctx context.Context, r io.Reader, name string, f Format) (*Graph
 		}
 	}
 	switch f {
-	case FormatTSV:
-		return readDelimited(ctx, br, name, '\t')
-	case FormatPipe:
-		return readDelimited(ctx, br, name, '|')
-	case FormatNTriples:
-		return readNTriples(ctx, br, name)
 	case FormatSnapshot:
 		data, err := io.ReadAll(br)
 		if err != nil {
@@ -182,10 +200,12 @@ func LoadReader(ctx context.Context, r io.Reader, name string, f Format) (*Graph
 	case FormatRoG:
 		return nil, fmt.Errorf("load %s: a RoG file holds one KG per row: read it with kg.ReadRoG", name)
 	}
-	return nil, fmt.Errorf("load %s: %w", name, unknownFormat(string(f)))
+	return parse(ctx, br, name, f)
 }
 
-// detect peeks at the start of a file to choose its format.
+// detect peeks at the start of a file to choose its format. A Freebase
+// dump (tab-separated N-Triples whose subject is a machine id under ns:)
+// is FormatFreebase even when named .nt.
 func detect(br *bufio.Reader, path string) (Format, error) {
 	head, err := br.Peek(64 << 10)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
@@ -194,12 +214,20 @@ func detect(br *bufio.Reader, path string) (Format, error) {
 	if bytes.HasPrefix(head, []byte(snapshotMagic)) {
 		return FormatSnapshot, nil
 	}
-	switch strings.ToLower(filepath.Ext(path)) {
+	switch strings.ToLower(filepath.Ext(innerName(path))) {
 	case ".nt", ".ntriples":
+		if f, err := detectLines(head, path); err == nil && f == FormatFreebase {
+			return f, nil
+		}
 		return FormatNTriples, nil
 	case ".jsonl":
 		return "", fmt.Errorf("load %s: looks like RoG JSONL, which holds one KG per row: read it with kg.ReadRoG", path)
 	}
+	return detectLines(head, path)
+}
+
+// detectLines chooses a text format from the first data line of head.
+func detectLines(head []byte, path string) (Format, error) {
 	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
 	for len(head) > 0 {
 		line := head
@@ -211,8 +239,10 @@ func detect(br *bufio.Reader, path string) (Format, error) {
 		line = bytes.TrimRight(line, "\r")
 		trimmed := bytes.TrimSpace(line)
 		switch {
-		case len(trimmed) == 0:
+		case len(trimmed) == 0, bytes.HasPrefix(trimmed, []byte("@prefix")), bytes.HasPrefix(trimmed, []byte("@base")):
 			continue
+		case looksNTriples(trimmed) && looksFreebase(trimmed):
+			return FormatFreebase, nil
 		case bytes.IndexByte(line, '\t') >= 0 && !looksNTriples(trimmed):
 			return FormatTSV, nil
 		case looksNTriples(trimmed):

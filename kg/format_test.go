@@ -16,14 +16,15 @@ func TestParseFormat(t *testing.T) {
 	// files' formats wherever a KG format is asked for: `stem serve
 	// --format metaqa` failed with "unknown KG format".
 	for in, want := range map[string]Format{"": FormatAuto, "auto": FormatAuto, "TSV": FormatTSV, "pipe": FormatPipe,
-		" nt ": FormatNTriples, "rog": FormatRoG, "Snapshot": FormatSnapshot, "metaqa": FormatPipe, "pq": FormatTSV} {
+		" nt ": FormatNTriples, "rog": FormatRoG, "Snapshot": FormatSnapshot, "metaqa": FormatPipe, "pq": FormatTSV,
+		"freebase": FormatFreebase} {
 		if got, err := ParseFormat(in); err != nil || got != want {
 			t.Errorf("ParseFormat(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
 	for in, want := range map[string]string{
-		"csv":         `unknown KG format "csv" (valid: auto, tsv, pipe, nt, rog, snapshot; or the dataset words pq and metaqa, for their KG files' formats)`,
-		"webqsp-mini": `unknown KG format "webqsp-mini": that is a dataset format (stem eval --format), whose questions bring their own graphs; a KG file's format is one of auto, tsv, pipe, nt, rog, snapshot (or pq, metaqa: their KG files' formats)`,
+		"csv":         `unknown KG format "csv" (valid: auto, tsv, pipe, nt, freebase, rog, snapshot; or the dataset words pq and metaqa, for their KG files' formats)`,
+		"webqsp-mini": `unknown KG format "webqsp-mini": that is a dataset format (stem eval --format), whose questions bring their own graphs; a KG file's format is one of auto, tsv, pipe, nt, freebase, rog, snapshot (or pq, metaqa: their KG files' formats)`,
 	} {
 		if _, err := ParseFormat(in); !errors.Is(err, ErrUnknownFormat) || err.Error() != want {
 			t.Errorf("ParseFormat(%s) err = %v", in, err)

@@ -44,6 +44,9 @@ type Graph struct {
 	// need it.
 	normOnce sync.Once
 	norm     normIndex
+
+	// alias holds other names of entities (Freebase dumps), for lookup.
+	alias aliasIndex
 }
 
 // NumEntities returns the number of distinct entities.
@@ -148,14 +151,22 @@ func cmp2(a1, a2, b1, b2 int32) int {
 	return cmp.Compare(a2, b2)
 }
 
-// Entity returns the id of the entity with exactly this name.
-func (g *Graph) Entity(name string) (int32, bool) { return g.ents.lookup(name) }
+// Entity returns the id of the entity with exactly this name, or else of
+// the one entity with exactly this alias (a Freebase dump's machine id
+// "m.0jcx" of a named entity; the plain name of a namesake when only one
+// entity carries it).
+func (g *Graph) Entity(name string) (int32, bool) {
+	if id, ok := g.ents.lookup(name); ok {
+		return id, true
+	}
+	return g.alias.exact(name)
+}
 
 // Relation returns the id of the relation with exactly this name.
 func (g *Graph) Relation(name string) (int32, bool) { return g.relTab.lookup(name) }
 
-// EntitiesByNorm returns, in id order, every entity whose Normalize(name)
-// equals Normalize(name). It returns nil when the normalised query is empty,
+// EntitiesByNorm returns, in id order, every entity whose Normalize(name),
+// or one of whose aliases' (see Entity), equals Normalize(name). It returns nil when the normalised query is empty,
 // since "" would match only names made of punctuation. The slice is shared:
 // do not modify it. A graph built in memory builds the index behind it on
 // the first call; a snapshot brings it along.
@@ -164,7 +175,15 @@ func (g *Graph) EntitiesByNorm(name string) []int32 {
 	if key == "" {
 		return nil
 	}
-	return g.normIndex().lookup(&g.ents, key)
+	ids := g.normIndex().lookup(&g.ents, key)
+	if g.alias.len() == 0 {
+		return ids
+	}
+	// Entities found by an alias too (a namesake's plain name): a new
+	// slice, in id order, each entity once.
+	all := g.alias.byNorm(slices.Clone(ids), key)
+	slices.Sort(all)
+	return slices.Compact(all)
 }
 
 // normIndex returns the normalised-name index, building it on first use

@@ -1,6 +1,7 @@
 package kg
 
 import (
+	"hash/maphash"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -11,13 +12,22 @@ import (
 //
 //   - blob holds every name's bytes back to back, in id order;
 //   - off (n+1 entries) gives name id the bytes blob[off[id]:off[id+1]];
-//   - slots is an open-addressing hash index (linear probing) whose size is
-//     a power of two larger than n; a slot holds a name id or -1 (empty).
+//   - slots is an open-addressing hash index (linear probing); a slot
+//     holds a name id or -1 (empty).
 //
-// The hash is FNV-1a 64 of the name bytes, folded (h ^ h>>32) and masked to
-// the table size to give a name's home slot. It is part of the snapshot
-// format (the tables are stored as they are), so it must never change
-// without a new SnapshotVersion.
+// A table's slots are in one of two layouts. While names are interned
+// (Builder, BuildSnapshot's runs), it is a power-of-two table that grows,
+// probed with wrap-around from the masked hash (intern, find). A graph's
+// tables, stored in snapshots as they are, have the canonical layout
+// (canonicalSlots): the hash range is tableSize(n) slots, a name's home is
+// its hash reduced to that range by multiplication (homeIn), names sit in
+// order of (home, id) each at the first free slot from its home, and
+// probes run forward without wrapping (the array is longer than the range
+// when the last names spill past it). Graph.Entity uses lookup.
+//
+// The hash is FNV-1a 64 of the name bytes, folded (h ^ h>>32). With the
+// reduction and the layout it is part of the snapshot format, so it must
+// never change without a new SnapshotVersion.
 type nameTable struct {
 	blob  []byte
 	off   []uint32
@@ -27,8 +37,7 @@ type nameTable struct {
 const (
 	fnvOffset64 = 14695981039346656037
 	fnvPrime64  = 1099511628211
-	// minSlots is the smallest hash table, so that tiny graphs (RoG rows)
-	// still have empty slots to stop probes.
+	// minSlots is the smallest interning table.
 	minSlots = 8
 )
 
@@ -43,34 +52,28 @@ func hashName(s string) uint64 {
 	return h
 }
 
-// home is the first slot probed for hash h in a table of mask+1 slots.
+// internSeed keys the hash of interning tables and build partitions:
+// they never leave the process, so they hash with the runtime's fast
+// hash (maphash) rather than the format's FNV, byte by byte.
+var internSeed = maphash.MakeSeed()
+
+// internHash is the hash of interning tables and build partitions.
+func internHash(s string) uint64 { return maphash.String(internSeed, s) }
+
+// home is the first slot an interning table of mask+1 slots probes for
+// hash h.
 func home(h uint64, mask int) int { return int((h ^ h>>32) & uint64(mask)) }
 
-// tableSize returns the hash table size a stored table gets for n keys:
-// the smallest power of two holding them at a load factor of at most 4/5.
-// Linear probing stays short there (about 3 probes for a miss at 4/5),
-// and at millions of names the slots are a tenth of a graph's memory, so
-// the factor is higher than the 2/3 interning grows at, where the table
-// doubles often and is resized once for good (compacted) when stored.
-func tableSize(n int) int {
-	s := minSlots
-	for s < n+n/4+1 {
-		s <<= 1
-	}
-	return s
-}
+// homeIn is a stored table's home slot for hash h in a range of size
+// slots: the folded hash times size, over 2^32 (Lemire's multiply-shift
+// reduction), which needs no power-of-two size.
+func homeIn(h uint64, size int) int { return int((uint64(uint32(h^h>>32)) * uint64(size)) >> 32) }
 
-// compacted returns t with its hash index at tableSize: t itself when it
-// already is, else a copy sharing the names with a new index.
-func (t *nameTable) compacted() *nameTable {
-	size := tableSize(t.len())
-	if len(t.slots) <= size {
-		return t
-	}
-	c := &nameTable{blob: t.blob, off: t.off}
-	c.rehash(size)
-	return c
-}
+// tableSize returns the hash range of a stored table of n keys, n + n/4
+// + 1: linear probing at a load of at most 4/5 stays short (about 3 probes
+// for a miss), and at millions of names the slots are a tenth of a graph's
+// memory, so the range is not rounded up to a power of two.
+func tableSize(n int) int { return n + n/4 + 1 }
 
 // newNameTable returns an empty table, ready to intern into.
 func newNameTable() nameTable {
@@ -106,15 +109,28 @@ func (t *nameTable) name(id int32) string {
 	return unsafe.String(&t.blob[a], int(b-a))
 }
 
-// lookup returns the id of the name s. Probing stops at an empty slot, and
-// every table has one (tableSize for built tables, a load check for stored
-// ones), so it terminates.
+// lookup returns the id of the name s in a table of canonical layout.
+// Probing stops at an empty slot or the end of the slots.
 func (t *nameTable) lookup(s string) (int32, bool) {
 	if len(t.slots) == 0 {
 		return 0, false
 	}
+	for i := homeIn(hashName(s), tableSize(t.len())); i < len(t.slots); i++ {
+		id := t.slots[i]
+		if id < 0 {
+			return 0, false
+		}
+		if t.name(id) == s {
+			return id, true
+		}
+	}
+	return 0, false
+}
+
+// find is lookup for a table being interned into.
+func (t *nameTable) find(s string) (int32, bool) {
 	mask := len(t.slots) - 1
-	for i := home(hashName(s), mask); ; i = (i + 1) & mask {
+	for i := home(internHash(s), mask); ; i = (i + 1) & mask {
 		id := t.slots[i]
 		if id < 0 {
 			return 0, false
@@ -126,11 +142,11 @@ func (t *nameTable) lookup(s string) (int32, bool) {
 }
 
 // intern returns the id of name s, adding it when new. s may alias a
-// caller's buffer: its bytes are copied into the blob.
+// caller's buffer: its bytes are copied into the blob. The table grows at
+// a load of 2/3, so probes always meet an empty slot.
 func (t *nameTable) intern(s string) int32 {
 	mask := len(t.slots) - 1
-	h := hashName(s)
-	i := home(h, mask)
+	i := home(internHash(s), mask)
 	for ; ; i = (i + 1) & mask {
 		id := t.slots[i]
 		if id < 0 {
@@ -151,12 +167,12 @@ func (t *nameTable) intern(s string) int32 {
 	return id
 }
 
-// rehash rebuilds the hash index with size slots.
+// rehash rebuilds an interning table's index with size slots.
 func (t *nameTable) rehash(size int) {
 	t.slots = emptySlots(size)
 	mask := size - 1
 	for id := int32(0); int(id) < t.len(); id++ {
-		i := home(hashName(t.name(id)), mask)
+		i := home(internHash(t.name(id)), mask)
 		for t.slots[i] >= 0 {
 			i = (i + 1) & mask
 		}
@@ -164,24 +180,28 @@ func (t *nameTable) rehash(size int) {
 	}
 }
 
+// canonicalize gives an interned table the stored layout, for a graph.
+func (t *nameTable) canonicalize() {
+	t.slots = canonicalSlots(t.len(), func(i int32) uint64 { return hashName(t.name(i)) })
+}
+
 // orEmpty returns t, or a valid empty table when t is the zero value, so
 // that any Graph value encodes to a snapshot that decodes.
 func (t *nameTable) orEmpty() *nameTable {
-	if len(t.off) == 0 || len(t.slots) == 0 {
-		e := newNameTable()
-		return &e
+	if len(t.off) == 0 {
+		return &nameTable{off: []uint32{0}, slots: canonicalSlots(0, nil)}
 	}
 	return t
 }
 
 // normIndex maps normalised entity names to the entities carrying them,
 // compactly: groups of ids (one group per distinct non-empty Normalize
-// result) in CSR form, and an open-addressing hash index from the hash of
-// the normalised text to a group. The normalised text itself is not
+// result) in CSR form, and a hash index of canonical layout from the hash
+// of the normalised text to a group. The normalised text itself is not
 // stored: a probe compares the query with Normalize of the group's first
 // entity name (normEqual, without allocating).
 type normIndex struct {
-	slots []int32 // group or -1; size a power of two > number of groups
+	slots []int32 // group or -1, canonical over tableSize(groups)
 	off   []int32 // groups+1 offsets into ids
 	ids   []int32 // entity ids, grouped, increasing within a group
 }
@@ -194,13 +214,17 @@ func (x *normIndex) groups() int {
 	return len(x.off) - 1
 }
 
-// buildNormIndex groups the entities of names by Normalize(name).
+// buildNormIndex groups the entities of names by Normalize(name), the
+// groups in order of their first entity.
 func buildNormIndex(names *nameTable) normIndex {
 	n := names.len()
-	slots := emptySlots(tableSize(n))
+	// Grouping interns the keys in a table of its own; the index keeps
+	// only their hashes.
+	slots := emptySlots(max(minSlots, 1<<bitsFor(n+n/2+1)))
 	mask := len(slots) - 1
 	group := make([]int32, n)
 	var first, sizes []int32
+	var hashes []uint64
 	var buf []byte
 	for id := int32(0); int(id) < n; id++ {
 		name := names.name(id)
@@ -210,7 +234,7 @@ func buildNormIndex(names *nameTable) normIndex {
 			continue
 		}
 		key := unsafe.String(&buf[0], len(buf))
-		i := home(hashName(key), mask)
+		i := home(internHash(key), mask)
 		for ; slots[i] >= 0; i = (i + 1) & mask {
 			if normEqual(names.name(first[slots[i]]), key) {
 				break
@@ -222,6 +246,7 @@ func buildNormIndex(names *nameTable) normIndex {
 			slots[i] = g
 			first = append(first, id)
 			sizes = append(sizes, 0)
+			hashes = append(hashes, hashName(key))
 		}
 		group[id] = g
 		sizes[g]++
@@ -239,7 +264,16 @@ func buildNormIndex(names *nameTable) normIndex {
 			next[g]++
 		}
 	}
-	return normIndex{slots: slots, off: off, ids: ids}
+	return normIndex{slots: canonicalSlots(len(hashes), func(g int32) uint64 { return hashes[g] }), off: off, ids: ids}
+}
+
+// bitsFor returns the bits needed to count to n.
+func bitsFor(n int) int {
+	b := 0
+	for n>>b != 0 {
+		b++
+	}
+	return b
 }
 
 // lookup returns the entities whose normalised name is key (non-empty).
@@ -247,8 +281,7 @@ func (x *normIndex) lookup(names *nameTable, key string) []int32 {
 	if len(x.slots) == 0 {
 		return nil
 	}
-	mask := len(x.slots) - 1
-	for i := home(hashName(key), mask); ; i = (i + 1) & mask {
+	for i := homeIn(hashName(key), tableSize(x.groups())); i < len(x.slots); i++ {
 		g := x.slots[i]
 		if g < 0 {
 			return nil
@@ -258,6 +291,7 @@ func (x *normIndex) lookup(names *nameTable, key string) []int32 {
 			return x.ids[a:b:b]
 		}
 	}
+	return nil
 }
 
 // normEqual reports whether Normalize(name) == key without building

@@ -22,31 +22,25 @@ func ReadNTriples(r io.Reader, name string) (*Graph, error) {
 }
 
 func readNTriples(ctx context.Context, r io.Reader, name string) (*Graph, error) {
+	return buildFrom(name, func(emit func(h, rel, t []byte) error) error { return scanNTriples(ctx, r, name, emit) })
+}
+
+// scanNTriples streams the triples of an N-Triples input to emit, named
+// as ReadNTriples names them; the slices are valid only during the call.
+func scanNTriples(ctx context.Context, r io.Reader, name string, emit func(h, rel, t []byte) error) error {
 	lr := newLineReader(r, name)
-	b := NewBuilder()
 	var p ntParser
-	for {
-		line, err := lr.nextCtx(ctx)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	return lr.each(ctx, func(line []byte) error {
 		ok, perr := p.parse(line)
 		if perr != nil {
 			perr.Name, perr.Line = name, lr.line
-			return nil, perr
+			return perr
 		}
-		if ok {
-			b.addBytes(p.term[0], p.term[1], p.term[2])
+		if !ok {
+			return nil
 		}
-	}
-	g, err := b.Build()
-	if err != nil {
-		return nil, wrapBuildErr(name, err)
-	}
-	return g, nil
+		return emit(p.term[0], p.term[1], p.term[2])
+	})
 }
 
 // ntParser parses one line at a time into three reusable term buffers.
@@ -54,6 +48,11 @@ type ntParser struct {
 	line []byte
 	pos  int
 	term [4][]byte // subject, predicate, object, datatype scratch
+	// The object's kind, for readers that name literals apart (Freebase):
+	// lit says it was a literal, lang holds its language tag (nil for
+	// none) and typed says it had a datatype.
+	lit, typed bool
+	lang       []byte
 }
 
 // parse reads one line. ok is false for blank and comment lines. Errors
@@ -67,6 +66,7 @@ func (p *ntParser) parse(line []byte) (ok bool, err *ParseError) {
 	for i := range p.term {
 		p.term[i] = p.term[i][:0]
 	}
+	p.lit, p.typed, p.lang = false, false, nil
 	// subject
 	switch {
 	case p.peek('<'):
@@ -98,6 +98,7 @@ func (p *ntParser) parse(line []byte) (ok bool, err *ParseError) {
 	case p.peek('_'):
 		err = p.bnode(2)
 	case p.peek('"'):
+		p.lit = true
 		err = p.literal(2)
 	case p.pos == len(p.line):
 		return false, p.errf("missing object")
@@ -229,6 +230,7 @@ func (p *ntParser) literal(i int) *ParseError {
 		if p.pos == tagStart {
 			return p.errf("empty language tag after '@'")
 		}
+		p.lang = p.line[tagStart:p.pos]
 	case p.peek('^'):
 		if p.pos+1 >= len(p.line) || p.line[p.pos+1] != '^' {
 			return p.errf("expected '^^<datatype>' after literal")
@@ -238,6 +240,7 @@ func (p *ntParser) literal(i int) *ParseError {
 			return p.errf("expected '<' to start the datatype IRI")
 		}
 		// The datatype is validated but not kept: it goes to the scratch slot.
+		p.typed = true
 		p.term[3] = p.term[3][:0]
 		if err := p.iri(3); err != nil {
 			return err

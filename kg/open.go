@@ -53,7 +53,7 @@ type backendEntry struct {
 }
 
 // FileBackends returns a registry of kg's own file formats, read into
-// memory by Load: tsv, pipe, nt and snapshot. kg/backends adds the
+// memory by Load: tsv, pipe, nt, freebase and snapshot. kg/backends adds the
 // servers on top of it.
 func FileBackends() *Registry {
 	r := &Registry{}
@@ -61,6 +61,7 @@ func FileBackends() *Registry {
 		{Name: string(FormatTSV), Doc: "head<TAB>relation<TAB>tail lines (PathQuestion's KBs), in memory", Formats: []Format{FormatTSV}},
 		{Name: string(FormatPipe), Doc: "head|relation|tail lines (MetaQA's kb.txt), in memory", Formats: []Format{FormatPipe}},
 		{Name: string(FormatNTriples), Doc: "N-Triples, in memory", Formats: []Format{FormatNTriples}},
+		{Name: string(FormatFreebase), Doc: "Google's Freebase dump as downloaded, cleaned as FilterEnglishTriplets.py cleans it, in memory (stem kg build makes a snapshot of it in bounded memory)", Formats: []Format{FormatFreebase}},
 		{Name: string(FormatSnapshot), Doc: "stem's binary snapshot (stem kg build), mapped into memory", Formats: []Format{FormatSnapshot}},
 	} {
 		// Registering fixed, distinct names cannot fail.

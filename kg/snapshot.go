@@ -7,27 +7,28 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
-	"math/bits"
 	"unsafe"
 
 	"github.com/stem-kgqa/stem/atomicfile"
 )
 
-// Snapshot layout, version 2 (all integers little-endian). The file is a
-// 128-byte header followed by sections in a fixed order; every section
+// Snapshot layout, version 3 (all integers little-endian). The file is a
+// 160-byte header followed by sections in a fixed order; every section
 // starts at a multiple of 8 bytes and is padded with zero bytes to the next
 // multiple of 8, so that a loader can point int32 slices straight into a
 // memory mapping of the file.
 //
-//	header (128 bytes):
+//	header (160 bytes):
 //	  0   magic "STEMKG" (6 bytes)
 //	  6   version uint32 (SnapshotVersion)
 //	  10  6 zero bytes
 //	  16  nEnt, nRel, nTri, dups            uint64 each
 //	  48  entBytes, relBytes                 lengths of the name blobs
-//	  64  entSlots, relSlots                 sizes of the name hash indexes
+//	  64  entSlots, relSlots                 lengths of the name hash indexes
 //	  80  normGroups, normIDs, normSlots     the normalised-name index
-//	  104 24 zero bytes (reserved)
+//	  104 nAlias, aliasBytes                 the aliases
+//	  120 aliasGroups, aliasIDs, aliasSlots  their normalised-name index
+//	  144 16 zero bytes (reserved)
 //	sections:
 //	  entOff    (nEnt+1) x uint32   entity name i is entBlob[entOff[i]:entOff[i+1]]
 //	  entBlob   entBytes bytes
@@ -38,27 +39,35 @@ import (
 //	  inOff (nEnt+1), inIdx (nTri)    int32: triples by tail, rows by (rel, head)
 //	  normSlots normSlots x int32   hash of Normalize(name) -> group or -1
 //	  normOff   (normGroups+1) x int32, normIDs normIDs x int32: the groups
+//	  aliasOff  (nAlias+1) x uint32, aliasBlob aliasBytes bytes: the aliases
+//	  aliasEnt  nAlias x int32      the entity of each alias
+//	  aliasSlots, aliasOff2 (aliasGroups+1), aliasIDs: the aliases grouped
+//	            by Normalize, as normSlots, normOff and normIDs group names
 //	crc uint32   CRC-32C (Castagnoli) of every byte before it
 //
 // The hash indexes use FNV-1a 64 of the (normalised) name bytes, folded
-// (h ^ h>>32) and masked to the power-of-two table size, with linear
-// probing (see nameTable). The loader verifies the checksum, then checks
-// the structure in O(n): offsets monotone, ids in range, every adjacency
-// row holding its own entity's triples in strictly increasing (relation,
-// other end) order (which also rules out duplicate triples), every name
-// reachable from its hash slot and unique, the normalised groups
-// well-formed. So a damaged or hostile file fails to load with an error
-// naming it, and a loaded graph never indexes out of range later. (The
-// normalised index is checked for shape, not recomputed: that would cost
-// a Normalize per entity; a crafted file could at worst make
-// EntitiesByNorm miss.)
+// (h ^ h>>32), reduced to the range tableSize(keys) by multiplication,
+// with forward linear probing (see nameTable); the array may run past the
+// range by the keys that spill over its end. The loader verifies the
+// checksum and, beside it on another core, the structure in O(n): offsets
+// monotone, ids in range, every adjacency row holding its own entity's
+// triples in strictly increasing (relation, other end) order (which also
+// rules out duplicate triples), every name reachable from its home slot
+// and unique, the normalised groups well-formed, aliases naming entities
+// that exist. Rows and names are checked one by one up to 2M of them and
+// 262,144 of them, evenly spread, beyond (fullChecks), ids always. So a damaged or hostile
+// file fails to load with an error naming it, and a loaded graph never
+// indexes out of range later. (The normalised indexes
+// are checked for shape, not recomputed: that would cost a Normalize per
+// entity; a crafted file could at worst make EntitiesByNorm miss.)
 const (
 	snapshotMagic = "STEMKG"
 	// SnapshotVersion is the snapshot layout this build reads and writes.
-	// Version 1 (names as lengths plus blob, no stored indexes) is refused
-	// with a message to rebuild.
-	SnapshotVersion = 2
-	headerSize      = 128
+	// Versions 1 (names as lengths plus blob, no stored indexes) and 2
+	// (power-of-two hash indexes, no aliases) are refused with a message
+	// to rebuild.
+	SnapshotVersion = 3
+	headerSize      = 160
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -77,11 +86,15 @@ func WriteSnapshot(path string, g *Graph) error {
 
 // EncodeSnapshot writes g's snapshot to w. It streams, so the graph is not
 // duplicated in memory. A graph built in memory gets its normalised-name
-// index built here, so that loading the snapshot needs no build.
+// index built here, so that loading the snapshot needs no build. The
+// graph's tables are written as they are: built graphs have canonical
+// hash indexes (see canonicalSlots), and a loaded one re-encodes to the
+// bytes it was read from.
 func EncodeSnapshot(w io.Writer, g *Graph) error {
 	cw := &crcWriter{w: w, buf: make([]byte, 0, 256<<10)}
-	ents, rels := g.ents.orEmpty().compacted(), g.relTab.orEmpty().compacted()
+	ents, rels := g.ents.orEmpty(), g.relTab.orEmpty()
 	norm := g.normIndex()
+	alias := g.alias.orEmpty()
 	nE, nR, nT := ents.len(), rels.len(), len(g.heads)
 	outOff, inOff := g.outOff, g.inOff
 	if len(outOff) != nE+1 || len(inOff) != nE+1 || len(g.outIdx) != nT || len(g.inIdx) != nT {
@@ -92,7 +105,8 @@ func EncodeSnapshot(w io.Writer, g *Graph) error {
 	le := binary.LittleEndian
 	le.PutUint32(h[6:], SnapshotVersion)
 	for i, v := range []int{nE, nR, nT, g.dups, len(ents.blob), len(rels.blob), len(ents.slots), len(rels.slots),
-		norm.groups(), len(norm.ids), len(norm.slots)} {
+		norm.groups(), len(norm.ids), len(norm.slots),
+		alias.len(), len(alias.tab.blob), alias.norm.groups(), len(alias.norm.ids), len(alias.norm.slots)} {
 		le.PutUint64(h[16+8*i:], uint64(v))
 	}
 	cw.bytes(h[:])
@@ -103,6 +117,12 @@ func EncodeSnapshot(w io.Writer, g *Graph) error {
 		cw.i32s(t.slots)
 	}
 	for _, col := range [][]int32{g.heads, g.rels, g.tails, outOff, g.outIdx, inOff, g.inIdx, norm.slots, norm.off, norm.ids} {
+		cw.i32s(col)
+	}
+	cw.u32s(alias.tab.off)
+	cw.bytes(alias.tab.blob)
+	cw.pad()
+	for _, col := range [][]int32{alias.ent, alias.norm.slots, alias.norm.off, alias.norm.ids} {
 		cw.i32s(col)
 	}
 	sum := cw.crc
@@ -204,6 +224,27 @@ func ReadSnapshot(path string) (*Graph, error) {
 // snapHeader is the decoded header: element counts of every section.
 type snapHeader struct {
 	nEnt, nRel, nTri, dups, entBytes, relBytes, entSlots, relSlots, normGroups, normIDs, normSlots uint64
+	nAlias, aliasBytes, aliasGroups, aliasIDs, aliasSlots                                          uint64
+}
+
+// sectionSizes returns the byte length of every section, in file order,
+// and the file's total length; h's counts must be bounded (below 2^33) so
+// that the sums cannot overflow.
+func (h *snapHeader) sectionSizes() ([]uint64, uint64) {
+	sizes := []uint64{
+		4 * (h.nEnt + 1), h.entBytes, 4 * h.entSlots,
+		4 * (h.nRel + 1), h.relBytes, 4 * h.relSlots,
+		4 * h.nTri, 4 * h.nTri, 4 * h.nTri,
+		4 * (h.nEnt + 1), 4 * h.nTri, 4 * (h.nEnt + 1), 4 * h.nTri,
+		4 * h.normSlots, 4 * (h.normGroups + 1), 4 * h.normIDs,
+		4 * (h.nAlias + 1), h.aliasBytes, 4 * h.nAlias,
+		4 * h.aliasSlots, 4 * (h.aliasGroups + 1), 4 * h.aliasIDs,
+	}
+	total := uint64(headerSize)
+	for _, n := range sizes {
+		total += (n + 7) &^ 7
+	}
+	return sizes, total + 4
 }
 
 // DecodeSnapshot builds a graph from snapshot bytes; name labels errors.
@@ -228,9 +269,7 @@ func DecodeSnapshot(data []byte, name string) (*Graph, error) {
 		return nil, corrupt("truncated: %d bytes, shorter than the header", len(data))
 	}
 	le := binary.LittleEndian
-	crcOK := func() bool {
-		return len(data) >= 4 && crc32.Checksum(data[:len(data)-4], castagnoli) == le.Uint32(data[len(data)-4:])
-	}
+	crcOK := func() bool { return checksumOK(data) }
 	version := le.Uint32(data[6:])
 	switch {
 	case version != SnapshotVersion && version != 0 && !crcOK():
@@ -251,55 +290,61 @@ func DecodeSnapshot(data []byte, name string) (*Graph, error) {
 	}
 	var h snapHeader
 	for i, p := range []*uint64{&h.nEnt, &h.nRel, &h.nTri, &h.dups, &h.entBytes, &h.relBytes, &h.entSlots, &h.relSlots,
-		&h.normGroups, &h.normIDs, &h.normSlots} {
+		&h.normGroups, &h.normIDs, &h.normSlots, &h.nAlias, &h.aliasBytes, &h.aliasGroups, &h.aliasIDs, &h.aliasSlots} {
 		*p = le.Uint64(data[16+8*i:])
 	}
-	if h.nEnt > maxID || h.nRel > maxID || h.nTri > maxID || h.dups > maxID {
-		return nil, corrupt("counts out of range (%d entities, %d relations, %d triples, %d duplicates)", h.nEnt, h.nRel, h.nTri, h.dups)
+	if h.nEnt > maxID || h.nRel > maxID || h.nTri > maxID || h.dups > maxID || h.nAlias > maxID {
+		return nil, corrupt("counts out of range (%d entities, %d relations, %d triples, %d duplicates, %d aliases)", h.nEnt, h.nRel, h.nTri, h.dups, h.nAlias)
 	}
-	if h.entBytes > uint64(len(data)) || h.relBytes > uint64(len(data)) || h.entBytes > math.MaxUint32 || h.relBytes > math.MaxUint32 {
-		return nil, corrupt("name blob lengths (%d, %d) exceed the file size %d", h.entBytes, h.relBytes, len(data))
+	for _, n := range []uint64{h.entBytes, h.relBytes, h.aliasBytes} {
+		if n > uint64(len(data)) || n > math.MaxUint32 {
+			return nil, corrupt("name blob lengths (%d, %d, %d) exceed the file size %d", h.entBytes, h.relBytes, h.aliasBytes, len(data))
+		}
 	}
 	if h.normGroups > h.nEnt || h.normIDs > h.nEnt {
 		return nil, corrupt("normalised index of %d groups and %d ids for %d entities", h.normGroups, h.normIDs, h.nEnt)
 	}
+	if h.aliasGroups > h.nAlias || h.aliasIDs > h.nAlias {
+		return nil, corrupt("alias index of %d groups and %d ids for %d aliases", h.aliasGroups, h.aliasIDs, h.nAlias)
+	}
 	for _, c := range []struct {
 		what     string
 		slots, n uint64
-	}{{"entity", h.entSlots, h.nEnt}, {"relation", h.relSlots, h.nRel}, {"normalised-name", h.normSlots, h.normGroups}} {
-		if bits.OnesCount64(c.slots) != 1 || c.slots <= c.n || c.slots > 1<<32 {
-			return nil, corrupt("%s hash index of %d slots for %d keys (want a power of two above the key count)", c.what, c.slots, c.n)
+	}{{"entity", h.entSlots, h.nEnt}, {"relation", h.relSlots, h.nRel}, {"normalised-name", h.normSlots, h.normGroups},
+		{"alias", h.aliasSlots, h.aliasGroups}} {
+		if lo := uint64(tableSize(int(c.n))); c.slots < lo || c.slots > lo+c.n {
+			return nil, corrupt("%s hash index of %d slots for %d keys (want %d to %d)", c.what, c.slots, c.n, lo, lo+c.n)
 		}
 	}
-	if !bytesZero(data[10:16]) || !bytesZero(data[104:headerSize]) {
+	if !bytesZero(data[10:16]) || !bytesZero(data[144:headerSize]) {
 		return nil, corrupt("reserved header bytes are not zero")
 	}
 	// Section sizes in bytes, in file order; all are bounded above by the
-	// checks so far (counts < 2^31, slots <= 2^32), so uint64 sums cannot
+	// checks so far (counts < 2^31, slots < 2^32), so uint64 sums cannot
 	// overflow.
-	sizes := []uint64{
-		4 * (h.nEnt + 1), h.entBytes, 4 * h.entSlots,
-		4 * (h.nRel + 1), h.relBytes, 4 * h.relSlots,
-		4 * h.nTri, 4 * h.nTri, 4 * h.nTri,
-		4 * (h.nEnt + 1), 4 * h.nTri, 4 * (h.nEnt + 1), 4 * h.nTri,
-		4 * h.normSlots, 4 * (h.normGroups + 1), 4 * h.normIDs,
-	}
-	want := uint64(headerSize)
-	for _, n := range sizes {
-		want += (n + 7) &^ 7
-	}
-	want += 4
+	sizes, want := h.sectionSizes()
 	if uint64(len(data)) < want {
 		return nil, corrupt("truncated: %d bytes, the header promises %d", len(data), want)
 	}
 	if uint64(len(data)) > want {
 		return nil, corrupt("%d trailing bytes after the checksum", uint64(len(data))-want)
 	}
-	if !crcOK() {
-		return nil, corrupt("checksum mismatch (stored %08x, computed %08x)",
-			le.Uint32(data[len(data)-4:]), crc32.Checksum(data[:len(data)-4], castagnoli))
+	// The checksum pass runs beside the structural checks (which are
+	// safe on any bytes); a mismatch is reported before what they find.
+	crcDone := make(chan bool, 1)
+	file := data // data may be replaced by an aligned copy below
+	go func() { crcDone <- checksumOK(file) }()
+	crcErr := func() error {
+		if <-crcDone {
+			return nil
+		}
+		return corrupt("checksum mismatch (stored %08x, computed %08x)",
+			le.Uint32(file[len(file)-4:]), crc32.Checksum(file[:len(file)-4], castagnoli))
 	}
 	if h.nTri == 0 {
+		if err := crcErr(); err != nil {
+			return nil, err
+		}
 		return nil, fmt.Errorf("%s: %w", name, ErrEmpty)
 	}
 	// Use the bytes in place when they are aligned little-endian ints;
@@ -326,6 +371,8 @@ func DecodeSnapshot(data []byte, name string) (*Graph, error) {
 	g.heads, g.rels, g.tails = i32view(sec[6]), i32view(sec[7]), i32view(sec[8])
 	g.outOff, g.outIdx, g.inOff, g.inIdx = i32view(sec[9]), i32view(sec[10]), i32view(sec[11]), i32view(sec[12])
 	norm := normIndex{slots: i32view(sec[13]), off: i32view(sec[14]), ids: i32view(sec[15])}
+	alias := aliasIndex{tab: nameTable{off: u32view(sec[16]), blob: sec[17]}, ent: i32view(sec[18]),
+		norm: normIndex{slots: i32view(sec[19]), off: i32view(sec[20]), ids: i32view(sec[21])}}
 
 	// The checks read every section once; names and the normalised index
 	// on one core, the columns and adjacency on another.
@@ -333,12 +380,17 @@ func DecodeSnapshot(data []byte, name string) (*Graph, error) {
 	wait := goIfLarge(int(h.nEnt+h.nTri), func() {
 		if nameErr = checkNames(&g.ents, "entity"); nameErr == nil {
 			if nameErr = checkNames(&g.relTab, "relation"); nameErr == nil {
-				nameErr = checkNorm(&norm, int(h.nEnt))
+				if nameErr = checkNorm(&norm, int(h.nEnt)); nameErr == nil {
+					nameErr = checkAliases(&alias, int(h.nEnt))
+				}
 			}
 		}
 	})
 	err := checkColumns(g)
 	wait()
+	if cerr := crcErr(); cerr != nil {
+		return nil, cerr
+	}
 	if nameErr != nil {
 		err = nameErr
 	}
@@ -346,7 +398,13 @@ func DecodeSnapshot(data []byte, name string) (*Graph, error) {
 		return nil, corrupt("%v", err)
 	}
 	g.norm = norm
+	g.alias = alias
 	return g, nil
+}
+
+// checksumOK reports whether data ends with the CRC-32C of what precedes it.
+func checksumOK(data []byte) bool {
+	return len(data) >= 4 && crc32.Checksum(data[:len(data)-4], castagnoli) == binary.LittleEndian.Uint32(data[len(data)-4:])
 }
 
 // bytesZero reports whether b holds only zero bytes.
@@ -382,11 +440,9 @@ func u32view(b []byte) []uint32 {
 	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
 }
 
-// checkNames verifies a stored name table: non-empty names tiling the
-// blob, and a hash index holding every id exactly once, each reachable
-// from its home slot without crossing an empty slot, with no two equal
-// names (so Entity(EntityName(id)) == id for every id).
-func checkNames(t *nameTable, what string) error {
+// checkOffsets verifies that a table's offsets tile its blob with
+// non-empty names.
+func checkOffsets(t *nameTable, what string) error {
 	n := len(t.off) - 1
 	if t.off[0] != 0 || int(t.off[n]) != len(t.blob) {
 		return fmt.Errorf("%s name offsets do not span their blob", what)
@@ -396,45 +452,61 @@ func checkNames(t *nameTable, what string) error {
 			return fmt.Errorf("%s %d has an empty name (or offsets go backwards)", what, i)
 		}
 	}
-	seen := make([]uint64, (n+63)/64)
-	count := 0
-	mask := len(t.slots) - 1
+	return nil
+}
+
+// checkNames verifies a stored name table: non-empty names tiling the
+// blob, and a hash index holding every id exactly once, each at or after
+// its home slot with no empty slot between, with no two equal names (so
+// Entity(EntityName(id)) == id for every id).
+func checkNames(t *nameTable, what string) error {
+	if err := checkOffsets(t, what); err != nil {
+		return err
+	}
+	n := len(t.off) - 1
+	if err := checkPermutation(t.slots, n); err != nil {
+		return fmt.Errorf("%s %w", what, err)
+	}
+	// Every slot now holds -1 or a valid id.
+	size := tableSize(n)
+	lastEmpty := -1
+	every, next := checkEvery(len(t.slots)), 0
 	for i, id := range t.slots {
 		if id < 0 {
-			if id != -1 {
-				return fmt.Errorf("%s hash slot %d holds %d", what, i, id)
-			}
+			lastEmpty = i
 			continue
 		}
-		if int(id) >= n {
-			return fmt.Errorf("%s hash slot %d holds id %d, out of range [0, %d)", what, i, id, n)
-		}
-		if seen[id/64]&(1<<(id%64)) != 0 {
-			return fmt.Errorf("%s %d is in the hash index twice", what, id)
-		}
-		seen[id/64] |= 1 << (id % 64)
-		count++
-	}
-	if count != n {
-		return fmt.Errorf("%s hash index holds %d of %d names", what, count, n)
-	}
-	// Every slot now holds -1 or a valid id, so names can be read.
-	for i, id := range t.slots {
-		if id < 0 {
+		if i < next {
 			continue
 		}
+		next = i + every
 		s := t.name(id)
-		for j := home(hashName(s), mask); j != i; j = (j + 1) & mask {
-			other := t.slots[j]
-			if other < 0 {
-				return fmt.Errorf("%s %d is not reachable from its hash slot", what, id)
-			}
-			if t.name(other) == s {
+		h := homeIn(hashName(s), size)
+		if h > i || lastEmpty >= h {
+			return fmt.Errorf("%s %d is not reachable from its hash slot", what, id)
+		}
+		// The slots from its home on hold valid ids.
+		for j := h; j < i; j++ {
+			if t.name(t.slots[j]) == s {
 				return fmt.Errorf("%s name %q appears twice", what, s)
 			}
 		}
 	}
 	return nil
+}
+
+// checkAliases verifies the aliases: names tiling their blob, entities in
+// range, and their normalised index's shape.
+func checkAliases(x *aliasIndex, nEnt int) error {
+	if err := checkOffsets(&x.tab, "alias"); err != nil {
+		return err
+	}
+	for i, e := range x.ent {
+		if uint32(e) >= uint32(nEnt) {
+			return fmt.Errorf("alias %d names entity %d, out of range [0, %d)", i, e, nEnt)
+		}
+	}
+	return checkNorm(&x.norm, x.tab.len())
 }
 
 // checkNorm verifies the shape of the normalised-name index: non-empty
@@ -445,7 +517,12 @@ func checkNorm(x *normIndex, nEnt int) error {
 	if x.off[0] != 0 || int(x.off[groups]) != len(x.ids) {
 		return fmt.Errorf("normalised-name groups do not span their ids")
 	}
-	seen := make([]uint64, (nEnt+63)/64)
+	// Whether an entity is in two groups is a random access per id: above
+	// fullChecks, the ids are only checked to be in range and in order.
+	var seen []uint64
+	if nEnt <= fullChecks {
+		seen = make([]uint64, (nEnt+63)/64)
+	}
 	for grp := 0; grp < groups; grp++ {
 		a, b := x.off[grp], x.off[grp+1]
 		if a >= b || int(b) > len(x.ids) {
@@ -456,27 +533,69 @@ func checkNorm(x *normIndex, nEnt int) error {
 			if id <= prev || int(id) >= nEnt {
 				return fmt.Errorf("normalised-name group %d: id %d out of order or range", grp, id)
 			}
-			if seen[id/64]&(1<<(id%64)) != 0 {
-				return fmt.Errorf("entity %d is in two normalised-name groups", id)
+			if seen != nil {
+				if seen[id/64]&(1<<(id%64)) != 0 {
+					return fmt.Errorf("entity %d is in two normalised-name groups", id)
+				}
+				seen[id/64] |= 1 << (id % 64)
 			}
-			seen[id/64] |= 1 << (id % 64)
 			prev = id
 		}
 	}
-	gseen := make([]uint64, (groups+63)/64)
-	count := 0
-	for i, grp := range x.slots {
-		if grp == -1 {
+	if err := checkPermutation(x.slots, groups); err != nil {
+		return fmt.Errorf("normalised-name %w", err)
+	}
+	return nil
+}
+
+// checkPermutation checks that slots hold -1 or ids in [0, n), each of
+// the n once: with a bitmap up to fullChecks, above by their count and
+// the sums of the ids and of their squares (a sequential pass; a forged
+// index could pass it, but not a damaged one, and lookups stay in range).
+func checkPermutation(slots []int32, n int) error {
+	var seen []uint64
+	if n <= fullChecks {
+		seen = make([]uint64, (n+63)/64)
+	}
+	var count, sum, sq uint64
+	for i, id := range slots {
+		if id == -1 {
 			continue
 		}
-		if grp < 0 || int(grp) >= groups || gseen[grp/64]&(1<<(grp%64)) != 0 {
-			return fmt.Errorf("normalised-name hash slot %d holds %d", i, grp)
+		if id < 0 || int(id) >= n {
+			return fmt.Errorf("hash slot %d holds %d, out of range [0, %d)", i, id, n)
 		}
-		gseen[grp/64] |= 1 << (grp % 64)
+		if seen != nil {
+			if seen[id/64]&(1<<(id%64)) != 0 {
+				return fmt.Errorf("hash index holds %d twice", id)
+			}
+			seen[id/64] |= 1 << (id % 64)
+		}
 		count++
+		sum += uint64(id)
+		sq += uint64(id) * uint64(id)
 	}
-	if count != groups {
-		return fmt.Errorf("normalised-name hash index holds %d of %d groups", count, groups)
+	// Sums of 0..n-1 and of their squares, mod 2^64.
+	m := uint64(n)
+	wantSum, wantSq := m*(m-1)/2, uint64(0)
+	if m > 0 {
+		// (m-1)m(2m-1)/6, dividing before multiplying so that it is exact
+		// modulo 2^64.
+		a, b, c := m-1, m, 2*m-1
+		for _, d := range []uint64{2, 3} {
+			switch {
+			case a%d == 0:
+				a /= d
+			case b%d == 0:
+				b /= d
+			default:
+				c /= d
+			}
+		}
+		wantSq = a * b * c
+	}
+	if count != m || sum != wantSum || sq != wantSq {
+		return fmt.Errorf("hash index holds %d of %d keys (or some twice)", count, n)
 	}
 	return nil
 }
@@ -496,8 +615,9 @@ func checkColumns(g *Graph) error {
 		}
 	}
 	var inOK bool
-	wait := goIfLarge(len(g.heads), func() { inOK = checkCSR(g.inOff, g.inIdx, g.tails, g.rels, g.heads) })
-	outOK := checkCSR(g.outOff, g.outIdx, g.heads, g.rels, g.tails)
+	every := checkEvery(len(g.outOff))
+	wait := goIfLarge(len(g.heads), func() { inOK = checkCSR(g.inOff, g.inIdx, g.tails, g.rels, g.heads, every) })
+	outOK := checkCSR(g.outOff, g.outIdx, g.heads, g.rels, g.tails, every)
 	wait()
 	if !outOK {
 		return fmt.Errorf("out-adjacency does not match the triples (or a triple appears twice)")
@@ -515,9 +635,10 @@ func checkColumns(g *Graph) error {
 // exactly what a fresh build would give; and since every row entry has
 // key1 == its row and rows are strictly ordered, the rows are a
 // permutation of the triple ids.
-func checkCSR(off, idx, key1, key2, key3 []int32) bool {
+func checkCSR(off, idx, key1, key2, key3 []int32, every int) bool {
 	n := len(key1)
 	nE := len(off) - 1
+	next := 0 // the next row whose triples are checked
 	if off[0] != 0 || int(off[nE]) != n {
 		return false
 	}
@@ -526,6 +647,10 @@ func checkCSR(off, idx, key1, key2, key3 []int32) bool {
 		if start > end || int(end) > n {
 			return false
 		}
+		if int(e) != next {
+			continue
+		}
+		next += every
 		for k := start; k < end; k++ {
 			v := idx[k]
 			if uint32(v) >= uint32(n) || key1[v] != e {
@@ -539,5 +664,30 @@ func checkCSR(off, idx, key1, key2, key3 []int32) bool {
 			}
 		}
 	}
+	for _, v := range idx {
+		if uint32(v) >= uint32(n) {
+			return false
+		}
+	}
 	return true
+}
+
+// fullChecks is the size up to which the per-name and per-row checks
+// look at every name and row. They read the names and columns in hash
+// and adjacency order, a cache miss each, which at 100M triples is tens
+// of seconds; above it they look at sampledChecks of them, evenly spread,
+// and every id is still checked to be in range, so a loaded graph never
+// indexes out of range, and a file whose checksum holds but whose
+// structure was forged can at worst make a lookup miss.
+const (
+	fullChecks    = 1 << 21
+	sampledChecks = 1 << 18
+)
+
+// checkEvery returns the stride of the sampled checks over n items.
+func checkEvery(n int) int {
+	if n <= fullChecks {
+		return 1
+	}
+	return n / sampledChecks
 }

@@ -116,17 +116,25 @@ const (
 	secNormSlots
 	secNormOff
 	secNormIDs
+	secAliasOff
+	secAliasBlob
+	secAliasEnt
+	secAliasSlots
+	secAliasNormOff
+	secAliasNormIDs
 	numSections
 )
 
 // sections returns the byte offset and unpadded length of every section
-// of the snapshot d, computed from its header.
+// of the snapshot d, computed from its header (independently of
+// snapHeader.sectionSizes).
 func sections(d []byte) (at, size [numSections]int) {
 	le := binary.LittleEndian
 	h := func(k int) int { return int(le.Uint64(d[16+8*k:])) }
 	nE, nR, nT := h(0), h(1), h(2)
 	size = [numSections]int{4 * (nE + 1), h(4), 4 * h(6), 4 * (nR + 1), h(5), 4 * h(7),
-		4 * nT, 4 * nT, 4 * nT, 4 * (nE + 1), 4 * nT, 4 * (nE + 1), 4 * nT, 4 * h(10), 4 * (h(8) + 1), 4 * h(9)}
+		4 * nT, 4 * nT, 4 * nT, 4 * (nE + 1), 4 * nT, 4 * (nE + 1), 4 * nT, 4 * h(10), 4 * (h(8) + 1), 4 * h(9),
+		4 * (h(11) + 1), h(12), 4 * h(11), 4 * h(15), 4 * (h(13) + 1), 4 * h(14)}
 	off := headerSize
 	for i, n := range size {
 		at[i] = off
@@ -144,6 +152,14 @@ func u32At(d []byte, sec, k int) uint32 {
 func putU32(d []byte, sec, k int, v uint32) {
 	at, _ := sections(d)
 	binary.LittleEndian.PutUint32(d[at[sec]+4*k:], v)
+}
+
+// aliasGraph is a graph with aliases: a namesake's plain name and a
+// machine id.
+func aliasGraph(t testing.TB) *Graph {
+	g := build(t, "Paris_(m.1) in France", "Paris_(m.2) in Texas")
+	g.alias = newAliasIndex([]aliasEntry{{0, "Paris"}, {0, "m.1"}, {2, "Paris"}, {2, "m.2"}})
+	return g
 }
 
 func TestSnapshotErrors(t *testing.T) {
@@ -164,17 +180,20 @@ func TestSnapshotErrors(t *testing.T) {
 		{"body cut", good[:len(good)-10], ErrCorrupt, "truncated"},
 		{"trailing bytes", append(slices.Clone(good), 0), ErrCorrupt, "1 trailing bytes"},
 		{"flipped bit", func() []byte { d := slices.Clone(good); d[len(d)-20] ^= 1; return d }(), ErrCorrupt, "checksum mismatch"},
-		{"newer version", patch(good, func(d []byte) { le.PutUint32(d[6:], SnapshotVersion+1) }), ErrNewerVersion, "format version 3, this build reads up to 2"},
-		{"version 1", patch(good, func(d []byte) { le.PutUint32(d[6:], 1) }), ErrOldVersion, "the snapshot is version 1, this stem reads version 2: rebuild it with 'stem kg build'"},
+		{"newer version", patch(good, func(d []byte) { le.PutUint32(d[6:], SnapshotVersion+1) }), ErrNewerVersion, "format version 4, this build reads up to 3"},
+		{"version 1", patch(good, func(d []byte) { le.PutUint32(d[6:], 1) }), ErrOldVersion, "the snapshot is version 1, this stem reads version 3: rebuild it with 'stem kg build'"},
+		{"version 2", patch(good, func(d []byte) { le.PutUint32(d[6:], 2) }), ErrOldVersion, "the snapshot is version 2, this stem reads version 3: rebuild it with 'stem kg build'"},
 		{"flipped version byte", func() []byte { d := slices.Clone(good); d[7] ^= 0x40; return d }(), ErrCorrupt, "the file is damaged (its version field reads"},
 		{"version 0", patch(good, func(d []byte) { le.PutUint32(d[6:], 0) }), ErrCorrupt, "format version 0"},
 		{"huge count", patch(good, func(d []byte) { le.PutUint64(d[16:], 1<<31) }), ErrCorrupt, "counts out of range"},
 		{"huge blob", patch(good, func(d []byte) { le.PutUint64(d[48:], 1<<40) }), ErrCorrupt, "exceed the file size"},
 		{"count mismatch", patch(good, func(d []byte) { le.PutUint64(d[16:], uint64(nEnt+2)); le.PutUint64(d[64:], 16) }), ErrCorrupt, "the header promises"},
-		{"slots not a power of two", patch(good, func(d []byte) { le.PutUint64(d[64:], 12) }), ErrCorrupt, "entity hash index of 12 slots"},
+		{"slots past the range and keys", patch(good, func(d []byte) { le.PutUint64(d[64:], 15) }), ErrCorrupt, "entity hash index of 15 slots for 6 keys (want 8 to 14)"},
 		{"too few slots", patch(good, func(d []byte) { le.PutUint64(d[64:], 4) }), ErrCorrupt, "entity hash index of 4 slots"},
 		{"too many norm groups", patch(good, func(d []byte) { le.PutUint64(d[80:], uint64(nEnt+1)) }), ErrCorrupt, "normalised index of"},
-		{"reserved header bytes", patch(good, func(d []byte) { d[110] = 1 }), ErrCorrupt, "reserved header bytes are not zero"},
+		{"reserved header bytes", patch(good, func(d []byte) { d[150] = 1 }), ErrCorrupt, "reserved header bytes are not zero"},
+		{"alias of no entity", patch(encode(t, aliasGraph(t)), func(d []byte) { putU32(d, secAliasEnt, 0, 99) }), ErrCorrupt, "alias 0 names entity 99"},
+		{"alias group out of range", patch(encode(t, aliasGraph(t)), func(d []byte) { putU32(d, secAliasNormIDs, 0, 99) }), ErrCorrupt, "normalised-name group 0: id 99"},
 		{"padding", patch(good, func(d []byte) {
 			at, size := sections(d)
 			for i := range size {
@@ -221,7 +240,10 @@ func TestSnapshotErrors(t *testing.T) {
 			for k := 0; k <= nEnt; k++ {
 				t.off = append(t.off, u32At(d, secEntOff, k))
 			}
-			t.rehash(size[secEntSlots] / 4)
+			t.canonicalize()
+			if len(t.slots) != size[secEntSlots]/4 {
+				panic("the duplicate changed the hash index's length")
+			}
 			for k, v := range t.slots {
 				putU32(d, secEntSlots, k, uint32(v))
 			}
@@ -249,14 +271,21 @@ func TestSnapshotErrors(t *testing.T) {
 					return
 				}
 			}
-		}), ErrCorrupt, "relation hash index holds 2 of 3 names"},
+		}), ErrCorrupt, "relation hash index holds 2 of 3 keys"},
 		{"name in the wrong slot", patch(good, func(d []byte) {
-			_, size := sections(d)
-			n := size[secEntSlots] / 4
-			for k := 0; ; k++ { // move an entry one slot back, before its home
-				if v := u32At(d, secEntSlots, k); int32(v) >= 0 && int32(u32At(d, secEntSlots, (k+n-1)%n)) < 0 {
+			for k := 1; ; k++ { // move an entry one slot back, before its home
+				if v := u32At(d, secEntSlots, k); int32(v) >= 0 && int32(u32At(d, secEntSlots, k-1)) < 0 {
 					putU32(d, secEntSlots, k, ^uint32(0))
-					putU32(d, secEntSlots, (k+n-1)%n, v)
+					putU32(d, secEntSlots, k-1, v)
+					return
+				}
+			}
+		}), ErrCorrupt, "is not reachable from its hash slot"},
+		{"name past an empty slot", patch(good, func(d []byte) {
+			for k := 0; ; k++ { // move an entry one slot on, leaving its own slot empty
+				if v := u32At(d, secEntSlots, k); int32(v) >= 0 && int32(u32At(d, secEntSlots, k+1)) < 0 {
+					putU32(d, secEntSlots, k, ^uint32(0))
+					putU32(d, secEntSlots, k+1, v)
 					return
 				}
 			}
@@ -361,5 +390,25 @@ func TestWriteSnapshotEmpty(t *testing.T) {
 	err := WriteSnapshot(filepath.Join(t.TempDir(), "e.kg"), &Graph{outOff: []int32{0}, inOff: []int32{0}})
 	if !errors.Is(err, ErrEmpty) {
 		t.Errorf("err = %v, want ErrEmpty", err)
+	}
+}
+
+// Above fullChecks, a hash index's ids are checked by their count and
+// sums, without a bitmap: a permutation passes, a repeated id does not.
+func TestCheckPermutation(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 7, 100, fullChecks + 5} {
+		slots := emptySlots(n + n/4 + 1)
+		for i := 0; i < n; i++ {
+			slots[i] = int32(n - 1 - i)
+		}
+		if err := checkPermutation(slots, n); err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		if n >= 2 {
+			slots[0] = slots[1]
+			if err := checkPermutation(slots, n); err == nil {
+				t.Fatalf("n=%d: a repeated id passed", n)
+			}
+		}
 	}
 }

@@ -1,7 +1,12 @@
 package tracing
 
 import (
+	"cmp"
 	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stem-kgqa/stem/kg"
@@ -138,5 +143,151 @@ func TestBoundsIndependentOfNumbering(t *testing.T) {
 				t.Errorf("answers\n%s\nwith the triples numbered in reverse\n%s", names[0], names[1])
 			}
 		})
+	}
+}
+
+// The search budget applies at every step alike: a step whose edges would
+// pass MaxScan is not taken, and the edges kept past MaxKeep are dropped,
+// worst first; either way the result says so.
+func TestSearchBudget(t *testing.T) {
+	g := hubGraph(t)
+	enc := wordvec.New(nil, wordvec.Options{})
+	req := Request{Graphs: []schema.Graph{schema.Path("sven", "people.person.nationality", "location.country.official_language")},
+		Strategy: schema.Breadth, Mentions: []string{"sven"}}
+	for _, tc := range []struct {
+		name             string
+		maxScan, maxKeep int
+		answers          int
+		hit              bool
+	}{
+		{"no bound", 0, 0, 266, false},
+		{"within the budget", 1000, 1000, 266, false},
+		// sven's one edge, then norway's 311: 312 edges scored.
+		{"the hub step is not taken", 311, 0, 0, true},
+		{"exactly enough", 312, 0, 266, false},
+		// nationality, then the 10 languages (tied at the best) before
+		// any place.
+		{"keep the best", 0, 11, 10, true},
+		{"keep fewer than the ties", 0, 6, 5, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The hub's 300 places match the planned relation only by
+			// similarity: the flood the budget exists for.
+			cfg := DefaultConfig()
+			cfg.MaxScan, cfg.MaxKeep, cfg.SoftSymbols = tc.maxScan, tc.maxKeep, true
+			tr, err := New(g, enc, nil, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := mustTrace(t, tr, req)
+			if len(res.Answers) != tc.answers {
+				t.Errorf("%d answers, want %d", len(res.Answers), tc.answers)
+			}
+			for _, a := range res.Answers {
+				if tc.maxKeep > 0 && tc.maxKeep <= 11 && a.Name[:8] != "language" {
+					t.Errorf("kept %q before a language", a.Name)
+				}
+			}
+			hit := false
+			for _, p := range res.Problems {
+				hit = hit || strings.Contains(p, "search budget reached in 1 of 1 searches")
+			}
+			if hit != tc.hit {
+				t.Errorf("budget problem reported: %v, want %v (problems %q)", hit, tc.hit, res.Problems)
+			}
+			if res.Unbacked != 0 {
+				t.Errorf("%d unbacked", res.Unbacked)
+			}
+		})
+	}
+	if _, err := New(g, enc, nil, Config{MaxScan: -1}); err == nil {
+		t.Error("a negative budget was accepted")
+	}
+}
+
+// At an entity with thousands of edges a step scores the relations first
+// and looks only at the edges of those it can select: the results are
+// those of looking at every edge, for both strategies.
+func TestPrunedHubSteps(t *testing.T) {
+	var ts [][3]string
+	ts = append(ts, [3]string{"sven", "people.person.nationality", "norway"})
+	for i := range 6000 {
+		rel := []string{"location.location.country", "people.person.nationality", "zz.qq.xx", "location.country.official_language"}[i%4]
+		ts = append(ts, [3]string{fmt.Sprintf("thing %04d", i), rel, "norway"})
+	}
+	for i := range 20 {
+		ts = append(ts, [3]string{"norway", "location.country.official_language", fmt.Sprintf("language %d", i)})
+		ts = append(ts, [3]string{"norway", "location.country.capital", fmt.Sprintf("city %d", i)})
+	}
+	g, err := kg.GraphOf(ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := wordvec.New(nil, wordvec.Options{})
+	for _, strat := range []schema.Strategy{schema.Breadth, schema.Precision} {
+		for _, rels := range [][]string{
+			{"people.person.nationality", "location.country.official_language"},
+			{"people.person.nationality", "location.country.capital"},
+			{"people.person.nationality", "film.film.directed_by"},
+		} {
+			req := Request{Graphs: []schema.Graph{schema.Path("sven", rels...)}, Strategy: strat, Mentions: []string{"sven"}}
+			var res [2]*Result
+			for i, noPrune := range []bool{true, false} {
+				cfg := DefaultConfig()
+				cfg.MaxKeep, cfg.MaxScan = 0, 0
+				tr, err := New(g, enc, nil, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tr.noPrune = noPrune
+				res[i] = mustTrace(t, tr, req)
+			}
+			if !reflect.DeepEqual(res[0].Answers, res[1].Answers) || !reflect.DeepEqual(res[0].Evidence, res[1].Evidence) {
+				t.Errorf("%v %v: pruned steps give %d answers, %d evidence; every edge %d, %d", strat, rels,
+					len(res[1].Answers), len(res[1].Evidence), len(res[0].Answers), len(res[0].Evidence))
+			}
+			if len(res[0].Evidence) == 0 {
+				t.Errorf("%v %v: no evidence at all: the test proves nothing", strat, rels)
+			}
+		}
+	}
+}
+
+// capWeak picks the same edges as sorting every weak edge would.
+func TestCapWeakMatchesSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 300; trial++ {
+		n, max := 1+r.IntN(400), 1+r.IntN(50)
+		sel := make([]cand, n)
+		for i := range sel {
+			sel[i] = cand{tid: int32(r.IntN(1000)), score: float32(r.IntN(6)) / 5}
+		}
+		best := float32(1)
+		var weak []cand
+		for _, c := range sel {
+			if c.score < best-tieEps {
+				weak = append(weak, c)
+			}
+		}
+		want := slices.Clone(sel)
+		if len(weak) > max {
+			slices.SortFunc(weak, func(a, b cand) int {
+				if a.score != b.score {
+					return cmp.Compare(b.score, a.score)
+				}
+				return cmp.Compare(a.tid, b.tid)
+			})
+			cut := weak[max-1]
+			want = want[:0]
+			for _, c := range sel {
+				if c.score >= best-tieEps || c.score > cut.score || c.score == cut.score && c.tid <= cut.tid {
+					want = append(want, c)
+				}
+			}
+		}
+		byID := func(a, b int32) int { return cmp.Compare(a, b) }
+		if got := capWeak(slices.Clone(sel), best, max, byID); !slices.Equal(got, want) {
+			t.Fatalf("trial %d: capWeak kept %d edges, sorting keeps %d", trial, len(got), len(want))
+		}
 	}
 }

@@ -61,6 +61,16 @@
 //     constraint edges matched after the answer node still rank it.
 //   - Config.MaxBranch caps the KG edges kept per step (best first), a safety
 //     valve for Breadth on hubs; 0 means no cap, as in the paper.
+//   - Every search (one schema graph from one anchor) has a budget, the same
+//     at every step (budget.go): Config.MaxScan KG edges scored and
+//     Config.MaxKeep kept. A step searches the edges it keeps best first and
+//     gives each an equal share of what the keep budget leaves; a step that
+//     would pass the scan budget looks at its best relations that fit, or is
+//     not taken; the result's problems say when a budget was reached. Below
+//     the budget the answers are those of the unbounded search, whatever the
+//     order. At an entity with thousands of edges, a step scores its
+//     relations first and looks only at the edges of those it can select
+//     (prune.go), which gives the same selection as looking at all of them.
 //
 // # Triple text
 //

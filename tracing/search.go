@@ -25,6 +25,7 @@ type runOut struct {
 	matches []Match
 	answers map[int32]Answer // answer entity -> best (S, Reversed) that bound it
 	bound   []bool           // schema nodes bound at least once
+	spent   budget           // what the search used of its budget
 }
 
 // run is the state of one search: the bindings and used edges of the
@@ -40,6 +41,7 @@ type run struct {
 	arrival    []int32 // schema node -> KG triple that bound it on this branch, -1 for the anchor
 	reversed   int     // edges on this branch matched against their schema direction
 	bufs       [][]cand
+	rows       [][]int32            // per depth: the rows a step narrowed (prune.go)
 	cache      map[string][]float32 // triple text -> unit vector (non-additive encoders)
 	parts      map[int32][]float32  // entity -> encoder part, when the tracer's are lazy
 	out        runOut
@@ -134,28 +136,34 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 	}
 	x := r.bind[n]
 	fixed := r.bind[m]
-	out, in := g.Out(x), g.In(x)
+	out, in, rels, err := r.pruned(ctx, depth, n, x, fixed, sv, inclNear, inclFar, g.Out(x), g.In(x))
+	if err != nil {
+		return S, err
+	}
+	if !r.out.spent.scan(r.t.cfg.MaxScan, rels+len(out)+len(in)) {
+		return S, nil
+	}
 	cands := r.bufs[depth][:0]
 	if n := len(out) + len(in); cap(cands) < n {
 		// One allocation at a hub's size, not a chain of doublings.
 		cands = make([]cand, 0, n)
 	}
 	for _, tid := range out {
-		tr := t.triple(tid)
-		if (fixed >= 0 && tr.Tail != fixed) || !r.reusable(n, tid, tr.Head == tr.Tail) {
+		far, rel := t.end(tid, true) // x is the head
+		if (fixed >= 0 && far != fixed) || !r.reusable(n, tid, far == x) {
 			continue
 		}
-		cands = append(cands, cand{tid: tid, far: tr.Tail, rel: tr.Rel, aligned: e.head == n})
+		cands = append(cands, cand{tid: tid, far: far, rel: rel, aligned: e.head == n})
 	}
 	for _, tid := range in {
-		tr := t.triple(tid)
-		if tr.Head == tr.Tail { // a self-loop was seen in Out
+		far, rel := t.end(tid, false) // x is the tail
+		if far == x {                 // a self-loop was seen in Out
 			continue
 		}
-		if (fixed >= 0 && tr.Head != fixed) || !r.reusable(n, tid, false) {
+		if (fixed >= 0 && far != fixed) || !r.reusable(n, tid, false) {
 			continue
 		}
-		cands = append(cands, cand{tid: tid, far: tr.Head, rel: tr.Rel, aligned: e.head != n})
+		cands = append(cands, cand{tid: tid, far: far, rel: rel, aligned: e.head != n})
 	}
 	if e.rel >= 0 && !t.cfg.SoftSymbols {
 		cands = onPlan(cands, e.rel)
@@ -207,9 +215,9 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 			}
 		}
 	}
-	sel := r.selectCands(cands)
+	sel := r.out.spent.keep(r.t.cfg.MaxKeep, r.selectCands(cands))
 	best := float32(math.Inf(-1))
-	for _, c := range sel {
+	for i, c := range sel {
 		S2 := S + c.score
 		r.out.matches = append(r.out.matches, Match{SchemaTriple: ei, Triple: c.tid, TScore: c.score, Bias: c.bias, Cum: S2})
 		r.usedSchema[ei] = true
@@ -222,7 +230,9 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 			r.reversed++
 		}
 		rev := r.reversed
+		outer := r.out.spent.share(r.t.cfg.MaxKeep, len(sel)-i)
 		end, err := r.match(ctx, m, S2, depth+1)
+		r.out.spent.limit = outer
 		if !c.aligned {
 			r.reversed--
 		}
@@ -321,24 +331,54 @@ func (r *run) selectCands(cands []cand) []cand {
 // capWeak keeps, of sel, every edge tied at the best score and the max
 // best of the others (by score, then by the triples' names with byName, so
 // that the edges kept do not depend on how a backend numbered the KG), in
-// sel's order.
+// sel's order. The max-th best is found with a heap of max edges, not by
+// sorting all the others: at a hub they are hundreds of thousands.
 func capWeak(sel []cand, best float32, max int, byName func(a, b int32) int) []cand {
-	var weak []cand
+	worse := func(a, b cand) bool { // a ranks after b
+		return a.score < b.score || a.score == b.score && byName(a.tid, b.tid) > 0
+	}
+	heap := make([]cand, 0, max) // the best max weak edges so far, the worst on top
+	n := 0
 	for _, c := range sel {
-		if c.score < best-tieEps {
-			weak = append(weak, c)
+		if c.score >= best-tieEps {
+			continue
+		}
+		n++
+		if len(heap) < max {
+			heap = append(heap, c)
+			for i := len(heap) - 1; i > 0; { // sift up
+				p := (i - 1) / 2
+				if !worse(heap[i], heap[p]) {
+					break
+				}
+				heap[i], heap[p] = heap[p], heap[i]
+				i = p
+			}
+			continue
+		}
+		if !worse(heap[0], c) {
+			continue
+		}
+		heap[0] = c
+		for i := 0; ; { // sift down
+			l, w := 2*i+1, i
+			if l < len(heap) && worse(heap[l], heap[w]) {
+				w = l
+			}
+			if l+1 < len(heap) && worse(heap[l+1], heap[w]) {
+				w = l + 1
+			}
+			if w == i {
+				break
+			}
+			heap[i], heap[w] = heap[w], heap[i]
+			i = w
 		}
 	}
-	if len(weak) <= max {
+	if n <= max {
 		return sel
 	}
-	slices.SortFunc(weak, func(a, b cand) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return byName(a.tid, b.tid)
-	})
-	cut := weak[max-1]
+	cut := heap[0]
 	k := 0
 	for _, c := range sel {
 		if c.score >= best-tieEps || c.score > cut.score || (c.score == cut.score && byName(c.tid, cut.tid) <= 0) {

@@ -98,6 +98,13 @@ type Config struct {
 	// resembles it compete at every step. By default, where the walk's
 	// entity has edges of the named relation, only those edges match.
 	SoftSymbols bool `flag:"soft-symbols" usage:"ablation: a schema relation the KG names exactly is matched by similarity alone, so resembling relations compete (default: where the entity has edges of that relation, only they match)"`
+	// MaxScan and MaxKeep are each search's budget (one schema graph
+	// traced from one anchor), applied the same way at every step, hubs
+	// or not, so that no question runs for seconds (see budget.go):
+	// MaxScan bounds the KG edges its steps score, MaxKeep the edges they
+	// keep (its evidence). 0 is no bound.
+	MaxScan int `flag:"max-scan" min:"0" usage:"search budget: the most KG edges one search (a schema graph from an anchor) scores over all its steps; a step that would pass it looks at its best relations that fit, or is not taken (0 = no bound)"`
+	MaxKeep int `flag:"max-keep" min:"0" usage:"search budget: the most KG edges one search keeps over all its steps, best first where a step would pass it (0 = no bound)"`
 	// MaxBranch caps the KG edges kept per step, best first (0 = no cap).
 	MaxBranch int `flag:"max-branch" min:"0" usage:"cap on KG edges kept per tracing step (0 = none)"`
 	// MaxChains caps Result.Chains (0 = no cap); Breadth over a hub can
@@ -132,7 +139,8 @@ func (c Config) Check() error {
 // DefaultConfig returns the paper's parameters: top-N 50 anchor candidates
 // (section 3.4), λ 1.5 and τ 0.5 (eq. 10-13, D.4), θ 0.6 (3.5, B.2).
 func DefaultConfig() Config {
-	return Config{TopN: 50, Lambda: 1.5, Tau: 0.5, Theta: 0.6, StringWeight: 0.5, MaxChains: 500, MaxFallback: 64, MaxWeak: 256}
+	return Config{TopN: 50, Lambda: 1.5, Tau: 0.5, Theta: 0.6, StringWeight: 0.5, MaxChains: 500, MaxFallback: 64, MaxWeak: 256,
+		MaxScan: DefaultMaxScan, MaxKeep: DefaultMaxKeep}
 }
 
 // TripleBias is how the triple-level guidance bias is given.
@@ -316,6 +324,8 @@ type Tracer struct {
 	// hands it out (kg.Columnar): the search reads an edge's ends from
 	// them instead of a call through the interface per edge.
 	heads, rels, tails []int32
+	// noPrune turns pruned off, for tests that compare the two.
+	noPrune bool
 }
 
 // triple returns KG triple id, from the columns when there are some.
@@ -335,8 +345,8 @@ func New(g kg.Reader, enc models.Encoder, ents *kgvec.Entities, cfg Config) (*Tr
 	if g == nil || enc == nil {
 		return nil, errors.New("tracing: nil graph or encoder")
 	}
-	if cfg.Workers < 0 || cfg.TopN < 0 || cfg.MaxBranch < 0 || cfg.MaxChains < 0 || cfg.MaxFallback < 0 || cfg.MaxWeak < 0 {
-		return nil, fmt.Errorf("tracing: negative Workers, TopN, MaxBranch, MaxChains, MaxFallback or MaxWeak in %+v", cfg)
+	if cfg.Workers < 0 || cfg.TopN < 0 || cfg.MaxBranch < 0 || cfg.MaxChains < 0 || cfg.MaxFallback < 0 || cfg.MaxWeak < 0 || cfg.MaxScan < 0 || cfg.MaxKeep < 0 {
+		return nil, fmt.Errorf("tracing: negative Workers, TopN, MaxBranch, MaxChains, MaxFallback, MaxWeak, MaxScan or MaxKeep in %+v", cfg)
 	}
 	if cfg.Text < TextFarMention || cfg.Text > TextRelation {
 		return nil, fmt.Errorf("tracing: unknown text mode %d", int(cfg.Text))
@@ -649,6 +659,9 @@ func (t *Tracer) merge(req Request, strats []schema.Strategy, sgs []*sGraph, job
 				res.Problems = append(res.Problems, fmt.Sprintf("graph %d: placeholder %s never bound", gi, name))
 			}
 		}
+	}
+	if p := budgetProblem(t.cfg, outs); p != "" {
+		res.Problems = append(res.Problems, p)
 	}
 	if len(res.Evidence) == 0 {
 		res.Problems = append(res.Problems, "empty evidence: no KG edge matched any schema edge")

@@ -1,7 +1,6 @@
 package main
 
 import (
-
 	"github.com/stem-kgqa/stem/eval/runner"
 	"github.com/stem-kgqa/stem/kg/backends"
 	"github.com/stem-kgqa/stem/models/catalog"

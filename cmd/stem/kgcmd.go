@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+	"math"
+	"runtime/debug"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stem-kgqa/stem/atomicfile"
@@ -19,7 +21,7 @@ var formatFlag = &cli.StringFlag{
 	Name:    "format",
 	Aliases: []string{"f"},
 	Value:   "auto",
-	Usage:   "input format: auto, tsv (head<TAB>rel<TAB>tail), pipe (head|rel|tail), nt (N-Triples), snapshot",
+	Usage:   "input format: auto, tsv (head<TAB>rel<TAB>tail), pipe (head|rel|tail), nt (N-Triples), freebase (Google's dump, cleaned as the field does), snapshot; gzip and bzip2 are read as they are",
 }
 
 func kgCommand() *cli.Command {
@@ -30,37 +32,89 @@ func kgCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			{
 				Name:      "build",
-				Usage:     "convert a triple file into a binary snapshot that loads in milliseconds",
+				Usage:     "convert a triple file into a binary snapshot that loads in seconds, in bounded memory whatever its size",
 				ArgsUsage: "INPUT",
-				Description: "Reads INPUT in any supported text format and writes a snapshot (written to a\n" +
-					"temporary file, synced, then renamed, so a crash never leaves a broken file).\n\n" +
-					"Example: stem kg build --out metaqa.kg ../shared/data/metaqa/kb.txt",
+				Description: "Reads INPUT in any supported text format, plain or compressed (gzip, bzip2: recognised by\n" +
+					"their first bytes), and writes a snapshot. Memory stays within --max-memory (plus the Go\n" +
+					"runtime's tens of MB) whatever the input's size: names are interned run by run and resolved\n" +
+					"through hash partitions on disk, triples are ordered by external sorts, in a scratch folder\n" +
+					"inside --tmp-dir (about 1.3 times the snapshot's size, removed when the build ends, fails or\n" +
+					"is interrupted). The snapshot is written to a temporary file, synced, then renamed, so a crash\n" +
+					"never leaves a broken file: run the same command again. Progress shows each phase with its\n" +
+					"rate and ETA.\n\n" +
+					"Google's Freebase dump (freebase-rdf-latest.gz) is recognised by its first line and read as\n" +
+					"the field cleans it (FilterEnglishTriplets.py's filter; machine ids named by their English\n" +
+					"names, as the SPARQL backend names them): see --format freebase in the README.\n\n" +
+					"Examples:\n" +
+					"  stem kg build --out metaqa.kg ../shared/data/metaqa/kb.txt\n" +
+					"  stem kg build --out freebase.stemkg freebase-rdf-latest.gz\n" +
+					"  stem kg build --max-memory 4GiB --tmp-dir /data/tmp --out fb.stemkg fb.tsv",
 				Flags: []cli.Flag{
 					formatFlag,
 					&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Required: true, Usage: "snapshot file to write"},
+					&cli.StringFlag{Name: "max-memory", Value: "2GiB", Usage: "memory the build may hold at once (e.g. 512MiB, 4GiB, 3000000000); resident memory stays within about this plus tens of MB"},
+					&cli.StringFlag{Name: "tmp-dir", Usage: "where the scratch folder goes (default: the folder of --out)"},
 					forceFlag,
+					cpuProfileFlag,
 				},
 				Action: func(c *cli.Context) error {
 					in, err := oneArg(c, "INPUT")
 					if err != nil {
 						return err
 					}
-					if err := atomicfile.CheckOutput("--out", c.String("out"), c.Bool("force"), in); err != nil {
+					out := c.String("out")
+					if err := atomicfile.CheckOutput("--out", out, c.Bool("force"), in); err != nil {
 						return err
 					}
-					if err := kg.CheckOutputName("--out", c.String("out"), kg.FormatSnapshot); err != nil {
+					if err := kg.CheckOutputName("--out", out, kg.FormatSnapshot); err != nil {
 						return fmt.Errorf("kg build: %w (a snapshot: .kg or .stemkg)", err)
 					}
-					start := time.Now()
-					g, err := buildKG(c, in)
+					f, err := kg.ParseFormat(c.String("format"))
 					if err != nil {
 						return err
 					}
-					if err := kg.WriteSnapshot(c.String("out"), g); err != nil {
+					mem, err := parseBytes(c.String("max-memory"))
+					if err != nil {
+						return fmt.Errorf("--max-memory: %w", err)
+					}
+					if mem < kg.MinBuildMemory {
+						return fmt.Errorf("--max-memory %s: want at least %d MiB", c.String("max-memory"), kg.MinBuildMemory>>20)
+					}
+					// The Go runtime collects garbage before the heap passes
+					// the bound; the build sizes its buffers to stay within it.
+					defer debug.SetMemoryLimit(debug.SetMemoryLimit(mem + 64<<20))
+					stop, err := runner.StartCPUProfile(c.String("cpuprofile"))
+					if err != nil {
 						return err
 					}
-					fmt.Fprintf(c.App.Writer, "wrote %s: %d entities, %d relations, %d triples (%d duplicate lines dropped) in %s, peak memory %s\n",
-						c.String("out"), g.NumEntities(), g.NumRelations(), g.NumTriples(), g.Duplicates(), time.Since(start).Round(time.Millisecond), runner.PeakMemory())
+					defer stop()
+					start := time.Now()
+					bars := &phaseBars{w: c.App.ErrWriter}
+					st, err := kg.BuildSnapshot(c.Context, in, out, kg.BuildOptions{
+						Format: f, MaxMemory: mem, TempDir: c.String("tmp-dir"), Progress: bars.update,
+					})
+					bars.finish()
+					if err != nil {
+						return err
+					}
+					secs := time.Since(start).Seconds()
+					w := c.App.Writer
+					fmt.Fprintf(w, "wrote %s: %d entities, %d relations, %d triples (%d duplicate lines dropped), %.1f bytes per triple, in %s (%.0f triples/s, %d runs), peak memory %s\n",
+						out, st.Entities, st.Relations, st.Triples, st.Duplicates, float64(st.Bytes)/float64(max(st.Triples, 1)),
+						time.Since(start).Round(time.Millisecond), float64(st.Input)/secs, st.Runs, runner.PeakMemory())
+					var phases []string
+					for _, p := range st.Phases {
+						phases = append(phases, fmt.Sprintf("%s %.1fs", p.Phase, p.Seconds))
+					}
+					fmt.Fprintf(w, "phases: %s\n", strings.Join(phases, ", "))
+					if fb := st.Freebase; fb != nil {
+						fmt.Fprintf(w, "freebase: %d lines, %d kept by FilterEnglishTriplets' rules: %d edges, %d names, %d aliases; %d kept lines were not N-Triples and were skipped",
+							fb.Lines, fb.Kept, fb.Edges, fb.Names, fb.Aliases, fb.Unparsable)
+						if fb.FirstUnparsable != "" {
+							fmt.Fprintf(w, " (the first: %s)", fb.FirstUnparsable)
+						}
+						fmt.Fprintln(w)
+					}
 					return nil
 				},
 			},
@@ -249,37 +303,44 @@ func openKG(c *cli.Context, ks kgFlags, spec string) (kg.Reader, error) {
 	return ks.open(c.Context, spec, f)
 }
 
-// buildKG streams the input of `stem kg build`, drawing a progress bar of
-// the bytes read on stderr: a 10M-triple file takes a while, and the
-// loaders never hold the file, only the distinct names and the columns.
-func buildKG(c *cli.Context, path string) (*kg.Graph, error) {
-	f, err := kg.ParseFormat(c.String("format"))
-	if err != nil {
-		return nil, err
-	}
-	file, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("load KG: %w", err)
-	}
-	defer file.Close()
-	st, err := file.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("load KG %s: %w", path, err)
-	}
-	bar := progress.New(c.App.ErrWriter, "read "+filepath.Base(path), st.Size())
-	g, err := kg.LoadReader(c.Context, &progressReader{r: file, bar: bar}, path, f)
-	bar.Finish()
-	return g, err
+// phaseBars draws one progress bar per phase of kg.BuildSnapshot.
+type phaseBars struct {
+	w     io.Writer
+	bar   *progress.Bar
+	phase string
 }
 
-// progressReader counts the bytes read through it on a progress bar.
-type progressReader struct {
-	r   io.Reader
-	bar *progress.Bar
+func (p *phaseBars) update(pr kg.BuildProgress) {
+	if pr.Phase != p.phase {
+		p.bar.Finish()
+		p.bar, p.phase = progress.New(p.w, pr.Phase, pr.Total), pr.Phase
+	}
+	p.bar.Set(pr.Done)
 }
 
-func (p *progressReader) Read(b []byte) (int, error) {
-	n, err := p.r.Read(b)
-	p.bar.Add(int64(n))
-	return n, err
+func (p *phaseBars) finish() { p.bar.Finish() }
+
+// parseBytes reads a size such as "2GiB", "512MB", "1.5G" or "3000000000"
+// (powers of 1024 for KiB..TiB and K..T, of 1000 for kB..TB).
+func parseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := strings.IndexFunc(t, func(r rune) bool { return !(r >= '0' && r <= '9' || r == '.') })
+	num, unit := t, ""
+	if i >= 0 {
+		num, unit = t[:i], strings.TrimSpace(t[i:])
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("%q is not a size (e.g. 512MiB, 4GiB)", s)
+	}
+	mult := map[string]float64{"": 1, "b": 1,
+		"k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tib": 1 << 40,
+		"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12}[strings.ToLower(unit)]
+	if mult == 0 {
+		return 0, fmt.Errorf("%q: unknown unit %q (use KiB, MiB, GiB, TiB, or kB, MB, GB, TB)", s, unit)
+	}
+	if v*mult > math.MaxInt64/2 {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	return int64(v * mult), nil
 }

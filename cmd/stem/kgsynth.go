@@ -15,6 +15,28 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// writeAll writes the files of paths atomically, the last first, each
+// inside the next one's write (so the first file, the KG, appears last and
+// never without the others); fill gets one writer per path, nil for an
+// empty path.
+func writeAll(paths []string, fill func([]io.Writer) error) error {
+	ws := make([]io.Writer, len(paths))
+	var step func(i int) error
+	step = func(i int) error {
+		if i < 0 {
+			return fill(ws)
+		}
+		if paths[i] == "" {
+			return step(i - 1)
+		}
+		return atomicfile.Write(paths[i], 0o644, func(w io.Writer) error {
+			ws[i] = w
+			return step(i - 1)
+		})
+	}
+	return step(len(paths) - 1)
+}
+
 // kgSynthCommand is stem kg synth: a synthetic Freebase-shaped KG and
 // questions over it, for benchmarking at scales no bundled dataset has.
 func kgSynthCommand() *cli.Command {
@@ -28,6 +50,8 @@ func kgSynthCommand() *cli.Command {
 			"actors and films, and namesakes (names equal after normalisation) that make linking ambiguous.\n" +
 			"With --questions it also writes questions in PathQuestion format whose gold relation paths\n" +
 			"(1-3 hops, some through hubs and CVTs) and answers are computed on the generated graph.\n" +
+			"With --train-questions it also writes training questions (another random draw, none of them a\n" +
+			"test question), for training a planner on the synthetic KG (stem train planner --format pq).\n" +
 			"The same --seed gives the same bytes. Use it to measure load time, memory and retrieval at\n" +
 			"Freebase scale without Freebase.\n\n" +
 			"Next steps:\n" +
@@ -41,6 +65,8 @@ func kgSynthCommand() *cli.Command {
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed: the same seed gives the same files"},
 			&cli.StringFlag{Name: "questions", Usage: "PathQuestion file to write questions to (default: none)"},
 			&cli.IntFlag{Name: "n-questions", Value: synth.DefaultQuestions, Usage: "how many questions to write (fewer if the graph is small)"},
+			&cli.StringFlag{Name: "train-questions", Usage: "PathQuestion file to write training questions to, disjoint from --questions (default: none)"},
+			&cli.IntFlag{Name: "n-train", Value: synth.DefaultTrainQuestions, Usage: "how many training questions to write"},
 			&cli.IntFlag{Name: "relations", Value: synth.DefaultRelations, Usage: "relations in the schema (small graphs use only some)"},
 			forceFlag,
 		},
@@ -48,19 +74,22 @@ func kgSynthCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return fmt.Errorf("kg synth takes no arguments (got %q); give --out", c.Args().First())
 			}
-			cfg := synth.Config{Triples: c.Int("triples"), Seed: c.Uint64("seed"), Relations: c.Int("relations"), Questions: c.Int("n-questions")}
+			cfg := synth.Config{Triples: c.Int("triples"), Seed: c.Uint64("seed"), Relations: c.Int("relations"), Questions: c.Int("n-questions"), TrainQuestions: c.Int("n-train")}
 			if cfg.Triples <= 0 {
 				return fmt.Errorf("--triples %d: want a positive number", cfg.Triples)
 			}
 			if cfg.Questions <= 0 {
 				return fmt.Errorf("--n-questions %d: want a positive number", cfg.Questions)
 			}
+			if cfg.TrainQuestions <= 0 {
+				return fmt.Errorf("--n-train %d: want a positive number", cfg.TrainQuestions)
+			}
 			if cfg.Relations <= 0 {
 				return fmt.Errorf("--relations %d: want a positive number", cfg.Relations)
 			}
-			out, qout := c.String("out"), c.String("questions")
-			if qout != "" && qout == out {
-				return fmt.Errorf("--questions and --out are the same file %s", out)
+			out, qout, tout := c.String("out"), c.String("questions"), c.String("train-questions")
+			if (qout != "" && qout == out) || (tout != "" && (tout == out || tout == qout)) {
+				return fmt.Errorf("--out, --questions and --train-questions must be three different files")
 			}
 			// The KG is written as its name says: N-Triples for .nt, TSV
 			// otherwise; a name that says another format is refused.
@@ -70,7 +99,7 @@ func kgSynthCommand() *cli.Command {
 			} else if err := kg.CheckOutputName("--out", out, kg.FormatTSV); err != nil {
 				return fmt.Errorf("kg synth: %w (it writes TSV, or N-Triples to a .nt file)", err)
 			}
-			for _, o := range []struct{ flag, path string }{{"--out", out}, {"--questions", qout}} {
+			for _, o := range []struct{ flag, path string }{{"--out", out}, {"--questions", qout}, {"--train-questions", tout}} {
 				if o.path == "" {
 					continue
 				}
@@ -82,30 +111,22 @@ func kgSynthCommand() *cli.Command {
 			bar := progress.New(c.App.ErrWriter, "synth", int64(cfg.Triples))
 			prog := func(done, _ int64) { bar.Set(done) }
 			var st synth.Stats
-			// The questions file is renamed into place first, inside the KG's
-			// write, so the KG never appears without its questions.
-			err := atomicfile.Write(out, 0o644, func(kw io.Writer) error {
-				write := func(kw, qw io.Writer) (err error) {
-					st, err = synth.Write(c.Context, cfg, kw, qw, prog)
+			// The question files are renamed into place first, inside the
+			// KG's write, so the KG never appears without its questions.
+			err := writeAll([]string{out, qout, tout}, func(ws []io.Writer) error {
+				if !nt {
+					var err error
+					st, err = synth.WriteSplits(c.Context, cfg, ws[0], ws[1], ws[2], prog)
 					return err
 				}
-				if nt {
-					enc, err := kg.NewNTriplesEncoder(kw, "")
-					if err != nil {
-						return err
-					}
-					plain := write
-					write = func(_, qw io.Writer) error {
-						if err := plain(&tsvToNT{enc: enc}, qw); err != nil {
-							return err
-						}
-						return enc.Flush()
-					}
+				enc, err := kg.NewNTriplesEncoder(ws[0], "")
+				if err != nil {
+					return err
 				}
-				if qout == "" {
-					return write(kw, nil)
+				if st, err = synth.WriteSplits(c.Context, cfg, &tsvToNT{enc: enc}, ws[1], ws[2], prog); err != nil {
+					return err
 				}
-				return atomicfile.Write(qout, 0o644, func(qw io.Writer) error { return write(kw, qw) })
+				return enc.Flush()
 			})
 			bar.Finish()
 			if err != nil {
@@ -119,6 +140,9 @@ func kgSynthCommand() *cli.Command {
 			if qout != "" {
 				fmt.Fprintf(w, "wrote %s: %d questions (1/2/3 hops: %d/%d/%d; %d through a CVT)\n",
 					qout, st.Questions, st.QuestionsByHops[1], st.QuestionsByHops[2], st.QuestionsByHops[3], st.QuestionsViaCVT)
+			}
+			if tout != "" {
+				fmt.Fprintf(w, "wrote %s: %d training questions\n", tout, st.TrainQuestions)
 			}
 			fmt.Fprintf(w, "time %s, peak memory %s\n", time.Since(start).Round(time.Millisecond), runner.PeakMemory())
 			return nil

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -88,17 +87,11 @@ func Bench(ctx context.Context, w, log io.Writer, d Dataset, b BenchOptions, s p
 	if cfg.Requests, cfg.Expect, err = warmUp(ctx, cfg, log); err != nil {
 		return err
 	}
-	if cpuProfile != "" {
-		f, err := os.Create(cpuProfile)
-		if err != nil {
-			return fmt.Errorf("bench serve: --cpuprofile: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("bench serve: --cpuprofile %s: %w", cpuProfile, err)
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := StartCPUProfile(cpuProfile)
+	if err != nil {
+		return fmt.Errorf("bench serve: %w", err)
 	}
+	defer stop()
 	fmt.Fprintf(log, "bench serve: %d clients, %d questions, %s\n", cfg.Clients, len(cfg.Requests), bounds(b))
 	rep, err := load.Run(ctx, cfg)
 	if rep == nil {

@@ -221,3 +221,78 @@ func TestLinkOverEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// A Freebase dump read by kg (FormatFreebase: the snapshot stem kg build
+// writes) names entities as this backend names the same lines served by
+// Virtuoso: every entity's neighbourhood, looked up by its name, is the
+// same set of named triples, machine ids and namesakes' shared names find
+// the same entities, and literals are named by their lexical form.
+func TestFreebaseDumpMatchesEndpoint(t *testing.T) {
+	ctx := context.Background()
+	// The fixture in the dump's own tab-separated form, with literal
+	// objects too.
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(freebaseNT), "\n") {
+		s, rest, _ := strings.Cut(line, " ")
+		p, o, _ := strings.Cut(rest, " ")
+		b.WriteString(s + "\t" + p + "\t" + strings.TrimSuffix(o, " .") + "\t.\n")
+	}
+	ns := "<" + kg.FreebaseNS
+	b.WriteString(ns + "m.0film>\t" + ns + "film.film.initial_release_date>\t\"2010-07-08\"^^<http://www.w3.org/2001/XMLSchema#date>\t.\n")
+	b.WriteString(ns + "m.0film>\t" + ns + "film.film.tagline>\t\"Your mind is the scene of the crime\"@en\t.\n")
+	dump := b.String()
+	mem, err := kg.LoadReader(ctx, strings.NewReader(dump), "freebase-rdf-latest", kg.FormatFreebase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	endpoint, graph := serveNT(t, dump)
+	g, err := sparql.Open(sparql.Config{Endpoint: endpoint, Graph: graph, CountCVT: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := int32(0); int(id) < mem.NumEntities(); id++ {
+		name := mem.EntityName(id)
+		if kg.IsFreebaseID(name) && mem.Degree(id) > 0 && !strings.HasPrefix(name, "m.0perf") {
+			t.Errorf("entity %q kept its machine id although it has a name", name)
+		}
+		if strings.HasPrefix(name, "2010") || strings.HasPrefix(name, "Your mind") {
+			continue // literals: no walk starts at them over SPARQL
+		}
+		want, err := kg.Neighbourhood(ctx, mem, []string{name}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := g.Neighbourhood(ctx, []string{name}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := sorted(triplesOf(got)), sorted(triplesOf(want)); fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Errorf("around %q:\nover SPARQL %q\nfrom the dump %q", name, a, b)
+		}
+	}
+	for _, name := range []string{"m.0nolan", "m.0film", "Paris (m.0paris2)"} {
+		mid, ok1 := mem.Entity(name)
+		sid, ok2 := g.Entity(name)
+		if !ok1 || !ok2 || mem.EntityName(mid) != g.EntityName(sid) {
+			t.Errorf("Entity(%q): from the dump %v %q, over SPARQL %v %q", name, ok1, mem.EntityName(mid), ok2, g.EntityName(sid))
+		}
+	}
+	for _, q := range []string{"paris", "chris nolan"} {
+		found, err := g.LookupNames(ctx, []string{q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a, b []string
+		for _, id := range found[q] {
+			a = append(a, g.EntityName(id))
+		}
+		for _, id := range mem.EntitiesByNorm(q) {
+			b = append(b, mem.EntityName(id))
+		}
+		slices.Sort(a)
+		slices.Sort(b)
+		if !slices.Equal(a, b) || len(a) == 0 {
+			t.Errorf("names matching %q: over SPARQL %q, from the dump %q", q, a, b)
+		}
+	}
+}

@@ -14,13 +14,21 @@ import (
 // would otherwise give thousands.
 const maxAnswers = 50
 
+// qStats counts the questions of one split.
+type qStats struct {
+	Questions       int
+	QuestionsByHops [4]int
+	QuestionsViaCVT int
+}
+
 // questions writes up to n PathQuestion lines: a random walk of 1-3
 // forward hops from a named topic entity gives the gold path, and the
 // answers are everything the path's relations reach from the topic. Walks
 // prefer a CVT at the first hop of multi-hop questions, and never end on
 // one (a CVT has no name to answer with).
-func (g *gen) questions(ctx context.Context, r *rand.Rand, n int, w *bufio.Writer, st *Stats) error {
-	seen := map[string]bool{}
+// seen holds the (topic, path) keys of questions written already, so that
+// the train split never repeats a test question.
+func (g *gen) questions(ctx context.Context, r *rand.Rand, n int, w *bufio.Writer, st *qStats, seen map[string]bool) error {
 	var b []byte
 	for tries := 0; st.Questions < n && tries < 50*n; tries++ {
 		if tries%256 == 0 {

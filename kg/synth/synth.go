@@ -49,8 +49,9 @@ import (
 
 // Defaults for the zero Config fields.
 const (
-	DefaultRelations = 3000
-	DefaultQuestions = 1000
+	DefaultRelations      = 3000
+	DefaultQuestions      = 1000
+	DefaultTrainQuestions = 2000
 	// MaxTriples bounds Triples so the int32 ids and columns cannot overflow.
 	MaxTriples = 1 << 30
 )
@@ -68,6 +69,9 @@ type Config struct {
 	// fewer are written when the graph is too small to give that many
 	// distinct ones.
 	Questions int
+	// TrainQuestions is how many training questions WriteSplits writes,
+	// DefaultTrainQuestions when 0.
+	TrainQuestions int
 }
 
 // Stats describes what Write produced.
@@ -86,6 +90,9 @@ type Stats struct {
 	Questions       int
 	QuestionsByHops [4]int // index = hops
 	QuestionsViaCVT int    // questions whose gold path passes a CVT node
+	// TrainQuestions is the number of training questions written
+	// (WriteSplits), none of which is a test question.
+	TrainQuestions int
 }
 
 // ErrConfig marks an invalid Config.
@@ -117,11 +124,20 @@ type gen struct {
 // PathQuestion format. progress, if not nil, is called now and then with
 // the triples written so far and cfg.Triples.
 func Write(ctx context.Context, cfg Config, kgOut, questionsOut io.Writer, progress func(done, total int64)) (Stats, error) {
+	return WriteSplits(ctx, cfg, kgOut, questionsOut, nil, progress)
+}
+
+// WriteSplits is Write that also writes, when trainOut is not nil,
+// cfg.TrainQuestions training questions to it: drawn from another random
+// stream, in the same format, never the topic and path of a test question,
+// so that a planner trained on them (stem train planner) is tested on
+// questions it has not seen.
+func WriteSplits(ctx context.Context, cfg Config, kgOut, questionsOut, trainOut io.Writer, progress func(done, total int64)) (Stats, error) {
 	if cfg.Triples <= 0 || cfg.Triples > MaxTriples {
 		return Stats{}, fmt.Errorf("%w: Triples = %d, want 1..%d", ErrConfig, cfg.Triples, MaxTriples)
 	}
-	if cfg.Relations < 0 || cfg.Questions < 0 {
-		return Stats{}, fmt.Errorf("%w: negative Relations (%d) or Questions (%d)", ErrConfig, cfg.Relations, cfg.Questions)
+	if cfg.Relations < 0 || cfg.Questions < 0 || cfg.TrainQuestions < 0 {
+		return Stats{}, fmt.Errorf("%w: negative Relations (%d), Questions (%d) or TrainQuestions (%d)", ErrConfig, cfg.Relations, cfg.Questions, cfg.TrainQuestions)
 	}
 	if cfg.Relations == 0 {
 		cfg.Relations = DefaultRelations
@@ -131,6 +147,9 @@ func Write(ctx context.Context, cfg Config, kgOut, questionsOut io.Writer, progr
 	}
 	if cfg.Questions == 0 {
 		cfg.Questions = DefaultQuestions
+	}
+	if cfg.TrainQuestions == 0 {
+		cfg.TrainQuestions = DefaultTrainQuestions
 	}
 	if kgOut == nil {
 		return Stats{}, fmt.Errorf("%w: no KG writer", ErrConfig)
@@ -150,14 +169,29 @@ func Write(ctx context.Context, cfg Config, kgOut, questionsOut io.Writer, progr
 		return Stats{}, fmt.Errorf("synth: write KG: %w", err)
 	}
 	st := g.stats()
-	if questionsOut != nil {
-		qr := rand.New(rand.NewPCG(cfg.Seed, 0x5eed_57e3_c0de_0002))
-		qw := bufio.NewWriterSize(questionsOut, 1<<16)
-		if err := g.questions(ctx, qr, cfg.Questions, qw, &st); err != nil {
+	seen := map[string]bool{}
+	for i, split := range []struct {
+		w      io.Writer
+		n      int
+		stream uint64
+		what   string
+	}{{questionsOut, cfg.Questions, 0x5eed_57e3_c0de_0002, "questions"}, {trainOut, cfg.TrainQuestions, 0x5eed_57e3_c0de_0003, "training questions"}} {
+		if split.w == nil {
+			continue
+		}
+		qr := rand.New(rand.NewPCG(cfg.Seed, split.stream))
+		qw := bufio.NewWriterSize(split.w, 1<<16)
+		var qs qStats
+		if err := g.questions(ctx, qr, split.n, qw, &qs, seen); err != nil {
 			return st, err
 		}
 		if err := qw.Flush(); err != nil {
-			return st, fmt.Errorf("synth: write questions: %w", err)
+			return st, fmt.Errorf("synth: write %s: %w", split.what, err)
+		}
+		if i == 0 {
+			st.Questions, st.QuestionsByHops, st.QuestionsViaCVT = qs.Questions, qs.QuestionsByHops, qs.QuestionsViaCVT
+		} else {
+			st.TrainQuestions = qs.Questions
 		}
 	}
 	return st, nil

@@ -212,3 +212,45 @@ func TestQuestions(t *testing.T) {
 		}
 	}
 }
+
+// The training split is another draw: none of its questions asks a test
+// question's (topic, path), and writing it leaves the test split as it was.
+func TestTrainSplit(t *testing.T) {
+	cfg := Config{Triples: 200000, Seed: 3, Questions: 200, TrainQuestions: 300}
+	_, qOnly, _ := synthesize(t, cfg)
+	var k, q, tr bytes.Buffer
+	st, err := WriteSplits(context.Background(), cfg, &k, &q, &tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(q.Bytes(), qOnly) {
+		t.Fatal("writing a training split changed the test questions")
+	}
+	if st.TrainQuestions != 300 || st.Questions != 200 {
+		t.Fatalf("%d training and %d test questions, want 300 and 200", st.TrainQuestions, st.Questions)
+	}
+	// A question's key is its topic and relation path: the third column
+	// without the entities reached.
+	key := func(line string) string {
+		cols := strings.Split(line, "\t")
+		parts := strings.Split(cols[2], "#")
+		k := parts[0]
+		for i := 1; i+1 < len(parts); i += 2 {
+			k += "#" + parts[i]
+		}
+		return k
+	}
+	test := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(q.String()), "\n") {
+		test[key(line)] = true
+	}
+	lines := strings.Split(strings.TrimSpace(tr.String()), "\n")
+	if len(lines) != 300 {
+		t.Fatalf("%d training lines", len(lines))
+	}
+	for _, line := range lines {
+		if test[key(line)] {
+			t.Fatalf("training question %q is a test question", line)
+		}
+	}
+}

@@ -1,0 +1,163 @@
+package tracing
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/stem-kgqa/stem/schema"
+)
+
+// pruneMin is the degree from which a step scores an entity's relations
+// before its edges. A country or a gender at Freebase's scale has millions
+// of edges in a few hundred relations; when an edge's score depends on its
+// relation alone (the far end is not in the text and no guidance bias is
+// added per edge), every edge of a relation scores the same, so a step
+// needs to look only at the edges of the relations it can select: those
+// scoring at least min(Theta, best) (Breadth) or the best (Precision). The
+// rows are sorted by relation, so each relation's run is found by binary
+// search, and the step selects exactly what it would from all the edges.
+const pruneMin = 4096
+
+// pruned narrows the out- and in-rows of entity x for schema edge vector
+// sv to the relation runs the step can select, copied into the run's
+// buffers for depth; it returns the rows unchanged when the scores are not
+// the relations' alone, and how many relations it scored.
+func (r *run) pruned(ctx context.Context, depth, n int, x, fixed int32, sv []float32, inclNear, inclFar bool, out, in []int32) ([]int32, []int32, int, error) {
+	t := r.t
+	if len(out)+len(in) < pruneMin || t.noPrune || t.add == nil || inclFar || fixed >= 0 || r.perEdgeBias() {
+		return out, in, 0, nil
+	}
+	if t.lazyParts {
+		if err := r.encodeParts(ctx, x, inclNear, false, nil); err != nil {
+			return nil, nil, 0, err
+		}
+	}
+	var near []float32
+	if inclNear {
+		if t.lazyParts {
+			near = r.parts[x]
+		} else {
+			near = t.entParts[int(x)*t.dim : int(x+1)*t.dim]
+		}
+	}
+	score := func(rel int32) float32 {
+		rv := t.relParts[int(rel)*t.dim : int(rel+1)*t.dim]
+		if near != nil {
+			return cos2(sv, rv, near)
+		}
+		return cos1(sv, rv)
+	}
+	type span struct {
+		row      []int32
+		score    float32
+		eligible bool
+	}
+	var spans [2][]span
+	best := float32(-2)
+	for side, row := range [][]int32{out, in} {
+		for lo := 0; lo < len(row); {
+			rel := t.rels[row[lo]]
+			hi := lo + sort.Search(len(row)-lo, func(i int) bool { return t.rels[row[lo+i]] > rel })
+			sp := span{row: row[lo:hi], score: score(rel)}
+			for _, tid := range sp.row { // usually the first edge decides
+				tr := t.triple(tid)
+				if side == 0 && r.reusable(n, tid, tr.Head == tr.Tail) || side == 1 && tr.Head != tr.Tail && r.reusable(n, tid, false) {
+					sp.eligible = true
+					break
+				}
+			}
+			if sp.eligible {
+				best = max(best, sp.score)
+			}
+			spans[side] = append(spans[side], sp)
+			lo = hi
+		}
+	}
+	cut := best - tieEps
+	if r.strat == schema.Breadth {
+		cut = min(cut, t.cfg.Theta)
+	}
+	// What the search budget leaves (MaxScan): when the selectable
+	// relations' edges pass it, the best relations that fit are looked at
+	// and the others not, the budget counted as reached.
+	nRuns := len(spans[0]) + len(spans[1])
+	take := cut
+	if ms := t.cfg.MaxScan; ms > 0 {
+		room := ms - r.out.spent.scanned - nRuns
+		total := 0
+		var scores []float32
+		for _, side := range spans {
+			for _, sp := range side {
+				if sp.score >= cut {
+					total += len(sp.row)
+					scores = append(scores, sp.score)
+				}
+			}
+		}
+		if total > room {
+			r.out.spent.hit = true
+			slices.Sort(scores)
+			take = float32(math.Inf(1))
+			for _, sc := range slices.Backward(scores) {
+				n := 0
+				for _, side := range spans {
+					for _, sp := range side {
+						if sp.score >= sc {
+							n += len(sp.row)
+						}
+					}
+				}
+				if n > room {
+					break
+				}
+				take = sc
+			}
+		}
+	}
+	buf := r.rowBuf(depth)
+	var rows [2][]int32
+	for side := range spans {
+		start := len(buf)
+		for _, sp := range spans[side] {
+			if sp.score >= take {
+				buf = append(buf, sp.row...)
+			}
+		}
+		rows[side] = buf[start:len(buf):len(buf)]
+	}
+	r.rows[depth] = buf
+	return rows[0], rows[1], nRuns, nil
+}
+
+// rowBuf returns the empty buffer of pruned rows for depth.
+func (r *run) rowBuf(depth int) []int32 {
+	if r.rows == nil {
+		r.rows = make([][]int32, len(r.bufs))
+	}
+	return r.rows[depth][:0]
+}
+
+// perEdgeBias reports whether guidance adds a bias edge by edge (then a
+// relation's edges do not all score the same).
+func (r *run) perEdgeBias() bool {
+	g, cfg := r.guide, r.t.cfg
+	return g != nil && !cfg.NoTripleBias && (len(g.Scores) > 0 && cfg.TripleBias != BiasSet || len(g.Triples) > 0)
+}
+
+// end returns the far end and relation of KG triple tid seen from its
+// head (out) or tail: two column reads, not three, per edge of a hub.
+func (t *Tracer) end(tid int32, out bool) (far, rel int32) {
+	if t.rels == nil {
+		tr := t.g.Triple(tid)
+		if out {
+			return tr.Tail, tr.Rel
+		}
+		return tr.Head, tr.Rel
+	}
+	if out {
+		return t.tails[tid], t.rels[tid]
+	}
+	return t.heads[tid], t.rels[tid]
+}
