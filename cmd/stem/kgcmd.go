@@ -128,7 +128,7 @@ func kgCommand() *cli.Command {
 					"real relation names, so the oracle planner's schema graphs name relations the KG does not.\n\n" +
 					"Example: stem kg mask --out 3H-masked.txt ../shared/data/pathquestion/3H-kb.txt",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "in-format", Value: "auto", Usage: "input format: auto, tsv, pipe, nt, snapshot"},
+					&cli.StringFlag{Name: "in-format", Value: "auto", Usage: "input format: auto, tsv, pipe, nt, freebase, snapshot"},
 					&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Required: true, Usage: "triple file to write"},
 					forceFlag,
 				},
@@ -175,7 +175,7 @@ func kgCommand() *cli.Command {
 					"Example: stem kg export --out 3H.nt ../shared/data/pathquestion/3H-kb.txt",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "format", Value: "nt", Usage: "output format: nt (N-Triples, the only one so far)"},
-					&cli.StringFlag{Name: "in-format", Value: "auto", Usage: "input format: auto, tsv, pipe, nt, snapshot (what --format means to the other kg commands)"},
+					&cli.StringFlag{Name: "in-format", Value: "auto", Usage: "input format: auto, tsv, pipe, nt, freebase, snapshot (what --format means to the other kg commands)"},
 					&cli.StringFlag{Name: "base-iri", Value: kg.FreebaseNS, Usage: "namespace the names are put under"},
 					&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "N-Triples file to write (default: standard output)"},
 					forceFlag,

@@ -22,7 +22,7 @@ import (
 // serveOptions are stem serve's own settings, beside the pipeline's.
 type serveOptions struct {
 	KG            string        `flag:"kg" placeholder:"FILE|URL" usage:"KG FILE (any format 'stem kg' reads) or SPARQL endpoint URL; default: the embedded demo KG"`
-	KGFormat      kg.Format     `flag:"format" usage:"KG file format: auto, tsv, pipe, nt, snapshot"`
+	KGFormat      kg.Format     `flag:"format" usage:"KG file format: auto, tsv, pipe, nt, freebase, snapshot"`
 	Listen        string        `flag:"listen" placeholder:"HOST:PORT" category:"server" usage:"address to answer on; the default answers this machine only (use :8080 or 0.0.0.0:8080 for every host, with --token-env)"`
 	TokenEnv      string        `flag:"token-env" placeholder:"VAR" category:"server" usage:"require 'Authorization: Bearer TOKEN' on every route but the health checks, TOKEN read from environment variable VAR"`
 	Timeout       time.Duration `flag:"timeout" category:"server" usage:"a question's deadline; past it the answer is 504"`

@@ -1,5 +1,5 @@
 // Package backends lists the KG backends stem ships, in one place: kg's own
-// file formats (tsv, pipe, nt, snapshot, read into memory) and the SPARQL
+// file formats (tsv, pipe, nt, freebase, snapshot, read into memory) and the SPARQL
 // endpoint (kg/sparql). It is the only package that imports a backend
 // beyond kg: every command opens its --kg with Default().Open, which picks
 // the backend by URL scheme or file format, and reads the backends'

@@ -12,7 +12,7 @@ import (
 
 func TestDefault(t *testing.T) {
 	r := Default()
-	if got, want := r.Names(), []string{"tsv", "pipe", "nt", "snapshot", "sparql"}; !slices.Equal(got, want) {
+	if got, want := r.Names(), []string{"tsv", "pipe", "nt", "freebase", "snapshot", "sparql"}; !slices.Equal(got, want) {
 		t.Errorf("Names = %q, want %q", got, want)
 	}
 	for spec, want := range map[string]string{"http://127.0.0.1:8890/sparql": "sparql", "https://query.wikidata.org/sparql": "sparql"} {
