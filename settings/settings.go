@@ -11,7 +11,8 @@
 // float32, float64, time.Duration, []string (comma-separated), or any type
 // implementing encoding.TextUnmarshaler, which is how enum-like settings
 // parse and reject their own values. Adding a setting is adding a tagged
-// field: flags, config keys and compare keys follow from it.
+// field: flags, config keys and compare keys follow from it. ParseBytes reads
+// the sizes such settings take as text ("2GiB", stem kg build's --max-memory).
 package settings
 
 import (

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kg/backends"
 	"github.com/stem-kgqa/stem/train/chains"
 	"github.com/urfave/cli/v2"
@@ -50,7 +49,7 @@ func dataChainsCommand() *cli.Command {
 }
 
 func runDataChains(c *cli.Context, ks kgFlags) error {
-	g, err := ks.open(c.Context, c.String("kg"), kg.FormatAuto)
+	g, err := ks.open(c.Context, c.String("kg"), "auto")
 	if err != nil {
 		return err
 	}

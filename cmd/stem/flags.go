@@ -215,7 +215,11 @@ type kgFlags struct {
 }
 
 // open opens the KG spec names with the backend settings the flags set;
-// a file is read as f (FormatAuto detects its format).
-func (k kgFlags) open(ctx context.Context, spec string, f kg.Format) (kg.Reader, error) {
+// a file is read in the format named format ("auto" detects it).
+func (k kgFlags) open(ctx context.Context, spec, format string) (kg.Reader, error) {
+	f, err := kg.ParseFormat(format)
+	if err != nil {
+		return nil, err
+	}
 	return backends.Default().Open(ctx, spec, kg.OpenOptions{Format: f, Settings: k.Backends})
 }

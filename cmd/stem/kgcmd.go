@@ -3,10 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"runtime/debug"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/stem-kgqa/stem/atomicfile"
@@ -14,6 +11,7 @@ import (
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kg/backends"
 	"github.com/stem-kgqa/stem/progress"
+	"github.com/stem-kgqa/stem/settings"
 	"github.com/urfave/cli/v2"
 )
 
@@ -73,7 +71,7 @@ func kgCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					mem, err := parseBytes(c.String("max-memory"))
+					mem, err := settings.ParseBytes(c.String("max-memory"))
 					if err != nil {
 						return fmt.Errorf("--max-memory: %w", err)
 					}
@@ -89,32 +87,16 @@ func kgCommand() *cli.Command {
 					}
 					defer stop()
 					start := time.Now()
-					bars := &phaseBars{w: c.App.ErrWriter}
+					bars := progress.NewPhases(c.App.ErrWriter)
 					st, err := kg.BuildSnapshot(c.Context, in, out, kg.BuildOptions{
-						Format: f, MaxMemory: mem, TempDir: c.String("tmp-dir"), Progress: bars.update,
+						Format: f, MaxMemory: mem, TempDir: c.String("tmp-dir"),
+						Progress: func(p kg.BuildProgress) { bars.Update(p.Phase, p.Done, p.Total) },
 					})
-					bars.finish()
+					bars.Finish()
 					if err != nil {
 						return err
 					}
-					secs := time.Since(start).Seconds()
-					w := c.App.Writer
-					fmt.Fprintf(w, "wrote %s: %d entities, %d relations, %d triples (%d duplicate lines dropped), %.1f bytes per triple, in %s (%.0f triples/s, %d runs), peak memory %s\n",
-						out, st.Entities, st.Relations, st.Triples, st.Duplicates, float64(st.Bytes)/float64(max(st.Triples, 1)),
-						time.Since(start).Round(time.Millisecond), float64(st.Input)/secs, st.Runs, runner.PeakMemory())
-					var phases []string
-					for _, p := range st.Phases {
-						phases = append(phases, fmt.Sprintf("%s %.1fs", p.Phase, p.Seconds))
-					}
-					fmt.Fprintf(w, "phases: %s\n", strings.Join(phases, ", "))
-					if fb := st.Freebase; fb != nil {
-						fmt.Fprintf(w, "freebase: %d lines, %d kept by FilterEnglishTriplets' rules: %d edges, %d names, %d aliases; %d kept lines were not N-Triples and were skipped",
-							fb.Lines, fb.Kept, fb.Edges, fb.Names, fb.Aliases, fb.Unparsable)
-						if fb.FirstUnparsable != "" {
-							fmt.Fprintf(w, " (the first: %s)", fb.FirstUnparsable)
-						}
-						fmt.Fprintln(w)
-					}
+					st.WriteText(c.App.Writer, out, time.Since(start), runner.PeakMemory())
 					return nil
 				},
 			},
@@ -239,7 +221,7 @@ func kgCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					g, err := openKG(c, ks, in)
+					g, err := ks.open(c.Context, in, c.String("format"))
 					if err != nil {
 						return err
 					}
@@ -265,7 +247,7 @@ func kgCommand() *cli.Command {
 					if c.NArg() != 2 {
 						return fmt.Errorf("kg neighbours: want FILE and ENTITY, got %d arguments (see stem kg neighbours --help)", c.NArg())
 					}
-					g, err := openKG(c, ks, c.Args().Get(0))
+					g, err := ks.open(c.Context, c.Args().Get(0), c.String("format"))
 					if err != nil {
 						return err
 					}
@@ -291,56 +273,4 @@ func oneArg(c *cli.Context, what string) (string, error) {
 		return "", fmt.Errorf("%s: want one %s argument, got %d (see stem %s --help)", c.Command.FullName(), what, c.NArg(), c.Command.FullName())
 	}
 	return c.Args().First(), nil
-}
-
-// openKG opens spec, a file in the format the --format flag names or a
-// URL.
-func openKG(c *cli.Context, ks kgFlags, spec string) (kg.Reader, error) {
-	f, err := kg.ParseFormat(c.String("format"))
-	if err != nil {
-		return nil, err
-	}
-	return ks.open(c.Context, spec, f)
-}
-
-// phaseBars draws one progress bar per phase of kg.BuildSnapshot.
-type phaseBars struct {
-	w     io.Writer
-	bar   *progress.Bar
-	phase string
-}
-
-func (p *phaseBars) update(pr kg.BuildProgress) {
-	if pr.Phase != p.phase {
-		p.bar.Finish()
-		p.bar, p.phase = progress.New(p.w, pr.Phase, pr.Total), pr.Phase
-	}
-	p.bar.Set(pr.Done)
-}
-
-func (p *phaseBars) finish() { p.bar.Finish() }
-
-// parseBytes reads a size such as "2GiB", "512MB", "1.5G" or "3000000000"
-// (powers of 1024 for KiB..TiB and K..T, of 1000 for kB..TB).
-func parseBytes(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	i := strings.IndexFunc(t, func(r rune) bool { return !(r >= '0' && r <= '9' || r == '.') })
-	num, unit := t, ""
-	if i >= 0 {
-		num, unit = t[:i], strings.TrimSpace(t[i:])
-	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("%q is not a size (e.g. 512MiB, 4GiB)", s)
-	}
-	mult := map[string]float64{"": 1, "b": 1,
-		"k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tib": 1 << 40,
-		"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12}[strings.ToLower(unit)]
-	if mult == 0 {
-		return 0, fmt.Errorf("%q: unknown unit %q (use KiB, MiB, GiB, TiB, or kB, MB, GB, TB)", s, unit)
-	}
-	if v*mult > math.MaxInt64/2 {
-		return 0, fmt.Errorf("%q is too large", s)
-	}
-	return int64(v * mult), nil
 }
