@@ -72,7 +72,7 @@ func runAsk(ctx context.Context, w, log io.Writer, question string, o askOptions
 		return err
 	}
 	defer env.Close()
-	entities, err := resolveAll(env.Graph, o.Entities)
+	entities, err := plan.ResolveAll(env.Graph, o.Entities)
 	if gerr := env.Err(); gerr != nil {
 		err = gerr // the lookup failed, which is not "no such entity"
 	}
@@ -83,18 +83,6 @@ func runAsk(ctx context.Context, w, log io.Writer, question string, o askOptions
 		return err
 	}
 	return env.Err()
-}
-
-// resolveAll maps --entity names to KG names (plan.Resolve).
-func resolveAll(g kg.Reader, names []string) ([]string, error) {
-	out := make([]string, len(names))
-	for i, e := range names {
-		var err error
-		if out[i], err = plan.Resolve(g, e); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 // answer opens the pipeline over env and prints its answer to question.

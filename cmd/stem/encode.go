@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/stem-kgqa/stem/assets"
@@ -44,30 +42,7 @@ func encodeCommand() *cli.Command {
 			d := enc.Dim()
 			w := c.App.Writer
 			fmt.Fprintf(w, "encoder %s, %d dims, %d texts in %s\n", enc.Name(), d, len(texts), time.Since(start).Round(time.Microsecond))
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprint(tw, "\t")
-			for j := range texts {
-				fmt.Fprintf(tw, "[%d]\t", j)
-			}
-			fmt.Fprintln(tw)
-			for i, t := range texts {
-				fmt.Fprintf(tw, "[%d] %s\t", i, t)
-				for j := range texts {
-					fmt.Fprintf(tw, "%.3f\t", models.Cosine(vecs[i*d:(i+1)*d], vecs[j*d:(j+1)*d]))
-				}
-				fmt.Fprintln(tw)
-			}
-			tw.Flush()
-			if c.Bool("vectors-out") {
-				for i := range texts {
-					parts := make([]string, d)
-					for k, x := range vecs[i*d : (i+1)*d] {
-						parts[k] = fmt.Sprintf("%.5g", x)
-					}
-					fmt.Fprintf(w, "[%d] %s\n", i, strings.Join(parts, " "))
-				}
-			}
-			return nil
+			return models.WriteSimilarities(w, texts, vecs, d, c.Bool("vectors-out"))
 		},
 	}
 }
