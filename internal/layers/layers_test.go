@@ -85,8 +85,12 @@ func violations(edges [][2]string) []string {
 	return out
 }
 
-func TestDependenciesPointDown(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"...").Output()
+// moduleEdges lists the imports inside the module, as (package, import)
+// below the module, of the lists go list's template imports names
+// ("{{join .Imports \" \"}}").
+func moduleEdges(t *testing.T, imports string) [][2]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} "+imports, module+"...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
@@ -103,8 +107,49 @@ func TestDependenciesPointDown(t *testing.T) {
 	if len(edges) < 100 {
 		t.Fatalf("only %d imports inside the module checked: go list did not see the module", len(edges))
 	}
+	return edges
+}
+
+func TestDependenciesPointDown(t *testing.T) {
+	edges := moduleEdges(t, "{{join .Imports \" \"}}")
 	for _, v := range violations(edges) {
 		t.Error(v)
+	}
+}
+
+// testViolations checks the imports of packages' tests. A test may reach
+// up the layers for its fixtures (kg/synth's reads its questions back with
+// benchmark), but it too opens a KG with the registry, names no other
+// peer system, and plan's tests name no peer.
+func testViolations(edges [][2]string) []string {
+	var out []string
+	for _, e := range edges {
+		pkg, imp := e[0], e[1]
+		a, b := peerOf(pkg), peerOf(imp)
+		if under(imp, kgBackends) && !under(pkg, kgBackends) && pkg != backendList ||
+			a != "" && b != "" && a != b || under(pkg, []string{"plan"}) && under(imp, []string{"peers"}) {
+			out = append(out, violations([][2]string{e})...)
+		}
+	}
+	return out
+}
+
+func TestTestsKeepTheSeams(t *testing.T) {
+	edges := moduleEdges(t, "{{join .TestImports \" \"}} {{join .XTestImports \" \"}}")
+	for _, v := range testViolations(edges) {
+		t.Error("a test: " + v)
+	}
+	// Each of these rules fails on a deliberate violation in a test; the
+	// layers' other rules do not apply to tests.
+	for _, bad := range [][2]string{{"eval", "kg/sparql"}, {"serve", "kg/sparql"}, {"peers/dog", "peers/gcr"}, {"plan", "peers/simgrag"}} {
+		if len(testViolations([][2]string{bad})) == 0 {
+			t.Errorf("a test of %s importing %s: no violation, want one", bad[0], bad[1])
+		}
+	}
+	for _, ok := range [][2]string{{"kg/synth", "benchmark"}, {"kg/sparql", "kg/sparql"}, {"kg/backends", "kg/sparql"}, {"peers/dog", "peers/signals"}} {
+		if got := testViolations([][2]string{ok}); len(got) != 0 {
+			t.Errorf("a test of %s importing %s is allowed, got %q", ok[0], ok[1], got)
+		}
 	}
 }
 
