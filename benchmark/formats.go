@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/stem-kgqa/stem/kg"
-	"github.com/stem-kgqa/stem/kg/sparql"
 )
 
 // Source names a dataset's files, as the commands' data flags give them.
@@ -17,8 +16,8 @@ type Source struct {
 	Format string
 	// Questions are the question files, read in order.
 	Questions []string
-	// KG is the shared KG file (or SPARQL endpoint URL) of the formats
-	// answered over one KG. Given to a format whose questions bring their
+	// KG is the shared KG (a file, or a URL such as a SPARQL endpoint's)
+	// of the formats answered over one KG. Given to a format whose questions bring their
 	// own graphs (webqsp-mini, rog), it replaces those graphs: every
 	// question is asked of this one KG (see Union).
 	KG string
@@ -32,10 +31,16 @@ type Source struct {
 // over one KG, that KG.
 type Dataset struct {
 	Questions []Question
-	// Graph is the shared KG; nil when every question carries its own, or
-	// when the shared KG is a SPARQL endpoint the caller opens.
+	// KG is the shared KG; nil when every question carries its own.
+	KG kg.Reader
+	// Graph is KG when it is held in memory (a file), nil otherwise.
 	Graph *kg.Graph
 }
+
+// OpenKG opens a shared KG by its spec, a file or a URL (a kg.Registry's
+// Open in the commands): package benchmark reads question files and opens
+// no KG backend itself.
+type OpenKG func(ctx context.Context, spec string) (kg.Reader, error)
 
 // Format is one benchmark format: how its files load.
 type Format struct {
@@ -113,7 +118,7 @@ func (src Source) Check() error {
 		return fmt.Errorf("--format metaqa needs one --qtype file per --questions file (got %d and %d)", len(src.QTypes), len(src.Questions))
 	}
 	for _, p := range append(append(slices.Clone(src.Questions), src.QTypes...), src.KG, src.GoldPaths) {
-		if p == "" || p == src.KG && sparql.IsEndpoint(p) {
+		if p == "" || p == src.KG && !kg.IsPath(p) {
 			continue
 		}
 		if _, err := os.Stat(p); err != nil {
@@ -123,22 +128,25 @@ func (src Source) Check() error {
 	return nil
 }
 
-// Load loads src's questions and, when src names one, the shared KG; a KG
-// named by URL is left for the caller to open (Dataset.Graph is nil). The
-// questions of an own-graph format loaded with a shared KG lose their own
-// graphs, so that every stage asks the shared one.
-func Load(ctx context.Context, src Source) (*Dataset, error) {
+// Load loads src's questions and, when src names one, opens the shared KG
+// with open. The questions of an own-graph format loaded with a shared KG
+// lose their own graphs, so that every stage asks the shared one.
+func Load(ctx context.Context, src Source, open OpenKG) (*Dataset, error) {
 	if err := src.Check(); err != nil {
 		return nil, err
 	}
 	f, _ := LookupFormat(src.Format)
 	d := &Dataset{}
-	if src.KG != "" && !sparql.IsEndpoint(src.KG) {
-		g, err := kg.Load(ctx, src.KG, kg.FormatAuto)
+	if src.KG != "" {
+		if open == nil {
+			return nil, fmt.Errorf("--kg %s: this command opens no shared KG", src.KG)
+		}
+		r, err := open(ctx, src.KG)
 		if err != nil {
 			return nil, err
 		}
-		d.Graph = g
+		d.KG = r
+		d.Graph, _ = r.(*kg.Graph)
 	}
 	qs, err := f.LoadQuestions(ctx, src)
 	if err != nil {

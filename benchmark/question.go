@@ -35,3 +35,13 @@ func shortestHops(paths []schema.GoldPath) int {
 	}
 	return h
 }
+
+// GoldSteps returns the relation steps of each gold path, as planners
+// train on them.
+func (q Question) GoldSteps() [][]schema.Step {
+	out := make([][]schema.Step, 0, len(q.Gold))
+	for _, g := range q.Gold {
+		out = append(out, g.Steps)
+	}
+	return out
+}

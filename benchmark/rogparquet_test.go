@@ -54,7 +54,7 @@ func TestRoGFormatParquet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := Load(ctx, Source{Format: "rog", Questions: []string{a, b}})
+	d, err := Load(ctx, Source{Format: "rog", Questions: []string{a, b}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestRoGFormatParquet(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("PAR1 not really"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(ctx, Source{Format: "rog", Questions: []string{"testdata/rog_mini.jsonl", bad}}); err == nil || !strings.Contains(err.Error(), bad) {
+	if _, err := Load(ctx, Source{Format: "rog", Questions: []string{"testdata/rog_mini.jsonl", bad}}, nil); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Errorf("bad parquet: err = %v", err)
 	}
 }

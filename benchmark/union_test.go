@@ -40,7 +40,7 @@ func TestUnion(t *testing.T) {
 func TestLoadOwnGraphsOverSharedKG(t *testing.T) {
 	ctx := context.Background()
 	src := Source{Format: "rog", Questions: []string{"testdata/rog_mini.jsonl"}}
-	own, err := Load(ctx, src)
+	own, err := Load(ctx, src, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestLoadOwnGraphsOverSharedKG(t *testing.T) {
 	}
 	f.Close()
 	src.KG = p
-	shared, err := Load(ctx, src)
+	shared, err := Load(ctx, src, kg.FileBackends().Opener(kg.OpenOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,3 +97,12 @@ func WriteNeighbourhood(w io.Writer, g Reader, e int32, limit int) {
 		}
 	}
 }
+
+// Lookup finds an entity by its exact name, else by its name matched
+// ignoring case and punctuation (EntitiesByNorm).
+func Lookup(r Reader, name string) []int32 {
+	if id, ok := r.Entity(name); ok {
+		return []int32{id}
+	}
+	return r.EntitiesByNorm(name)
+}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/stem-kgqa/stem/internal/extsort"
@@ -64,6 +65,29 @@ type BuildStats struct {
 	Freebase *FreebaseStats
 	// Phases is how long each phase took, in order.
 	Phases []PhaseTime
+}
+
+// WriteText prints a finished build's summary as stem kg build does: the
+// snapshot out's counts and size per triple, the rate over elapsed, each
+// phase's time and what the Freebase filter kept; peak is the process's
+// peak memory, as the caller measured it.
+func (st BuildStats) WriteText(w io.Writer, out string, elapsed time.Duration, peak string) {
+	fmt.Fprintf(w, "wrote %s: %d entities, %d relations, %d triples (%d duplicate lines dropped), %.1f bytes per triple, in %s (%.0f triples/s, %d runs), peak memory %s\n",
+		out, st.Entities, st.Relations, st.Triples, st.Duplicates, float64(st.Bytes)/float64(max(st.Triples, 1)),
+		elapsed.Round(time.Millisecond), float64(st.Input)/elapsed.Seconds(), st.Runs, peak)
+	phases := make([]string, 0, len(st.Phases))
+	for _, p := range st.Phases {
+		phases = append(phases, fmt.Sprintf("%s %.1fs", p.Phase, p.Seconds))
+	}
+	fmt.Fprintf(w, "phases: %s\n", strings.Join(phases, ", "))
+	if fb := st.Freebase; fb != nil {
+		fmt.Fprintf(w, "freebase: %d lines, %d kept by FilterEnglishTriplets' rules: %d edges, %d names, %d aliases; %d kept lines were not N-Triples and were skipped",
+			fb.Lines, fb.Kept, fb.Edges, fb.Names, fb.Aliases, fb.Unparsable)
+		if fb.FirstUnparsable != "" {
+			fmt.Fprintf(w, " (the first: %s)", fb.FirstUnparsable)
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // PhaseTime is how long one phase of a build took.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 )
 
 // randomKG writes a TSV KG of about n triples with hubs, duplicates,
@@ -210,5 +211,23 @@ func TestBuildSnapshotCancelledOrFailed(t *testing.T) {
 		if len(left) != 2 {
 			t.Errorf("%s: %d entries left in the folder, want the two inputs", tc.in, len(left))
 		}
+	}
+}
+
+func TestBuildStatsWriteText(t *testing.T) {
+	st := BuildStats{Input: 1000, Entities: 40, Relations: 3, Triples: 990, Duplicates: 10, Runs: 2, Bytes: 19800,
+		Phases: []PhaseTime{{"read", 1.25}, {"write", 0.5}}}
+	var buf bytes.Buffer
+	st.WriteText(&buf, "x.stemkg", 2*time.Second, "12 MiB")
+	want := "wrote x.stemkg: 40 entities, 3 relations, 990 triples (10 duplicate lines dropped), 20.0 bytes per triple, in 2s (500 triples/s, 2 runs), peak memory 12 MiB\n" +
+		"phases: read 1.2s, write 0.5s\n"
+	if buf.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", buf.String(), want)
+	}
+	st.Freebase = &FreebaseStats{Lines: 9, Kept: 5, Edges: 3, Names: 1, Aliases: 1, Unparsable: 1, FirstUnparsable: "bad line"}
+	buf.Reset()
+	st.WriteText(&buf, "x.stemkg", 2*time.Second, "12 MiB")
+	if line := "freebase: 9 lines, 5 kept by FilterEnglishTriplets' rules: 3 edges, 1 names, 1 aliases; 1 kept lines were not N-Triples and were skipped (the first: bad line)\n"; !strings.HasSuffix(buf.String(), line) {
+		t.Errorf("got\n%s\nwant it to end with\n%s", buf.String(), line)
 	}
 }

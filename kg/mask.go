@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"path/filepath"
 	"strings"
+
+	"github.com/stem-kgqa/stem/atomicfile"
 )
 
 // MaskRelation is the opaque id a relation name is masked to: "r"
@@ -79,4 +82,37 @@ func writeTSV(ctx context.Context, w io.Writer, g Reader, rels []string, op stri
 		return n, fmt.Errorf("kg: %s: %w", op, err)
 	}
 	return n, nil
+}
+
+// CheckWriteName refuses a path whose extension WriteFile does not
+// write, before any work: the error names path and the extensions it does.
+func CheckWriteName(path string) error {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".tsv", ".txt", ".nt", ".stemkg":
+		return nil
+	}
+	return fmt.Errorf("%s: the extension says what is written: .tsv or .txt (tab-separated triples), .nt (N-Triples), .stemkg (snapshot)", path)
+}
+
+// WriteFile writes g to path atomically in the format path's extension
+// names: .tsv or .txt a tab-separated triple file (WriteTSV), .nt
+// N-Triples with names under base (WriteNTriples), .stemkg a snapshot
+// (WriteSnapshot). Another extension is an error (CheckWriteName).
+func WriteFile(ctx context.Context, path string, g *Graph, base string) error {
+	if err := CheckWriteName(path); err != nil {
+		return fmt.Errorf("kg: write %w", err)
+	}
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext == ".stemkg" {
+		return WriteSnapshot(path, g)
+	}
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+		var err error
+		if ext == ".nt" {
+			_, err = WriteNTriples(ctx, w, g, base)
+		} else {
+			_, err = WriteTSV(ctx, w, g)
+		}
+		return err
+	})
 }

@@ -79,3 +79,29 @@ func TestWriteTSVRoundTrip(t *testing.T) {
 		t.Errorf("WriteTSV of a name with a tab: %v", err)
 	}
 }
+
+func TestWriteFile(t *testing.T) {
+	ctx := context.Background()
+	g, err := ReadTSV(strings.NewReader("Anna\tchildren\tBo\nBo\tplace_of_birth\tOslo\n"), "in.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// N-Triples name every entity in a triple of its own (NamePredicate).
+	for name, triples := range map[string]int{"g.tsv": 2, "g.TXT": 2, "g.nt": 2 + 3, "g.stemkg": 2} {
+		path := dir + "/" + name
+		if err := WriteFile(ctx, path, g, FreebaseNS); err != nil {
+			t.Fatalf("WriteFile(%s): %v", name, err)
+		}
+		back, err := Load(ctx, path, FormatAuto)
+		if err != nil {
+			t.Fatalf("Load(%s): %v", name, err)
+		}
+		if back.NumTriples() != triples || len(Lookup(back, "Oslo")) != 1 {
+			t.Errorf("%s read back: %d triples, Oslo %v; want %d and one Oslo", name, back.NumTriples(), Lookup(back, "Oslo"), triples)
+		}
+	}
+	if err := WriteFile(ctx, dir+"/g.json", g, FreebaseNS); err == nil || !strings.Contains(err.Error(), "the extension says") {
+		t.Errorf("WriteFile(g.json) = %v, want the extension refused", err)
+	}
+}

@@ -63,7 +63,7 @@ func TestFetchedPlansMatchWholeKG(t *testing.T) {
 	}
 	enc := wordvec.New(nil, wordvec.Options{})
 	open := func(g kg.Reader) *Pipeline {
-		pl, err := pattern.FromQuestions(ctx, g, enc, train, projection.DefaultBeam)
+		pl, err := pattern.FromExamples(ctx, g, enc, examplesOf(train), projection.DefaultBeam)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -395,6 +395,19 @@ func Resolve(g kg.Reader, name string) (string, error) {
 	return "", fmt.Errorf("entity %q is not in the KG (names match exactly, or ignoring case and punctuation)", name)
 }
 
+// ResolveAll maps each of names to a KG name (Resolve), in order; the
+// first name the KG does not hold is the error.
+func ResolveAll(g kg.Reader, names []string) ([]string, error) {
+	out := make([]string, len(names))
+	for i, e := range names {
+		var err error
+		if out[i], err = Resolve(g, e); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // constrain checks the traced answers against the constraints the
 // question states: the planner's (constraint edges of its first schema
 // graph) or, when it wrote none, those constraint.Detect reads, which

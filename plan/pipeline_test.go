@@ -160,7 +160,7 @@ func BenchmarkAnswerLongQuestion(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if p.Planner, err = pattern.FromQuestions(context.Background(), p.Graph, wordvec.New(nil, wordvec.Options{}), qs, 4); err != nil {
+	if p.Planner, err = pattern.FromExamples(context.Background(), p.Graph, wordvec.New(nil, wordvec.Options{}), examplesOf(qs), 4); err != nil {
 		b.Fatal(err)
 	}
 	words := strings.Fields("who directed inception the dark knight tenet memento interstellar dunkirk of the film by nolan")
@@ -295,4 +295,14 @@ func TestSelfPlanningStrategySkipsThePlanner(t *testing.T) {
 	if ModeOf(p.Retriever) != "standalone" || ModeOf(demoPipeline(t).Retriever) != "planner" {
 		t.Error("mode labels")
 	}
+}
+
+// examplesOf turns questions with gold paths into the pattern planner's
+// training examples (planeval.Examples, which imports this package).
+func examplesOf(qs []benchmark.Question) []pattern.Example {
+	exs := make([]pattern.Example, len(qs))
+	for i, q := range qs {
+		exs[i] = pattern.Example{Question: q.Text, Answers: len(q.Answers), Mentions: linking.Mentions(q.Text, q.Entities), Paths: q.GoldSteps()}
+	}
+	return exs
 }

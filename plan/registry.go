@@ -3,7 +3,6 @@ package plan
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -98,16 +97,9 @@ func RegisterWith[S any](r *Registry, name, doc string, defaults func() S, f fun
 	if f == nil || defaults == nil {
 		return fmt.Errorf("retrieval strategy %q: no constructor or no defaults", name)
 	}
-	return r.add(name, entry{doc: doc,
-		settings: func() any { s := defaults(); return &s },
-		make: func(ctx context.Context, env Env, v any) (Retriever, error) {
-			s, ok := v.(*S)
-			if !ok || s == nil {
-				d := defaults()
-				s = &d
-			}
-			return f(ctx, env, *s)
-		}})
+	newPtr, value := settings.Typed(defaults)
+	return r.add(name, entry{doc: doc, settings: newPtr,
+		make: func(ctx context.Context, env Env, v any) (Retriever, error) { return f(ctx, env, value(v)) }})
 }
 
 func (r *Registry) add(name string, e entry) error {
@@ -136,49 +128,14 @@ type SettingsChecker interface {
 // RetrieverSettings holds the registered strategies' own settings structs,
 // one per strategy that has any, in registration order (Registry.
 // NewSettings). Its zero value holds none: every strategy then runs with
-// its defaults. Settings.Retrievers is one, and package settings walks it
-// (Structs), so each strategy's fields are flags and keys like the
-// pipeline's own. Copies share the structs: Clone before setting fields of
-// a copy.
-type RetrieverSettings struct {
-	names []string
-	ptrs  []any
-}
+// its defaults. Settings.Retrievers is one, and package settings walks it,
+// so each strategy's fields are flags and keys like the pipeline's own.
+// Copies share the structs: Clone before setting fields of a copy.
+type RetrieverSettings = settings.Plugins
 
 // NewSettings returns the defaults of every strategy that has settings.
 func (r *Registry) NewSettings() RetrieverSettings {
-	var s RetrieverSettings
-	for _, n := range r.names {
-		if e := r.entries[n]; e.settings != nil {
-			s.names = append(s.names, n)
-			s.ptrs = append(s.ptrs, e.settings())
-		}
-	}
-	return s
-}
-
-// Structs implements settings.Nested.
-func (s RetrieverSettings) Structs() []any { return slices.Clone(s.ptrs) }
-
-// Of returns the settings struct of strategy name (a pointer), nil when it
-// holds none.
-func (s RetrieverSettings) Of(name string) any {
-	if i := slices.Index(s.names, name); i >= 0 {
-		return s.ptrs[i]
-	}
-	return nil
-}
-
-// Clone returns a copy whose structs are copies.
-func (s RetrieverSettings) Clone() RetrieverSettings {
-	out := RetrieverSettings{names: slices.Clone(s.names), ptrs: make([]any, len(s.ptrs))}
-	for i, p := range s.ptrs {
-		v := reflect.ValueOf(p).Elem()
-		c := reflect.New(v.Type())
-		c.Elem().Set(v)
-		out.ptrs[i] = c.Interface()
-	}
-	return out
+	return settings.NewPlugins(r.names, func(n string) func() any { return r.entries[n].settings })
 }
 
 // Names lists the registered strategies in registration order.

@@ -1,6 +1,7 @@
 // Package progress draws a one-line progress report for long work (vector
 // conversion, training, evaluation) on a terminal, and a few plain lines when
-// the output is a file or a CI log, so that logs stay readable.
+// the output is a file or a CI log, so that logs stay readable. Phases draws
+// one such bar per phase of work done in phases (stem kg build's).
 package progress
 
 import (

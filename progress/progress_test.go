@@ -64,3 +64,27 @@ func TestCompleteEndsAtFull(t *testing.T) {
 	var nilBar *Bar
 	nilBar.Complete()
 }
+
+func TestPhases(t *testing.T) {
+	var buf bytes.Buffer
+	p := NewPhases(&buf)
+	p.Update("read", 5, 10)
+	p.Update("read", 10, 10)
+	p.Update("sort", 3, 4)
+	p.Finish()
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	want := []string{"read 5/10", "read 10/10", "sort 3/4", "sort 3/4"}
+	if len(lines) != len(want) {
+		t.Fatalf("got %d lines %q, want %d", len(lines), lines, len(want))
+	}
+	for i, w := range want {
+		f := strings.Fields(lines[i])
+		label, counts := strings.Fields(w)[0], strings.Fields(w)[1]
+		if f[0] != label || !strings.Contains(lines[i], " "+counts) {
+			t.Errorf("line %d = %q, want phase %s at %s", i, lines[i], label, counts)
+		}
+	}
+	var none *Phases
+	none.Update("read", 1, 2) // a nil Phases draws nothing
+	none.Finish()
+}

@@ -80,6 +80,16 @@ func row(e Entry) []string {
 
 func f2(v float64) string { return fmt.Sprintf("%.2f", v) }
 
+// Print writes c to w: its table, or one JSON object with asJSON.
+func (c *Comparison) Print(w io.Writer, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(c)
+	}
+	return WriteTable(w, c.Entries)
+}
+
 // WriteTable writes the entries as an aligned table, one row per
 // configuration.
 func WriteTable(w io.Writer, entries []Entry) error {
@@ -235,6 +245,23 @@ func bucketF1(labels []string, buckets []eval.Bucket) []float64 {
 		}
 	}
 	return out
+}
+
+// CheckDir makes sure the --report folder dir can be written before any
+// configuration runs ("" is none).
+func CheckDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--report %s: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".stem-write-check-*")
+	if err != nil {
+		return fmt.Errorf("--report %s: the folder cannot be written: %w", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // WriteDir writes the comparison into dir (created if needed): report.md,

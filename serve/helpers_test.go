@@ -13,6 +13,7 @@ import (
 
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/demo"
+	"github.com/stem-kgqa/stem/eval/planeval"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kgvec"
 	"github.com/stem-kgqa/stem/models/wordvec"
@@ -40,7 +41,7 @@ func demoBackend(t testing.TB, wrap func(projection.Planner) projection.Planner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pat, err := pattern.FromQuestions(ctx, g, enc, qs, 3)
+	pat, err := pattern.FromExamples(ctx, g, enc, planeval.Examples(qs), 3)
 	if err != nil {
 		t.Fatal(err)
 	}

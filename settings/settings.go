@@ -11,7 +11,8 @@
 // float32, float64, time.Duration, []string (comma-separated), or any type
 // implementing encoding.TextUnmarshaler, which is how enum-like settings
 // parse and reject their own values. Adding a setting is adding a tagged
-// field: flags, config keys and compare keys follow from it.
+// field: flags, config keys and compare keys follow from it. ParseBytes reads
+// the sizes such settings take as text ("2GiB", stem kg build's --max-memory).
 package settings
 
 import (
@@ -228,13 +229,7 @@ func (f Field) set(s string) error {
 		}
 		f.v.SetFloat(x)
 	case reflect.Slice:
-		var parts []string
-		for _, p := range strings.Split(s, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				parts = append(parts, p)
-			}
-		}
-		f.v.Set(reflect.ValueOf(parts))
+		f.v.Set(reflect.ValueOf(SplitList(s)))
 	}
 	return nil
 }
@@ -275,6 +270,18 @@ func (f Field) String() string {
 		return strings.Join(f.v.Interface().([]string), ",")
 	}
 	return fmt.Sprint(f.v.Interface())
+}
+
+// SplitList splits a comma-separated list setting, dropping spaces around
+// the parts and empty parts.
+func SplitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Lookup returns the setting called name.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,18 +9,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stem-kgqa/stem/benchmark"
-	"github.com/stem-kgqa/stem/demo"
+	"github.com/stem-kgqa/stem/assets"
 	"github.com/stem-kgqa/stem/kg"
-	"github.com/stem-kgqa/stem/kg/sparql"
-	"github.com/stem-kgqa/stem/kgvec"
-	"github.com/stem-kgqa/stem/models"
+	"github.com/stem-kgqa/stem/kg/backends"
 	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/peers"
 	"github.com/stem-kgqa/stem/plan"
-	"github.com/stem-kgqa/stem/projection/linking"
-	"github.com/stem-kgqa/stem/projection/pattern"
-	"github.com/stem-kgqa/stem/tripgnn"
 	"github.com/urfave/cli/v2"
 )
 
@@ -33,11 +26,11 @@ type askOptions struct {
 	JSON      bool      `flag:"json" usage:"print one JSON object"`
 	Explain   bool      `flag:"explain" usage:"also show the whole trace: plans, anchors, every matched triple with its T-Score and bias, the audit"`
 	MaxChains int       `flag:"max-chains" min:"0" usage:"chains to print per answer in human output (0 = all)"`
-	Sparql    sparql.Settings
+	Backends  kg.BackendSettings
 }
 
 func askCommand() *cli.Command {
-	o := askOptions{KGFormat: kg.FormatAuto, MaxChains: 20, Sparql: sparql.DefaultSettings()}
+	o := askOptions{KGFormat: kg.FormatAuto, MaxChains: 20, Backends: backends.Default().NewSettings()}
 	s := pipelineSettings()
 	enc := catalog.DefaultEncoderSettings()
 	return &cli.Command{
@@ -74,145 +67,27 @@ func runAsk(ctx context.Context, w, log io.Writer, question string, o askOptions
 		return err
 	}
 	cold := time.Now()
-	l, err := loadAssets(ctx, kgSource{Path: o.KG, Format: o.KGFormat, Sparql: o.Sparql}, s.Beam, encS, log)
+	env, err := assets.Open(ctx, assets.Config{KG: o.KG, Demo: true, Beam: s.Beam, Open: kg.OpenOptions{Format: o.KGFormat, Settings: o.Backends}, Encoder: encS, Log: log})
 	if err != nil {
 		return err
 	}
-	defer l.close()
-	entities, err := resolveAll(l.graph, o.Entities)
-	if gerr := l.err(); gerr != nil {
+	defer env.Close()
+	entities, err := plan.ResolveAll(env.Graph, o.Entities)
+	if gerr := env.Err(); gerr != nil {
 		err = gerr // the lookup failed, which is not "no such entity"
 	}
 	if err != nil {
 		return err
 	}
-	if err := answer(ctx, w, question, entities, o, s, l.assets, cold); err != nil {
+	if err := answer(ctx, w, question, entities, o, s, env, cold); err != nil {
 		return err
 	}
-	return l.err()
+	return env.Err()
 }
 
-// kgSource names the KG a command answers over.
-type kgSource struct {
-	// Path is a KG file, a SPARQL endpoint URL, or "" for the embedded
-	// demo KG.
-	Path   string
-	Format kg.Format
-	Sparql sparql.Settings
-}
-
-// assets are what ask and serve load once: the KG, the encoder, and the
-// pipeline's assets over them.
-type assets struct {
-	graph  kg.Reader
-	assets plan.Assets
-	// search finds entities by free text: the entity index in memory,
-	// names and the text index at an endpoint.
-	search func(ctx context.Context, query string, k int) ([]kgvec.Hit, error)
-	// err reports a failed lookup at an endpoint (nil in memory).
-	err   func() error
-	close func() error
-}
-
-// loadAssets opens src, the encoder and the entity index. Over a SPARQL
-// endpoint nothing of the KG is loaded up front: each question's graph is
-// fetched around its entities.
-func loadAssets(ctx context.Context, src kgSource, beam int, encS catalog.EncoderSettings, log io.Writer) (*assets, error) {
-	var (
-		g      *kg.Graph
-		remote *sparql.Graph
-		err    error
-	)
-	switch {
-	case sparql.IsEndpoint(src.Path):
-		remote, err = openEndpoint(ctx, src.Path, src.Sparql)
-	case src.Path == "":
-		g, err = kg.ReadTSV(demo.KG(), demo.KGName)
-	default:
-		g, err = kg.Load(ctx, src.Path, src.Format)
-	}
-	if err != nil {
-		return nil, err
-	}
-	enc, closeEnc, err := catalog.OpenEncoder(ctx, encS, log)
-	if err != nil {
-		return nil, err
-	}
-	lex, err := catalog.OpenLexicon(ctx, encS, log)
-	if err != nil {
-		closeEnc()
-		return nil, err
-	}
-	l := &assets{err: func() error { return nil }, close: closeEnc}
-	if remote != nil {
-		l.graph, l.err = remote, remote.Err
-		l.assets = plan.Assets{Graph: remote, Encoder: enc, Lexicon: lex, Retrievers: peers.Retrievers()}
-		l.search = func(ctx context.Context, q string, k int) ([]kgvec.Hit, error) {
-			hits, err := linking.Search(ctx, remote, enc, q, k)
-			out := make([]kgvec.Hit, len(hits))
-			for i, h := range hits {
-				out[i] = kgvec.Hit{Name: h.Entity, Score: h.Score}
-			}
-			return out, err
-		}
-		return l, nil
-	}
-	l.graph = g
-	l.assets = plan.Assets{Graph: g, Encoder: enc, Lexicon: lex, OpenGuider: guiderOpener(enc), Retrievers: peers.Retrievers()}
-	if src.Path == "" {
-		l.assets.Entities, err = kgvec.Build(ctx, g, enc, nil)
-		if err == nil {
-			l.assets.AutoPlanner, err = demoPlanner(ctx, g, enc, beam)
-		}
-	} else {
-		var closeEnts func() error
-		l.assets.Entities, closeEnts, err = entityIndex(ctx, g, src.Path, enc, encS, log)
-		if err == nil {
-			l.close = func() error { return errors.Join(closeEnts(), closeEnc()) }
-		}
-	}
-	if err != nil {
-		closeEnc()
-		return nil, err
-	}
-	l.search = l.assets.Entities.Nearest
-	return l, nil
-}
-
-// openEndpoint opens a SPARQL KG and checks that it answers, so a wrong
-// URL is reported before any work.
-func openEndpoint(ctx context.Context, url string, s sparql.Settings) (*sparql.Graph, error) {
-	g, err := sparql.Open(s.Config(url))
-	if err != nil {
-		return nil, err
-	}
-	if err := g.Ping(ctx); err != nil {
-		return nil, err
-	}
-	return g, nil
-}
-
-// resolveAll maps --entity names to KG names (plan.Resolve).
-func resolveAll(g kg.Reader, names []string) ([]string, error) {
-	out := make([]string, len(names))
-	for i, e := range names {
-		var err error
-		if out[i], err = plan.Resolve(g, e); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// answer opens the pipeline over a and prints its answer to question.
-func answer(ctx context.Context, w io.Writer, question string, entities []string, o askOptions, s plan.Settings, a plan.Assets, cold time.Time) error {
-	var err error
-	if s.Planner == "llm" && s.Examples != "" {
-		if a.Examples, err = llmExamples(ctx, s.ExampleSettings); err != nil {
-			return err
-		}
-	}
-	p, closeP, err := plan.Open(ctx, s, a)
+// answer opens the pipeline over env and prints its answer to question.
+func answer(ctx context.Context, w io.Writer, question string, entities []string, o askOptions, s plan.Settings, env *assets.Env, cold time.Time) error {
+	p, closeP, err := env.Pipeline(ctx, s)
 	defer closeP()
 	if err != nil {
 		return err
@@ -233,27 +108,4 @@ func answer(ctx context.Context, w io.Writer, question string, entities []string
 	}
 	r.WriteText(w, o.Explain, o.MaxChains, startup)
 	return nil
-}
-
-// demoPlanner learns the pattern planner from the embedded demo questions:
-// training is encoding 37 questions, a few milliseconds.
-func demoPlanner(ctx context.Context, g *kg.Graph, enc models.Encoder, beam int) (*pattern.Planner, error) {
-	qs, err := benchmark.ReadPathQuestion(ctx, bytes.NewReader(demo.Questions()), demo.QuestionsName)
-	if err != nil {
-		return nil, err
-	}
-	return pattern.FromQuestions(ctx, g, enc, qs, beam)
-}
-
-// guiderOpener returns the function that loads a Triple-GNN model trained
-// with enc and guides tracing with it, over the shared KG or each
-// question's own graph.
-func guiderOpener(enc models.Encoder) func(string) (plan.Guider, error) {
-	return func(path string) (plan.Guider, error) {
-		m, err := tripgnn.Load(path, enc.Name(), enc.Dim())
-		if err != nil {
-			return nil, err
-		}
-		return plan.NewGNNGuider(m, enc, tripgnn.SubgraphOptions{})
-	}
 }

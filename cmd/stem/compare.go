@@ -1,45 +1,18 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"os"
 	"strings"
 
-	"github.com/stem-kgqa/stem/eval"
-	"github.com/stem-kgqa/stem/kg/sparql"
+	"github.com/stem-kgqa/stem/eval/runner"
 	"github.com/stem-kgqa/stem/models/catalog"
-	"github.com/stem-kgqa/stem/peers"
-	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/report"
-	"github.com/stem-kgqa/stem/settings"
 	"github.com/urfave/cli/v2"
 )
 
-// presets are the paper's ablation tables as --config lists.
-var presets = map[string][]string{
-	// Table 7: the guidance biases.
-	"table7": {"name=full", "name=no-entity-bias,no-entity-bias", "name=no-triple-bias,no-triple-bias", "name=no-bias,no-entity-bias,no-triple-bias"},
-	// Table 11: adaptive selection against one selection rule for all.
-	"table11": {"name=adaptive", "name=only-greedy,only-greedy", "name=only-threshold,only-threshold"},
-}
-
-// compareOptions are stem compare's own settings.
-type compareOptions struct {
-	Preset string `flag:"preset" usage:"add the configurations of the paper's table7 (guidance biases) or table11 (selection)"`
-	// Strategies adds one configuration per retrieval strategy, so the
-	// peers run beside STEM with one flag.
-	Strategies []string `flag:"strategies" placeholder:"NAME,..." usage:"add a configuration per retrieval strategy NAME (e.g. stem,gcr), each with the command's own settings"`
-	Report     string   `flag:"report" placeholder:"DIR" usage:"write report.md, report.json and SVG charts into DIR"`
-}
-
 func compareCommand() *cli.Command {
-	d := dataOptions{Sparql: sparql.DefaultSettings()}
-	var o compareOptions
-	r := runOptions{Workers: 1}
+	d := runner.NewDataset()
+	var o runner.CompareOptions
+	r := runner.Options{Workers: 1}
 	s := evalSettings()
 	enc := catalog.DefaultEncoderSettings()
 	configs := &configList{}
@@ -68,17 +41,17 @@ func compareCommand() *cli.Command {
 			flagsOf(&o)...), flagsOf(&r)...), flagsOf(&s)...), flagsOf(&enc)...),
 		Before: bind(&o, &d, &r, &s, &enc),
 		Action: func(c *cli.Context) error {
-			setups, err := compareSetups(s, o.Preset, append(strategyConfigs(o.Strategies), *configs...))
+			setups, err := runner.Setups(s, d.Backends, o.Preset, append(strategyConfigs(o.Strategies), *configs...))
 			if err != nil {
 				return err
 			}
-			if err := d.source().Check(); err != nil {
+			if err := d.Source().Check(); err != nil {
 				return err
 			}
-			if err := checkReportDir(o.Report); err != nil {
+			if err := report.CheckDir(o.Report); err != nil {
 				return err
 			}
-			return runCompare(c.Context, c.App.Writer, c.App.ErrWriter, commandLine(c), setups, d, r, o, enc)
+			return runner.Compare(c.Context, c.App.Writer, c.App.ErrWriter, commandLine(c), setups, d, r, o, enc)
 		},
 	}
 }
@@ -99,148 +72,6 @@ type configList []string
 
 func (l *configList) Set(s string) error { *l = append(*l, s); return nil }
 func (l *configList) String() string     { return strings.Join(*l, " ") }
-
-// compareConfig is one configuration of a comparison and the text that
-// named it.
-type compareConfig struct {
-	name, spec string
-	settings   plan.Settings
-}
-
-// compareSetups resolves --preset and --config into configurations over
-// base, and checks every one of them.
-func compareSetups(base plan.Settings, preset string, configs []string) ([]compareConfig, error) {
-	var specs []string
-	if preset != "" {
-		list, ok := presets[preset]
-		if !ok {
-			return nil, fmt.Errorf("--preset %q: want table7 or table11", preset)
-		}
-		if preset == "table7" && base.GNN == "" {
-			return nil, fmt.Errorf("--preset table7 ablates the guidance graph's biases, which need --gnn MODEL: without a Triple-GNN its four rows would be identical")
-		}
-		specs = append(specs, list...)
-	}
-	specs = append(specs, configs...)
-	if len(specs) == 0 {
-		return nil, fmt.Errorf("stem compare needs configurations: --strategies NAME,..., --config KEY[=VALUE],... (repeated) or --preset table7|table11")
-	}
-	reg := peers.Retrievers()
-	var out []compareConfig
-	seen := map[string]bool{}
-	for _, spec := range specs {
-		s := base.Clone()
-		fields, err := settings.Fields(&s)
-		if err != nil {
-			return nil, err
-		}
-		name, err := settings.ApplySpec(fields, spec)
-		if err != nil {
-			return nil, err
-		}
-		if name == "" {
-			name = spec
-		}
-		if err := s.Check(reg); err != nil {
-			return nil, fmt.Errorf("config %q: %w", spec, err)
-		}
-		if seen[name] {
-			return nil, fmt.Errorf("two configurations are named %q: give each a distinct name=", name)
-		}
-		seen[name] = true
-		out = append(out, compareConfig{name: name, spec: spec, settings: s})
-	}
-	return out, nil
-}
-
-func runCompare(ctx context.Context, w, log io.Writer, cmdline string, setups []compareConfig, d dataOptions, r runOptions, o compareOptions, encS catalog.EncoderSettings) error {
-	data, err := loadEvalData(ctx, d, log)
-	if err != nil {
-		return err
-	}
-	env, err := openEvalEnv(ctx, data, d.KG, encS, log)
-	if err != nil {
-		return err
-	}
-	defer env.close()
-	cmp := &report.Comparison{
-		Command: cmdline,
-		Dataset: fmt.Sprintf("%s: %s (%d questions)", d.Format, strings.Join(d.Questions, ","), len(data.Questions)),
-	}
-	var runErr error
-	for i, cc := range setups {
-		fmt.Fprintf(log, "config %d/%d: %s\n", i+1, len(setups), cc.name)
-		rep, err := runSetup(ctx, cc.settings, data, env, r, log)
-		if rep != nil {
-			rep.Dropped = data.dropped
-			cmp.Entries = append(cmp.Entries, report.Entry{Name: cc.name, Spec: cc.spec, Report: rep})
-		}
-		if err != nil {
-			if rep == nil || ctx.Err() == nil {
-				return fmt.Errorf("config %s: %w", cc.name, err)
-			}
-			// Cancelled: report what was done, then fail.
-			runErr = fmt.Errorf("config %s: %w", cc.name, err)
-			break
-		}
-	}
-	// The agreement needs every question's result; the report keeps only
-	// the agreement, not 5 x 14,000 results.
-	cmp.Agreement = report.Agree(cmp.Entries)
-	for _, e := range cmp.Entries {
-		e.Report.Questions = nil
-	}
-	// The table is printed first: a report folder that fails late (a full
-	// disk) must not cost the user the results.
-	var outErr error
-	if r.JSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		outErr = enc.Encode(cmp)
-	} else {
-		outErr = report.WriteTable(w, cmp.Entries)
-	}
-	if o.Report != "" {
-		if err := report.WriteDir(o.Report, cmp); err != nil {
-			return errors.Join(runErr, outErr, fmt.Errorf("the table above was not saved: %w", err))
-		}
-		fmt.Fprintf(log, "report written to %s\n", o.Report)
-	}
-	return errors.Join(runErr, outErr)
-}
-
-// checkReportDir makes sure the --report folder can be written before any
-// configuration runs.
-func checkReportDir(dir string) error {
-	if dir == "" {
-		return nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--report %s: %w", dir, err)
-	}
-	f, err := os.CreateTemp(dir, ".stem-write-check-*")
-	if err != nil {
-		return fmt.Errorf("--report %s: the folder cannot be written: %w", dir, err)
-	}
-	f.Close()
-	return os.Remove(f.Name())
-}
-
-// runSetup builds s's pipeline and runs it over data.
-func runSetup(ctx context.Context, s plan.Settings, data *evalData, env *evalEnv, r runOptions, log io.Writer) (*eval.Report, error) {
-	p, closeP, err := openPipeline(ctx, s, data, env)
-	defer closeP()
-	if err != nil {
-		return nil, err
-	}
-	rep, err := eval.Run(ctx, data.Questions, eval.Pipeline{Pipeline: p}, eval.Options{
-		Graph: data.Graph, KeepGoing: r.KeepGoing, Progress: log, Workers: r.Workers, PerQuestion: true,
-	})
-	if rep != nil {
-		rep.Mode = p.Mode
-	}
-	return rep, err
-}
 
 // commandLine rebuilds the command line from the flags that were set, so
 // the report says how to reproduce it (cli keeps no copy of the raw

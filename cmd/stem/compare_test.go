@@ -13,9 +13,7 @@ import (
 	"testing"
 
 	"github.com/stem-kgqa/stem/demo"
-	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/report"
-	"github.com/stem-kgqa/stem/tracing"
 )
 
 // seriesNames returns the data-name of every <g class="series"> of an SVG
@@ -145,70 +143,6 @@ func TestCompareBadConfig(t *testing.T) {
 				t.Errorf("error = %v, want one containing %q", err, tc.want)
 			}
 		})
-	}
-}
-
-func TestCompareSetups(t *testing.T) {
-	base := evalSettings()
-	with := func(name string, f func(*plan.Settings)) compareConfig {
-		s := base
-		f(&s)
-		return compareConfig{name: name, settings: s}
-	}
-	tests := []struct {
-		spec string
-		want compareConfig
-	}{
-		{"", with("", func(*plan.Settings) {})},
-		{"name=x, no-triple-bias ,beam=8", with("x", func(s *plan.Settings) { s.Beam, s.Tracing.NoTripleBias = 8, true })},
-		{"planner=pattern,planner-model=m.stempat,strategy=breadth,reuse=never,triple-text=full,max-branch=5,no-entity-bias=true,only-greedy",
-			with("planner=pattern,planner-model=m.stempat,strategy=breadth,reuse=never,triple-text=full,max-branch=5,no-entity-bias=true,only-greedy", func(s *plan.Settings) {
-				s.Planner, s.PlannerModel, s.Strategy = "pattern", "m.stempat", "breadth"
-				s.Tracing.Reuse, s.Tracing.Text, s.Tracing.MaxBranch = tracing.ReuseNever, tracing.TextFull, 5
-				s.Tracing.NoEntityBias, s.Tracing.OnlyGreedy = true, true
-			})},
-		{"name=g,gnn=a.tgnn,gnn=off", with("g", func(*plan.Settings) {})},
-		{"name=g,gnn=a.tgnn", with("g", func(s *plan.Settings) { s.GNN = "a.tgnn" })},
-		{"name=t,theta=0.7,top-n=10,strict-theta,retriever=stem", with("t", func(s *plan.Settings) {
-			s.Tracing.Theta, s.Tracing.TopN, s.Tracing.StrictTheta = 0.7, 10, true
-		})},
-	}
-	for _, tc := range tests {
-		got, err := compareSetups(base, "", []string{tc.spec})
-		tc.want.spec = tc.spec
-		if tc.want.name == "" {
-			tc.want.name = tc.spec
-		}
-		if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], tc.want) {
-			t.Errorf("compareSetups(%q) = %+v, %v; want %+v", tc.spec, got, err, tc.want)
-		}
-	}
-	withGNN := base
-	withGNN.GNN = "m.tgnn"
-	for name := range presets {
-		if _, err := compareSetups(withGNN, name, nil); err != nil {
-			t.Errorf("preset %s: %v", name, err)
-		}
-	}
-	for _, tc := range []struct {
-		base               plan.Settings
-		preset, spec, want string
-	}{
-		{base, "table7", "", "need --gnn MODEL"},
-		{base, "", "beam=0", "from 1 to 64"},
-		{base, "", "planner=pattern", "--planner-model"},
-		{base, "", "retriever=stme", `did you mean "stem"`},
-		{base, "", "lambda=NaN", "finite number"},
-		{base, "", "only-greedy,only-threshold", "exclude each other"},
-		{base, "", "wat=1", `"wat" is not a setting`},
-	} {
-		var specs []string
-		if tc.spec != "" {
-			specs = []string{tc.spec}
-		}
-		if _, err := compareSetups(tc.base, tc.preset, specs); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("compareSetups(%q, %q): err = %v, want one containing %q", tc.preset, tc.spec, err, tc.want)
-		}
 	}
 }
 

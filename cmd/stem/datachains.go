@@ -1,8 +1,7 @@
 package main
 
 import (
-	"github.com/stem-kgqa/stem/kg"
-	"github.com/stem-kgqa/stem/kg/sparql"
+	"github.com/stem-kgqa/stem/kg/backends"
 	"github.com/stem-kgqa/stem/train/chains"
 	"github.com/urfave/cli/v2"
 )
@@ -10,7 +9,7 @@ import (
 // dataChainsCommand extracts reasoning chains (appendix C.1): one item per
 // question with T, T' and the strategy.
 func dataChainsCommand() *cli.Command {
-	ss := sparql.DefaultSettings()
+	ks := kgFlags{backends.Default().NewSettings()}
 	return &cli.Command{
 		Name:  "chains",
 		Usage: "extract reasoning chains (all shortest KG paths from the question entities to the answers) and mask them",
@@ -31,7 +30,7 @@ func dataChainsCommand() *cli.Command {
 			"        --kg ../shared/data/pathquestion/2H-kb.txt --out pq2h.chains.jsonl --json\n" +
 			"  stem data chains --format metaqa --questions qa_dev_1hop.txt,qa_dev_2hop.txt \\\n" +
 			"        --qtype qtype_dev_1hop.txt,qtype_dev_2hop.txt --kg kb.txt --out metaqa.chains.jsonl",
-		Before: bind(&ss),
+		Before: bind(&ks),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "format", Required: true, Usage: "question format: pq or metaqa"},
 			&cli.StringFlag{Name: "questions", Required: true, Usage: "question file(s), comma-separated"},
@@ -44,21 +43,17 @@ func dataChainsCommand() *cli.Command {
 			&cli.BoolFlag{Name: "question-hops", Value: true, Usage: "raise --min-hops per question to its gold path's length (PathQuestion's path, MetaQA's qtype): a shortcut to the answer is not the reasoning the question asks for; --question-hops=false gives the plain shortest chains"},
 			&cli.BoolFlag{Name: "resume", Usage: "continue an interrupted run: keep the items --out holds and write the rest (its options must match)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as one JSON object"},
-		}, flagsOf(&ss)...),
-		Action: func(c *cli.Context) error { return runDataChains(c, ss) },
+		}, flagsOf(&ks)...),
+		Action: func(c *cli.Context) error { return runDataChains(c, ks) },
 	}
 }
 
-func runDataChains(c *cli.Context, ss sparql.Settings) error {
-	var remote kg.Neighbourhooder
-	if u := c.String("kg"); sparql.IsEndpoint(u) {
-		g, err := openEndpoint(c.Context, u, ss)
-		if err != nil {
-			return err
-		}
-		remote = g
+func runDataChains(c *cli.Context, ks kgFlags) error {
+	g, err := ks.open(c.Context, c.String("kg"), "auto")
+	if err != nil {
+		return err
 	}
-	sum, err := chains.Run(c.Context, chains.RunOptions{Remote: remote,
+	sum, err := chains.Run(c.Context, chains.RunOptions{Graph: g,
 		Format: c.String("format"), Questions: splitList(c.String("questions")), QTypes: splitList(c.String("qtype")),
 		KG: c.String("kg"), Out: c.String("out"), Resume: c.Bool("resume"), Log: c.App.ErrWriter,
 		Options: chains.Options{MaxHops: c.Int("max-hops"), MaxPaths: c.Int("max-paths"), MinHops: c.Int("min-hops"), QuestionHops: c.Bool("question-hops")},
@@ -66,5 +61,5 @@ func runDataChains(c *cli.Context, ss sparql.Settings) error {
 	if err != nil {
 		return err
 	}
-	return printSummary(c.App.Writer, c.Bool("json"), sum)
+	return printSummary(c.App.Writer, c.Bool("json"), sum, sum.WriteText)
 }

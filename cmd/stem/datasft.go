@@ -104,7 +104,7 @@ func runDataSFT(c *cli.Context, chatS catalog.ChatSettings) error {
 	if err != nil {
 		return err
 	}
-	if err := printSummary(c.App.Writer, c.Bool("json"), sum); err != nil {
+	if err := printSummary(c.App.Writer, c.Bool("json"), sum, sum.WriteText); err != nil {
 		return err
 	}
 	return sum.Err()

@@ -85,16 +85,16 @@ func runDataSynth(c *cli.Context, chatS catalog.ChatSettings) error {
 	if err != nil {
 		return err
 	}
-	return printSummary(c.App.Writer, c.Bool("json"), sum)
+	return printSummary(c.App.Writer, c.Bool("json"), sum, sum.WriteText)
 }
 
-// printSummary prints a data command's summary: one JSON object, or its
-// text form.
-func printSummary(w io.Writer, asJSON bool, sum interface{ WriteText(io.Writer) error }) error {
+// printSummary prints a command's result v: one JSON object, or its text
+// form, written by text.
+func printSummary(w io.Writer, asJSON bool, v any, text func(io.Writer) error) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(sum)
+		return enc.Encode(v)
 	}
-	return sum.WriteText(w)
+	return text(w)
 }

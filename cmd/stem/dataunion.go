@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 
@@ -42,13 +41,10 @@ func dataUnionCommand() *cli.Command {
 
 func runDataUnion(c *cli.Context) error {
 	out := c.String("out")
-	ext := strings.ToLower(filepath.Ext(out))
-	switch ext {
-	case ".tsv", ".txt", ".nt", ".stemkg":
-	default:
-		return fmt.Errorf("--out %s: the extension says what is written: .tsv or .txt (tab-separated triples), .nt (N-Triples), .stemkg (snapshot)", out)
+	if err := kg.CheckWriteName(out); err != nil {
+		return fmt.Errorf("--out %w", err)
 	}
-	if ext == ".nt" && !kg.IsIRI(c.String("base-iri")) {
+	if strings.EqualFold(filepath.Ext(out), ".nt") && !kg.IsIRI(c.String("base-iri")) {
 		return fmt.Errorf("--base-iri %q is not an absolute IRI (e.g. %s)", c.String("base-iri"), kg.FreebaseNS)
 	}
 	if err := atomicfile.CheckOutput("--out", out, c.Bool("force"), inputs(c, "questions", "gold-paths")...); err != nil {
@@ -72,21 +68,7 @@ func runDataUnion(c *cli.Context) error {
 	if g.NumTriples() == 0 {
 		return fmt.Errorf("the %d questions of %s bring no triples: nothing to write", len(qs), c.String("questions"))
 	}
-	switch ext {
-	case ".stemkg":
-		err = kg.WriteSnapshot(out, g)
-	default:
-		err = atomicfile.Write(out, 0o644, func(w io.Writer) error {
-			var err error
-			if ext == ".nt" {
-				_, err = kg.WriteNTriples(c.Context, w, g, c.String("base-iri"))
-			} else {
-				_, err = kg.WriteTSV(c.Context, w, g)
-			}
-			return err
-		})
-	}
-	if err != nil {
+	if err := kg.WriteFile(c.Context, out, g, c.String("base-iri")); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s: %d entities, %d relations, %d distinct triples, the union of %d questions' graphs\n",

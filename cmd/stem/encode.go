@@ -2,12 +2,11 @@ package main
 
 import (
 	"fmt"
-	"strings"
-	"text/tabwriter"
 	"time"
 
+	"github.com/stem-kgqa/stem/assets"
 	"github.com/stem-kgqa/stem/kg"
-	"github.com/stem-kgqa/stem/kg/sparql"
+	"github.com/stem-kgqa/stem/kg/backends"
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/urfave/cli/v2"
@@ -43,37 +42,14 @@ func encodeCommand() *cli.Command {
 			d := enc.Dim()
 			w := c.App.Writer
 			fmt.Fprintf(w, "encoder %s, %d dims, %d texts in %s\n", enc.Name(), d, len(texts), time.Since(start).Round(time.Microsecond))
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprint(tw, "\t")
-			for j := range texts {
-				fmt.Fprintf(tw, "[%d]\t", j)
-			}
-			fmt.Fprintln(tw)
-			for i, t := range texts {
-				fmt.Fprintf(tw, "[%d] %s\t", i, t)
-				for j := range texts {
-					fmt.Fprintf(tw, "%.3f\t", models.Cosine(vecs[i*d:(i+1)*d], vecs[j*d:(j+1)*d]))
-				}
-				fmt.Fprintln(tw)
-			}
-			tw.Flush()
-			if c.Bool("vectors-out") {
-				for i := range texts {
-					parts := make([]string, d)
-					for k, x := range vecs[i*d : (i+1)*d] {
-						parts[k] = fmt.Sprintf("%.5g", x)
-					}
-					fmt.Fprintf(w, "[%d] %s\n", i, strings.Join(parts, " "))
-				}
-			}
-			return nil
+			return models.WriteSimilarities(w, texts, vecs, d, c.Bool("vectors-out"))
 		},
 	}
 }
 
 func searchCommand() *cli.Command {
 	encS := catalog.DefaultEncoderSettings()
-	ss := sparql.DefaultSettings()
+	ks := kgFlags{backends.Default().NewSettings()}
 	return &cli.Command{
 		Name:      "search",
 		Usage:     "find the KG entities nearest to each query by the encoder (exact cosine search)",
@@ -90,8 +66,8 @@ func searchCommand() *cli.Command {
 			&cli.StringFlag{Name: "kg", Required: true, Usage: "KG `FILE` (any format 'stem kg' reads), or a SPARQL endpoint URL"},
 			formatFlag,
 			&cli.IntFlag{Name: "k", Value: 10, Usage: "how many entities to list per query"},
-		}, flagsOf(&encS)...), flagsOf(&ss)...),
-		Before: before(guard(map[string]float64{"k": 1}), bind(&encS), bind(&ss)),
+		}, flagsOf(&encS)...), flagsOf(&ks)...),
+		Before: before(guard(map[string]float64{"k": 1}), bind(&encS), bind(&ks)),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return fmt.Errorf("search: give at least one QUERY")
@@ -100,15 +76,15 @@ func searchCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			l, err := loadAssets(c.Context, kgSource{Path: c.String("kg"), Format: f, Sparql: ss}, 0, encS, c.App.ErrWriter)
+			env, err := assets.Open(c.Context, assets.Config{KG: c.String("kg"), Open: kg.OpenOptions{Format: f, Settings: ks.Backends}, Encoder: encS, Log: c.App.ErrWriter})
 			if err != nil {
 				return err
 			}
-			defer l.close()
+			defer env.Close()
 			w := c.App.Writer
 			for _, q := range c.Args().Slice() {
 				start := time.Now()
-				hits, err := l.search(c.Context, q, c.Int("k"))
+				hits, err := env.Search(c.Context, q, c.Int("k"))
 				if err != nil {
 					return err
 				}

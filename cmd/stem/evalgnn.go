@@ -1,19 +1,15 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-
-	"github.com/stem-kgqa/stem/kg/sparql"
+	"github.com/stem-kgqa/stem/eval/runner"
+	"github.com/stem-kgqa/stem/kg/backends"
 	"github.com/stem-kgqa/stem/models/catalog"
-	"github.com/stem-kgqa/stem/train"
-	"github.com/stem-kgqa/stem/tripgnn"
 	"github.com/urfave/cli/v2"
 )
 
 func evalGNNCommand() *cli.Command {
 	encS := catalog.DefaultEncoderSettings()
-	ss := sparql.DefaultSettings()
+	ks := kgFlags{backends.Default().NewSettings()}
 	return &cli.Command{
 		Name:  "eval-gnn",
 		Usage: "score the Triple-GNN's guidance graph: recall@K of gold-chain entities against similarity and hop baselines",
@@ -26,49 +22,20 @@ func evalGNNCommand() *cli.Command {
 		Flags: append(append(gnnDataFlags(),
 			&cli.StringFlag{Name: "gnn", Required: true, Usage: "Triple-GNN checkpoint (stem train gnn)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
-		), append(flagsOf(&encS), flagsOf(&ss)...)...),
-		Before: before(guard(map[string]float64{"max-nodes": 0, "max-neighbors": 0, "limit": 0}), bind(&encS), bind(&ss)),
-		Action: func(c *cli.Context) error { return runEvalGNN(c, encS, ss) },
+		), append(flagsOf(&encS), flagsOf(&ks)...)...),
+		Before: before(guard(map[string]float64{"max-nodes": 0, "max-neighbors": 0, "limit": 0}), bind(&encS), bind(&ks)),
+		Action: func(c *cli.Context) error { return runEvalGNN(c, encS, ks) },
 	}
 }
 
-func runEvalGNN(c *cli.Context, encS catalog.EncoderSettings, ss sparql.Settings) error {
-	ctx := c.Context
-	gd, err := loadGNNData(c, ss)
+func runEvalGNN(c *cli.Context, encS catalog.EncoderSettings, ks kgFlags) error {
+	gd, err := loadGNNData(c, ks)
 	if err != nil {
 		return err
 	}
-	enc, closeEnc, err := catalog.OpenEncoder(c.Context, encS, c.App.ErrWriter)
+	sc, err := runner.EvalGNN(c.Context, c.App.ErrWriter, gd, encS, runner.GNNOptions{Subgraph: subgraphOptions(c), GNN: c.String("gnn"), Questions: c.String("questions")})
 	if err != nil {
 		return err
 	}
-	defer closeEnc()
-	m, err := tripgnn.Load(c.String("gnn"), enc.Name(), enc.Dim())
-	if err != nil {
-		return err
-	}
-	b := tripgnn.NewBuilder(enc, subgraphOptions(c))
-	items, skipped, err := gd.label(ctx, b, c.App.ErrWriter)
-	if err != nil {
-		return err
-	}
-	if len(items) == 0 {
-		return fmt.Errorf("no question of %s has a question entity and a gold path in the KG", c.String("questions"))
-	}
-	met, err := train.Evaluate(ctx, m, b, items)
-	if err != nil {
-		return err
-	}
-	if c.Bool("json") {
-		out := json.NewEncoder(c.App.Writer)
-		out.SetIndent("", "  ")
-		return out.Encode(struct {
-			train.Metrics
-			Skipped int `json:"skipped"`
-		}{met, skipped})
-	}
-	fmt.Fprintf(c.App.Writer, "questions        %d (%d skipped)\nrecall@K GNN     %.4f\nrecall@K simil.  %.4f\nrecall@K hops    %.4f\ngold in subgraph %.4f\nmean entities    %.1f\n",
-		met.N, skipped, met.RecallGNN, met.RecallSimilarity, met.RecallHops, met.GoldInSubgraph, met.MeanEntities)
-	fmt.Fprintf(c.App.Writer, "answer siblings  %d questions: GNN scores an answer first %.4f, tied %.4f\n", met.SiblingN, met.SiblingAnswerFirst, met.SiblingTied)
-	return nil
+	return printSummary(c.App.Writer, c.Bool("json"), sc, sc.WriteText)
 }

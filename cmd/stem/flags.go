@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
 	"strconv"
 	"strings"
 
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/kg/backends"
 	"github.com/stem-kgqa/stem/settings"
 	"github.com/urfave/cli/v2"
 )
@@ -203,4 +206,20 @@ func before(hooks ...cli.BeforeFunc) cli.BeforeFunc {
 		}
 		return nil
 	}
+}
+
+// kgFlags are the KG backends' settings (SPARQL's --kg-graph, --sparql-*
+// and the rest), for a command that takes a KG and no pipeline.
+type kgFlags struct {
+	Backends kg.BackendSettings
+}
+
+// open opens the KG spec names with the backend settings the flags set;
+// a file is read in the format named format ("auto" detects it).
+func (k kgFlags) open(ctx context.Context, spec, format string) (kg.Reader, error) {
+	f, err := kg.ParseFormat(format)
+	if err != nil {
+		return nil, err
+	}
+	return backends.Default().Open(ctx, spec, kg.OpenOptions{Format: f, Settings: k.Backends})
 }

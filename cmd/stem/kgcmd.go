@@ -3,18 +3,15 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
-	"os"
-	"runtime"
 	"runtime/debug"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/stem-kgqa/stem/atomicfile"
+	"github.com/stem-kgqa/stem/eval/runner"
 	"github.com/stem-kgqa/stem/kg"
-	"github.com/stem-kgqa/stem/kg/sparql"
+	"github.com/stem-kgqa/stem/kg/backends"
 	"github.com/stem-kgqa/stem/progress"
+	"github.com/stem-kgqa/stem/settings"
 	"github.com/urfave/cli/v2"
 )
 
@@ -26,7 +23,7 @@ var formatFlag = &cli.StringFlag{
 }
 
 func kgCommand() *cli.Command {
-	ss := sparql.DefaultSettings()
+	ks := kgFlags{backends.Default().NewSettings()}
 	return &cli.Command{
 		Name:  "kg",
 		Usage: "build, inspect and query knowledge-graph files",
@@ -74,7 +71,7 @@ func kgCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					mem, err := parseBytes(c.String("max-memory"))
+					mem, err := settings.ParseBytes(c.String("max-memory"))
 					if err != nil {
 						return fmt.Errorf("--max-memory: %w", err)
 					}
@@ -84,38 +81,22 @@ func kgCommand() *cli.Command {
 					// The Go runtime collects garbage before the heap passes
 					// the bound; the build sizes its buffers to stay within it.
 					defer debug.SetMemoryLimit(debug.SetMemoryLimit(mem + 64<<20))
-					stop, err := startCPUProfile(c.String("cpuprofile"))
+					stop, err := runner.StartCPUProfile(c.String("cpuprofile"))
 					if err != nil {
 						return err
 					}
 					defer stop()
 					start := time.Now()
-					bars := &phaseBars{w: c.App.ErrWriter}
+					bars := progress.NewPhases(c.App.ErrWriter)
 					st, err := kg.BuildSnapshot(c.Context, in, out, kg.BuildOptions{
-						Format: f, MaxMemory: mem, TempDir: c.String("tmp-dir"), Progress: bars.update,
+						Format: f, MaxMemory: mem, TempDir: c.String("tmp-dir"),
+						Progress: func(p kg.BuildProgress) { bars.Update(p.Phase, p.Done, p.Total) },
 					})
-					bars.finish()
+					bars.Finish()
 					if err != nil {
 						return err
 					}
-					secs := time.Since(start).Seconds()
-					w := c.App.Writer
-					fmt.Fprintf(w, "wrote %s: %d entities, %d relations, %d triples (%d duplicate lines dropped), %.1f bytes per triple, in %s (%.0f triples/s, %d runs), peak memory %s\n",
-						out, st.Entities, st.Relations, st.Triples, st.Duplicates, float64(st.Bytes)/float64(max(st.Triples, 1)),
-						time.Since(start).Round(time.Millisecond), float64(st.Input)/secs, st.Runs, peakMemory())
-					var phases []string
-					for _, p := range st.Phases {
-						phases = append(phases, fmt.Sprintf("%s %.1fs", p.Phase, p.Seconds))
-					}
-					fmt.Fprintf(w, "phases: %s\n", strings.Join(phases, ", "))
-					if fb := st.Freebase; fb != nil {
-						fmt.Fprintf(w, "freebase: %d lines, %d kept by FilterEnglishTriplets' rules: %d edges, %d names, %d aliases; %d kept lines were not N-Triples and were skipped",
-							fb.Lines, fb.Kept, fb.Edges, fb.Names, fb.Aliases, fb.Unparsable)
-						if fb.FirstUnparsable != "" {
-							fmt.Fprintf(w, " (the first: %s)", fb.FirstUnparsable)
-						}
-						fmt.Fprintln(w)
-					}
+					st.WriteText(c.App.Writer, out, time.Since(start), runner.PeakMemory())
 					return nil
 				},
 			},
@@ -129,7 +110,7 @@ func kgCommand() *cli.Command {
 					"real relation names, so the oracle planner's schema graphs name relations the KG does not.\n\n" +
 					"Example: stem kg mask --out 3H-masked.txt ../shared/data/pathquestion/3H-kb.txt",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "in-format", Value: "auto", Usage: "input format: auto, tsv, pipe, nt, snapshot"},
+					&cli.StringFlag{Name: "in-format", Value: "auto", Usage: "input format: auto, tsv, pipe, nt, freebase, snapshot"},
 					&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Required: true, Usage: "triple file to write"},
 					forceFlag,
 				},
@@ -176,7 +157,7 @@ func kgCommand() *cli.Command {
 					"Example: stem kg export --out 3H.nt ../shared/data/pathquestion/3H-kb.txt",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "format", Value: "nt", Usage: "output format: nt (N-Triples, the only one so far)"},
-					&cli.StringFlag{Name: "in-format", Value: "auto", Usage: "input format: auto, tsv, pipe, nt, snapshot (what --format means to the other kg commands)"},
+					&cli.StringFlag{Name: "in-format", Value: "auto", Usage: "input format: auto, tsv, pipe, nt, freebase, snapshot (what --format means to the other kg commands)"},
 					&cli.StringFlag{Name: "base-iri", Value: kg.FreebaseNS, Usage: "namespace the names are put under"},
 					&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "N-Triples file to write (default: standard output)"},
 					forceFlag,
@@ -233,30 +214,22 @@ func kgCommand() *cli.Command {
 				Description: "FILE is any KG stem reads; URL a SPARQL endpoint, counted by the engine\n" +
 					"(degrees are then left out: they would scan every entity).\n\n" +
 					"Examples:\n  stem kg stats ../shared/data/metaqa/kb.txt\n  stem kg stats --kg-graph http://stem.test/pq3h http://127.0.0.1:8890/sparql",
-				Flags:  append([]cli.Flag{formatFlag, &cli.IntFlag{Name: "top", Value: 10, Usage: "how many of the most frequent relations to list"}}, flagsOf(&ss)...),
-				Before: before(guard(map[string]float64{"top": 0}), bind(&ss)),
+				Flags:  append([]cli.Flag{formatFlag, &cli.IntFlag{Name: "top", Value: 10, Usage: "how many of the most frequent relations to list"}}, flagsOf(&ks)...),
+				Before: before(guard(map[string]float64{"top": 0}), bind(&ks)),
 				Action: func(c *cli.Context) error {
 					in, err := oneArg(c, "FILE or URL")
 					if err != nil {
 						return err
 					}
-					if sparql.IsEndpoint(in) {
-						g, err := openEndpoint(c.Context, in, ss)
-						if err != nil {
-							return err
-						}
-						st, err := g.Describe(c.Context, c.Int("top"))
-						if err != nil {
-							return err
-						}
-						st.WriteText(c.App.Writer, in)
-						return nil
-					}
-					g, err := loadKG(c, in)
+					g, err := ks.open(c.Context, in, c.String("format"))
 					if err != nil {
 						return err
 					}
-					g.Stats(c.Int("top")).WriteText(c.App.Writer, in)
+					st, err := kg.Describe(c.Context, g, c.Int("top"))
+					if err != nil {
+						return err
+					}
+					st.WriteText(c.App.Writer, in)
 					return nil
 				},
 			},
@@ -268,41 +241,25 @@ func kgCommand() *cli.Command {
 				Flags: append([]cli.Flag{
 					formatFlag,
 					&cli.IntFlag{Name: "limit", Value: 20, Usage: "edges to show per relation and direction (0 = all)"},
-				}, flagsOf(&ss)...),
-				Before: before(guard(map[string]float64{"limit": 0}), bind(&ss)),
+				}, flagsOf(&ks)...),
+				Before: before(guard(map[string]float64{"limit": 0}), bind(&ks)),
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 2 {
 						return fmt.Errorf("kg neighbours: want FILE and ENTITY, got %d arguments (see stem kg neighbours --help)", c.NArg())
 					}
-					var (
-						g      kg.Reader
-						remote *sparql.Graph
-						err    error
-					)
-					if in := c.Args().Get(0); sparql.IsEndpoint(in) {
-						if remote, err = openEndpoint(c.Context, in, ss); err != nil {
-							return err
-						}
-						g = remote
-					} else {
-						mem, err := loadKG(c, in)
-						if err != nil {
-							return err
-						}
-						g = mem
+					g, err := ks.open(c.Context, c.Args().Get(0), c.String("format"))
+					if err != nil {
+						return err
 					}
 					name := c.Args().Get(1)
-					ids := lookupEntity(g, name)
+					ids := kg.Lookup(g, name)
 					if len(ids) == 0 {
 						return fmt.Errorf("entity %q not found in %s (names are matched exactly, then ignoring case, '_' and punctuation)", name, c.Args().Get(0))
 					}
 					for _, id := range ids {
 						kg.WriteNeighbourhood(c.App.Writer, g, id, c.Int("limit"))
 					}
-					if remote != nil {
-						return remote.Err()
-					}
-					return nil
+					return kg.Err(g)
 				},
 			},
 			kgSynthCommand(),
@@ -316,78 +273,4 @@ func oneArg(c *cli.Context, what string) (string, error) {
 		return "", fmt.Errorf("%s: want one %s argument, got %d (see stem %s --help)", c.Command.FullName(), what, c.NArg(), c.Command.FullName())
 	}
 	return c.Args().First(), nil
-}
-
-// loadKG loads path in the format named by the --format flag.
-func loadKG(c *cli.Context, path string) (*kg.Graph, error) {
-	f, err := kg.ParseFormat(c.String("format"))
-	if err != nil {
-		return nil, err
-	}
-	return kg.Load(c.Context, path, f)
-}
-
-// phaseBars draws one progress bar per phase of kg.BuildSnapshot.
-type phaseBars struct {
-	w     io.Writer
-	bar   *progress.Bar
-	phase string
-}
-
-func (p *phaseBars) update(pr kg.BuildProgress) {
-	if pr.Phase != p.phase {
-		p.bar.Finish()
-		p.bar, p.phase = progress.New(p.w, pr.Phase, pr.Total), pr.Phase
-	}
-	p.bar.Set(pr.Done)
-}
-
-func (p *phaseBars) finish() { p.bar.Finish() }
-
-// parseBytes reads a size such as "2GiB", "512MB", "1.5G" or "3000000000"
-// (powers of 1024 for KiB..TiB and K..T, of 1000 for kB..TB).
-func parseBytes(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	i := strings.IndexFunc(t, func(r rune) bool { return !(r >= '0' && r <= '9' || r == '.') })
-	num, unit := t, ""
-	if i >= 0 {
-		num, unit = t[:i], strings.TrimSpace(t[i:])
-	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("%q is not a size (e.g. 512MiB, 4GiB)", s)
-	}
-	mult := map[string]float64{"": 1, "b": 1,
-		"k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tib": 1 << 40,
-		"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12}[strings.ToLower(unit)]
-	if mult == 0 {
-		return 0, fmt.Errorf("%q: unknown unit %q (use KiB, MiB, GiB, TiB, or kB, MB, GB, TB)", s, unit)
-	}
-	if v*mult > math.MaxInt64/2 {
-		return 0, fmt.Errorf("%q is too large", s)
-	}
-	return int64(v * mult), nil
-}
-
-// peakMemory reports the process's peak resident memory (VmHWM, Linux),
-// or the memory the Go runtime obtained from the OS elsewhere.
-func peakMemory() string {
-	if data, err := os.ReadFile("/proc/self/status"); err == nil {
-		for _, line := range strings.Split(string(data), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-				return strings.Join(strings.Fields(v), " ") + " resident"
-			}
-		}
-	}
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return fmt.Sprintf("%d MB from the OS", ms.Sys>>20)
-}
-
-// lookupEntity finds an entity by exact name, else by normalised name.
-func lookupEntity(g kg.Reader, name string) []int32 {
-	if id, ok := g.Entity(name); ok {
-		return []int32{id}
-	}
-	return g.EntitiesByNorm(name)
 }

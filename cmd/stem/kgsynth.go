@@ -1,40 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"io"
-	"strings"
 	"time"
 
 	"github.com/stem-kgqa/stem/atomicfile"
-	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/eval/runner"
 	"github.com/stem-kgqa/stem/kg/synth"
 	"github.com/stem-kgqa/stem/progress"
 	"github.com/urfave/cli/v2"
 )
-
-// writeAll writes the files of paths atomically, the last first, each
-// inside the next one's write (so the first file, the KG, appears last and
-// never without the others); fill gets one writer per path, nil for an
-// empty path.
-func writeAll(paths []string, fill func([]io.Writer) error) error {
-	ws := make([]io.Writer, len(paths))
-	var step func(i int) error
-	step = func(i int) error {
-		if i < 0 {
-			return fill(ws)
-		}
-		if paths[i] == "" {
-			return step(i - 1)
-		}
-		return atomicfile.Write(paths[i], 0o644, func(w io.Writer) error {
-			ws[i] = w
-			return step(i - 1)
-		})
-	}
-	return step(len(paths) - 1)
-}
 
 // kgSynthCommand is stem kg synth: a synthetic Freebase-shaped KG and
 // questions over it, for benchmarking at scales no bundled dataset has.
@@ -90,12 +65,7 @@ func kgSynthCommand() *cli.Command {
 			if (qout != "" && qout == out) || (tout != "" && (tout == out || tout == qout)) {
 				return fmt.Errorf("--out, --questions and --train-questions must be three different files")
 			}
-			// The KG is written as its name says: N-Triples for .nt, TSV
-			// otherwise; a name that says another format is refused.
-			nt := false
-			if f, ok := kg.FormatOfName(out); ok && f == kg.FormatNTriples {
-				nt = true
-			} else if err := kg.CheckOutputName("--out", out, kg.FormatTSV); err != nil {
+			if err := synth.CheckKGName("--out", out); err != nil {
 				return fmt.Errorf("kg synth: %w (it writes TSV, or N-Triples to a .nt file)", err)
 			}
 			for _, o := range []struct{ flag, path string }{{"--out", out}, {"--questions", qout}, {"--train-questions", tout}} {
@@ -108,71 +78,15 @@ func kgSynthCommand() *cli.Command {
 			}
 			start := time.Now()
 			bar := progress.New(c.App.ErrWriter, "synth", int64(cfg.Triples))
-			prog := func(done, _ int64) { bar.Set(done) }
-			var st synth.Stats
-			// The question files are renamed into place first, inside the
-			// KG's write, so the KG never appears without its questions.
-			err := writeAll([]string{out, qout, tout}, func(ws []io.Writer) error {
-				if !nt {
-					var err error
-					st, err = synth.WriteSplits(c.Context, cfg, ws[0], ws[1], ws[2], prog)
-					return err
-				}
-				enc, err := kg.NewNTriplesEncoder(ws[0], "")
-				if err != nil {
-					return err
-				}
-				if st, err = synth.WriteSplits(c.Context, cfg, &tsvToNT{enc: enc}, ws[1], ws[2], prog); err != nil {
-					return err
-				}
-				return enc.Flush()
-			})
+			files := synth.Files{KG: out, Questions: qout, Train: tout}
+			st, err := synth.WriteFiles(c.Context, cfg, files, func(done, _ int64) { bar.Set(done) })
 			bar.Finish()
 			if err != nil {
 				return fmt.Errorf("kg synth: %w", err)
 			}
-			w := c.App.Writer
-			fmt.Fprintf(w, "wrote %s: %d triples, %d entities, %d relations used (schema %d), %d CVTs, %d namesakes, %d duplicates\n",
-				out, st.Triples, st.Entities, st.Relations, st.Schema, st.CVTs, st.Namesakes, st.Duplicates)
-			fmt.Fprintf(w, "degree: max %d (%s), median %d, %d hubs (degree >= max(1000, triples/1000))\n",
-				st.MaxDegree, st.MaxDegreeEntity, st.MedianDegree, st.Hubs)
-			if qout != "" {
-				fmt.Fprintf(w, "wrote %s: %d questions (1/2/3 hops: %d/%d/%d; %d through a CVT)\n",
-					qout, st.Questions, st.QuestionsByHops[1], st.QuestionsByHops[2], st.QuestionsByHops[3], st.QuestionsViaCVT)
-			}
-			if tout != "" {
-				fmt.Fprintf(w, "wrote %s: %d training questions\n", tout, st.TrainQuestions)
-			}
-			fmt.Fprintf(w, "time %s, peak memory %s\n", time.Since(start).Round(time.Millisecond), peakMemory())
+			st.WriteText(c.App.Writer, files)
+			fmt.Fprintf(c.App.Writer, "time %s, peak memory %s\n", time.Since(start).Round(time.Millisecond), runner.PeakMemory())
 			return nil
 		},
 	}
-}
-
-// tsvToNT turns the TSV lines synth writes into N-Triples: synth streams
-// its triples as TSV, and a graph of 10^7 triples is not built to export
-// it.
-type tsvToNT struct {
-	enc  *kg.NTriplesEncoder
-	line []byte
-}
-
-func (t *tsvToNT) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			t.line = append(t.line, p...)
-			break
-		}
-		t.line = append(t.line, p[:i]...)
-		p = p[i+1:]
-		f := strings.Split(string(t.line), "\t")
-		t.line = t.line[:0]
-		if len(f) != 3 {
-			return 0, fmt.Errorf("synth wrote a line of %d fields", len(f))
-		}
-		t.enc.Add(f[0], f[1], f[2])
-	}
-	return n, nil
 }

@@ -4,18 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
-	"slices"
 	"syscall"
 	"time"
 
+	"github.com/stem-kgqa/stem/assets"
 	stemversion "github.com/stem-kgqa/stem/internal/version"
 	"github.com/stem-kgqa/stem/kg"
-	"github.com/stem-kgqa/stem/kg/sparql"
+	"github.com/stem-kgqa/stem/kg/backends"
 	"github.com/stem-kgqa/stem/models/catalog"
-	"github.com/stem-kgqa/stem/peers"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/serve"
 	"github.com/urfave/cli/v2"
@@ -24,7 +22,7 @@ import (
 // serveOptions are stem serve's own settings, beside the pipeline's.
 type serveOptions struct {
 	KG            string        `flag:"kg" placeholder:"FILE|URL" usage:"KG FILE (any format 'stem kg' reads) or SPARQL endpoint URL; default: the embedded demo KG"`
-	KGFormat      kg.Format     `flag:"format" usage:"KG file format: auto, tsv, pipe, nt, snapshot"`
+	KGFormat      kg.Format     `flag:"format" usage:"KG file format: auto, tsv, pipe, nt, freebase, snapshot"`
 	Listen        string        `flag:"listen" placeholder:"HOST:PORT" category:"server" usage:"address to answer on; the default answers this machine only (use :8080 or 0.0.0.0:8080 for every host, with --token-env)"`
 	TokenEnv      string        `flag:"token-env" placeholder:"VAR" category:"server" usage:"require 'Authorization: Bearer TOKEN' on every route but the health checks, TOKEN read from environment variable VAR"`
 	Timeout       time.Duration `flag:"timeout" category:"server" usage:"a question's deadline; past it the answer is 504"`
@@ -32,13 +30,13 @@ type serveOptions struct {
 	MaxBody       int           `flag:"max-body" min:"256" category:"server" usage:"largest request body, in bytes (413 beyond)"`
 	Grace         time.Duration `flag:"grace" category:"server" usage:"on SIGINT/SIGTERM, how long requests in flight may take to finish"`
 	MCPStdio      bool          `flag:"mcp-stdio" category:"server" usage:"serve the MCP tools over stdin/stdout instead of HTTP (for agent clients that launch tools as processes)"`
-	Sparql        sparql.Settings
+	Backends      kg.BackendSettings
 }
 
 // defaultServeOptions are stem serve's defaults.
 func defaultServeOptions() serveOptions {
 	return serveOptions{KGFormat: kg.FormatAuto, Listen: "127.0.0.1:8080", Timeout: serve.DefaultTimeout,
-		MaxConcurrent: serve.DefaultMaxConcurrent, MaxBody: serve.DefaultMaxBody, Grace: serve.DefaultGrace, Sparql: sparql.DefaultSettings()}
+		MaxConcurrent: serve.DefaultMaxConcurrent, MaxBody: serve.DefaultMaxBody, Grace: serve.DefaultGrace, Backends: backends.Default().NewSettings()}
 }
 
 func serveCommand() *cli.Command {
@@ -91,140 +89,20 @@ type stdio struct {
 }
 
 func runServe(ctx context.Context, std stdio, log io.Writer, o serveOptions, s plan.Settings, encS catalog.EncoderSettings) error {
-	if err := checkServed(s, "serve"); err != nil {
+	if err := assets.CheckServed(s, "serve"); err != nil {
 		return err
 	}
-	opts := serve.Options{Timeout: o.Timeout, MaxConcurrent: o.MaxConcurrent, MaxBody: int64(o.MaxBody), Grace: o.Grace, Version: version(), Log: log}
+	ro := serve.RunOptions{Options: serve.Options{Timeout: o.Timeout, MaxConcurrent: o.MaxConcurrent, MaxBody: int64(o.MaxBody), Grace: o.Grace, Version: version()},
+		Listen: o.Listen, Stdio: o.MCPStdio, In: std.in, Out: std.out, Stop: std.stop}
 	if o.TokenEnv != "" {
-		if opts.Token = os.Getenv(o.TokenEnv); opts.Token == "" {
+		if ro.Token = os.Getenv(o.TokenEnv); ro.Token == "" {
 			return fmt.Errorf("serve: --token-env %s: the variable is unset or empty", o.TokenEnv)
 		}
 	}
-	if o.MCPStdio {
-		srv := serve.New(opts)
-		defer srv.Close()
-		// stdout is the protocol: everything else goes to log.
-		closeAssets, err := loadBackend(ctx, srv, o, s, encS, log)
-		if err != nil {
-			return err
-		}
-		defer closeAssets()
-		fmt.Fprintln(log, "stem serve: MCP tools on stdin/stdout")
-		return srv.ServeStdio(ctx, std.in, std.out)
-	}
-	ln, err := net.Listen("tcp", o.Listen)
-	if err != nil {
-		return fmt.Errorf("serve: --listen %s: %w", o.Listen, err)
-	}
-	addr := ln.Addr().(*net.TCPAddr)
-	opts.Loopback = addr.IP.IsLoopback()
-	if !opts.Loopback && opts.Token == "" {
-		fmt.Fprintf(log, "stem serve: WARNING: answering every host on %s with no --token-env: anyone who reaches it can ask\n", addr)
-	}
-	srv := serve.New(opts)
-	defer srv.Close()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ctx, ln) }()
-	served := make(chan struct{})
-	defer close(served)
-	go func() {
-		for n := 1; ; n++ {
-			select {
-			case <-std.stop:
-			case <-served:
-				return
-			}
-			if n == 1 {
-				fmt.Fprintf(log, "stem serve: stopping; the questions in flight have up to %v (--grace) to finish; a second Ctrl-C stops now\n", opts.Grace)
-				cancel()
-				continue
-			}
-			fmt.Fprintln(log, "stem serve: stopping now; the questions in flight are cut off")
-			srv.Abort()
-			return
-		}
-	}()
-	url := fmt.Sprintf("http://%s/", ln.Addr())
-	fmt.Fprintf(log, "stem serve: listening on %s; loading the KG and models (/readyz says when) ...\n", url)
-	start := time.Now()
-	closeAssets, err := loadBackend(ctx, srv, o, s, encS, log)
-	if err != nil {
-		cancel()
-		<-errc
-		return err
-	}
-	defer closeAssets()
-	fmt.Fprintf(log, "stem serve: ready in %s: %s (viewer), %sv1/ask, %smcp; Ctrl-C stops\n", time.Since(start).Round(time.Millisecond), url, url, url)
-	err = <-errc
-	if err == nil {
-		fmt.Fprintln(log, "stem serve: stopped; every request in flight was answered")
-	}
-	return err
-}
-
-// checkServed checks settings a server will answer with: those any
-// pipeline needs, and a planner that plans without a benchmark's answers.
-func checkServed(s plan.Settings, cmd string) error {
-	if err := s.Check(peers.Retrievers()); err != nil {
-		return err
-	}
-	if s.Planner == "oracle" {
-		return fmt.Errorf("%s: --planner oracle plans from a benchmark's gold answers, which a served question has not; choose pattern, schema or llm", cmd)
-	}
-	return nil
-}
-
-// loadBackend loads the KG, encoder and entity index, hands srv the
-// pipelines over them and opens the default one, so a bad --planner-model
-// or --gnn is reported at start, not to the first caller. The returned
-// function closes the encoder.
-func loadBackend(ctx context.Context, srv *serve.Server, o serveOptions, s plan.Settings, encS catalog.EncoderSettings, log io.Writer) (func() error, error) {
-	l, err := loadAssets(ctx, kgSource{Path: o.KG, Format: o.KGFormat, Sparql: o.Sparql}, s.Beam, encS, log)
-	if err != nil {
-		return nil, err
-	}
-	fail := func(err error) (func() error, error) {
-		l.close()
-		return nil, err
-	}
-	if s.Planner == "llm" && s.Examples != "" {
-		if l.assets.Examples, err = llmExamples(ctx, s.ExampleSettings); err != nil {
-			return fail(err)
-		}
-	}
-	planners := []string{string(s.Planner)}
-	add := func(p string, ok bool) {
-		if ok && !slices.Contains(planners, p) {
-			planners = append(planners, p)
-		}
-	}
-	add("compose", true)
-	add("schema", true)
-	add("pattern", s.PlannerModel != "")
-	add("llm", s.Chat.Model != "")
-	b := serve.Backend{
-		Graph:    l.graph,
-		Planners: planners,
-		Open: func(ctx context.Context, planner string) (*plan.Pipeline, func() error, error) {
-			ps := s
-			ps.Planner = plan.PlannerName(planner)
-			return plan.Open(ctx, ps, l.assets)
-		},
-		Search: func(ctx context.Context, q string, k int) ([]serve.Entity, error) {
-			hits, err := l.search(ctx, q, k)
-			out := make([]serve.Entity, len(hits))
-			for i, h := range hits {
-				out[i] = serve.Entity{Name: h.Name, Score: h.Score}
-			}
-			return out, err
-		},
-	}
-	if err := srv.Load(ctx, b); err != nil {
-		return fail(err)
-	}
-	return l.close, nil
+	cfg := assets.Config{KG: o.KG, Demo: true, Beam: s.Beam, Open: kg.OpenOptions{Format: o.KGFormat, Settings: o.Backends}, Encoder: encS, Log: log}
+	return serve.Run(ctx, ro, func(ctx context.Context, srv *serve.Server) (func() error, error) {
+		return assets.Load(ctx, srv, cfg, s)
+	}, log)
 }
 
 // version is the version string /healthz and MCP report, the first line

@@ -1,20 +1,17 @@
 package main
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/stem-kgqa/stem/atomicfile"
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/eval/planeval"
+	"github.com/stem-kgqa/stem/eval/runner"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/kg/backends"
 	"github.com/stem-kgqa/stem/models/catalog"
-	"github.com/stem-kgqa/stem/projection/linking"
 	"github.com/stem-kgqa/stem/projection/pattern"
-	"github.com/stem-kgqa/stem/schema"
-	"github.com/stem-kgqa/stem/train/dataset"
 	"github.com/stem-kgqa/stem/train/selfsup"
-	"github.com/stem-kgqa/stem/train/synth"
 	"github.com/urfave/cli/v2"
 )
 
@@ -84,215 +81,31 @@ func runTrainPlanner(c *cli.Context, encS catalog.EncoderSettings) error {
 	if err := atomicfile.CheckOutput("--out", c.String("out"), c.Bool("force"), inputs(c, "questions", "qtype", "kg", "from-kg", "vectors")...); err != nil {
 		return err
 	}
+	o := runner.PlannerOptions{Out: c.String("out"), KG: c.String("kg"), Pattern: pattern.Options{K: c.Int("k"), Temperature: float32(c.Float64("temperature")), TFIDF: float32(c.Float64("tfidf")),
+		Classifier: float32(c.Float64("classifier")), Epochs: c.Int("epochs"), Hidden: c.Int("hidden"), LearningRate: float32(c.Float64("lr")), Seed: c.Uint64("seed")}}
 	if c.String("from-kg") != "" {
 		if c.String("format") != "" || c.String("questions") != "" || c.String("kg") != "" {
 			return fmt.Errorf("--from-kg trains from the KG alone: drop --format, --questions and --kg")
 		}
-		return runTrainFromKG(c, encS)
+		g, err := backends.Default().Load(ctx, c.String("from-kg"), kg.OpenOptions{})
+		if err != nil {
+			return err
+		}
+		o.FromKG = selfsup.Options{MaxHops: c.Int("max-hops"), PerRelation: c.Int("per-relation"), PerPath: c.Int("per-path"),
+			Phrasings: c.Int("phrasings"), MaxAnswers: c.Int("max-answers"), Seed: c.Uint64("seed"), PriorWeight: float32(c.Float64("prior-weight"))}
+		return runner.TrainFromKG(ctx, c.App.ErrWriter, g, encS, o)
 	}
 	if c.String("format") == "" || c.String("questions") == "" {
 		return fmt.Errorf("want --format and --questions (training questions with gold paths), or --from-kg KG (no questions)")
 	}
-	qs, err := loadPlanQuestions(ctx, c.String("format"), c.String("questions"), c.String("qtype"), c.String("gold-paths"))
+	qs, err := planeval.Load(ctx, benchmark.Source{Format: c.String("format"), Questions: splitList(c.String("questions")), QTypes: splitList(c.String("qtype")), GoldPaths: c.String("gold-paths")})
 	if err != nil {
 		return err
 	}
-	if p := c.String("kg"); p != "" {
-		g, err := kg.Load(ctx, p, kg.FormatAuto)
-		if err != nil {
+	if o.KG != "" {
+		if o.Graph, err = backends.Default().Load(ctx, o.KG, kg.OpenOptions{}); err != nil {
 			return err
 		}
-		missing := map[string]int{}
-		for _, q := range qs {
-			for _, path := range q.Gold {
-				for _, s := range path {
-					if _, ok := g.Relation(s.Rel); !ok {
-						missing[s.Rel]++
-					}
-				}
-			}
-		}
-		for r, n := range missing {
-			fmt.Fprintf(c.App.ErrWriter, "warning: relation %q (%d gold steps) is not in %s\n", r, n, p)
-		}
 	}
-	enc, closeEnc, err := catalog.OpenEncoder(c.Context, encS, c.App.ErrWriter)
-	if err != nil {
-		return err
-	}
-	defer closeEnc()
-	exs := make([]pattern.Example, len(qs))
-	for i, q := range qs {
-		exs[i] = pattern.Example{Question: q.Text, Mentions: q.Mentions, Paths: q.Gold, Answers: q.Answers}
-	}
-	m, err := pattern.Train(ctx, enc, exs, patternOptions(c))
-	if err != nil {
-		return err
-	}
-	if err := m.Save(c.String("out")); err != nil {
-		return err
-	}
-	fmt.Fprintf(c.App.ErrWriter, "trained on %d questions (%d distinct masked texts, %d relation paths) with %s; wrote %s\n",
-		m.Questions(), m.Examples(), m.NumPaths(), m.Encoder(), c.String("out"))
-	return nil
-}
-
-// patternOptions reads the pattern model's training flags.
-func patternOptions(c *cli.Context) pattern.Options {
-	return pattern.Options{K: c.Int("k"), Temperature: float32(c.Float64("temperature")), TFIDF: float32(c.Float64("tfidf")),
-		Classifier: float32(c.Float64("classifier")), Epochs: c.Int("epochs"), Hidden: c.Int("hidden"), LearningRate: float32(c.Float64("lr")), Seed: c.Uint64("seed")}
-}
-
-// runTrainFromKG trains a planner from the KG alone (package selfsup).
-func runTrainFromKG(c *cli.Context, encS catalog.EncoderSettings) error {
-	ctx := c.Context
-	g, err := kg.Load(ctx, c.String("from-kg"), kg.FormatAuto)
-	if err != nil {
-		return err
-	}
-	enc, closeEnc, err := catalog.OpenEncoder(ctx, encS, c.App.ErrWriter)
-	if err != nil {
-		return err
-	}
-	defer closeEnc()
-	lex, err := catalog.OpenLexicon(ctx, encS, c.App.ErrWriter)
-	if err != nil {
-		return err
-	}
-	o := selfsup.Options{Lexicon: lex, MaxHops: c.Int("max-hops"), PerRelation: c.Int("per-relation"), PerPath: c.Int("per-path"),
-		Phrasings: c.Int("phrasings"), MaxAnswers: c.Int("max-answers"), Seed: c.Uint64("seed"),
-		Pattern: patternOptions(c), PriorWeight: float32(c.Float64("prior-weight"))}
-	m, st, err := selfsup.Train(ctx, g, enc, o, c.App.ErrWriter)
-	if err != nil {
-		return err
-	}
-	if err := m.Save(c.String("out")); err != nil {
-		return err
-	}
-	maxAnswers := o.MaxAnswers
-	if maxAnswers == 0 {
-		maxAnswers = selfsup.DefaultMaxAnswers
-	}
-	fmt.Fprintf(c.App.ErrWriter, "synthesized %d questions for %d relation paths (%d starts drawn over %d relations; %d walks left out for reaching more than %d entities)\n",
-		st.Examples, st.Paths, st.Starts, st.Relations, st.TooManyAnswers, maxAnswers)
-	fmt.Fprintf(c.App.ErrWriter, "trained on them (%d distinct masked texts) with %s; plans beside %s with weight %g; wrote %s\n",
-		m.Examples(), m.Encoder(), m.Prior().Planner, m.Prior().Weight, c.String("out"))
-	return nil
-}
-
-// planQuestion is a question with what planning and plan scoring need.
-type planQuestion struct {
-	// ID is the dataset's question id, when it gives one (webqsp-paths).
-	ID                 string
-	Text               string
-	Entities, Mentions []string
-	Gold               [][]schema.Step
-	// Answers is the gold answer count, -1 when unknown.
-	Answers int
-	// Reference are a peer's planned paths (webqsp-paths, and
-	// webqsp-mini with --gold-paths: RoG's "prediction").
-	Reference [][]schema.Step
-	// Graph is the question's own KG (webqsp-mini, rog), nil for the
-	// formats with a shared KG: planners plan over it.
-	Graph kg.Reader
-}
-
-// loadPlanQuestions reads questions with gold relation paths in one of the
-// formats train planner and eval-plans take.
-func loadPlanQuestions(ctx context.Context, format, questions, qtypes, goldPaths string) ([]planQuestion, error) {
-	files := splitList(questions)
-	if len(files) == 0 {
-		return nil, fmt.Errorf("--questions names no file")
-	}
-	var out []planQuestion
-	fromEval := func(q benchmark.Question) planQuestion {
-		pq := planQuestion{ID: q.ID, Text: q.Text, Entities: q.Entities, Answers: len(q.Answers), Mentions: linking.Mentions(q.Text, q.Entities)}
-		if q.Graph != nil {
-			pq.Graph = q.Graph
-		}
-		for _, g := range q.Gold {
-			pq.Gold = append(pq.Gold, g.Steps)
-		}
-		return pq
-	}
-	switch format {
-	case "pq", "metaqa", "webqsp-mini", "rog":
-		f, err := benchmark.LookupFormat(format)
-		if err != nil {
-			return nil, err
-		}
-		qs, err := f.LoadQuestions(ctx, benchmark.Source{Format: format, Questions: files, QTypes: splitList(qtypes), GoldPaths: goldPaths})
-		if err != nil {
-			return nil, err
-		}
-		// RoG's own planned paths, where the gold-path file has them,
-		// are the rog-reference planner's plans.
-		ref := map[string][][]schema.Step{}
-		if goldPaths != "" && format == "webqsp-mini" {
-			rows, err := planeval.LoadRoGPaths(ctx, goldPaths)
-			if err != nil {
-				return nil, err
-			}
-			for _, r := range rows {
-				ref[r.ID] = r.Prediction
-			}
-		}
-		for _, q := range qs {
-			pq := fromEval(q)
-			pq.Reference = ref[q.ID]
-			out = append(out, pq)
-		}
-	case "webqsp-paths":
-		for _, f := range files {
-			rows, err := planeval.LoadRoGPaths(ctx, f)
-			if err != nil {
-				return nil, err
-			}
-			for _, r := range rows {
-				out = append(out, planQuestion{ID: r.ID, Text: r.Question, Gold: r.Gold, Answers: -1, Reference: r.Prediction})
-			}
-		}
-	case "items":
-		for _, f := range files {
-			_, items, err := dataset.ReadFile(f)
-			if err != nil {
-				return nil, err
-			}
-			for i := range items {
-				if pq, ok := itemPlanQuestion(&items[i]); ok {
-					out = append(out, pq)
-				}
-			}
-		}
-	default:
-		return nil, benchmark.UnknownFormat(format, append(benchmark.FormatNames(), "webqsp-paths", "items")...)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no questions in %s", questions)
-	}
-	return out, nil
-}
-
-// itemPlanQuestion turns a data item into a training question. The gold
-// path of a synth item is its chain from the question entity to the answer
-// slot (the branches of a tree-shaped item left out); that of another item
-// (stem data chains) is every shortest path from a question entity to an
-// answer's placeholder. Dropped items, items with no question and items
-// with no such path are skipped.
-func itemPlanQuestion(it *dataset.Item) (planQuestion, bool) {
-	if !it.Usable() || it.Question == "" {
-		return planQuestion{}, false
-	}
-	var gold [][]schema.Step
-	if it.Source == "synth" {
-		steps, err := synth.Chain(it)
-		if err != nil {
-			return planQuestion{}, false
-		}
-		gold = [][]schema.Step{steps}
-	} else if gold = synth.GoldPaths(it); len(gold) == 0 {
-		return planQuestion{}, false
-	}
-	return planQuestion{Text: it.Question, Entities: it.Entities, Mentions: linking.Mentions(it.Question, it.Entities),
-		Gold: gold, Answers: len(it.Answers)}, true
+	return runner.TrainPlanner(ctx, c.App.ErrWriter, qs, encS, o)
 }

@@ -17,8 +17,10 @@ var rules = []struct {
 	banned []string
 	why    string
 }{
-	{[]string{"projection", "tracing", "tripgnn", "generation", "plan", "kg", "kgvec", "schema", "benchmark", "models", "vecindex", "settings", "train"},
-		[]string{"eval", "cmd"}, "the evaluation harness and the CLI consume the pipeline; nothing below imports them"},
+	{[]string{"projection", "tracing", "tripgnn", "generation", "plan", "kg", "kgvec", "schema", "benchmark", "models", "vecindex", "settings", "train", "serve", "peers"},
+		[]string{"eval", "cmd", "assets"}, "the evaluation harness, the CLI and what opens their environment (assets) consume the pipeline; nothing below imports them"},
+	{[]string{"benchmark", "train"}, []string{"kg/backends", "kg/sparql"}, "a dataset or a training run is given its KG opener: benchmark and train import no KG backend"},
+	{[]string{"projection"}, []string{"benchmark"}, "planners train from their own example types (pattern.Example), not from benchmark questions"},
 	{[]string{"projection", "tracing", "tripgnn", "generation", "plan", "kg", "kgvec", "schema", "benchmark", "models", "vecindex", "settings"},
 		[]string{"train"}, "training consumes the stages; the pipeline and the stages never import it"},
 	{[]string{"projection", "tracing", "tripgnn", "generation"}, []string{"plan"}, "stages do not import the pipeline that runs them"},
@@ -34,6 +36,12 @@ var rules = []struct {
 
 // shared is the package under peers that every peer may import.
 const shared = "peers/signals"
+
+// kgBackends are the KG backends beyond kg's own file formats; only their
+// registration list, backendList, imports them (and they themselves).
+var kgBackends = []string{"kg/sparql"}
+
+const backendList = "kg/backends"
 
 func under(pkg string, prefixes []string) bool {
 	for _, p := range prefixes {
@@ -67,6 +75,9 @@ func violations(edges [][2]string) []string {
 				out = append(out, fmt.Sprintf("%s imports %s: %s", pkg, imp, r.why))
 			}
 		}
+		if under(imp, kgBackends) && !under(pkg, kgBackends) && pkg != backendList {
+			out = append(out, fmt.Sprintf("%s imports %s: only %s imports a KG backend; everyone else opens a KG with its registry (kg.Registry.Open)", pkg, imp, backendList))
+		}
 		if a, b := peerOf(pkg), peerOf(imp); a != "" && b != "" && a != b {
 			out = append(out, fmt.Sprintf("%s imports %s: no peer system imports another (what they share lives in %s)", pkg, imp, shared))
 		}
@@ -74,8 +85,12 @@ func violations(edges [][2]string) []string {
 	return out
 }
 
-func TestDependenciesPointDown(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"...").Output()
+// moduleEdges lists the imports inside the module, as (package, import)
+// below the module, of the lists go list's template imports names
+// ("{{join .Imports \" \"}}").
+func moduleEdges(t *testing.T, imports string) [][2]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} "+imports, module+"...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
@@ -92,8 +107,49 @@ func TestDependenciesPointDown(t *testing.T) {
 	if len(edges) < 100 {
 		t.Fatalf("only %d imports inside the module checked: go list did not see the module", len(edges))
 	}
+	return edges
+}
+
+func TestDependenciesPointDown(t *testing.T) {
+	edges := moduleEdges(t, "{{join .Imports \" \"}}")
 	for _, v := range violations(edges) {
 		t.Error(v)
+	}
+}
+
+// testViolations checks the imports of packages' tests. A test may reach
+// up the layers for its fixtures (kg/synth's reads its questions back with
+// benchmark), but it too opens a KG with the registry, names no other
+// peer system, and plan's tests name no peer.
+func testViolations(edges [][2]string) []string {
+	var out []string
+	for _, e := range edges {
+		pkg, imp := e[0], e[1]
+		a, b := peerOf(pkg), peerOf(imp)
+		if under(imp, kgBackends) && !under(pkg, kgBackends) && pkg != backendList ||
+			a != "" && b != "" && a != b || under(pkg, []string{"plan"}) && under(imp, []string{"peers"}) {
+			out = append(out, violations([][2]string{e})...)
+		}
+	}
+	return out
+}
+
+func TestTestsKeepTheSeams(t *testing.T) {
+	edges := moduleEdges(t, "{{join .TestImports \" \"}} {{join .XTestImports \" \"}}")
+	for _, v := range testViolations(edges) {
+		t.Error("a test: " + v)
+	}
+	// Each of these rules fails on a deliberate violation in a test; the
+	// layers' other rules do not apply to tests.
+	for _, bad := range [][2]string{{"eval", "kg/sparql"}, {"serve", "kg/sparql"}, {"peers/dog", "peers/gcr"}, {"plan", "peers/simgrag"}} {
+		if len(testViolations([][2]string{bad})) == 0 {
+			t.Errorf("a test of %s importing %s: no violation, want one", bad[0], bad[1])
+		}
+	}
+	for _, ok := range [][2]string{{"kg/synth", "benchmark"}, {"kg/sparql", "kg/sparql"}, {"kg/backends", "kg/sparql"}, {"peers/dog", "peers/signals"}} {
+		if got := testViolations([][2]string{ok}); len(got) != 0 {
+			t.Errorf("a test of %s importing %s is allowed, got %q", ok[0], ok[1], got)
+		}
 	}
 }
 
@@ -109,13 +165,22 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"plan", "peers/gcr", "the pipeline names no peer system"},
 		{"peers/signals", "peers/dog", "what the peers share imports none of them"},
 		{"tracing", "plan", "stages do not import the pipeline"},
+		{"cmd/stem", "kg/sparql", "only kg/backends imports a KG backend"},
+		{"internal/virtuoso", "kg/sparql", "only kg/backends imports a KG backend"},
+		{"eval", "kg/sparql", "only kg/backends imports a KG backend"},
+		{"benchmark", "kg/sparql", "benchmark and train import no KG backend"},
+		{"benchmark", "kg/backends", "benchmark and train import no KG backend"},
+		{"train/chains", "kg/backends", "benchmark and train import no KG backend"},
+		{"projection/pattern", "benchmark", "planners train from their own example types"},
+		{"plan", "assets", "nothing below imports them"},
 	} {
 		got := violations([][2]string{{c.pkg, c.imp}})
 		if !slices.ContainsFunc(got, func(v string) bool { return strings.Contains(v, c.want) }) {
 			t.Errorf("%s -> %s: violations %q, want one saying %q", c.pkg, c.imp, got, c.want)
 		}
 	}
-	for _, ok := range [][2]string{{"peers/dog", "peers/signals"}, {"peers", "peers/gcr"}, {"peers/gcr", "plan"}, {"peers/signals", "plan"}, {"cmd/stem", "peers"}} {
+	for _, ok := range [][2]string{{"peers/dog", "peers/signals"}, {"peers", "peers/gcr"}, {"peers/gcr", "plan"}, {"peers/signals", "plan"}, {"cmd/stem", "peers"},
+		{"kg/backends", "kg/sparql"}, {"kg/sparql", "kg"}, {"cmd/stem", "kg/backends"}, {"assets", "kg/backends"}, {"eval/runner", "assets"}, {"train", "kg"}} {
 		if got := violations([][2]string{ok}); len(got) != 0 {
 			t.Errorf("%s -> %s is allowed, got %q", ok[0], ok[1], got)
 		}

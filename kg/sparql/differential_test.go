@@ -32,7 +32,6 @@ import (
 	"github.com/stem-kgqa/stem/models/wordvec"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/projection"
-	"github.com/stem-kgqa/stem/projection/linking"
 	"github.com/stem-kgqa/stem/projection/pattern"
 )
 
@@ -159,7 +158,7 @@ func benchmarkSets(ctx context.Context) []benchmarkSet {
 			every:       1,
 			schemaEvery: 1,
 			train: func(t testing.TB) []pattern.Example {
-				return examplesOf(must[[]benchmark.Question](t)(benchmark.LoadPathQuestion(ctx, shareddata.Path(t, "pathquestion/splits/"+strings.Replace(split, ".test.", ".train.", 1)))))
+				return planeval.Examples(must[[]benchmark.Question](t)(benchmark.LoadPathQuestion(ctx, shareddata.Path(t, "pathquestion/splits/"+strings.Replace(split, ".test.", ".train.", 1)))))
 			},
 		}
 	}
@@ -175,7 +174,7 @@ func benchmarkSets(ctx context.Context) []benchmarkSet {
 			schemaEvery: 30,
 			train: func(t testing.TB) []pattern.Example {
 				qs := load(t, "dev")
-				return examplesOf(qs[:min(3000, len(qs))])
+				return planeval.Examples(qs[:min(3000, len(qs))])
 			},
 		}
 	}
@@ -388,19 +387,6 @@ func must[T any](t testing.TB) func(T, error) T {
 		}
 		return v
 	}
-}
-
-// examplesOf turns questions with gold paths into the pattern planner's
-// training examples, as pattern.FromQuestions does.
-func examplesOf(qs []benchmark.Question) []pattern.Example {
-	exs := make([]pattern.Example, len(qs))
-	for i, q := range qs {
-		exs[i] = pattern.Example{Question: q.Text, Answers: len(q.Answers), Mentions: linking.Mentions(q.Text, q.Entities)}
-		for _, gp := range q.Gold {
-			exs[i].Paths = append(exs[i].Paths, gp.Steps)
-		}
-	}
-	return exs
 }
 
 // union is the union of the questions' own graphs, as triples in the

@@ -34,6 +34,10 @@
 // Entity names are unique by construction (every generated name ends in a
 // word that encodes the entity id), no triple is emitted twice, and the
 // output is deterministic: the same Config gives the same bytes.
+//
+// WriteFiles writes the graph and its question files atomically, the
+// graph as TSV or, for a .nt name, as N-Triples (kg's encoder): it is
+// what stem kg synth runs. The package imports kg and atomicfile only.
 package synth
 
 import (

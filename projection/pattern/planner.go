@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/projection"
@@ -553,19 +552,11 @@ func formatSteps(steps []schema.Step) string {
 	return s
 }
 
-// FromQuestions learns a planner in memory from benchmark questions with
-// gold paths, as `stem train planner` does without writing a model file
-// (the demo learns its planner this way from its embedded questions). g
-// may be nil.
-func FromQuestions(ctx context.Context, g kg.Reader, enc models.Encoder, qs []benchmark.Question, beam int) (*Planner, error) {
-	var exs []Example
-	for _, q := range qs {
-		ex := Example{Question: q.Text, Answers: len(q.Answers), Mentions: linking.Mentions(q.Text, q.Entities)}
-		for _, gp := range q.Gold {
-			ex.Paths = append(ex.Paths, gp.Steps)
-		}
-		exs = append(exs, ex)
-	}
+// FromExamples learns a planner in memory from training examples, as
+// `stem train planner` does without writing a model file (the demo learns
+// its planner this way from its embedded questions; train.PatternExamples
+// turns benchmark questions into examples). g may be nil.
+func FromExamples(ctx context.Context, g kg.Reader, enc models.Encoder, exs []Example, beam int) (*Planner, error) {
 	m, err := Train(ctx, enc, exs, Options{})
 	if err != nil {
 		return nil, err

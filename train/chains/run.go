@@ -12,7 +12,6 @@ import (
 	"github.com/stem-kgqa/stem/atomicfile"
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/kg"
-	"github.com/stem-kgqa/stem/kg/sparql"
 	"github.com/stem-kgqa/stem/progress"
 	"github.com/stem-kgqa/stem/train/dataset"
 )
@@ -24,13 +23,16 @@ type RunOptions struct {
 	Format    string
 	Questions []string
 	QTypes    []string
-	// KG is the KG file; Out the item file written.
+	// KG names the KG, a file or a URL, as the item file's header records
+	// it; Out is the item file written.
 	KG, Out string
-	// Remote, when not nil, is the KG instead of the file KG: a KG too
-	// large to hold (a SPARQL endpoint). Each question's chains are then
-	// found in its neighbourhood of MaxHops, which holds every chain of
-	// that length, so the items are those of the same KG in a file.
-	Remote kg.Neighbourhooder
+	// Graph is the KG KG names, opened by the caller (kg.Registry). One
+	// held in memory (*kg.Graph) is searched whole; one served remotely
+	// (a kg.Neighbourhooder: a SPARQL endpoint, a KG too large to hold)
+	// gives each question its neighbourhood of MaxHops, which holds every
+	// chain of that length, so the items are those of the same KG in a
+	// file.
+	Graph kg.Reader
 	Options
 	// Resume keeps the items Out holds and writes the rest.
 	Resume bool
@@ -55,7 +57,7 @@ func Run(ctx context.Context, o RunOptions) (*RunSummary, error) {
 	// Whether an existing Out may be continued is dataset.Create's rule
 	// (--resume); that it is none of the inputs is checked here.
 	ins := append(slices.Clone(o.Questions), o.QTypes...)
-	if o.Remote == nil {
+	if kg.IsPath(o.KG) {
 		ins = append(ins, o.KG)
 	}
 	if err := atomicfile.CheckOutput("--out", o.Out, true, ins...); err != nil {
@@ -75,11 +77,10 @@ func Run(ctx context.Context, o RunOptions) (*RunSummary, error) {
 	if len(qs) == 0 {
 		return nil, fmt.Errorf("%s: no questions", strings.Join(o.Questions, ","))
 	}
-	var g *kg.Graph
-	if o.Remote == nil {
-		if g, err = kg.Load(ctx, o.KG, kg.FormatAuto); err != nil {
-			return nil, err
-		}
+	g, _ := o.Graph.(*kg.Graph)
+	remote, _ := o.Graph.(kg.Neighbourhooder)
+	if g == nil && remote == nil {
+		return nil, fmt.Errorf("--kg %s: a KG neither in memory nor able to fetch a question's neighbourhood", o.KG)
 	}
 	config := map[string]string{
 		"format": format, "kg": kgName(o.KG),
@@ -100,7 +101,7 @@ func Run(ctx context.Context, o RunOptions) (*RunSummary, error) {
 	if log == nil {
 		log = io.Discard
 	}
-	err = extract(ctx, log, g, o.Remote, qs, opt, w, &items, sum)
+	err = extract(ctx, log, g, remote, qs, opt, w, &items, sum)
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}
@@ -120,7 +121,7 @@ func Run(ctx context.Context, o RunOptions) (*RunSummary, error) {
 // deterministic) so the summary covers the whole file.
 func extract(ctx context.Context, progressW io.Writer, g *kg.Graph, remote kg.Neighbourhooder, qs []benchmark.Question, opt Options, w *dataset.Writer, items *[]dataset.Item, sum *RunSummary) error {
 	var x *Extractor
-	if remote == nil {
+	if g != nil {
 		x = NewExtractor(g, opt)
 	}
 	bar := progress.New(progressW, "chains", int64(len(qs)))
@@ -131,7 +132,7 @@ func extract(ctx context.Context, progressW io.Writer, g *kg.Graph, remote kg.Ne
 				return fmt.Errorf("data chains stopped after %d of %d questions (rerun with --resume): %w", i, len(qs), err)
 			}
 		}
-		if remote != nil {
+		if g == nil {
 			sub, err := remote.Neighbourhood(ctx, q.Entities, opt.MaxHops)
 			if err != nil {
 				return fmt.Errorf("data chains stopped at question %s (rerun with --resume): %w", q.ID, err)
@@ -153,12 +154,12 @@ func extract(ctx context.Context, progressW io.Writer, g *kg.Graph, remote kg.Ne
 }
 
 // kgName is how the item file's header names the KG: a file by its base
-// name (the folder may move), an endpoint by its URL.
+// name (the folder may move), a URL whole.
 func kgName(kgPath string) string {
-	if sparql.IsEndpoint(kgPath) {
-		return kgPath
+	if kg.IsPath(kgPath) {
+		return filepath.Base(kgPath)
 	}
-	return filepath.Base(kgPath)
+	return kgPath
 }
 
 // loadQuestions reads pq or metaqa questions and refuses files whose

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stem-kgqa/stem/demo"
+	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/train/dataset"
 )
 
@@ -20,7 +21,11 @@ func TestRun(t *testing.T) {
 	if err := os.WriteFile(qs, demo.Questions(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	o := RunOptions{Format: "pq", Questions: []string{qs}, KG: kb, Out: filepath.Join(dir, "items.jsonl"),
+	g, err := kg.Load(context.Background(), kb, kg.FormatAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := RunOptions{Format: "pq", Questions: []string{qs}, KG: kb, Graph: g, Out: filepath.Join(dir, "items.jsonl"),
 		Options: Options{MaxHops: DefaultMaxHops, MaxPaths: DefaultMaxPaths, QuestionHops: true}}
 	sum, err := Run(context.Background(), o)
 	if err != nil {
