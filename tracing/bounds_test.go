@@ -38,6 +38,23 @@ func hubGraph(t *testing.T) *kg.Graph {
 	return g
 }
 
+// renumbered is g built from its triples in reverse order: the same KG,
+// its entities and edges numbered otherwise (as a SPARQL endpoint's
+// neighbourhood numbers them otherwise than the KG's file).
+func renumbered(t *testing.T, g *kg.Graph) *kg.Graph {
+	t.Helper()
+	b := kg.NewBuilder()
+	for i := g.NumTriples() - 1; i >= 0; i-- {
+		tr := g.Triple(int32(i))
+		b.Add(g.EntityName(tr.Head), g.RelationName(tr.Rel), g.EntityName(tr.Tail))
+	}
+	rev, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rev
+}
+
 // Breadth keeps every edge tied at the best score and at most MaxWeak of
 // the others that pass Theta; its fallback keeps the best tied edges only
 // while at most MaxFallback tie. The weak edges compete only where
@@ -106,15 +123,7 @@ func TestBreadthBounds(t *testing.T) {
 // ones (it kept the last 256 places instead of the first).
 func TestBoundsIndependentOfNumbering(t *testing.T) {
 	g := hubGraph(t)
-	b := kg.NewBuilder()
-	for i := g.NumTriples() - 1; i >= 0; i-- {
-		tr := g.Triple(int32(i))
-		b.Add(g.EntityName(tr.Head), g.RelationName(tr.Rel), g.EntityName(tr.Tail))
-	}
-	rev, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rev := renumbered(t, g)
 	enc := wordvec.New(nil, wordvec.Options{})
 	req := Request{Graphs: []schema.Graph{schema.Path("sven", "people.person.nationality", "location.country.official_language")},
 		Strategy: schema.Breadth, Mentions: []string{"sven"}}
@@ -298,15 +307,7 @@ func TestCapWeakMatchesSort(t *testing.T) {
 // five of the ten tied languages, the first five by name.
 func TestBudgetCutIsByName(t *testing.T) {
 	fwd := hubGraph(t)
-	b := kg.NewBuilder()
-	for i := fwd.NumTriples() - 1; i >= 0; i-- {
-		tr := fwd.Triple(int32(i))
-		b.Add(fwd.EntityName(tr.Head), fwd.RelationName(tr.Rel), fwd.EntityName(tr.Tail))
-	}
-	rev, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rev := renumbered(t, fwd)
 	enc := wordvec.New(nil, wordvec.Options{})
 	req := Request{Graphs: []schema.Graph{schema.Path("sven", "people.person.nationality", "location.country.official_language")},
 		Strategy: schema.Breadth, Mentions: []string{"sven"}}
