@@ -268,7 +268,12 @@ func TestBackendsAgree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			type endpoint struct{ name, url, graph string }
+			// every is the stride of the questions an endpoint answers
+			// (0: all of them).
+			type endpoint struct {
+				name, url, graph string
+				every            int
+			}
 			eps := []endpoint{{name: "SPARQL"}}
 			if ep, ok := served[path]; ok {
 				eps[0].url, eps[0].graph = ep[0], ep[1]
@@ -277,7 +282,10 @@ func TestBackendsAgree(t *testing.T) {
 				served[path] = [2]string{eps[0].url, eps[0].graph}
 			}
 			if ds.freebase {
-				ep := endpoint{name: "SPARQL as Freebase"}
+				// Every 4th question: the Freebase shape changes names and
+				// CVTs, which a quarter of the questions exercise alike,
+				// and the whole set would add two minutes to CI.
+				ep := endpoint{name: "SPARQL as Freebase", every: 4}
 				ep.url, ep.graph = serveNT(t, freebaseOf(file))
 				eps = append(eps, ep)
 			}
@@ -310,7 +318,7 @@ func TestBackendsAgree(t *testing.T) {
 					}
 					start := time.Now()
 					wantRep, want := evaluate(t, file, enc, pl, qs)
-					fileTime := time.Since(start)
+					fileMS := float64(time.Since(start).Microseconds()) / 1000 / float64(len(qs))
 					_, fromSnap := evaluate(t, snap, enc, pl, qs)
 					for _, q := range qs {
 						if how, ok := same(fromSnap[q.ID], want[q.ID]); !ok {
@@ -323,6 +331,15 @@ func TestBackendsAgree(t *testing.T) {
 							// which the oracle's plans exercise alike;
 							// the other planners once, to keep CI short.
 							continue
+						}
+						qs, wantRep := qs, wantRep
+						if ep.every > 1 {
+							var sub []benchmark.Question
+							for i := 0; i < len(qs); i += ep.every {
+								sub = append(sub, qs[i])
+							}
+							qs = sub
+							wantRep, _ = evaluate(t, file, enc, pl, qs)
 						}
 						remote, err := sparql.Open(sparql.Config{Endpoint: ep.url, Graph: ep.graph})
 						if err != nil {
@@ -359,9 +376,9 @@ func TestBackendsAgree(t *testing.T) {
 						if differ > 0 {
 							t.Errorf("%s: %d of %d questions differ from the file", ep.name, differ, len(qs))
 						}
-						t.Logf("%s: Hits@1 %.2f F1 %.2f (file %.2f %.2f), %d errors; %d questions with an entity the KG lacks, %d linked by name (%d linked over SPARQL only); %.1f ms per question over SPARQL (%.1f queries), %.2f ms over the file",
-							ep.name, gotRep.Hits1, gotRep.F1, wantRep.Hits1, wantRep.F1, gotRep.Errors, missing, linked, linkOnly,
-							float64(remoteTime.Milliseconds())/float64(len(qs)), float64(remote.Stats().Queries)/float64(len(qs)), float64(fileTime.Microseconds())/1000/float64(len(qs)))
+						t.Logf("%s: %d questions, Hits@1 %.2f F1 %.2f (file %.2f %.2f), %d errors; %d questions with an entity the KG lacks, %d linked by name (%d linked over SPARQL only); %.1f ms per question over SPARQL (%.1f queries), %.2f ms over the file",
+							ep.name, len(qs), gotRep.Hits1, gotRep.F1, wantRep.Hits1, wantRep.F1, gotRep.Errors, missing, linked, linkOnly,
+							float64(remoteTime.Milliseconds())/float64(len(qs)), float64(remote.Stats().Queries)/float64(len(qs)), fileMS)
 					}
 				})
 			}
