@@ -45,6 +45,24 @@ func (b *Builder) Add(head, rel, tail string) {
 	b.push(h, r, t)
 }
 
+// AddEntity adds an entity by name without a triple: a graph fetched for
+// some entities holds each of them, with no edges where it has none, so
+// that asking for it by name finds it.
+func (b *Builder) AddEntity(name string) {
+	if b.err != nil {
+		return
+	}
+	if name == "" {
+		b.err = fmt.Errorf("entity %d: %w: empty name", b.ents.len()+1, ErrEmptyField)
+		return
+	}
+	if err := b.check(false, false, false, len(name), 0); err != nil {
+		b.err = err
+		return
+	}
+	b.ents.intern(name)
+}
+
 // addBytes is Add for loaders that hold the fields as byte slices: names
 // are looked up and copied into the tables without allocating a string.
 func (b *Builder) addBytes(head, rel, tail []byte) {

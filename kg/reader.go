@@ -109,6 +109,15 @@ type Neighbourhooder interface {
 	Neighbourhood(ctx context.Context, seeds []string, hops int) (*Graph, error)
 }
 
+// OutFetcher is an optional capability of a remote KG (a Neighbourhooder):
+// the outgoing edges of named entities, fetched at once, as a graph of its
+// own. Checking an answer reads only its own outgoing edges (a gender, its
+// types, the dates of the CVT it came through), and an answer may be a hub
+// whose incoming edges are thousands.
+type OutFetcher interface {
+	OutEdges(ctx context.Context, seeds []string) (*Graph, error)
+}
+
 // NameSearcher is an optional Reader capability of a KG that finds
 // entities by name at its own end (a SPARQL endpoint), so that linking
 // needs neither a scan of every name nor a vector for every entity.

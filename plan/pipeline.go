@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -414,8 +415,10 @@ func ResolveAll(g kg.Reader, names []string) ([]string, error) {
 // then join every candidate graph so that --explain shows them. The
 // answers are checked in the KG the question was answered over, or, when
 // that is a neighbourhood fetched from a remote KG, in the answers' own
-// neighbourhood there, fetched in one batch: their own edges (a gender, a
-// type) lie past the question's last hop.
+// neighbourhood there, fetched in one batch (their outgoing edges alone
+// where the KG can fetch just those, kg.OutFetcher: the check reads
+// nothing else): their own edges (a gender, a type) lie past the
+// question's last hop.
 func (p *Pipeline) constrain(ctx context.Context, question string, g kg.Reader, res *Result) {
 	cands := res.Projection.Candidates
 	var cs []schema.Constraint
@@ -433,12 +436,25 @@ func (p *Pipeline) constrain(ctx context.Context, question string, g kg.Reader, 
 		return
 	}
 	// An answer's neighbours in the evidence: the CVT it was reached
-	// through holds the dates of the fact.
+	// through holds the dates of the fact. Only dates need them, and never
+	// a question entity: its own dates (a state's founding) do not date
+	// the fact, and over a remote KG fetching its edges again (a country:
+	// thousands) cost seconds a question.
 	via := map[int32][]int32{}
-	for _, m := range tr.Evidence {
-		t := g.Triple(m.Triple)
-		via[t.Head] = append(via[t.Head], t.Tail)
-		via[t.Tail] = append(via[t.Tail], t.Head)
+	if slices.ContainsFunc(cs, func(c schema.Constraint) bool { return c.Kind == constraint.Time || c.Kind == constraint.Order }) {
+		anchor := map[int32]bool{}
+		for _, a := range tr.Anchors {
+			anchor[a.Entity] = true
+		}
+		for _, m := range tr.Evidence {
+			t := g.Triple(m.Triple)
+			if !anchor[t.Tail] {
+				via[t.Head] = append(via[t.Head], t.Tail)
+			}
+			if !anchor[t.Head] {
+				via[t.Tail] = append(via[t.Tail], t.Head)
+			}
+		}
 	}
 	check := g
 	if nb, remote := p.Graph.(kg.Neighbourhooder); remote && g != p.Graph {
@@ -449,7 +465,13 @@ func (p *Pipeline) constrain(ctx context.Context, question string, g kg.Reader, 
 				names = append(names, g.EntityName(v))
 			}
 		}
-		sub, err := nb.Neighbourhood(ctx, names, 1)
+		var sub *kg.Graph
+		var err error
+		if of, ok := p.Graph.(kg.OutFetcher); ok {
+			sub, err = of.OutEdges(ctx, names)
+		} else {
+			sub, err = nb.Neighbourhood(ctx, names, 1)
+		}
 		if err != nil {
 			for _, c := range cs {
 				res.Constraints = append(res.Constraints, constraint.Report{Constraint: c,

@@ -1103,12 +1103,85 @@ func (g *Graph) Neighbourhood(ctx context.Context, seeds []string, hops int) (*k
 	return sub, nil
 }
 
+// OutEdges returns the outgoing edges of the named entities, fetched in
+// one batched pass (or read from the cache), as an in-memory graph of its
+// own. It is what checking an answer reads (its gender, its types, the
+// dates of the CVT it came through): the same edges a neighbourhood of one
+// hop holds of them, without the incoming ones, which at a hub answer (a
+// country) are thousands. Entities the endpoint does not hold are left
+// out.
+func (g *Graph) OutEdges(ctx context.Context, seeds []string) (*kg.Graph, error) {
+	var front []Term
+	seen := map[string]bool{}
+	for _, s := range seeds {
+		t, ok, err := g.resolve(ctx, s)
+		if err != nil {
+			return nil, fmt.Errorf("sparql: edges of %q: %w", s, err)
+		}
+		if ok && !seen[termOf(t)] {
+			seen[termOf(t)] = true
+			front = append(front, t)
+		}
+	}
+	terms := make([]string, len(front))
+	for i, t := range front {
+		terms[i] = termOf(t)
+	}
+	rows, err := g.edges(ctx, terms, true)
+	if err != nil {
+		return nil, err
+	}
+	var met []Term
+	for _, rs := range rows {
+		for _, r := range rs {
+			if k := termOf(r.other); !seen[k] {
+				seen[k] = true
+				met = append(met, r.other)
+			}
+		}
+	}
+	if err := g.learn(ctx, met); err != nil {
+		return nil, err
+	}
+	var named [][3]string
+	b := kg.NewBuilder()
+	g.mu.Lock()
+	for i, rs := range rows {
+		// An entity without outgoing edges is still in the graph, to be
+		// found by name and read as having none.
+		b.AddEntity(g.entName(front[i]))
+		for _, r := range rs {
+			named = append(named, [3]string{g.entName(front[i]), g.nameOf(r.rel), g.entName(r.other)})
+		}
+	}
+	g.mu.Unlock()
+	// In name order, as GraphOf and so Neighbourhood add them: an entity's
+	// edges then come in the same order on every backend.
+	slices.SortFunc(named, func(x, y [3]string) int {
+		for i := range x {
+			if c := strings.Compare(x[i], y[i]); c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	for _, t := range named {
+		b.Add(t[0], t[1], t[2])
+	}
+	sub, err := b.BuildAllowEmpty()
+	if err != nil {
+		return nil, fmt.Errorf("sparql: edges of %q: %w", seeds, err)
+	}
+	return sub, nil
+}
+
 // maxWalk is the most CVTs in a row a hop walks through: Freebase's
 // mediators link named entities, and a chain of them is rare.
 const maxWalk = 2
 
 var (
 	_ kg.Neighbourhooder = (*Graph)(nil)
+	_ kg.OutFetcher      = (*Graph)(nil)
 	_ kg.NameSearcher    = (*Graph)(nil)
 )
 

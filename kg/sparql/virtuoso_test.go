@@ -155,6 +155,39 @@ func TestNeighbourhoodMatchesMemory(t *testing.T) {
 	}
 }
 
+// OutEdges holds each named entity's outgoing edges, those the in-memory
+// KG holds, and every entity named, those with none too (an answer the
+// constraint check then reads as having no attribute).
+func TestOutEdgesMatchMemory(t *testing.T) {
+	mem := graphOf(t, kgtest.Triples)
+	for _, cfg := range []sparql.Config{{}, {PageSize: 2, Batch: 1}} {
+		g := open(t, mem, cfg)
+		for _, seeds := range [][]string{{"Nolan"}, {"Drama", "Inception"}, {"New York", "Paris", "Atlantis"}} {
+			got, err := g.OutEdges(context.Background(), seeds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want [][3]string
+			for _, s := range seeds {
+				e, ok := mem.Entity(s)
+				if !ok {
+					continue
+				}
+				if _, ok := got.Entity(s); !ok {
+					t.Errorf("page %d batch %d: %q is not in the graph of %v", cfg.PageSize, cfg.Batch, s, seeds)
+				}
+				for _, tid := range mem.Out(e) {
+					tr := mem.Triple(tid)
+					want = append(want, [3]string{s, mem.RelationName(tr.Rel), mem.EntityName(tr.Tail)})
+				}
+			}
+			if a, b := sorted(triplesOf(got)), sorted(want); fmt.Sprint(a) != fmt.Sprint(b) {
+				t.Errorf("page %d batch %d, out of %v: endpoint %v, memory %v", cfg.PageSize, cfg.Batch, seeds, a, b)
+			}
+		}
+	}
+}
+
 func triplesOf(g *kg.Graph) [][3]string {
 	out := make([][3]string, g.NumTriples())
 	for i := range out {
