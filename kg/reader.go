@@ -190,7 +190,12 @@ func Neighbourhood(ctx context.Context, r Reader, seeds []string, hops int) (*Gr
 // so that the same triples give the same ids however they were gathered:
 // two backends' neighbourhoods of a question are then the same graph.
 // Duplicates are dropped; no triple is an empty graph.
-func GraphOf(ts [][3]string) (*Graph, error) {
+func GraphOf(ts [][3]string) (*Graph, error) { return GraphWith(ts, nil) }
+
+// GraphWith is GraphOf with the named entities in the graph too, those
+// that no triple holds among them: a graph fetched for some entities
+// holds each of them, with no edges where it has none.
+func GraphWith(ts [][3]string, entities []string) (*Graph, error) {
 	ts = slices.Clone(ts)
 	slices.SortFunc(ts, func(a, b [3]string) int {
 		for i := range a {
@@ -202,6 +207,9 @@ func GraphOf(ts [][3]string) (*Graph, error) {
 	})
 	ts = slices.Compact(ts)
 	b := NewBuilder()
+	for _, e := range entities {
+		b.AddEntity(e)
+	}
 	for _, t := range ts {
 		b.Add(t[0], t[1], t[2])
 	}

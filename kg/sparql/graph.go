@@ -1144,31 +1144,18 @@ func (g *Graph) OutEdges(ctx context.Context, seeds []string) (*kg.Graph, error)
 		return nil, err
 	}
 	var named [][3]string
-	b := kg.NewBuilder()
+	var ents []string
 	g.mu.Lock()
 	for i, rs := range rows {
 		// An entity without outgoing edges is still in the graph, to be
 		// found by name and read as having none.
-		b.AddEntity(g.entName(front[i]))
+		ents = append(ents, g.entName(front[i]))
 		for _, r := range rs {
 			named = append(named, [3]string{g.entName(front[i]), g.nameOf(r.rel), g.entName(r.other)})
 		}
 	}
 	g.mu.Unlock()
-	// In name order, as GraphOf and so Neighbourhood add them: an entity's
-	// edges then come in the same order on every backend.
-	slices.SortFunc(named, func(x, y [3]string) int {
-		for i := range x {
-			if c := strings.Compare(x[i], y[i]); c != 0 {
-				return c
-			}
-		}
-		return 0
-	})
-	for _, t := range named {
-		b.Add(t[0], t[1], t[2])
-	}
-	sub, err := b.BuildAllowEmpty()
+	sub, err := kg.GraphWith(named, ents)
 	if err != nil {
 		return nil, fmt.Errorf("sparql: edges of %q: %w", seeds, err)
 	}

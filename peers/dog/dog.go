@@ -49,7 +49,6 @@ package dog
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -86,10 +85,7 @@ func DefaultSettings() Settings { return Settings{Beam: 2, Depth: 3} }
 
 // Check implements plan.SettingsChecker.
 func (s Settings) Check(llm bool) error {
-	if s.LLM && !llm {
-		return errors.New("--dog-llm needs --llm-model NAME (and --llm-base-url of an OpenAI-compatible server)")
-	}
-	return nil
+	return signals.CheckLLM("--dog-llm", s.LLM, llm)
 }
 
 // Open builds DoG from the pipeline's environment and its settings, as

@@ -52,7 +52,6 @@ package gcr
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -92,10 +91,7 @@ func DefaultSettings() Settings { return Settings{Hops: 2, Beam: 10} }
 
 // Check implements plan.SettingsChecker.
 func (s Settings) Check(llm bool) error {
-	if s.LLM && !llm {
-		return errors.New("--gcr-llm needs --llm-model NAME (and --llm-base-url of an OpenAI-compatible server)")
-	}
-	return nil
+	return signals.CheckLLM("--gcr-llm", s.LLM, llm)
 }
 
 // Open builds GCR from the pipeline's environment and its settings, as

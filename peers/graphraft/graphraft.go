@@ -50,7 +50,6 @@ package graphraft
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -93,10 +92,7 @@ func DefaultSettings() Settings {
 
 // Check implements plan.SettingsChecker.
 func (s Settings) Check(llm bool) error {
-	if s.LLM && !llm {
-		return errors.New("--graphraft-llm needs --llm-model NAME (and --llm-base-url of an OpenAI-compatible server)")
-	}
-	return nil
+	return signals.CheckLLM("--graphraft-llm", s.LLM, llm)
 }
 
 // Open builds GraphRAFT from the pipeline's environment and its settings,

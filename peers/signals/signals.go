@@ -114,6 +114,15 @@ func Mode(planWeight float32, llm bool) string {
 	return "standalone, " + scorer
 }
 
+// CheckLLM is a peer's plan.SettingsChecker for its LLM flag: set (on)
+// without an LLM configured (llm false) is refused before any question.
+func CheckLLM(flag string, on, llm bool) error {
+	if on && !llm {
+		return fmt.Errorf("%s needs --llm-model NAME (and --llm-base-url of an OpenAI-compatible server)", flag)
+	}
+	return nil
+}
+
 // OpenChat opens the pipeline's LLM client for a peer's LLM mode, named
 // by its flag in the error when there is none.
 func OpenChat(env plan.Env, flag string) (*llm.Client, error) {

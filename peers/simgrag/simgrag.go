@@ -56,7 +56,6 @@ package simgrag
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -104,10 +103,7 @@ func DefaultSettings() Settings { return Settings{K: 3, KNodes: 16, KRelations: 
 
 // Check implements plan.SettingsChecker.
 func (s Settings) Check(llm bool) error {
-	if s.LLM && !llm {
-		return errors.New("--simgrag-llm needs --llm-model NAME (and --llm-base-url of an OpenAI-compatible server)")
-	}
-	return nil
+	return signals.CheckLLM("--simgrag-llm", s.LLM, llm)
 }
 
 // Open builds SimGRAG from the pipeline's environment and its settings,

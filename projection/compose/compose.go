@@ -533,14 +533,9 @@ func countBefore(cws []cw, at int) int {
 	return n
 }
 
-// Prediction is the planner's ranked paths and strategy.
-type Prediction struct {
-	Paths    []projection.ScoredPath
-	Strategy schema.Strategy
-	Notes    []string
-	// Anchor is the entity the paths leave.
-	Anchor string
-}
+// Prediction is the planner's ranked paths and strategy, as zeroshot's
+// (both rank the paths leaving an anchor).
+type Prediction = zeroshot.Prediction
 
 // Predict ranks the relation paths leaving the entities (the first one the
 // graph knows anchors them) by how well they align with the question.
@@ -841,9 +836,5 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 	if err != nil {
 		return projection.Projection{}, err
 	}
-	out := projection.Projection{Strategy: pred.Strategy, Notes: pred.Notes}
-	for _, c := range pred.Paths {
-		out.Candidates = append(out.Candidates, projection.Candidate{Graph: schema.PathGraph(pred.Anchor, c.Steps), Score: c.Score})
-	}
-	return out, nil
+	return pred.Projection(), nil
 }

@@ -361,10 +361,15 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 	if err != nil {
 		return projection.Projection{}, err
 	}
-	anchor := pred.Anchor
+	return pred.Projection(), nil
+}
+
+// Projection is the prediction as a planner's output: each path a schema
+// graph from the anchor, with its score.
+func (pred Prediction) Projection() projection.Projection {
 	out := projection.Projection{Strategy: pred.Strategy, Notes: pred.Notes}
 	for _, c := range pred.Paths {
-		out.Candidates = append(out.Candidates, projection.Candidate{Graph: schema.PathGraph(anchor, c.Steps), Score: c.Score})
+		out.Candidates = append(out.Candidates, projection.Candidate{Graph: schema.PathGraph(pred.Anchor, c.Steps), Score: c.Score})
 	}
-	return out, nil
+	return out
 }
