@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -133,6 +134,14 @@ func (c *stdioConn) take(n int, line []byte) bool {
 		// case) nor a reply: it would be dropped unanswered.
 		c.refuse(n, keys["id"], jsonrpc.CodeInvalidRequest, `neither a request (no "method") nor a response (no "result" or "error")`)
 		return true
+	}
+	if raw := bytes.TrimSpace(keys["id"]); len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
+		if _, err := strconv.ParseInt(string(raw), 10, 64); err != nil {
+			// The SDK reads a number id as an int64, so the reply to
+			// id 1.1 would carry id 1 and match no call.
+			c.refuse(n, raw, jsonrpc.CodeInvalidRequest, fmt.Sprintf("id %s: a number id must be an integer that fits in 64 bits", raw))
+			return true
+		}
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
 		// Calls the session would never answer are answered here, so
