@@ -1,12 +1,12 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"mime"
 	"net/http"
 	"slices"
 	"strconv"
@@ -87,11 +87,14 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /v1/entities", s.guard(http.HandlerFunc(s.search)))
 	mux.Handle("GET /v1/entities/{name}/neighbours", s.guard(http.HandlerFunc(s.neighbours)))
 	// Stateless: every MCP call stands alone, so no session outlives a
-	// request and shutdown never waits on an idle stream.
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+	// request and shutdown never waits on an idle stream. mcpHTTP hands
+	// the SDK one message at a time.
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: s.opt.MaxBody})
-	for _, m := range []string{"POST", "GET", "DELETE"} {
-		mux.Handle(m+" /mcp", s.guard(mcpHandler))
+	mcpFront := s.guard(s.mcpHTTP(sdk))
+	for _, m := range []string{"POST", "GET", "DELETE", "PUT", "PATCH", "OPTIONS"} {
+		// By method: "GET /" would conflict with a pattern of any method.
+		mux.Handle(m+" /mcp", mcpFront)
 	}
 	// The viewer's files hold no data and a browser cannot attach a
 	// bearer token when it navigates, so they are served to anyone; the
@@ -102,17 +105,46 @@ func (s *Server) routes() http.Handler {
 	// (or drive MCP tools) with the user's network position.
 	cross := http.NewCrossOriginProtection()
 	cross.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &requestError{http.StatusForbidden, "cross_origin", "a page on another site may not send requests here"})
+		s.refuse(w, r, &requestError{http.StatusForbidden, "cross_origin", "a page on another site may not send requests here"})
 	}))
-	return s.metrics.instrument(jsonErrors(cross.Handler(s.hostCheck(mux))))
+	return s.metrics.instrument(jsonErrors(s.bodyBound(cross.Handler(s.hostCheck(mux)))))
 }
+
+// bodyBound refuses a body its Content-Length says is over --max-body at
+// once, before reading it: a client that sent "Expect: 100-continue" gets
+// 413, not "100 Continue" and a wait.
+func (s *Server) bodyBound(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > s.opt.MaxBody {
+			w.Header().Set("Connection", "close")
+			s.refuse(w, r, errBodyTooLarge(s.opt.MaxBody))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// securityHeaders are on every reply: no page may frame the viewer (a
+// hidden frame on another site made a browser ask questions in a loop
+// through /?q=), no reply is read as another type than it says, and the
+// viewer runs only its own script and style.
+func securityHeaders(h http.Header) {
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("Referrer-Policy", "no-referrer")
+}
+
+// contentSecurityPolicy lets the viewer load its own files and ask its
+// own server, nothing else, and be framed by no page.
+const contentSecurityPolicy = "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
 
 // guard requires the token on the routes that serve data.
 func (s *Server) guard(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="stem"`)
-			writeError(w, &requestError{http.StatusUnauthorized, "unauthorized", "this server wants Authorization: Bearer TOKEN"})
+			s.refuse(w, r, &requestError{http.StatusUnauthorized, "unauthorized", "this server wants Authorization: Bearer TOKEN"})
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -128,7 +160,7 @@ func (s *Server) hostCheck(h http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !IsLocalHost(r.Host) {
-			writeError(w, &requestError{http.StatusForbidden, "bad_host", fmt.Sprintf("Host %q is not this machine; to serve other hosts, listen on their address with --listen", r.Host)})
+			s.refuse(w, r, &requestError{http.StatusForbidden, "bad_host", fmt.Sprintf("Host %q is not this machine; to serve other hosts, listen on their address with --listen", r.Host)})
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -164,21 +196,20 @@ func (s *Server) loaded() (*Backend, error) {
 
 func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
-		if mt, _, _ := mime.ParseMediaType(ct); mt != "application/json" {
+		if mt := mediaType(ct); mt != "application/json" {
 			writeError(w, &requestError{http.StatusUnsupportedMediaType, "content_type", fmt.Sprintf("send the question as application/json, not %s", mt)})
 			return
 		}
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.opt.MaxBody)
+	body, err := s.readBody(w, r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	var req AskRequest
-	dec := json.NewDecoder(r.Body)
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, &requestError{http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("the request body is over %d bytes", tooBig.Limit)})
-			return
-		}
 		writeError(w, &requestError{http.StatusBadRequest, "bad_json", fmt.Sprintf("the body is not an ask request: %v (want {\"question\": \"...\"})", err)})
 		return
 	}
@@ -186,8 +217,11 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &requestError{http.StatusBadRequest, "bad_json", "the body holds more than one JSON value"})
 		return
 	}
-	_, v, err := s.answer(r.Context(), req)
-	reply(w, v, err)
+	// The question's slot is held until its reply is written.
+	ctx, release := withLease(r.Context())
+	defer release()
+	_, v, err := s.answer(ctx, req)
+	s.reply(w, v, err, hintAsk)
 }
 
 // answer answers req within the question deadline and the concurrency
@@ -198,6 +232,7 @@ func (s *Server) answer(ctx context.Context, req AskRequest) (_ *plan.Result, _ 
 	if err != nil {
 		return nil, plan.View{}, err
 	}
+	req.Question = stripFormat(req.Question)
 	if req.Question == "" {
 		return nil, plan.View{}, &requestError{http.StatusBadRequest, "no_question", `give the question: {"question": "..."}`}
 	}
@@ -208,7 +243,7 @@ func (s *Server) answer(ctx context.Context, req AskRequest) (_ *plan.Result, _ 
 	// same search (4,500 copies took 100 times as long as one).
 	var given []string
 	for _, e := range req.Entities {
-		if !slices.Contains(given, e) {
+		if e = stripFormat(e); !slices.Contains(given, e) {
 			if len(given) == MaxEntities {
 				return nil, plan.View{}, &requestError{http.StatusBadRequest, "too_many_entities", fmt.Sprintf("more than %d distinct entities: a question names at most %d", MaxEntities, MaxEntities)}
 			}
@@ -221,15 +256,11 @@ func (s *Server) answer(ctx context.Context, req AskRequest) (_ *plan.Result, _ 
 			return nil, plan.View{}, &requestError{http.StatusBadRequest, "bad_strategy", fmt.Sprintf("strategy %q: %v", req.Strategy, err)}
 		}
 	}
-	select {
-	case s.slots <- struct{}{}:
-		defer func() { <-s.slots }()
-	default:
-		s.metrics.rejected.Inc()
-		return nil, plan.View{}, &requestError{http.StatusServiceUnavailable, "busy", fmt.Sprintf("%d questions are being answered, the most this server takes at once; retry shortly", cap(s.slots))}
+	release, err := s.takeSlot(ctx)
+	if err != nil {
+		return nil, plan.View{}, err
 	}
-	s.metrics.inFlight.Inc()
-	defer s.metrics.inFlight.Dec()
+	defer release()
 	ctx, cancel := context.WithTimeout(ctx, s.opt.Timeout)
 	defer cancel()
 	p, err := s.pipeline(ctx, b, req.Planner)
@@ -271,7 +302,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		var v SearchView
 		v, err = s.searchEntities(r.Context(), r.URL.Query().Get("q"), k)
-		reply(w, v, err)
+		s.reply(w, v, err, hintSearch)
 		return
 	}
 	writeError(w, err)
@@ -285,7 +316,7 @@ func (s *Server) searchEntities(ctx context.Context, q string, k int) (_ SearchV
 	if err != nil {
 		return SearchView{}, err
 	}
-	if !hasWord(q) {
+	if q = stripFormat(q); !hasWord(q) {
 		return SearchView{}, &requestError{http.StatusBadRequest, "no_query", fmt.Sprintf("give the text to search for, with at least one word (got %q): /v1/entities?q=tom+hanks", q)}
 	}
 	if k, err = within("k", k, defaultK, maxK); err != nil {
@@ -311,7 +342,7 @@ func (s *Server) neighbours(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		var v NeighboursView
 		v, err = s.neighboursOf(r.Context(), r.PathValue("name"), limit)
-		reply(w, v, err)
+		s.reply(w, v, err, hintNeighbours)
 		return
 	}
 	writeError(w, err)
@@ -331,7 +362,7 @@ func (s *Server) neighboursOf(ctx context.Context, name string, limit int) (_ Ne
 	if b.Graph == nil {
 		return NeighboursView{}, &requestError{http.StatusNotImplemented, "no_kg", "this server has no shared KG: each question brings its own"}
 	}
-	id, err := plan.Resolve(b.Graph, name)
+	id, err := plan.Resolve(b.Graph, stripFormat(name))
 	if err != nil {
 		return NeighboursView{}, &requestError{http.StatusNotFound, "unknown_entity", err.Error()}
 	}
@@ -395,14 +426,45 @@ func within(name string, v, def, max int) (int, error) {
 	return v, nil
 }
 
-// reply writes v, or err as its status.
-func reply(w http.ResponseWriter, v any, err error) {
+// reply writes v, or err as its status; a reply over Options.MaxReply is
+// refused with how to narrow the request (hint).
+func (s *Server) reply(w http.ResponseWriter, v any, err error, hint string) {
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, v)
+	var buf bytes.Buffer
+	e := json.NewEncoder(&buf)
+	e.SetEscapeHTML(false) // chains read "a -> b", as stem ask --json prints them
+	if err := e.Encode(v); err != nil {
+		writeError(w, fmt.Errorf("encode the reply: %w", err))
+		return
+	}
+	if buf.Len() > s.opt.MaxReply {
+		writeError(w, errReplyTooLarge(buf.Len(), s.opt.MaxReply, hint))
+		return
+	}
+	writeRaw(w, http.StatusOK, bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 }
+
+// stripFormat drops the invisible format characters (Unicode Cf: bidi
+// controls, zero-width joiners and spaces, the BOM, soft hyphens) from a
+// question or a name: they are not seen, so they must not change the
+// answer ("who directed \u202einception\u202c ?" linked another entity,
+// and a zero-width joiner in an entity name made it unknown).
+func stripFormat(s string) string {
+	if strings.IndexFunc(s, isFormat) < 0 {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if isFormat(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func isFormat(r rune) bool { return unicode.Is(unicode.Cf, r) }
 
 // logInternal reports a failure that is the server's, not the caller's,
 // to the operator: the caller sees only its message.

@@ -2,34 +2,22 @@ package serve
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // jsonErrors makes every error reply JSON. The routes write their own
-// (errorBody), but the mux (405 for a route's other methods, 404 for an
-// unknown path), the viewer's file server and the MCP handler write plain
-// text: their status is kept and their text becomes the JSON error's
-// message; on /mcp it becomes a JSON-RPC error object, which is what an
-// MCP client parses, with the request's id when it had one.
+// (errorBody; a JSON-RPC error on /mcp, see mcpHTTP), but the mux (405
+// for a route's other methods, 404 for an unknown path) and the viewer's
+// file server write plain text: their status is kept and their text
+// becomes the JSON error's message. It also sets the headers every reply
+// carries (securityHeaders).
 func jsonErrors(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var seen *bytes.Buffer
-		if r.URL.Path == "/mcp" && r.Body != nil {
-			// What the MCP handler reads of the body, for the id of a
-			// request it refuses (bounded: MaxBody caps the body anyway).
-			seen = &bytes.Buffer{}
-			r.Body = struct {
-				io.Reader
-				io.Closer
-			}{io.TeeReader(r.Body, &limitedWriter{seen, maxSeen}), r.Body}
-		}
+		securityHeaders(w.Header())
 		jw := &jsonErrorWriter{ResponseWriter: w}
 		h.ServeHTTP(jw, r)
 		if !jw.rewrite {
@@ -38,9 +26,8 @@ func jsonErrors(h http.Handler) http.Handler {
 		msg := strings.TrimSpace(jw.text.String())
 		hdr := w.Header()
 		hdr.Del("Content-Length")
-		hdr.Del("X-Content-Type-Options")
-		if seen != nil {
-			writeRPCError(w, jw.status, msg, seen.Bytes())
+		if r.URL.Path == "/mcp" {
+			writeRaw(w, jw.status, rpcErrorBytes(nil, rpcCodeOf(jw.status), msg, nil))
 			return
 		}
 		code := strings.ReplaceAll(strings.ToLower(http.StatusText(jw.status)), " ", "_")
@@ -85,9 +72,6 @@ func apiRoute(path string) bool {
 // postOnly are the routes that take POST alone though a GET handler is
 // registered, to answer it with 405.
 var postOnly = map[string]string{"/v1/ask": "POST"}
-
-// maxSeen bounds the bytes of an MCP request kept to find its id.
-const maxSeen = 64 << 10
 
 // jsonErrorWriter holds back an error reply that is not JSON, to be
 // written again as JSON once the handler returns.
@@ -139,53 +123,3 @@ func isJSON(contentType string) bool {
 	return mt == "application/json" || strings.HasSuffix(mt, "+json")
 }
 
-// limitedWriter keeps the first max bytes written to it.
-type limitedWriter struct {
-	b   *bytes.Buffer
-	max int
-}
-
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	if n := l.max - l.b.Len(); n > 0 {
-		l.b.Write(p[:min(len(p), n)])
-	}
-	return len(p), nil
-}
-
-// rpcErrorReply is a JSON-RPC 2.0 error response.
-type rpcErrorReply struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Error   rpcError        `json:"error"`
-}
-
-type rpcError struct {
-	Code    int64  `json:"code"`
-	Message string `json:"message"`
-}
-
-// writeRPCError answers an MCP request the MCP handler refused in plain
-// text: a parse error (-32700) for a body that is not JSON, method not
-// found (-32601, with the request's id and status 200, as for any
-// JSON-RPC error to a call) for a method it does not handle, else an
-// invalid request (-32600).
-func writeRPCError(w http.ResponseWriter, status int, msg string, body []byte) {
-	id := json.RawMessage("null")
-	code := int64(jsonrpc.CodeInvalidRequest)
-	var req struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	switch {
-	case !json.Valid(body):
-		code = jsonrpc.CodeParseError
-		msg = "parse error: the body is not JSON: " + msg
-	case json.Unmarshal(body, &req) == nil && len(req.ID) > 0:
-		id = req.ID
-		if strings.Contains(msg, "not handled") || strings.Contains(msg, "unsupported") {
-			code, status = jsonrpc.CodeMethodNotFound, http.StatusOK
-			msg = fmt.Sprintf("method %q not found: %s", req.Method, msg)
-		}
-	}
-	writeJSON(w, status, rpcErrorReply{JSONRPC: "2.0", ID: id, Error: rpcError{Code: code, Message: msg}})
-}

@@ -2,6 +2,8 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,7 +41,17 @@ func (s *Server) newMCP() *mcp.Server {
 			}
 			var text strings.Builder
 			res.WriteText(&text, in.Explain, mcpChains, 0)
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text.String()}}}, v, nil
+			out, err := json.Marshal(v)
+			if err != nil {
+				return nil, nil, fmt.Errorf("encode the answer to %q: %w", in.Question, err)
+			}
+			// The reply holds the text and the structured result: it is
+			// refused here, before the SDK copies it, when over what is
+			// left of the request's reply budget.
+			if size, left := text.Len()+len(out), s.remaining(ctx); size > left {
+				return nil, nil, errReplyTooLarge(size, left, hintAsk)
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text.String()}}}, json.RawMessage(out), nil
 		}
 	}
 	mcp.AddTool(m, &mcp.Tool{Name: "ask", Title: "Ask the KG",

@@ -65,11 +65,17 @@ type Options struct {
 	Token string
 	// MaxBody caps a request body in bytes (DefaultMaxBody).
 	MaxBody int64
-	// Timeout is a question's deadline (DefaultTimeout).
+	// MaxReply caps a reply in bytes (DefaultMaxReply): a request whose
+	// reply would be longer is refused with how to narrow it. The calls
+	// of an MCP batch share one bound.
+	MaxReply int
+	// Timeout is a question's deadline (DefaultTimeout); the calls of an
+	// MCP batch over HTTP share one.
 	Timeout time.Duration
-	// MaxConcurrent bounds the questions answered at once; beyond it a
-	// question is refused with 503 and Retry-After
-	// (DefaultMaxConcurrent).
+	// MaxConcurrent bounds the questions answered at once, each counted
+	// until its reply is written (over HTTP) and each call of an MCP
+	// batch counted; beyond it a question is refused with 503 and
+	// Retry-After (DefaultMaxConcurrent).
 	MaxConcurrent int
 	// HeaderTimeout is how long a client may take to send its request
 	// headers, the bound on slow clients (DefaultHeaderTimeout); the whole
@@ -91,6 +97,7 @@ type Options struct {
 // Defaults of Options.
 const (
 	DefaultMaxBody       = 64 << 10
+	DefaultMaxReply      = 8 << 20
 	DefaultTimeout       = 30 * time.Second
 	DefaultMaxConcurrent = 64
 	DefaultHeaderTimeout = 5 * time.Second
@@ -100,6 +107,9 @@ const (
 func (o Options) withDefaults() Options {
 	if o.MaxBody <= 0 {
 		o.MaxBody = DefaultMaxBody
+	}
+	if o.MaxReply <= 0 {
+		o.MaxReply = DefaultMaxReply
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout

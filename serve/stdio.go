@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -21,16 +21,37 @@ import (
 // line, on out (`stem serve --mcp-stdio`), until in ends or ctx is done.
 // Unlike the SDK's own stdio transport, no input ends the session: a line
 // that is not JSON is answered with a parse error (-32700), one that is
-// not a JSON-RPC message, a batch, or a line over Options.MaxBody bytes
-// (never held whole in memory) with an invalid request (-32600), each
-// reported on Options.Log with its line number; so is a call the session
-// would not answer (a notification sent with an id, an id already in
-// use). When in ends, the replies
-// still owed are written before ServeStdio returns (waiting at most the
-// question deadline and 5 s more).
+// not a JSON-RPC message, a batch, a call with "id": null, or a line over
+// Options.MaxBody bytes (never held whole in memory) with an invalid
+// request (-32600), each reported on Options.Log with its line number; so
+// is a call the session would not answer (a notification sent with an id,
+// an id already in use). Every reply carries its call's id exactly as
+// sent. When in ends, the replies still owed are written before
+// ServeStdio returns (waiting at most the question deadline and 5 s
+// more); when ctx ends (the first SIGINT or SIGTERM), no more input is
+// read and the calls in flight have Options.Grace to be answered; Abort
+// (a second signal) cuts them off.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	t := &stdioTransport{in: in, out: out, maxLine: int(s.opt.MaxBody), log: s.opt.Log, drain: s.opt.Timeout + 5*time.Second}
-	return s.mcp.Run(ctx, t)
+	t := &stdioTransport{in: in, out: out, maxLine: int(s.opt.MaxBody), log: s.opt.Log,
+		drain: s.opt.Timeout + 5*time.Second, grace: s.opt.Grace, stop: ctx.Done(), abort: s.abort}
+	// The calls in flight outlive ctx, for the grace; Abort ends them.
+	run, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	go func() {
+		select {
+		case <-s.abort:
+			cancel()
+		case <-run.Done():
+		}
+	}()
+	err := s.mcp.Run(run, t)
+	if n := t.cutOff.Load(); n > 0 {
+		return fmt.Errorf("serve: %d MCP calls in flight were cut off unanswered (%s)", n, t.why.Load())
+	}
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
 }
 
 // stdioTransport is the mcp.Transport of ServeStdio.
@@ -39,13 +60,20 @@ type stdioTransport struct {
 	out     io.Writer
 	maxLine int
 	log     io.Writer
-	drain   time.Duration
+	// drain is how long the replies owed may take once in ends, grace
+	// once stop is closed; abort cuts either short.
+	drain, grace time.Duration
+	stop, abort  <-chan struct{}
+	// cutOff counts the calls left unanswered when the session ended,
+	// and why says why.
+	cutOff atomic.Int64
+	why    atomic.Value
 }
 
 // Connect implements mcp.Transport: it starts reading in.
 func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 	c := &stdioConn{t: t, msgs: make(chan jsonrpc.Message), eof: make(chan struct{}), closed: make(chan struct{}),
-		answered: make(chan struct{}, 1), pending: map[string]int{}}
+		answered: make(chan struct{}, 1), pending: map[int64]json.RawMessage{}, inUse: map[string]int64{}}
 	go c.read()
 	return c, nil
 }
@@ -62,8 +90,13 @@ type stdioConn struct {
 
 	wmu sync.Mutex // one message at a time on out
 
-	mu      sync.Mutex
-	pending map[string]int // calls read and not yet answered, by id
+	mu sync.Mutex
+	// The calls read and not yet answered: the SDK sees each under an id
+	// of its own (next), and pending maps it back to the id as sent;
+	// inUse maps an id as sent (idKey) to its own.
+	next    int64
+	pending map[int64]json.RawMessage
+	inUse   map[string]int64
 }
 
 // read reads in line by line until it ends, answering what the session
@@ -118,48 +151,38 @@ func (c *stdioConn) take(n int, line []byte) bool {
 		c.refuse(n, nil, jsonrpc.CodeInvalidRequest, "a batch: send one JSON-RPC message a line")
 		return true
 	}
+	m, bad := inspect(line)
+	if bad != nil {
+		if bad.silent {
+			c.logf("MCP input line %d: %s; a notification, so not answered", n, bad.msg)
+			return true
+		}
+		c.refuse(n, bad.id, bad.code, bad.msg)
+		return true
+	}
+	if m.method == "notifications/cancelled" {
+		line = c.cancelled(m, line)
+	}
 	msg, err := jsonrpc.DecodeMessage(line)
 	if err != nil {
-		var req struct {
-			ID json.RawMessage `json:"id"`
-		}
-		json.Unmarshal(line, &req)
-		c.refuse(n, req.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("not a JSON-RPC 2.0 message: %v", err))
+		c.refuse(n, m.id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("not a JSON-RPC 2.0 message: %v", err))
 		return true
 	}
-	var keys map[string]json.RawMessage
-	json.Unmarshal(line, &keys)
-	if _, ok := msg.(*jsonrpc.Response); ok && keys["result"] == nil && keys["error"] == nil {
-		// Neither a call (no "method": the SDK reads field names in any
-		// case) nor a reply: it would be dropped unanswered.
-		c.refuse(n, keys["id"], jsonrpc.CodeInvalidRequest, `neither a request (no "method") nor a response (no "result" or "error")`)
-		return true
-	}
-	if raw := bytes.TrimSpace(keys["id"]); len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
-		if _, err := strconv.ParseInt(string(raw), 10, 64); err != nil {
-			// The SDK reads a number id as an int64, so the reply to
-			// id 1.1 would carry id 1 and match no call.
-			c.refuse(n, raw, jsonrpc.CodeInvalidRequest, fmt.Sprintf("id %s: a number id must be an integer that fits in 64 bits", raw))
-			return true
-		}
-	}
-	if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
+	if req, ok := msg.(*jsonrpc.Request); ok && m.call {
 		// Calls the session would never answer are answered here, so
 		// that no call goes without a reply.
-		id, _ := json.Marshal(req.ID.Raw())
-		if strings.HasPrefix(req.Method, "notifications/") {
-			c.refuse(n, id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("%s is a notification: send it without an id", req.Method))
-			return true
-		}
+		k := idKey(m.id)
 		c.mu.Lock()
-		k := idKey(req.ID)
-		dup := c.pending[k] > 0
+		_, dup := c.inUse[k]
 		if !dup {
-			c.pending[k]++
+			c.next++
+			c.pending[c.next] = m.id
+			c.inUse[k] = c.next
+			req.ID, _ = jsonrpc.MakeID(float64(c.next))
 		}
 		c.mu.Unlock()
 		if dup {
-			c.refuse(n, id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("id %s is the id of a call not answered yet", id))
+			c.refuse(n, m.id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("id %s is the id of a call not answered yet", m.id))
 			return true
 		}
 	}
@@ -169,6 +192,25 @@ func (c *stdioConn) take(n int, line []byte) bool {
 	case <-c.closed:
 		return false
 	}
+}
+
+// cancelled returns a notifications/cancelled line with its requestId,
+// when a call in flight has it, made the id the session knows the call by.
+func (c *stdioConn) cancelled(m message, line []byte) []byte {
+	var p map[string]json.RawMessage
+	if json.Unmarshal(m.fields["params"], &p) != nil || p["requestId"] == nil {
+		return line
+	}
+	c.mu.Lock()
+	own, ok := c.inUse[idKey(p["requestId"])]
+	c.mu.Unlock()
+	if !ok {
+		return line
+	}
+	p["requestId"] = json.RawMessage(strconv.FormatInt(own, 10))
+	m.fields["params"], _ = json.Marshal(p)
+	b, _ := json.Marshal(m.fields)
+	return b
 }
 
 // refuse answers line n with a JSON-RPC error and reports it on the log.
@@ -189,10 +231,12 @@ func (c *stdioConn) logf(format string, args ...any) {
 	}
 }
 
-// Read implements mcp.Connection. Once the input has ended it returns
-// io.EOF only after every call read has been answered (or the drain time
-// has passed), so that the session does not end with replies owed.
+// Read implements mcp.Connection. Once the input has ended, or ctx of
+// ServeStdio has (a stop signal), it returns io.EOF only after every call
+// read has been answered, or the drain time has passed, so that the
+// session does not end with replies owed.
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	drain, why := c.t.drain, "the input ended"
 	select {
 	case m := <-c.msgs:
 		return m, nil
@@ -201,13 +245,14 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	case <-c.closed:
 		return nil, io.EOF
 	case <-c.eof:
+	case <-c.t.stop:
+		drain, why = c.t.grace, "asked to stop"
+		c.logf("stopping MCP over stdio: no more input is read; the %d calls in flight have up to %v (--grace) to be answered", c.owed(), drain)
 	}
-	deadline := time.NewTimer(c.t.drain)
+	deadline := time.NewTimer(drain)
 	defer deadline.Stop()
 	for {
-		c.mu.Lock()
-		owed := len(c.pending)
-		c.mu.Unlock()
+		owed := c.owed()
 		if owed == 0 {
 			return nil, io.EOF
 		}
@@ -217,46 +262,84 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return nil, ctx.Err()
 		case <-c.closed:
 			return nil, io.EOF
+		case <-c.t.abort:
+			c.t.cutOff.Store(int64(owed))
+			c.t.why.Store("asked again to stop")
+			c.logf("MCP over stdio: %d calls in flight cut off, asked again to stop", owed)
+			return nil, io.EOF
 		case <-deadline.C:
-			c.logf("MCP input ended with %d calls still unanswered after %v; stopping", owed, c.t.drain)
+			c.t.cutOff.Store(int64(owed))
+			c.t.why.Store(fmt.Sprintf("%s %v before", why, drain))
+			c.logf("MCP over stdio: %s with %d calls still unanswered after %v; stopping", why, owed, drain)
 			return nil, io.EOF
 		}
 	}
 }
 
-// Write implements mcp.Connection: one message a line. An error reply
-// with no code (the SDK's, for a call before initialize) gets -32600, so
-// that every error is a JSON-RPC one.
+// owed counts the calls read and not answered.
+func (c *stdioConn) owed() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
+}
+
+// Write implements mcp.Connection: one message a line, a reply with its
+// call's id as sent. An error reply with no code (the SDK's, for a call
+// before initialize) gets -32600, so that every error is a JSON-RPC one.
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	resp, isResp := msg.(*jsonrpc.Response)
-	if isResp && resp.Error != nil {
-		var we *jsonrpc.Error
-		if !errors.As(resp.Error, &we) || we.Code == 0 {
-			r := *resp
-			r.Error = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: resp.Error.Error()}
-			msg = &r
+	if !isResp {
+		data, err := jsonrpc.EncodeMessage(msg)
+		if err != nil {
+			return err
 		}
+		return c.writeLine(data)
 	}
-	data, err := jsonrpc.EncodeMessage(msg)
+	id, known := json.RawMessage(nil), false
+	if own, ok := resp.ID.Raw().(int64); ok {
+		c.mu.Lock()
+		if id, known = c.pending[own]; known {
+			delete(c.pending, own)
+			delete(c.inUse, idKey(id))
+		}
+		c.mu.Unlock()
+	}
+	if !known {
+		raw, err := json.Marshal(resp.ID.Raw())
+		if err != nil {
+			return err
+		}
+		id = raw
+	}
+	out := wireResponse{JSONRPC: "2.0", ID: id, Result: resp.Result}
+	if resp.Error != nil {
+		out.Result = nil
+		if !errors.As(resp.Error, &out.Error) || out.Error.Code == 0 {
+			out.Error = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: resp.Error.Error()}
+		}
+	} else if out.Result == nil {
+		out.Result = json.RawMessage("null")
+	}
+	data, err := json.Marshal(out)
 	if err != nil {
 		return err
 	}
-	if err := c.writeLine(data); err != nil {
-		return err
-	}
-	if isResp && resp.ID.IsValid() {
-		c.mu.Lock()
-		k := idKey(resp.ID)
-		if c.pending[k]--; c.pending[k] <= 0 {
-			delete(c.pending, k)
-		}
-		c.mu.Unlock()
+	err = c.writeLine(data)
+	if known {
 		select {
 		case c.answered <- struct{}{}:
 		default:
 		}
 	}
-	return nil
+	return err
+}
+
+// wireResponse is a JSON-RPC response with its id as sent.
+type wireResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *jsonrpc.Error  `json:"error,omitempty"`
 }
 
 func (c *stdioConn) writeLine(data []byte) error {
@@ -275,5 +358,12 @@ func (c *stdioConn) Close() error {
 // SessionID implements mcp.Connection: stdio has one session.
 func (c *stdioConn) SessionID() string { return "" }
 
-// idKey is a request id as a map key (ids are numbers or strings).
-func idKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
+// idKey is an id as sent, as a map key: a string by its value (however
+// escaped), a number by its text.
+func idKey(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return "string:" + s
+	}
+	return "number:" + string(raw)
+}
