@@ -6,7 +6,6 @@ import (
 	"mime"
 	"net/http"
 	"strings"
-
 )
 
 // jsonErrors makes every error reply JSON. The routes write their own
@@ -122,4 +121,3 @@ func isJSON(contentType string) bool {
 	mt, _, _ := mime.ParseMediaType(contentType)
 	return mt == "application/json" || strings.HasSuffix(mt, "+json")
 }
-

@@ -204,11 +204,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ReadTimeout:    3 * s.opt.HeaderTimeout,
 		WriteTimeout:   s.opt.Timeout + 10*time.Second,
 		IdleTimeout:    2 * time.Minute,
-		MaxHeaderBytes: 64 << 10,
+		MaxHeaderBytes: maxHeaderBytes,
 		BaseContext:    func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	// Even the errors net/http writes itself are JSON.
+	go func() { errc <- hs.Serve(jsonConns{ln}) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve on %s: %w", ln.Addr(), err)

@@ -24,10 +24,11 @@ type serveOptions struct {
 	KG            string        `flag:"kg" placeholder:"FILE|URL" usage:"KG FILE (any format 'stem kg' reads) or SPARQL endpoint URL; default: the embedded demo KG"`
 	KGFormat      kg.Format     `flag:"format" usage:"KG file format: auto, tsv, pipe, nt, freebase, snapshot"`
 	Listen        string        `flag:"listen" placeholder:"HOST:PORT" category:"server" usage:"address to answer on; the default answers this machine only (use :8080 or 0.0.0.0:8080 for every host, with --token-env)"`
-	TokenEnv      string        `flag:"token-env" placeholder:"VAR" category:"server" usage:"require 'Authorization: Bearer TOKEN' on every route but the health checks, TOKEN read from environment variable VAR"`
+	TokenEnv      string        `flag:"token-env" placeholder:"VAR" category:"server" usage:"require 'Authorization: Bearer TOKEN' on every route but the health checks, TOKEN read from environment variable VAR (whitespace around it, as a secret file's newline, is trimmed with a warning)"`
 	Timeout       time.Duration `flag:"timeout" category:"server" usage:"a question's deadline; past it the answer is 504"`
-	MaxConcurrent int           `flag:"max-concurrent" min:"1" category:"server" usage:"questions answered at once; beyond it 503 with Retry-After"`
+	MaxConcurrent int           `flag:"max-concurrent" min:"1" category:"server" usage:"questions answered at once, each counted until its reply is written and each call of an MCP batch counted; beyond it 503 with Retry-After"`
 	MaxBody       int           `flag:"max-body" min:"256" category:"server" usage:"largest request body, in bytes (413 beyond)"`
+	MaxReply      int           `flag:"max-reply" min:"4096" category:"server" usage:"largest reply, in bytes: a request whose reply would be longer is refused (422 reply_too_large) with how to narrow it (fewer entities, strategy precision, no explain, a smaller limit); the calls of an MCP batch share it"`
 	Grace         time.Duration `flag:"grace" category:"server" usage:"on SIGINT/SIGTERM, how long requests in flight may take to finish"`
 	MCPStdio      bool          `flag:"mcp-stdio" category:"server" usage:"serve the MCP tools over stdin/stdout instead of HTTP (for agent clients that launch tools as processes)"`
 	Backends      kg.BackendSettings
@@ -36,7 +37,7 @@ type serveOptions struct {
 // defaultServeOptions are stem serve's defaults.
 func defaultServeOptions() serveOptions {
 	return serveOptions{KGFormat: kg.FormatAuto, Listen: "127.0.0.1:8080", Timeout: serve.DefaultTimeout,
-		MaxConcurrent: serve.DefaultMaxConcurrent, MaxBody: serve.DefaultMaxBody, Grace: serve.DefaultGrace, Backends: backends.Default().NewSettings()}
+		MaxConcurrent: serve.DefaultMaxConcurrent, MaxBody: serve.DefaultMaxBody, MaxReply: serve.DefaultMaxReply, Grace: serve.DefaultGrace, Backends: backends.Default().NewSettings()}
 }
 
 func serveCommand() *cli.Command {
@@ -92,7 +93,7 @@ func runServe(ctx context.Context, std stdio, log io.Writer, o serveOptions, s p
 	if err := assets.CheckServed(s, "serve"); err != nil {
 		return err
 	}
-	ro := serve.RunOptions{Options: serve.Options{Timeout: o.Timeout, MaxConcurrent: o.MaxConcurrent, MaxBody: int64(o.MaxBody), Grace: o.Grace, Version: version()},
+	ro := serve.RunOptions{Options: serve.Options{Timeout: o.Timeout, MaxConcurrent: o.MaxConcurrent, MaxBody: int64(o.MaxBody), MaxReply: o.MaxReply, Grace: o.Grace, Version: version()},
 		Listen: o.Listen, Stdio: o.MCPStdio, In: std.in, Out: std.out, Stop: std.stop}
 	if o.TokenEnv != "" {
 		if ro.Token = os.Getenv(o.TokenEnv); ro.Token == "" {
