@@ -12,12 +12,14 @@ package serve
 // runs each for a few seconds).
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -424,4 +426,354 @@ func stdioOnce(s *Server, msg string) error {
 		return fmt.Errorf("stdio %q: the call got no reply:\n%s", trim(msg), out.String())
 	}
 	return nil
+}
+
+// rawRequest writes req on a new connection to the server at base and
+// reads the reply, as a client that writes HTTP by hand does.
+func rawRequest(t *testing.T, base, req string) (*http.Response, string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	go io.WriteString(conn, req) // a reply may come before the request is all sent
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("%q: no reply: %v", trim(req), err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// The replies net/http writes itself, before any handler, are JSON like
+// every other (they were text/plain): headers too large, a bad request
+// line, Host or Content-Length, an unknown transfer coding or HTTP
+// version, an Expect header other than 100-continue.
+func TestGoServerErrorsAreJSON(t *testing.T) {
+	st := start(t, demoBackend(t, nil), Options{})
+	for _, tc := range []struct {
+		name, req string
+		status    int
+	}{
+		{"headers over the bound", "GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Big: " + strings.Repeat("x", 80<<10) + "\r\n\r\n", 431},
+		{"a bad request line", "GARBAGE\r\n\r\n", 400},
+		{"no Host", "GET /healthz HTTP/1.1\r\n\r\n", 400},
+		{"a bad Content-Length", "POST /v1/ask HTTP/1.1\r\nHost: localhost\r\nContent-Length: abc\r\n\r\n", 400},
+		{"an unknown transfer coding", "POST /v1/ask HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501},
+		{"an unknown HTTP version", "GET /healthz HTTP/2.7\r\nHost: localhost\r\n\r\n", 505},
+		{"an unknown expectation", "POST /v1/ask HTTP/1.1\r\nHost: localhost\r\nExpect: coffee\r\nContent-Length: 2\r\n\r\n{}", 417},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := rawRequest(t, st.URL, tc.req)
+			if resp.StatusCode != tc.status {
+				t.Errorf("status %d, want %d: %s", resp.StatusCode, tc.status, body)
+			}
+			var e errorBody
+			if !isJSON(resp.Header.Get("Content-Type")) || json.Unmarshal([]byte(body), &e) != nil || e.Error == "" || e.Code == "" {
+				t.Errorf("%s %q, want a JSON error with a code", resp.Header.Get("Content-Type"), body)
+			}
+			if resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+				t.Errorf("headers %v: no nosniff", resp.Header)
+			}
+		})
+	}
+	// The connections they came on are closed; the server answers on.
+	if status, _ := get(t, &http.Client{}, st.URL+"/healthz"); status != 200 {
+		t.Errorf("healthz after them: %d", status)
+	}
+}
+
+// A body its Content-Length says is over --max-body is refused at once,
+// before a byte of it is read: "Expect: 100-continue" got "100
+// Continue", then a 400 naming the socket addresses after 15 s.
+func TestBodyOverBoundRefusedAtOnce(t *testing.T) {
+	st := start(t, demoBackend(t, nil), Options{})
+	for _, path := range []string{"/v1/ask", "/mcp"} {
+		begin := time.Now()
+		resp, body := rawRequest(t, st.URL, "POST "+path+" HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nExpect: 100-continue\r\nContent-Length: 104857600\r\n\r\n")
+		if resp.StatusCode != 413 {
+			t.Errorf("%s: %d %s, want 413 before any 100 Continue", path, resp.StatusCode, body)
+		}
+		if d := time.Since(begin); d > 2*time.Second {
+			t.Errorf("%s: answered after %v", path, d)
+		}
+		if err := checkReply(resp.StatusCode, resp.Header.Get("Content-Type"), body, path == "/mcp"); err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+		if strings.Contains(body, "127.0.0.1") || !strings.Contains(body, "body_too_large") {
+			t.Errorf("%s: %s, want body_too_large naming no address", path, body)
+		}
+	}
+}
+
+// /mcp refuses what is wrong with a request as a whole with a JSON-RPC
+// error of the right code (all were -32700 "not JSON"), a guard's refusal
+// too (401 and 403 were the JSON API's errors), and initialize with
+// "params": null with invalid params (it was code 0).
+func TestMCPErrorCodes(t *testing.T) {
+	st := start(t, demoBackend(t, nil), Options{Token: "s3cret", MaxBody: 1 << 10})
+	ping := `{"jsonrpc":"2.0","id":7,"method":"ping"}`
+	for _, tc := range []struct {
+		name, method, body string
+		header             []string
+		status             int
+		code               int64
+		id                 string
+		dataCode           string
+	}{
+		{"GET", "GET", "", nil, 405, -32600, "null", "method_not_allowed"},
+		{"DELETE", "DELETE", "", nil, 405, -32600, "null", "method_not_allowed"},
+		{"a form", "POST", ping, []string{"Content-Type", "application/x-www-form-urlencoded"}, 415, -32600, "null", "content_type"},
+		{"no Content-Type", "POST", ping, []string{"Content-Type", ""}, 415, -32600, "null", "content_type"},
+		{"Accept text/html", "POST", ping, []string{"Accept", "text/html"}, 406, -32600, "null", "not_acceptable"},
+		{"an unknown protocol version", "POST", ping, []string{"MCP-Protocol-Version", "1999-01-01"}, 400, -32600, "7", ""},
+		{"a body over --max-body", "POST", `{"jsonrpc":"2.0","id":7,"method":"ping","params":{"x":"` + strings.Repeat("x", 2<<10) + `"}}`, nil, 413, -32600, "null", "body_too_large"},
+		{"no token", "POST", ping, []string{"Authorization", ""}, 401, -32000, "null", "unauthorized"},
+		{"another host", "POST", ping, []string{"Host", "attacker.example"}, 403, -32000, "null", "bad_host"},
+		{"another site", "POST", ping, []string{"Origin", "https://attacker.example", "Sec-Fetch-Site", "cross-site"}, 403, -32000, "null", "cross_origin"},
+		{"not JSON", "POST", `{"jsonrpc":`, nil, 400, -32700, "null", ""},
+		{"initialize, params null", "POST", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":null}`, nil, 400, -32602, "1", ""},
+		{"tools/call, params a list", "POST", `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":[1]}`, nil, 400, -32602, `"a"`, ""},
+		{"id null", "POST", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, nil, 400, -32600, "null", ""},
+		{"an unknown method", "POST", `{"jsonrpc":"2.0","id":3,"method":"no/such"}`, nil, 200, -32601, "3", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tc.method, st.URL+"/mcp", strings.NewReader(tc.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Authorization", "Bearer s3cret")
+			for i := 0; i < len(tc.header); i += 2 {
+				switch {
+				case tc.header[i] == "Host":
+					req.Host = tc.header[i+1]
+				case tc.header[i+1] == "":
+					req.Header.Del(tc.header[i])
+				default:
+					req.Header.Set(tc.header[i], tc.header[i+1])
+				}
+			}
+			status, body := do(t, &http.Client{}, req)
+			var r struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      json.RawMessage `json:"id"`
+				Error   *struct {
+					Code    int64  `json:"code"`
+					Message string `json:"message"`
+					Data    struct {
+						Code string `json:"code"`
+					} `json:"data"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal([]byte(body), &r); err != nil || r.JSONRPC != "2.0" || r.Error == nil {
+				t.Fatalf("%d %s: not a JSON-RPC error", status, body)
+			}
+			if status != tc.status || r.Error.Code != tc.code || string(r.ID) != tc.id || r.Error.Data.Code != tc.dataCode || r.Error.Message == "" {
+				t.Errorf("%d %s\nwant status %d, code %d, id %s, data.code %q", status, body, tc.status, tc.code, tc.id, tc.dataCode)
+			}
+		})
+	}
+}
+
+// oddIDs are ids the SDK changed (a number read as a float64 made int64)
+// and their neighbours: each must come back exactly as sent.
+var oddIDs = []string{`9223372036854775807`, `1e30`, `1.5`, `9007199254740993`, `-0`, `0.10`, `-9223372036854775809`, `1E+2`,
+	`"x"`, `"\u0041"`, `""`, `"9223372036854775807"`, `7`}
+
+// rawReplies decodes a reply (one message or a batch) into messages
+// whose id is kept as raw JSON.
+func rawReplies(t *testing.T, body string) []map[string]json.RawMessage {
+	t.Helper()
+	var batch []map[string]json.RawMessage
+	if json.Unmarshal([]byte(body), &batch) == nil {
+		return batch
+	}
+	var one map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(body), &one); err != nil {
+		t.Fatalf("not JSON-RPC: %s", body)
+	}
+	return []map[string]json.RawMessage{one}
+}
+
+// MCP ids come back exactly as sent over HTTP, alone and in a batch:
+// 9223372036854775807 and 1e30 came back as -9223372036854775808, 1.5
+// as 1.
+func TestMCPIDsAsSent(t *testing.T) {
+	st := start(t, demoBackend(t, nil), Options{})
+	c := &http.Client{}
+	var batch []string
+	for _, id := range oddIDs {
+		call := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"ask","arguments":{"question":"who directed inception ?"}}}`
+		batch = append(batch, call)
+		status, body, err := send(c, "POST", st.URL+"/mcp", "application/json", call)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rawReplies(t, body)[0]
+		if status != 200 || string(r["id"]) != id || !strings.Contains(string(r["result"]), "Christopher_Nolan") {
+			t.Errorf("id %s: %d %s", id, status, trim(body))
+		}
+	}
+	status, body, err := send(c, "POST", st.URL+"/mcp", "application/json", "["+strings.Join(batch, ",")+"]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := rawReplies(t, body)
+	if status != 200 || len(rs) != len(oddIDs) {
+		t.Fatalf("a batch of %d calls: %d, %d replies: %s", len(oddIDs), status, len(rs), trim(body))
+	}
+	for i, r := range rs {
+		if string(r["id"]) != oddIDs[i] || r["result"] == nil {
+			t.Errorf("reply %d of the batch: id %s, want %s: %s", i, r["id"], oddIDs[i], trim(string(r["result"])+string(r["error"])))
+		}
+	}
+}
+
+// An MCP batch over HTTP is answered call by call within one reply
+// budget (--max-reply) and one question deadline, each question holding
+// a slot (--max-concurrent) until the batch's reply is written: 20
+// explain calls held 461 MB of replies and 6 GB of memory at once. The
+// calls past the budget are refused, each with its id and how to narrow
+// the request.
+func TestMCPBatchBounded(t *testing.T) {
+	const maxReply = 40 << 10
+	st := start(t, demoBackend(t, nil), Options{MaxReply: maxReply, MaxConcurrent: 64})
+	var calls []string
+	for i := range 60 {
+		calls = append(calls, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"explain","arguments":{"question":"in which country was the director of inception born ?","strategy":"breadth"}}}`, i))
+	}
+	status, body, err := send(&http.Client{}, "POST", st.URL+"/mcp", "application/json", "["+strings.Join(calls, ",")+"]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(body) > maxReply+60*1024 {
+		t.Errorf("the batch's reply is %d bytes, over the %d bound and its refusals", len(body), maxReply)
+	}
+	rs := rawReplies(t, body)
+	if status != 200 || len(rs) != len(calls) {
+		t.Fatalf("%d, %d replies to %d calls", status, len(rs), len(calls))
+	}
+	answered, refused := 0, 0
+	for i, r := range rs {
+		if string(r["id"]) != fmt.Sprint(i) {
+			t.Errorf("reply %d has id %s", i, r["id"])
+		}
+		switch text := string(r["result"]); {
+		case strings.Contains(text, "United_Kingdom"):
+			answered++
+		case strings.Contains(text, "reply_too_large") || strings.Contains(text, "--max-reply"):
+			refused++
+			if !strings.Contains(text, "precision") {
+				t.Errorf("a refusal does not say how to narrow the request: %s", trim(text))
+			}
+		default:
+			t.Errorf("reply %d: %s", i, trim(text+string(r["error"])))
+		}
+	}
+	if answered == 0 || refused == 0 {
+		t.Errorf("%d calls answered and %d refused, want some of each", answered, refused)
+	}
+	waitFor(t, "the batch's slots to be released", func() bool { return len(st.slots) == 0 })
+
+	// Each question of a batch takes a slot until the batch's reply is
+	// written: with two slots the third question is refused.
+	st2 := start(t, demoBackend(t, nil), Options{MaxConcurrent: 2})
+	_, body, err = send(&http.Client{}, "POST", st2.URL+"/mcp", "application/json", "["+strings.Join(calls[:3], ",")+"]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs = rawReplies(t, body)
+	if len(rs) != 3 || !strings.Contains(string(rs[1]["result"]), "United_Kingdom") || !strings.Contains(string(rs[2]["result"]), "max-concurrent") {
+		t.Errorf("a batch of 3 questions with 2 slots: %s", trim(body))
+	}
+}
+
+// A reply over --max-reply is refused with how to narrow the request,
+// on the JSON API as over MCP.
+func TestReplyBound(t *testing.T) {
+	st := start(t, demoBackend(t, nil), Options{MaxReply: 1500})
+	c := &http.Client{}
+	status, body := post(t, c, st.URL+"/v1/ask", `{"question":"who directed inception ?","explain":true}`)
+	if e := decode[errorBody](t, body); status != 422 || e.Code != "reply_too_large" || !strings.Contains(e.Error, `"strategy": "precision"`) {
+		t.Errorf("explain: %d %s, want 422 reply_too_large saying how to narrow it", status, body)
+	}
+	if status, body := post(t, c, st.URL+"/v1/ask", `{"question":"who directed inception ?"}`); status != 200 {
+		t.Errorf("ask: %d %s", status, body)
+	}
+	small := start(t, demoBackend(t, nil), Options{MaxReply: 300})
+	status, body = get(t, c, small.URL+"/v1/entities/Inception/neighbours?limit=10000")
+	if e := decode[errorBody](t, body); status != 422 || !strings.Contains(e.Error, "smaller limit") {
+		t.Errorf("neighbours: %d %s", status, body)
+	}
+	_, body, err := send(c, "POST", st.URL+"/mcp", "application/json", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"explain","arguments":{"question":"who directed inception ?"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(body, `"isError":true`) || !strings.Contains(body, "--max-reply") {
+		t.Errorf("MCP explain: %s", body)
+	}
+}
+
+// blockedWriter is a client that does not read its reply: Write blocks
+// until released.
+type blockedWriter struct {
+	*httptest.ResponseRecorder
+	writing chan struct{}
+	release chan struct{}
+}
+
+func (b *blockedWriter) Write(p []byte) (int, error) {
+	select {
+	case b.writing <- struct{}{}:
+	default:
+	}
+	<-b.release
+	return b.ResponseRecorder.Write(p)
+}
+
+// A question's slot is held until its reply is written: 30 clients that
+// never read held 20 MB each with stem_questions_in_flight at 0, and
+// --max-concurrent 2 refused 3 of them.
+func TestSlotHeldUntilWritten(t *testing.T) {
+	s := New(Options{MaxConcurrent: 1})
+	if err := s.Load(context.Background(), demoBackend(t, nil)); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, tc := range []struct{ path, body string }{
+		{"/v1/ask", `{"question":"who directed inception ?"}`},
+		{"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{"question":"who directed inception ?"}}}`},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			w := &blockedWriter{httptest.NewRecorder(), make(chan struct{}, 1), make(chan struct{})}
+			req := httptest.NewRequest("POST", "http://localhost"+tc.path, strings.NewReader(tc.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				s.Handler().ServeHTTP(w, req)
+			}()
+			<-w.writing
+			if len(s.slots) != 1 {
+				t.Errorf("%d slots held while the reply is written, want 1", len(s.slots))
+			}
+			if err := serveOnce(s.Handler(), "/v1/ask", `{"question":"who directed inception ?"}`); err != nil {
+				t.Error(err)
+			}
+			rec := httptest.NewRecorder()
+			req2 := httptest.NewRequest("POST", "http://localhost/v1/ask", strings.NewReader(`{"question":"who directed inception ?"}`))
+			s.Handler().ServeHTTP(rec, req2)
+			if rec.Code != 503 {
+				t.Errorf("a second question while the first reply is written: %d, want 503", rec.Code)
+			}
+			close(w.release)
+			<-done
+			if len(s.slots) != 0 || w.Code != 200 {
+				t.Errorf("after the reply: %d slots held, status %d", len(s.slots), w.Code)
+			}
+		})
+	}
 }

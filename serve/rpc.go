@@ -298,15 +298,16 @@ func (s *Server) mcpOne(ctx context.Context, r *http.Request, sdk http.Handler, 
 		reply = rpcErrorBytes(m.id, codeRefused, err.Error(), &rpcErrorData{http.StatusUnprocessableEntity, "reply_too_large"})
 		status = http.StatusUnprocessableEntity
 	default:
-		reply = restoreID(cw, m.id)
+		reply, status = restoreID(cw, m.id, status)
 	}
 	b.spend(len(reply))
 	return reply, status
 }
 
 // restoreID returns the SDK's reply to a call with the call's own id, or
-// the SDK's refusal in plain text as a JSON-RPC error with it.
-func restoreID(cw *captureWriter, id json.RawMessage) []byte {
+// the SDK's refusal in plain text as a JSON-RPC error with it, and the
+// HTTP status of the reply.
+func restoreID(cw *captureWriter, id json.RawMessage, status int) ([]byte, int) {
 	var env struct {
 		Result json.RawMessage `json:"result"`
 		Error  *struct {
@@ -316,8 +317,14 @@ func restoreID(cw *captureWriter, id json.RawMessage) []byte {
 		} `json:"error"`
 	}
 	if !isJSON(cw.header.Get("Content-Type")) || json.Unmarshal(cw.buf.Bytes(), &env) != nil || env.Result == nil && env.Error == nil {
-		// The SDK's http.Error: an unsupported MCP-Protocol-Version, say.
-		return rpcErrorBytes(id, jsonrpc.CodeInvalidRequest, strings.TrimSpace(cw.buf.String()), nil)
+		// The SDK's http.Error: an unsupported MCP-Protocol-Version, say,
+		// or a method it does not handle, which is a JSON-RPC error to
+		// the call like any other.
+		msg := strings.TrimSpace(cw.buf.String())
+		if strings.Contains(msg, "not handled") {
+			return rpcErrorBytes(id, jsonrpc.CodeMethodNotFound, "method not found: "+msg, nil), http.StatusOK
+		}
+		return rpcErrorBytes(id, jsonrpc.CodeInvalidRequest, msg, nil), status
 	}
 	if env.Error != nil {
 		if env.Error.Code == 0 {
@@ -328,7 +335,7 @@ func restoreID(cw *captureWriter, id json.RawMessage) []byte {
 		if len(env.Error.Data) > 0 {
 			data = env.Error.Data
 		}
-		return rpcErrorBytes(id, env.Error.Code, env.Error.Message, data)
+		return rpcErrorBytes(id, env.Error.Code, env.Error.Message, data), status
 	}
 	var out bytes.Buffer
 	out.Grow(len(env.Result) + len(id) + 32)
@@ -337,7 +344,7 @@ func restoreID(cw *captureWriter, id json.RawMessage) []byte {
 	out.WriteString(`,"result":`)
 	out.Write(env.Result)
 	out.WriteByte('}')
-	return out.Bytes()
+	return out.Bytes(), status
 }
 
 // bodyReader is a request body read from memory.

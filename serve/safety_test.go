@@ -2,8 +2,10 @@ package serve
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -172,5 +174,124 @@ func TestMetrics(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^process_resident_memory_bytes \d`).MatchString(text) {
 		t.Error("no resident memory in /metrics")
+	}
+}
+
+// Every reply says it may not be framed or sniffed, and the viewer's
+// policy lets it load only its own files: a hidden frame on another site
+// made a browser ask same-origin questions in a loop through /?q=.
+func TestSecurityHeaders(t *testing.T) {
+	st := start(t, demoBackend(t, nil), Options{})
+	c := &http.Client{}
+	for _, path := range []string{"/", "/?q=who+directed+inception+%3F", "/app.js", "/healthz", "/v1/entities?q=nolan", "/nothing", "/v1/ask", "/mcp"} {
+		resp, err := c.Get(st.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		h := resp.Header
+		csp := h.Get("Content-Security-Policy")
+		if h.Get("X-Frame-Options") != "DENY" || h.Get("X-Content-Type-Options") != "nosniff" ||
+			!strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "default-src 'self'") {
+			t.Errorf("GET %s: %d X-Frame-Options %q, nosniff %q, CSP %q", path, resp.StatusCode, h.Get("X-Frame-Options"), h.Get("X-Content-Type-Options"), csp)
+		}
+	}
+}
+
+// Invisible format characters (Unicode Cf) do not change an answer:
+// "who directed \u202einception\u202c ?" answered United_Kingdom,
+// United_States, and a zero-width joiner in an entity name gave 422.
+func TestFormatCharacters(t *testing.T) {
+	st := start(t, demoBackend(t, nil), Options{})
+	c := &http.Client{}
+	_, plain := post(t, c, st.URL+"/v1/ask", `{"question":"who directed inception ?"}`)
+	for _, body := range []string{
+		`{"question":"who directed \u202einception\u202c ?"}`,
+		`{"question":"\ufeffwho directed in\u200bception ?"}`,
+		`{"question":"who di\u00adrected inception\u2066 ?"}`,
+		`{"question":"who directed it ?","entities":["Incep\u200dtion"]}`,
+		`{"question":"who directed it ?","entities":["\u200eInception\u200f"]}`,
+	} {
+		status, got := post(t, c, st.URL+"/v1/ask", body)
+		if status != 200 || strip(got) != strip(plain) && !strings.Contains(got, `"answer":"Christopher_Nolan"`) {
+			t.Errorf("%s: %d %s\nwant as plain: %s", body, status, trim(got), trim(plain))
+		}
+	}
+	if status, body := get(t, c, st.URL+"/v1/entities/Incep%E2%80%8Dtion/neighbours?limit=1"); status != 200 || !strings.Contains(body, `"entity":"Inception"`) {
+		t.Errorf("neighbours of Incep\\u200dtion: %d %s", status, body)
+	}
+	if status, body := get(t, c, st.URL+"/v1/entities?q=%E2%80%AEnolan%E2%80%AC&k=1"); status != 200 || !strings.Contains(body, "Christopher_Nolan") {
+		t.Errorf("search for \\u202enolan\\u202c: %d %s", status, body)
+	}
+}
+
+// runInBackground runs Run on a free loopback port (or over stdio) with
+// the demo backend, and returns its base URL (empty over stdio), its log
+// and the channel of its result.
+func runInBackground(t *testing.T, ctx context.Context, o RunOptions) (string, *syncBuffer, chan error) {
+	t.Helper()
+	log := &syncBuffer{}
+	done := make(chan error, 1)
+	b := demoBackend(t, nil)
+	go func() {
+		done <- Run(ctx, o, func(ctx context.Context, srv *Server) (func() error, error) {
+			return func() error { return nil }, srv.Load(ctx, b)
+		}, log)
+	}()
+	var url string
+	waitFor(t, "Run to be ready", func() bool {
+		m := regexp.MustCompile(`ready in \S+: (http://\S+/) `).FindStringSubmatch(log.String())
+		if m != nil {
+			url = strings.TrimSuffix(m[1], "/")
+		}
+		return m != nil || strings.Contains(log.String(), "MCP tools on stdin/stdout")
+	})
+	return url, log, done
+}
+
+// A token with whitespace around it, as a mounted secret file's
+// "abc123\n", is trimmed with a warning: it started the server silently
+// and locked every client out.
+func TestTokenWhitespace(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	url, log, done := runInBackground(t, ctx, RunOptions{Options: Options{Token: "abc123\n"}, Listen: "127.0.0.1:0"})
+	if status, body := post(t, &http.Client{}, url+"/v1/ask", `{"question":"who directed inception ?"}`, "Authorization", "Bearer abc123"); status != 200 {
+		t.Errorf("with the token as a client sends it: %d %s", status, body)
+	}
+	if !strings.Contains(log.String(), "WARNING: the token had whitespace around it") {
+		t.Errorf("no warning in the log:\n%s", log.String())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Error(err)
+	}
+	if err := Run(context.Background(), RunOptions{Options: Options{Token: " \n"}, Listen: "127.0.0.1:0"}, nil, io.Discard); err == nil || !strings.Contains(err.Error(), "whitespace") {
+		t.Errorf("a token of whitespace: %v", err)
+	}
+}
+
+// The log says "stopping" before "stopped": it said "every request in
+// flight was answered" first (2 of 2 runs), or never said "stopping",
+// when ctx ended before the signal's goroutine ran.
+func TestStopLogOrder(t *testing.T) {
+	for _, stdio := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		o := RunOptions{Listen: "127.0.0.1:0", Stop: make(chan os.Signal, 2)}
+		if stdio {
+			inR, inW := io.Pipe()
+			defer inW.Close()
+			o.Stdio, o.In, o.Out = true, inR, io.Discard
+		}
+		_, log, done := runInBackground(t, ctx, o)
+		cancel() // main's context, ended by a signal the Stop channel has not delivered yet
+		if err := <-done; err != nil {
+			t.Errorf("stdio %v: %v", stdio, err)
+		}
+		text := log.String()
+		stopping, stopped := strings.Index(text, "stopping;"), strings.Index(text, "stopped;")
+		if stopping < 0 || stopped < stopping {
+			t.Errorf("stdio %v: the log does not say stopping before stopped:\n%s", stdio, text)
+		}
 	}
 }

@@ -2,8 +2,10 @@ package serve
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -139,4 +141,132 @@ func TestStdioHostileInput(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Over stdio every id comes back exactly as sent (9007199254740993 came
+// back as 9007199254740992), and a call with "id": null is answered with
+// -32600 and logged (it got no reply, and nothing was said).
+func TestStdioIDs(t *testing.T) {
+	var log syncBuffer
+	s := New(Options{Log: &log})
+	if err := s.Load(context.Background(), demoBackend(t, nil)); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	lines := []string{mcpInit, mcpInitialized}
+	for _, id := range oddIDs {
+		lines = append(lines, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"ask","arguments":{"question":"who directed inception ?"}}}`)
+	}
+	lines = append(lines, `{"jsonrpc":"2.0","id":null,"method":"ping"}`,
+		// Two ids that are one string, and one number written two ways.
+		`{"jsonrpc":"2.0","id":"\u0062","method":"ping"}`, `{"jsonrpc":"2.0","id":"b","method":"ping"}`)
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.ServeStdio(ctx, strings.NewReader(strings.Join(lines, "\n")+"\n"), &out); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]map[string]json.RawMessage{}
+	var nulls int
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var r map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("not JSON: %q", line)
+		}
+		if string(r["id"]) == "null" {
+			nulls++
+			if !strings.Contains(string(r["error"]), "-32600") {
+				t.Errorf("id null: %s, want -32600", line)
+			}
+			continue
+		}
+		got[string(r["id"])] = r
+	}
+	for _, id := range oddIDs {
+		if r, ok := got[id]; !ok || !strings.Contains(string(r["result"]), "Christopher_Nolan") {
+			t.Errorf("id %s: no answer with that id among %d replies:\n%s", id, len(got), out.String())
+		}
+	}
+	if nulls != 1 || !strings.Contains(log.String(), `"id": null`) {
+		t.Errorf("%d replies with id null, log %q: want one -32600, logged", nulls, log.String())
+	}
+	// "\u0062" and "b" are one id: the second is a duplicate only while
+	// the first is in flight, so both may be answered, each as sent.
+	if got[`"\u0062"`] == nil && got[`"b"`] == nil {
+		t.Errorf("neither spelling of id b was answered:\n%s", out.String())
+	}
+}
+
+// With --mcp-stdio the first stop (ctx's end) stops reading and lets the
+// calls in flight be answered within the grace: three 9 s calls got no
+// reply and the process exited 130. A second stop (Abort) cuts them off
+// at once.
+func TestStdioStop(t *testing.T) {
+	for _, abort := range []bool{false, true} {
+		t.Run(map[bool]string{false: "drain", true: "abort"}[abort], func(t *testing.T) {
+			g := newGate()
+			var log syncBuffer
+			s := New(Options{Log: &log, Grace: time.Minute})
+			if err := s.Load(context.Background(), demoBackend(t, g.wrap)); err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			inR, inW := io.Pipe() // stdin stays open, as a client's does
+			defer inW.Close()
+			outR, outW := io.Pipe()
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				done <- s.ServeStdio(ctx, inR, outW)
+				outW.Close()
+			}()
+			replies := make(chan []rpcReply, 1)
+			go func() {
+				var rs []rpcReply
+				sc := bufio.NewScanner(outR)
+				sc.Buffer(nil, 1<<20)
+				for sc.Scan() {
+					var r rpcReply
+					json.Unmarshal(sc.Bytes(), &r)
+					rs = append(rs, r)
+				}
+				replies <- rs
+			}()
+			fmt.Fprintln(inW, mcpInit)
+			fmt.Fprintln(inW, mcpInitialized)
+			for i := range 3 {
+				fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"ask","arguments":{"question":"slow: who directed inception ?"}}}`+"\n", 10+i)
+			}
+			g.waitEntered(t, 3)
+			cancel() // the first SIGINT
+			waitFor(t, "the stop to be logged", func() bool { return strings.Contains(log.String(), "stopping MCP over stdio") })
+			select {
+			case err := <-done:
+				t.Fatalf("ServeStdio returned with calls in flight: %v", err)
+			case <-time.After(100 * time.Millisecond):
+			}
+			if abort {
+				s.Abort() // the second
+				select {
+				case err := <-done:
+					if err == nil || !strings.Contains(err.Error(), "cut off") {
+						t.Errorf("ServeStdio: %v, want the calls cut off", err)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("Abort did not end the session")
+				}
+				return
+			}
+			close(g.release) // the three calls finish
+			if err := <-done; err != nil {
+				t.Errorf("ServeStdio: %v", err)
+			}
+			rs := <-replies
+			for i := range 3 {
+				if r, ok := replyTo(rs, float64(10+i)); !ok || !strings.Contains(string(r.Result), "Christopher_Nolan") {
+					t.Errorf("call %d: %+v (found %v)", 10+i, r, ok)
+				}
+			}
+		})
+	}
 }
