@@ -324,10 +324,14 @@ func strip(body string) string {
 	return string(b)
 }
 
+// fuzzMaxReply is the reply bound of the fuzz targets' servers, small
+// enough that explain replies reach it.
+const fuzzMaxReply = 16 << 10
+
 // fuzzServer is one server for a fuzz target's inputs, answered in
 // process through its handler.
 func fuzzServer(f *testing.F) http.Handler {
-	s := New(Options{Timeout: 10 * time.Second})
+	s := New(Options{Timeout: 10 * time.Second, MaxReply: fuzzMaxReply})
 	if err := s.Load(context.Background(), demoBackend(f, nil)); err != nil {
 		f.Fatal(err)
 	}
@@ -335,17 +339,81 @@ func fuzzServer(f *testing.F) http.Handler {
 	return s.Handler()
 }
 
-// serveOnce answers one request in process and checks its reply.
+// serveOnce answers one request in process and checks its reply: its
+// invariants (checkReply), its size (a JSON-RPC error for each message of
+// a batch beyond the bound), and on /mcp a reply to each call with the
+// call's id as sent.
 func serveOnce(h http.Handler, path, body string) error {
 	req := httptest.NewRequest("POST", "http://localhost"+path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)
-	return checkReply(w.Code, w.Header().Get("Content-Type"), w.Body.String(), path == "/mcp")
+	if err := checkReply(w.Code, w.Header().Get("Content-Type"), w.Body.String(), path == "/mcp"); err != nil {
+		return err
+	}
+	if n := w.Body.Len(); n > fuzzMaxReply+len(body)/16*1024 {
+		return fmt.Errorf("%q: a reply of %d bytes, over the %d bound", trim(body), n, fuzzMaxReply)
+	}
+	if path != "/mcp" {
+		return nil
+	}
+	return repliedAsSent(body, w.Body.String())
 }
 
-// FuzzAsk: no /v1/ask body gives a 5xx or an error that is not JSON.
+// callIDs returns the raw ids of the calls in an MCP body (one message
+// or a batch) that are owed a reply with that id: those with a method and
+// a string or number id.
+func callIDs(body string) []string {
+	var msgs []map[string]json.RawMessage
+	if json.Unmarshal([]byte(body), &msgs) != nil {
+		var one map[string]json.RawMessage
+		if json.Unmarshal([]byte(body), &one) != nil {
+			return nil
+		}
+		msgs = append(msgs, one)
+	}
+	var ids []string
+	for _, m := range msgs {
+		id := bytes.TrimSpace(m["id"])
+		if m["method"] == nil || len(id) == 0 || string(id) == "null" {
+			continue
+		}
+		ids = append(ids, string(id))
+	}
+	return ids
+}
+
+// repliedAsSent checks that each call of an MCP request got a reply with
+// its id as sent.
+func repliedAsSent(body, reply string) error {
+	want := callIDs(body)
+	if len(want) == 0 {
+		return nil
+	}
+	var got []map[string]json.RawMessage
+	if json.Unmarshal([]byte(reply), &got) != nil {
+		var one map[string]json.RawMessage
+		if json.Unmarshal([]byte(reply), &one) != nil {
+			return fmt.Errorf("%q: no JSON-RPC reply: %q", trim(body), trim(reply))
+		}
+		got = append(got, one)
+	}
+	ids := map[string]int{}
+	for _, r := range got {
+		ids[string(r["id"])]++
+	}
+	for _, id := range want {
+		if ids[id] == 0 && ids["null"] == 0 {
+			return fmt.Errorf("%q: no reply with id %s (nor null, for a request refused whole): %q", trim(body), id, trim(reply))
+		}
+		ids[id]--
+	}
+	return nil
+}
+
+// FuzzAsk: no /v1/ask body gives a 5xx, an error that is not JSON, or a
+// reply over the bound.
 func FuzzAsk(f *testing.F) {
 	for _, hc := range hostileCases() {
 		if hc.path == "/v1/ask" && hc.method == "POST" {
@@ -356,6 +424,7 @@ func FuzzAsk(f *testing.F) {
 	for range 20 {
 		f.Add(randomBody(r))
 	}
+	f.Add(`{"question":"who directed \u202einception\u202c ?","explain":true,"strategy":"breadth"}`)
 	h := fuzzServer(f)
 	f.Fuzz(func(t *testing.T, body string) {
 		if err := serveOnce(h, "/v1/ask", body); err != nil {
@@ -364,9 +433,11 @@ func FuzzAsk(f *testing.F) {
 	})
 }
 
-// FuzzMCP: no MCP message gives a 5xx or a reply that is not JSON over
-// HTTP, and over stdio every line answered is a JSON-RPC message, the
-// session goes on (a ping after it is answered) and ends cleanly.
+// FuzzMCP: no MCP message or batch gives a 5xx, a reply that is not JSON
+// or over the bound, or a call unanswered or answered under another id
+// over HTTP; and over stdio every line answered is a JSON-RPC message,
+// each call is answered with its id as sent, the session goes on (a ping
+// after it is answered) and ends cleanly.
 func FuzzMCP(f *testing.F) {
 	for _, hc := range hostileCases() {
 		if hc.path == "/mcp" {
@@ -377,6 +448,14 @@ func FuzzMCP(f *testing.F) {
 	for range 20 {
 		f.Add(randomMCP(r))
 	}
+	for range 5 {
+		f.Add(randomBatch(r))
+	}
+	for _, id := range oddIDs {
+		f.Add(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
+	}
+	f.Add(`[{"jsonrpc":"2.0","id":1e30,"method":"ping"},{"jsonrpc":"2.0","id":null,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},` +
+		`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"explain","arguments":{"question":"who directed inception ?","strategy":"breadth"}}}]`)
 	h := fuzzServer(f)
 	s := New(Options{Timeout: 2 * time.Second, MaxBody: 4096})
 	if err := s.Load(context.Background(), demoBackend(f, nil)); err != nil {
@@ -393,6 +472,23 @@ func FuzzMCP(f *testing.F) {
 	})
 }
 
+// randomBatch returns a batch of hostile MCP messages, calls with odd ids
+// among them.
+func randomBatch(r *rand.Rand) string {
+	msgs := make([]string, 1+r.IntN(8))
+	for i := range msgs {
+		if r.IntN(3) == 0 {
+			msgs[i] = `{"jsonrpc":"2.0","id":` + oddIDs[r.IntN(len(oddIDs))] + `,"method":"tools/call","params":{"name":"explain","arguments":{"question":"who directed inception ?"}}}`
+			continue
+		}
+		msgs[i] = randomMCP(r)
+		if !json.Valid([]byte(msgs[i])) {
+			msgs[i] = "{}"
+		}
+	}
+	return "[" + strings.Join(msgs, ",") + "]"
+}
+
 // stdioOnce sends msg between an initialize and a ping over stdio and
 // checks that the ping is answered and every line is JSON-RPC.
 func stdioOnce(s *Server, msg string) error {
@@ -403,21 +499,24 @@ func stdioOnce(s *Server, msg string) error {
 	if err := s.ServeStdio(ctx, strings.NewReader(in), &out); err != nil {
 		return fmt.Errorf("stdio %q: the session ended with %v", trim(msg), err)
 	}
-	// A call (a method and an id, names as spelled) is owed a reply.
-	var call map[string]any
+	// A call (a method and an id, names as spelled) is owed a reply with
+	// its id as sent.
+	var call map[string]json.RawMessage
 	json.Unmarshal([]byte(strings.ReplaceAll(msg, "\n", " ")), &call)
-	owed := call["id"] != nil && call["method"] != nil
+	id := bytes.TrimSpace(call["id"])
+	owed := len(id) > 0 && string(id) != "null" && call["method"] != nil
 	pinged, answered := false, false
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		var r rpcReply
-		if err := json.Unmarshal([]byte(line), &r); err != nil || r.JSONRPC != "2.0" {
+		var raw map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(line), &r); err != nil || r.JSONRPC != "2.0" || json.Unmarshal([]byte(line), &raw) != nil {
 			return fmt.Errorf("stdio %q: a line that is no JSON-RPC message: %q", trim(msg), line)
 		}
 		if r.Error != nil && r.Error.Code == 0 {
 			return fmt.Errorf("stdio %q: an error with no code: %q", trim(msg), line)
 		}
 		pinged = pinged || r.ID == "last"
-		answered = answered || owed && fmt.Sprint(r.ID) == fmt.Sprint(call["id"])
+		answered = answered || owed && string(raw["id"]) == string(id)
 	}
 	if !pinged {
 		return fmt.Errorf("stdio %q: the ping after it was not answered:\n%s", trim(msg), out.String())
