@@ -441,7 +441,7 @@ func (s *Server) reply(w http.ResponseWriter, v any, err error, hint string) {
 		return
 	}
 	if buf.Len() > s.opt.MaxReply {
-		writeError(w, errReplyTooLarge(buf.Len(), s.opt.MaxReply, hint))
+		writeError(w, errReplyTooLarge(buf.Len(), s.opt.MaxReply, s.opt.MaxReply, hint))
 		return
 	}
 	writeRaw(w, http.StatusOK, bytes.TrimSuffix(buf.Bytes(), []byte("\n")))

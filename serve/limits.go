@@ -96,11 +96,15 @@ func (b *budget) spend(n int) {
 	b.mu.Unlock()
 }
 
-// errReplyTooLarge is a reply over the budget, with how to narrow the
-// request (hint).
-func errReplyTooLarge(size, max int, hint string) error {
+// errReplyTooLarge is a reply of size bytes over what is left (left) of
+// a request's bound, with how to narrow the request (hint).
+func errReplyTooLarge(size, left, bound int, hint string) error {
+	what := fmt.Sprintf("the %d this server sends for one request (--max-reply)", bound)
+	if left < bound {
+		what = fmt.Sprintf("the %d bytes left of %s, which the calls of a batch share", max(left, 0), what)
+	}
 	return &requestError{http.StatusUnprocessableEntity, "reply_too_large",
-		fmt.Sprintf("the reply would be %d bytes, over the %d this server sends for one request (--max-reply): %s", size, max, hint)}
+		fmt.Sprintf("the reply would be %d bytes, over %s: %s", size, what, hint)}
 }
 
 // Hints of errReplyTooLarge, by what was asked.

@@ -49,7 +49,7 @@ func (s *Server) newMCP() *mcp.Server {
 			// refused here, before the SDK copies it, when over what is
 			// left of the request's reply budget.
 			if size, left := text.Len()+len(out), s.remaining(ctx); size > left {
-				return nil, nil, errReplyTooLarge(size, left, hintAsk)
+				return nil, nil, errReplyTooLarge(size, left, s.opt.MaxReply, hintAsk)
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text.String()}}}, json.RawMessage(out), nil
 		}

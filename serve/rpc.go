@@ -294,7 +294,7 @@ func (s *Server) mcpOne(ctx context.Context, r *http.Request, sdk http.Handler, 
 		}
 		reply = rpcErrorBytes(nil, jsonrpc.CodeInvalidRequest, strings.TrimSpace(cw.buf.String()), nil)
 	case cw.over:
-		err := errReplyTooLarge(cw.size, max(left, 0), hintBatch)
+		err := errReplyTooLarge(cw.size, left, s.opt.MaxReply, hintBatch)
 		reply = rpcErrorBytes(m.id, codeRefused, err.Error(), &rpcErrorData{http.StatusUnprocessableEntity, "reply_too_large"})
 		status = http.StatusUnprocessableEntity
 	default:
