@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stem-kgqa/stem/projection"
 )
 
 func TestToken(t *testing.T) {
@@ -228,11 +230,15 @@ func TestFormatCharacters(t *testing.T) {
 // runInBackground runs Run on a free loopback port (or over stdio) with
 // the demo backend, and returns its base URL (empty over stdio), its log
 // and the channel of its result.
-func runInBackground(t *testing.T, ctx context.Context, o RunOptions) (string, *syncBuffer, chan error) {
+func runInBackground(t *testing.T, ctx context.Context, o RunOptions, wrap ...func(projection.Planner) projection.Planner) (string, *syncBuffer, chan error) {
 	t.Helper()
 	log := &syncBuffer{}
 	done := make(chan error, 1)
-	b := demoBackend(t, nil)
+	var w func(projection.Planner) projection.Planner
+	if len(wrap) > 0 {
+		w = wrap[0]
+	}
+	b := demoBackend(t, w)
 	go func() {
 		done <- Run(ctx, o, func(ctx context.Context, srv *Server) (func() error, error) {
 			return func() error { return nil }, srv.Load(ctx, b)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -268,5 +269,44 @@ func TestStdioStop(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// `stem serve --mcp-stdio` counts stop signals as over HTTP: the first
+// lets the call in flight be answered, a second cuts it off at once (it
+// did nothing: the process waited).
+func TestRunStdioSignals(t *testing.T) {
+	g := newGate()
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	outR, outW := io.Pipe()
+	go io.Copy(io.Discard, outR)
+	stop := make(chan os.Signal, 2)
+	_, log, done := runInBackground(t, context.Background(), RunOptions{Options: Options{Grace: time.Minute}, Stdio: true, In: inR, Out: outW, Stop: stop}, g.wrap)
+	fmt.Fprintln(inW, mcpInit)
+	fmt.Fprintln(inW, mcpInitialized)
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{"question":"slow: who directed inception ?"}}}`)
+	g.waitEntered(t, 1)
+	stop <- os.Interrupt
+	select {
+	case err := <-done:
+		t.Fatalf("the first signal ended the session with a call in flight: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	begin := time.Now()
+	stop <- os.Interrupt
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "cut off") {
+			t.Errorf("Run: %v, want the call cut off", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the second signal did not stop the session:\n%s", log.String())
+	}
+	if d := time.Since(begin); d > 5*time.Second {
+		t.Errorf("stopped %v after the second signal", d)
+	}
+	if text := log.String(); !strings.Contains(text, "stopping;") || !strings.Contains(text, "stopping now") {
+		t.Errorf("log:\n%s", text)
 	}
 }
