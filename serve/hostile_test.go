@@ -52,11 +52,7 @@ func checkReply(status int, ctype, body string, mcp bool) error {
 	if mcp {
 		var r rpcReply
 		if err := json.Unmarshal([]byte(body), &r); err != nil || r.JSONRPC != "2.0" || r.Error == nil || r.Error.Code == 0 {
-			// A 401 or 403 comes from the server's guards, before MCP.
-			var e errorBody
-			if json.Unmarshal([]byte(body), &e) == nil && e.Code != "" {
-				return nil
-			}
+			// A guard's 401 or 403 too: it was the JSON API's error.
 			return fmt.Errorf("status %d, not a JSON-RPC error: %s", status, body)
 		}
 		return nil

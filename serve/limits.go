@@ -96,15 +96,21 @@ func (b *budget) spend(n int) {
 	b.mu.Unlock()
 }
 
-// errReplyTooLarge is a reply of size bytes over what is left (left) of
-// a request's bound, with how to narrow the request (hint).
+// errReplyTooLarge is a reply of size bytes (0: not computed) over what
+// is left (left) of a request's bound, with how to narrow the request
+// (hint).
 func errReplyTooLarge(size, left, bound int, hint string) error {
 	what := fmt.Sprintf("the %d this server sends for one request (--max-reply)", bound)
-	if left < bound {
-		what = fmt.Sprintf("the %d bytes left of %s, which the calls of a batch share", max(left, 0), what)
+	var msg string
+	switch {
+	case size <= 0:
+		msg = fmt.Sprintf("the earlier calls of the batch took all of %s", what)
+	case left < bound:
+		msg = fmt.Sprintf("the reply would be %d bytes, over the %d bytes left of %s, which the calls of a batch share", size, max(left, 0), what)
+	default:
+		msg = fmt.Sprintf("the reply would be %d bytes, over %s", size, what)
 	}
-	return &requestError{http.StatusUnprocessableEntity, "reply_too_large",
-		fmt.Sprintf("the reply would be %d bytes, over %s: %s", size, what, hint)}
+	return &requestError{http.StatusUnprocessableEntity, "reply_too_large", msg + ": " + hint}
 }
 
 // Hints of errReplyTooLarge, by what was asked.

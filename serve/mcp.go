@@ -35,6 +35,11 @@ func (s *Server) newMCP() *mcp.Server {
 	ask := func(explain bool) mcp.ToolHandlerFor[AskRequest, any] {
 		return func(ctx context.Context, _ *mcp.CallToolRequest, in AskRequest) (*mcp.CallToolResult, any, error) {
 			in.Explain = in.Explain || explain
+			if left := s.remaining(ctx); left <= 0 {
+				// A batch's earlier calls spent its budget: this one is
+				// not answered only to be refused.
+				return nil, nil, errReplyTooLarge(0, left, s.opt.MaxReply, hintBatch)
+			}
 			res, v, err := s.answer(ctx, in)
 			if err != nil {
 				return nil, nil, err
