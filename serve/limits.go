@@ -131,9 +131,13 @@ func (s *Server) bodyDeadline() time.Duration { return s.opt.HeaderTimeout }
 // for a body over the bound, 408 for one that stops short of its
 // Content-Length.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	// Not supported by a test's recorder: then the server's read timeout
-	// is the only bound.
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.bodyDeadline()))
+	if r.ContentLength != 0 {
+		// Cleared by net/http once the body is read to its end. Not set
+		// for no body: net/http is already reading the connection, and a
+		// deadline would end the request's context. Not supported by a
+		// test's recorder: then the server's read timeout is the bound.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.bodyDeadline()))
+	}
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opt.MaxBody))
 	var tooBig *http.MaxBytesError
 	var ne net.Error
