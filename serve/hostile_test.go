@@ -7,9 +7,10 @@ package serve
 // inputs are done, goroutines and the live heap are back where they
 // started. The reproductions of issue 36 are cases of the table (issue
 // 42's have tests of their own below); a seeded generator adds a few
-// hundred random bodies, MCP messages and batches on every run (bounded in count, so CI's time is bounded), and the fuzz
-// targets FuzzAsk and FuzzMCP explore further with go test -fuzz (CI
-// runs each for a few seconds).
+// hundred random bodies, MCP messages and batches on every run (bounded
+// in count, so CI's time is bounded), and the fuzz targets FuzzAsk and
+// FuzzMCP explore further with go test -fuzz (CI runs each for a few
+// seconds).
 
 import (
 	"bufio"
