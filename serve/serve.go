@@ -4,13 +4,18 @@
 // page, all over one plan.Pipeline per planner, loaded once.
 //
 // It is safe by default: callers outside the machine need --listen, every
-// data route can require a bearer token, bodies, questions, time and
-// concurrent questions are bounded, no request names a file, and shutdown
-// lets in-flight questions finish (Abort cuts it short). No input knocks it
-// over: every error is JSON with a stable code (a JSON-RPC error on /mcp,
-// jsonErrors rewrites what the mux, the file server and the MCP handler
-// write as text), a question of no words is the caller's error, and an
-// MCP stdio session answers a bad line and goes on (ServeStdio); the
+// data route can require a bearer token, bodies, replies, questions, time
+// and concurrent questions are bounded (a question's slot is held until
+// its reply is written; the calls of an MCP batch are answered one after
+// the other within one deadline and one reply bound, mcpHTTP), no request
+// names a file, no page may frame the viewer, and shutdown lets in-flight
+// questions finish (Abort cuts it short), over HTTP and stdio alike. No
+// input knocks it over: every error is JSON with a stable code (a JSON-RPC
+// error on /mcp; jsonErrors rewrites what the mux and the file server
+// write as text, jsonConns what net/http writes itself), an MCP id comes
+// back exactly as sent, a question of no words is the caller's error,
+// invisible format characters are dropped from questions and names, and
+// an MCP stdio session answers a bad line and goes on (ServeStdio); the
 // hostile-input suite and the fuzz targets hold it to that.
 //
 // The package depends on plan (the pipeline) and kg (neighbours); cmd/stem
@@ -174,7 +179,9 @@ func (s *Server) Load(ctx context.Context, b Backend) error {
 }
 
 // Handler returns the HTTP handler of every route, for tests and for
-// callers that run their own http.Server.
+// callers that run their own http.Server. The errors net/http writes
+// itself (431, a malformed request's 400) are JSON only under Serve,
+// which wraps the listener's connections.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // MCP returns the MCP server, to run over stdio (`stem serve --mcp-stdio`).
