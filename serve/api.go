@@ -243,7 +243,7 @@ func (s *Server) answer(ctx context.Context, req AskRequest) (_ *plan.Result, _ 
 	// same search (4,500 copies took 100 times as long as one).
 	var given []string
 	for _, e := range req.Entities {
-		if e = stripFormat(e); !slices.Contains(given, e) {
+		if !slices.Contains(given, e) {
 			if len(given) == MaxEntities {
 				return nil, plan.View{}, &requestError{http.StatusBadRequest, "too_many_entities", fmt.Sprintf("more than %d distinct entities: a question names at most %d", MaxEntities, MaxEntities)}
 			}
@@ -275,10 +275,10 @@ func (s *Server) answer(ctx context.Context, req AskRequest) (_ *plan.Result, _ 
 	// Two spellings of one entity are one entity.
 	var entities []string
 	for _, e := range given {
-		if b.Graph != nil {
-			if e, err = plan.Resolve(b.Graph, e); err != nil {
-				return nil, plan.View{}, &requestError{http.StatusUnprocessableEntity, "unknown_entity", err.Error()}
-			}
+		if b.Graph == nil {
+			e = stripFormat(e)
+		} else if e, err = resolve(b.Graph, e); err != nil {
+			return nil, plan.View{}, &requestError{http.StatusUnprocessableEntity, "unknown_entity", err.Error()}
 		}
 		if !slices.Contains(entities, e) {
 			entities = append(entities, e)
@@ -362,7 +362,7 @@ func (s *Server) neighboursOf(ctx context.Context, name string, limit int) (_ Ne
 	if b.Graph == nil {
 		return NeighboursView{}, &requestError{http.StatusNotImplemented, "no_kg", "this server has no shared KG: each question brings its own"}
 	}
-	id, err := plan.Resolve(b.Graph, stripFormat(name))
+	id, err := resolve(b.Graph, name)
 	if err != nil {
 		return NeighboursView{}, &requestError{http.StatusNotFound, "unknown_entity", err.Error()}
 	}
@@ -465,6 +465,19 @@ func stripFormat(s string) string {
 }
 
 func isFormat(r rune) bool { return unicode.Is(unicode.Cf, r) }
+
+// resolve finds the KG entity a name names: as given, else without its
+// invisible format characters (a KG's name may hold one, a zero-width
+// non-joiner in a Persian name say; a client's must not need it).
+func resolve(g kg.Reader, name string) (string, error) {
+	id, err := plan.Resolve(g, name)
+	if bare := stripFormat(name); err != nil && bare != name {
+		if id, err := plan.Resolve(g, bare); err == nil {
+			return id, nil
+		}
+	}
+	return id, err
+}
 
 // logInternal reports a failure that is the server's, not the caller's,
 // to the operator: the caller sees only its message.

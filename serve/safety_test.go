@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/projection"
 )
 
@@ -299,5 +300,27 @@ func TestStopLogOrder(t *testing.T) {
 		if stopping < 0 || stopped < stopping {
 			t.Errorf("stdio %v: the log does not say stopping before stopped:\n%s", stdio, text)
 		}
+	}
+}
+
+// A name is resolved as given first, then without its format characters:
+// a KG's own name may hold one (a zero-width non-joiner in a Persian
+// name), a client's must not need it.
+func TestResolveFormatCharacters(t *testing.T) {
+	g, err := kg.ReadTSV(strings.NewReader("Mehr\u200cdad\tdirected\tInception\n"), "zwnj.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"Mehr\u200cdad":         "Mehr\u200cdad",
+		"Incep\u200dtion":       "Inception",
+		"\u202eInception\u202c": "Inception",
+	} {
+		if got, err := resolve(g, name); err != nil || got != want {
+			t.Errorf("resolve(%+q) = %+q, %v; want %+q", name, got, err, want)
+		}
+	}
+	if _, err := resolve(g, "Nowhere\u200d"); err == nil {
+		t.Error("an unknown name was resolved")
 	}
 }
