@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -308,5 +309,38 @@ func TestRunStdioSignals(t *testing.T) {
 	}
 	if text := log.String(); !strings.Contains(text, "stopping;") || !strings.Contains(text, "stopping now") {
 		t.Errorf("log:\n%s", text)
+	}
+}
+
+// Framing over stdio: CRLF line ends, blank lines, input that arrives a
+// byte at a time, a last line with no newline, and a line just under the
+// bound are read as the messages they hold; each call is answered once,
+// with its id.
+func TestStdioFraming(t *testing.T) {
+	s := New(Options{MaxBody: 4096})
+	if err := s.Load(context.Background(), demoBackend(t, nil)); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	long := `{"jsonrpc":"2.0","id":"long","method":"ping","params":{"_meta":{"x":"` + strings.Repeat("x", 4000) + `"}}}`
+	in := mcpInit + "\r\n" + mcpInitialized + "\r\n\r\n\n" +
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\r\n" + long + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask","arguments":{"question":"who directed inception ?"}}}`
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.ServeStdio(ctx, iotest.OneByteReader(strings.NewReader(in)), &out); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var r map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(line), &r); err != nil || r["error"] != nil {
+			t.Errorf("reply %q", trim(line))
+		}
+		ids[string(r["id"])]++
+	}
+	if want := map[string]int{"0": 1, "1": 1, `"long"`: 1, "2": 1}; fmt.Sprint(ids) != fmt.Sprint(want) {
+		t.Errorf("replies by id %v, want %v:\n%s", ids, want, trim(out.String()))
 	}
 }
