@@ -39,7 +39,7 @@ func newMetrics() *metrics {
 			Name: "stem_stage_duration_seconds", Help: "Time per pipeline stage of answered questions (link, plan, fetch, guide, trace, generate).", Buckets: stageBuckets,
 		}, []string{"stage"}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "stem_questions_in_flight", Help: "Questions being answered now.",
+			Name: "stem_questions_in_flight", Help: "Questions being answered, or their replies written, now (each holds a --max-concurrent slot).",
 		}),
 		rejected: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "stem_questions_rejected_total", Help: "Questions refused with 503 because the concurrency bound was reached.",
