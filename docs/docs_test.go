@@ -27,7 +27,9 @@ import (
 //     line while it ends in a backslash); the lines after it, up to the
 //     next "$ " line, are what it prints on standard output (progress
 //     and timings go to standard error, which is not compared: a reader's
-//     terminal shows both). A line "..." stands for any number of lines, and "..."
+//     terminal shows both), or on standard error for a command that
+//     prints nothing on standard output (the trainers write their summary
+//     there). A line "..." stands for any number of lines, and "..."
 //     inside a line for any text there (timings, versions). Every command
 //     must exit 0.
 //   - ```sh: every line (continued while it ends in a backslash; blank and
@@ -163,11 +165,10 @@ func parseBlocks(file, text string) []block {
 			if info, ok := strings.CutPrefix(trimmed, "```"); ok {
 				words := strings.Fields(info)
 				b := block{line: n, run: true}
-				if len(words) > 0 {
-					b.lang = words[0]
-				}
-				for _, w := range words[1:] {
-					if w == "norun" {
+				for i, w := range words {
+					if i == 0 {
+						b.lang = w
+					} else if w == "norun" {
 						b.run = false
 					}
 				}
@@ -245,7 +246,7 @@ func runPage(t *testing.T, root string, env []string, cmds []command) {
 	for i, c := range cmds {
 		fmt.Fprintf(&script, "printf '%%s %d start %%s\\n' %s \"$(date +%%s.%%N)\"\n", i, marker)
 		fmt.Fprintf(&script, "{\n%s\n} 2>%s\n", c.text, strconv.Quote(filepath.Join(dir, fmt.Sprintf("stderr.%d", i))))
-		fmt.Fprintf(&script, "printf '\\n%%s %d rc %%d\\n' %s \"$?\"\n", i, marker)
+		fmt.Fprintf(&script, "printf '\\n%%s %d rc %%d %%s\\n' %s \"$?\" \"$(date +%%s.%%N)\"\n", i, marker)
 	}
 	path := filepath.Join(dir, "page.sh")
 	if err := os.WriteFile(path, []byte(script.String()), 0o644); err != nil {
@@ -261,8 +262,9 @@ func runPage(t *testing.T, root string, env []string, cmds []command) {
 	start := time.Now()
 	err := cmd.Run()
 	t.Logf("%d commands in %s", len(cmds), time.Since(start).Round(time.Millisecond))
-	outs, rcs := splitOutputs(out.String(), len(cmds))
+	outs, rcs, secs := splitOutputs(out.String(), len(cmds))
 	for i, c := range cmds {
+		t.Logf("%s:%d: %.1f s", c.file, c.line, secs[i])
 		stderr, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("stderr.%d", i)))
 		if rcs[i] < 0 {
 			t.Fatalf("%s:%d: `%s` did not finish (bash: %v); output so far:\n%s\nstandard error:\n%s", c.file, c.line, c.text, err, out.String(), stderr)
@@ -271,20 +273,26 @@ func runPage(t *testing.T, root string, env []string, cmds []command) {
 			t.Errorf("%s:%d: `%s` exited %d:\n%s\nstandard error:\n%s", c.file, c.line, c.text, rcs[i], outs[i], stderr)
 			continue
 		}
-		if c.check && !matches(c.want, outs[i]) {
-			t.Errorf("%s:%d: `%s` printed\n%s\nwhere the page shows\n%s\n(standard error:\n%s)", c.file, c.line, c.text, outs[i], strings.Join(c.want, "\n"), stderr)
+		got := outs[i]
+		if strings.TrimSpace(got) == "" {
+			// The trainers write their summary to standard error.
+			got = string(stderr)
+		}
+		if c.check && !matches(c.want, got) {
+			t.Errorf("%s:%d: `%s` printed\n%s\nwhere the page shows\n%s\n(standard error:\n%s)", c.file, c.line, c.text, got, strings.Join(c.want, "\n"), stderr)
 		}
 	}
 }
 
 // splitOutputs cuts the page's output at the markers: each command's
-// output and exit status (-1 for a command that never finished).
-func splitOutputs(all string, n int) ([]string, []int) {
-	outs, rcs := make([]string, n), make([]int, n)
+// output, exit status (-1 for a command that never finished) and time in
+// seconds.
+func splitOutputs(all string, n int) ([]string, []int, []float64) {
+	outs, rcs, secs := make([]string, n), make([]int, n), make([]float64, n)
 	for i := range rcs {
 		rcs[i] = -1
 	}
-	cur := -1
+	cur, start := -1, 0.0
 	var b strings.Builder
 	for _, line := range strings.SplitAfter(all, "\n") {
 		f := strings.Fields(line)
@@ -294,10 +302,15 @@ func splitOutputs(all string, n int) ([]string, []int) {
 				switch f[2] {
 				case "start":
 					cur = i
+					start, _ = strconv.ParseFloat(f[3], 64)
 					b.Reset()
 				case "rc":
 					outs[i] = strings.TrimSuffix(b.String(), "\n")
 					rcs[i], _ = strconv.Atoi(f[3])
+					if len(f) >= 5 {
+						end, _ := strconv.ParseFloat(f[4], 64)
+						secs[i] = end - start
+					}
 					cur = -1
 				}
 				continue
@@ -307,7 +320,7 @@ func splitOutputs(all string, n int) ([]string, []int) {
 			b.WriteString(line)
 		}
 	}
-	return outs, rcs
+	return outs, rcs, secs
 }
 
 // matches reports whether got is what want shows: trailing spaces and
@@ -430,29 +443,33 @@ func TestMatches(t *testing.T) {
 }
 
 func TestParseBlocks(t *testing.T) {
-	page := "text\n```console\n$ stem a \\\n    --b\nout 1\nout 2\n$ stem c\n```\n" +
+	page := "```\nplain\n```\ntext\n```console\n$ stem a \\\n    --b\nout 1\nout 2\n$ stem c\n```\n" +
 		"```sh norun\nlong run\n```\n```sh\n# comment\nstem d   # note\n\nstem e \\\n  --f\n```\n```json\n{}\n```\n"
 	blocks := parseBlocks("p.md", page)
-	if len(blocks) != 4 {
-		t.Fatalf("%d blocks, want 4", len(blocks))
+	if len(blocks) != 5 {
+		t.Fatalf("%d blocks, want 5", len(blocks))
 	}
+	if blocks[0].run || blocks[0].lang != "" {
+		t.Errorf("a plain block: run %v, lang %q", blocks[0].run, blocks[0].lang)
+	}
+	blocks = blocks[1:]
 	if got := []bool{blocks[0].run, blocks[1].run, blocks[2].run, blocks[3].run}; fmt.Sprint(got) != "[true false true false]" {
 		t.Errorf("run = %v, want [true false true false]", got)
 	}
 	c := blocks[0].commands
-	if len(c) != 2 || c[0].text != "stem a \\\n    --b" || strings.Join(c[0].want, "|") != "out 1|out 2" || c[0].line != 3 || c[1].text != "stem c" || len(c[1].want) != 0 || !c[0].check {
+	if len(c) != 2 || c[0].text != "stem a \\\n    --b" || strings.Join(c[0].want, "|") != "out 1|out 2" || c[0].line != 6 || c[1].text != "stem c" || len(c[1].want) != 0 || !c[0].check {
 		t.Errorf("console commands = %+v", c)
 	}
 	s := blocks[2].commands
-	if len(s) != 2 || s[0].text != "stem d   # note" || s[1].text != "stem e \\\n  --f" || s[0].check || s[1].line != 16 {
+	if len(s) != 2 || s[0].text != "stem d   # note" || s[1].text != "stem e \\\n  --f" || s[0].check || s[1].line != 19 {
 		t.Errorf("sh commands = %+v", s)
 	}
 }
 
 func TestSplitOutputs(t *testing.T) {
-	all := marker + " 0 start 1.0\nhello\n\n" + marker + " 0 rc 0\n" + marker + " 1 start 2.0\nbad\n" + marker + " 1 rc 3\n" + marker + " 2 start 3.0\nhung"
-	outs, rcs := splitOutputs(all, 3)
-	if outs[0] != "hello\n" || rcs[0] != 0 || outs[1] != "bad" || rcs[1] != 3 || rcs[2] != -1 {
-		t.Errorf("splitOutputs = %q %v", outs, rcs)
+	all := marker + " 0 start 1.0\nhello\n\n" + marker + " 0 rc 0 1.5\n" + marker + " 1 start 2.0\nbad\n" + marker + " 1 rc 3 4.0\n" + marker + " 2 start 3.0\nhung"
+	outs, rcs, secs := splitOutputs(all, 3)
+	if outs[0] != "hello\n" || rcs[0] != 0 || outs[1] != "bad" || rcs[1] != 3 || rcs[2] != -1 || secs[0] != 0.5 || secs[1] != 2 {
+		t.Errorf("splitOutputs = %q %v %v", outs, rcs, secs)
 	}
 }

@@ -38,7 +38,7 @@ type Settings struct {
 
 	Strategy StrategyChoice `flag:"strategy" usage:"auto (the planner's choice), precision or breadth"`
 	// Retriever names the retrieval strategy in the Registry.
-	Retriever string `flag:"retriever" placeholder:"NAME" usage:"retrieval strategy, by NAME: stem (guidance + structure tracing), simgrag, gcr, dog or graphraft (the peer systems, see README)"`
+	Retriever string `flag:"retriever" placeholder:"NAME" usage:"retrieval strategy, by NAME: stem (guidance + structure tracing), simgrag, gcr, dog or graphraft (the peer systems, see docs/rivals.md)"`
 	// GNN is the Triple-GNN model file whose guidance graph biases
 	// tracing; "" means none.
 	GNN       OptionalFile  `flag:"gnn" placeholder:"MODEL" category:"guidance" usage:"Triple-GNN MODEL file (from 'stem train gnn') whose guidance graph biases tracing"`
