@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -471,5 +472,70 @@ func TestSplitOutputs(t *testing.T) {
 	outs, rcs, secs := splitOutputs(all, 3)
 	if outs[0] != "hello\n" || rcs[0] != 0 || outs[1] != "bad" || rcs[1] != 3 || rcs[2] != -1 || secs[0] != 0.5 || secs[1] != 2 {
 		t.Errorf("splitOutputs = %q %v %v", outs, rcs, secs)
+	}
+}
+
+// TestLinks checks that every relative link of README.md and docs/*.md
+// names a file of the repository and, with a #fragment, a heading of it
+// (GitHub's anchors: lower case, punctuation dropped, spaces as hyphens).
+func TestLinks(t *testing.T) {
+	root := stembin.Root(t)
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, filepath.Join(root, "README.md"), filepath.Join(root, "CHANGELOG.md"))
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	checked := 0
+	for _, page := range pages {
+		text, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(text), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") {
+				continue
+			}
+			file, frag, _ := strings.Cut(target, "#")
+			path := page
+			if file != "" {
+				path = filepath.Join(filepath.Dir(page), file)
+			}
+			body, err := os.ReadFile(path)
+			if err != nil {
+				t.Errorf("%s: link %s: %v", filepath.Base(page), target, err)
+				continue
+			}
+			checked++
+			if frag != "" && !slices.Contains(anchors(string(body)), frag) {
+				t.Errorf("%s: link %s: no heading of %s has that anchor", filepath.Base(page), target, file)
+			}
+		}
+	}
+	if checked < 20 {
+		t.Errorf("only %d links checked: is the link pattern wrong?", checked)
+	}
+}
+
+// anchors returns the GitHub anchors of a Markdown page's headings.
+func anchors(page string) []string {
+	var out []string
+	drop := regexp.MustCompile("[^a-z0-9 _-]")
+	for _, l := range strings.Split(page, "\n") {
+		if h, ok := strings.CutPrefix(l, "#"); ok {
+			h = strings.TrimLeft(h, "#")
+			a := drop.ReplaceAllString(strings.ToLower(strings.TrimSpace(h)), "")
+			out = append(out, strings.ReplaceAll(a, " ", "-"))
+		}
+	}
+	return out
+}
+
+func TestAnchors(t *testing.T) {
+	got := anchors("# Title\n## First run, test suite and GOEXPERIMENT=simd\ntext # not\n### RoG and GNN-RAG files\n")
+	want := []string{"title", "first-run-test-suite-and-goexperimentsimd", "rog-and-gnn-rag-files"}
+	if !slices.Equal(got, want) {
+		t.Errorf("anchors = %q, want %q", got, want)
 	}
 }
