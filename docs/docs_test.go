@@ -378,7 +378,8 @@ func wantPattern(want []string) *regexp.Regexp {
 }
 
 // TestQuickStartIsCI checks that the README's second quick-start command
-// is the line .ci/run runs, the one it marks as identical.
+// is the line .ci/run runs, the one it marks as identical, and that the
+// first is one TestExamples runs against its shown output.
 func TestQuickStartIsCI(t *testing.T) {
 	root := stembin.Root(t)
 	ci, err := os.ReadFile(filepath.Join(root, ".ci", "run"))
@@ -412,6 +413,18 @@ func TestQuickStartIsCI(t *testing.T) {
 	got, _, _ := strings.Cut(quick[1], "#")
 	if strings.TrimSpace(got) != want {
 		t.Errorf("README's second quick-start command is\n\t%s\n.ci/run runs\n\t%s", strings.TrimSpace(got), want)
+	}
+	// The first is run, with its output shown, in a console block.
+	first, _, _ := strings.Cut(quick[0], "#")
+	first = strings.TrimSpace(first)
+	shown := false
+	for _, b := range parseBlocks("README.md", string(readme)) {
+		for _, c := range b.commands {
+			shown = shown || (b.run && c.check && c.text == first)
+		}
+	}
+	if !shown {
+		t.Errorf("README's first quick-start command %q is run in no console block, so its output is not checked", first)
 	}
 }
 
