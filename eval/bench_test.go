@@ -73,7 +73,7 @@ func BenchmarkEvalMetaQA2Hop(b *testing.B) {
 // BenchmarkGuidanceEffect answers PathQuestion's test splits with the
 // oracle planner, without the Triple-GNN and with it (with each bias
 // ablated), and reports Hits@1, F1 and coverage: the figures behind the
-// README's guidance table. It needs models trained by `stem train gnn`
+// guidance table of docs/training.md. It needs models trained by `stem train gnn`
 // with the default word vectors: STEM_GNN_MODELS=DIR holding pq2h.gnn and
 // pq3h.gnn.
 func BenchmarkGuidanceEffect(b *testing.B) {

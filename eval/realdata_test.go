@@ -60,7 +60,7 @@ func BenchmarkScoreAnswersGNNRAG(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(rows)), "ns/question")
 }
 
-// TestMetaQAAnswerable checks the README's figures: every 1-hop question
+// TestMetaQAAnswerable checks the figures of docs/benchmarks.md: every 1-hop question
 // is answerable on the rebuilt kb.txt and about 89% of 2-hop ones are.
 func TestMetaQAAnswerable(t *testing.T) {
 	if testing.Short() {

@@ -202,6 +202,14 @@ type Report struct {
 	// peer standing alone or planner-assisted, and what scored it), for
 	// the caller to record; Run leaves it "".
 	Mode string `json:"mode,omitempty"`
+	// Planner names the planner that planned the questions
+	// (plan.Pipeline.PlannerName: oracle, pattern, compose, ...), ""
+	// when none did; UpperBound marks the oracle's run, whose plans are
+	// the gold relation paths: it measures retrieval alone, an upper
+	// bound on what a planner reaches from the question, not stem's
+	// score. Label sets both; Run leaves them to the caller.
+	Planner    string `json:"planner,omitempty"`
+	UpperBound bool   `json:"upper_bound,omitempty"`
 	// Unbacked sums Prediction.Unbacked over the questions.
 	Unbacked int `json:"unbacked"`
 	// Unsupported sums Prediction.Unsupported: the generated answers no
@@ -666,10 +674,34 @@ func slowLine(s []Slow) string {
 	return b.String()
 }
 
+// Label records on r how p answered: its retrieval strategy's Mode and
+// its planner, a run planned from the gold relation paths (the oracle)
+// marked as the upper bound it is.
+func (r *Report) Label(p *plan.Pipeline) {
+	r.Mode, r.Planner, r.UpperBound = p.Mode, p.PlannerName, p.PlannerName == "oracle"
+}
+
+// PlannerLine says which planner ran, for the head of a report; "" when
+// none is recorded.
+func (r *Report) PlannerLine() string {
+	switch {
+	case r.UpperBound:
+		return "planner " + r.Planner + ": the gold relation paths as plans, so this measures retrieval alone, an upper bound (not stem's score from the questions; --planner auto plans from them)"
+	case r.Planner != "":
+		return "planner " + r.Planner
+	}
+	return ""
+}
+
 // WriteTable renders the report as an aligned table: one row for all
 // questions, then one per answer-count bucket and per hop count, then the
 // unbacked, error and latency figures.
 func (r *Report) WriteTable(w io.Writer) error {
+	if l := r.PlannerLine(); l != "" {
+		if _, err := fmt.Fprintln(w, l); err != nil {
+			return err
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "slice\tn\thits@1\thit\tf1\tprecision\trecall\tcoverage\tcov n\t")
 	row := func(label string, s Scores) {

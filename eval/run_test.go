@@ -15,6 +15,7 @@ import (
 	"github.com/stem-kgqa/stem/demo"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models/llm"
+	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/schema"
 )
 
@@ -285,5 +286,39 @@ func TestSlowest(t *testing.T) {
 	}
 	if got := slowLine(s[:2]); got != "q1 9.0 ms (plan 0.5, trace 8.0); q3 9.0 ms (plan 0.5, trace 8.0)" {
 		t.Errorf("slowLine = %q", got)
+	}
+}
+
+// TestPlannerLine checks the line a report begins with: the planner that
+// ran, the oracle labelled as the upper bound it is.
+func TestPlannerLine(t *testing.T) {
+	for _, tc := range []struct {
+		p          *plan.Pipeline
+		want, also string
+	}{
+		{&plan.Pipeline{PlannerName: "oracle", Mode: "planner"}, "planner oracle: ", "upper bound"},
+		{&plan.Pipeline{PlannerName: "pattern", Mode: "planner"}, "planner pattern", ""},
+		{&plan.Pipeline{Mode: "standalone, encoder"}, "", ""},
+	} {
+		var r Report
+		r.Label(tc.p)
+		if r.Mode != tc.p.Mode || r.Planner != tc.p.PlannerName || r.UpperBound != (tc.p.PlannerName == "oracle") {
+			t.Errorf("Label(%+v) = mode %q planner %q upper bound %v", tc.p, r.Mode, r.Planner, r.UpperBound)
+		}
+		var buf bytes.Buffer
+		if err := r.WriteTable(&buf); err != nil {
+			t.Fatal(err)
+		}
+		first, _, _ := strings.Cut(buf.String(), "\n")
+		line := r.PlannerLine()
+		if !strings.HasPrefix(line, tc.want) || !strings.Contains(line, tc.also) || (tc.want == "") != (line == "") {
+			t.Errorf("planner %q: line %q, want it to begin %q and hold %q", tc.p.PlannerName, line, tc.want, tc.also)
+		}
+		if line != "" && first != line {
+			t.Errorf("planner %q: table begins %q, want %q", tc.p.PlannerName, first, line)
+		}
+		if line == "" && !strings.HasPrefix(strings.TrimSpace(first), "slice") {
+			t.Errorf("no planner: table begins %q, want the header", first)
+		}
 	}
 }

@@ -175,6 +175,11 @@ type Pipeline struct {
 	NoConstraints bool
 	// Mode labels how the retrieval strategy runs (ModeOf); Open sets it.
 	Mode string
+	// PlannerName names the planner that plans its questions, as Open
+	// resolved the settings (auto: pattern with a planner model, else
+	// compose, or demo for the demo KG's own), or "" when the retrieval
+	// strategy reads no plan (a peer standing alone); Open sets it.
+	PlannerName string
 }
 
 // DefaultMaxHops is the default Pipeline.MaxHops: the longest paths of

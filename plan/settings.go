@@ -38,7 +38,7 @@ type Settings struct {
 
 	Strategy StrategyChoice `flag:"strategy" usage:"auto (the planner's choice), precision or breadth"`
 	// Retriever names the retrieval strategy in the Registry.
-	Retriever string `flag:"retriever" placeholder:"NAME" usage:"retrieval strategy, by NAME: stem (guidance + structure tracing), simgrag, gcr, dog or graphraft (the peer systems, see README)"`
+	Retriever string `flag:"retriever" placeholder:"NAME" usage:"retrieval strategy, by NAME: stem (guidance + structure tracing), simgrag, gcr, dog or graphraft (the peer systems, see docs/rivals.md)"`
 	// GNN is the Triple-GNN model file whose guidance graph biases
 	// tracing; "" means none.
 	GNN       OptionalFile  `flag:"gnn" placeholder:"MODEL" category:"guidance" usage:"Triple-GNN MODEL file (from 'stem train gnn') whose guidance graph biases tracing"`
@@ -280,6 +280,9 @@ func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() 
 		return nil, close, err
 	}
 	p.Mode = ModeOf(p.Retriever)
+	if usesPlan(p.Retriever) {
+		p.PlannerName = resolvePlanner(s, a)
+	}
 	if s.Generator == "llm" {
 		c, err := openChat()
 		if err != nil {
@@ -310,20 +313,27 @@ func OpenPlanner(ctx context.Context, s Settings, a Assets) (pl projection.Plann
 	return pl, close, err
 }
 
+// resolvePlanner is the planner s names, --planner auto resolved: pattern
+// with a planner model, else demo where a gives its AutoPlanner (the demo
+// KG's), else compose.
+func resolvePlanner(s Settings, a Assets) string {
+	switch {
+	case s.Planner != "auto":
+		return string(s.Planner)
+	case s.PlannerModel != "":
+		return "pattern"
+	case a.AutoPlanner != nil:
+		return "demo"
+	}
+	return "compose"
+}
+
 // openPlanner builds the planner s names.
 func openPlanner(ctx context.Context, s Settings, a Assets, openChat func() (*llm.Client, error)) (projection.Planner, error) {
-	name := s.Planner
-	if name == "auto" {
-		switch {
-		case s.PlannerModel != "":
-			name = "pattern"
-		case a.AutoPlanner != nil:
-			return a.AutoPlanner, nil
-		default:
-			name = "compose"
-		}
-	}
+	name := resolvePlanner(s, a)
 	switch name {
+	case "demo":
+		return a.AutoPlanner, nil
 	case "oracle":
 		return oracle.Planner{Beam: s.Beam}, nil
 	case "pattern":

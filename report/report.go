@@ -98,7 +98,36 @@ func WriteTable(w io.Writer, entries []Entry) error {
 	for _, e := range entries {
 		fmt.Fprintln(tw, strings.Join(row(e), "\t")+"\t")
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, plannerNote(entries))
+	return err
+}
+
+// plannerNote says under the table which planner the entries ran
+// (eval.Report.PlannerLine): one line when every entry ran the same, else
+// one per entry that ran one; "" when none is recorded.
+func plannerNote(entries []Entry) string {
+	lines := map[string]bool{}
+	for _, e := range entries {
+		lines[e.Report.PlannerLine()] = true
+	}
+	if len(lines) == 1 {
+		for l := range lines {
+			if l != "" {
+				return l + "\n"
+			}
+		}
+		return ""
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		if l := e.Report.PlannerLine(); l != "" {
+			fmt.Fprintf(&b, "%s: %s\n", e.Name, l)
+		}
+	}
+	return b.String()
 }
 
 // WriteMarkdown writes the comparison as a Markdown document: the command,

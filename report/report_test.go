@@ -197,3 +197,36 @@ func TestBarChartErrorsAndScale(t *testing.T) {
 		}
 	}
 }
+
+// TestPlannerNote checks the line under compare's table: one line when
+// every configuration ran the same planner, one per configuration
+// otherwise, none when no planner is recorded.
+func TestPlannerNote(t *testing.T) {
+	entry := func(name, planner string) Entry {
+		return Entry{Name: name, Report: &eval.Report{Planner: planner, UpperBound: planner == "oracle"}}
+	}
+	for _, tc := range []struct {
+		entries []Entry
+		want    []string
+	}{
+		{[]Entry{entry("a", "oracle"), entry("b", "oracle")}, []string{"planner oracle: "}},
+		{[]Entry{entry("a", "pattern"), entry("b", "")}, []string{"a: planner pattern"}},
+		{[]Entry{entry("a", "pattern"), entry("b", "oracle")}, []string{"a: planner pattern", "b: planner oracle: "}},
+		{[]Entry{entry("a", ""), entry("b", "")}, nil},
+	} {
+		got := plannerNote(tc.entries)
+		lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+		if got == "" {
+			lines = nil
+		}
+		if len(lines) != len(tc.want) {
+			t.Errorf("%d lines %q, want %d", len(lines), got, len(tc.want))
+			continue
+		}
+		for i, w := range tc.want {
+			if !strings.HasPrefix(lines[i], w) {
+				t.Errorf("line %d = %q, want it to begin %q", i, lines[i], w)
+			}
+		}
+	}
+}

@@ -44,7 +44,7 @@ func askCommand() *cli.Command {
 			"--planner auto picks pattern when --planner-model is given, the demo planner on\n" +
 			"the demo KG, and otherwise the zero-shot compose planner, which needs no training:\n" +
 			"it aligns the question's relation words, nearest the entity first, to a relation path\n" +
-			"of your KG (see README, \"Planning without an LLM\").\n\n" +
+			"of your KG (see docs/planning.md).\n\n" +
 			"Examples:\n" +
 			"  stem ask 'who directed inception ?'\n" +
 			"  stem ask --explain --json 'in which country was the director of inception born ?'\n" +

@@ -70,8 +70,13 @@ func TestCompareDemo(t *testing.T) {
 	}
 	wantNames := []string{"adaptive", "only-greedy", "only-threshold", "breadth"}
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	if len(lines) != 1+len(wantNames) || !strings.Contains(lines[0], "hits@1") || !strings.Contains(lines[0], "qps") {
+	if len(lines) != 2+len(wantNames) || !strings.Contains(lines[0], "hits@1") || !strings.Contains(lines[0], "qps") {
 		t.Fatalf("table:\n%s", out)
+	}
+	// compare plans with the gold paths by default, as eval does, and
+	// says so under the table.
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "planner oracle: ") || !strings.Contains(last, "upper bound") {
+		t.Errorf("line under the table = %q, want the oracle named as an upper bound", last)
 	}
 	for i, name := range wantNames {
 		if f := strings.Fields(lines[i+1]); f[0] != name || f[1] != "planner" || f[2] != "37" {

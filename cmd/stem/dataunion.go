@@ -21,7 +21,7 @@ func dataUnionCommand() *cli.Command {
 			"for it, chosen because they lead to its answers. Their union is one KG that every question shares,\n" +
 			"where a topic entity's neighbourhood holds the other questions' relations too, as Freebase does.\n" +
 			"Give it back as --kg to stem eval, compare, eval-plans, train gnn or serve and every question is\n" +
-			"asked of it instead of its own graph (the shared setting; see the README's \"WebQSP over one KG\").\n\n" +
+			"asked of it instead of its own graph (the shared setting; see docs/benchmarks.md, \"WebQSP over one KG\").\n\n" +
 			"The output's extension says what is written: .tsv or .txt a tab-separated triple file, .nt\n" +
 			"N-Triples under --base-iri (for a SPARQL store: scripts/virtuoso load), .stemkg a snapshot.\n\n" +
 			"Example:\n  D=../shared/data/webqsp\n" +

@@ -40,6 +40,72 @@ func TestEvalDemo(t *testing.T) {
 	}
 }
 
+// TestEvalSaysPlanner checks that eval's report names the planner that
+// ran, in the table and in the JSON, and labels the default (the oracle,
+// planning from the gold paths) as the upper bound it is.
+func TestEvalSaysPlanner(t *testing.T) {
+	kb := writeFile(t, "kg.tsv", string(demo.KGBytes()))
+	qs := writeFile(t, "questions.tsv", string(demo.Questions()))
+	for _, tc := range []struct {
+		flags      []string
+		planner    string
+		upperBound bool
+	}{
+		{nil, "oracle", true},
+		{[]string{"--planner", "oracle"}, "oracle", true},
+		{[]string{"--planner", "schema"}, "schema", false},
+		{[]string{"--retriever", "gcr"}, "", false},
+	} {
+		t.Run(strings.Join(append([]string{"planner"}, tc.flags...), " "), func(t *testing.T) {
+			args := append([]string{"eval", "--vectors", tinyVectors, "--format", "pq", "--questions", qs, "--kg", kb, "--limit", "3"}, tc.flags...)
+			out, _, err := run(t, append(args, "--json")...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep struct {
+				Planner    string `json:"planner"`
+				UpperBound bool   `json:"upper_bound"`
+			}
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatalf("output is not one JSON object: %v\n%s", err, out)
+			}
+			if rep.Planner != tc.planner || rep.UpperBound != tc.upperBound {
+				t.Errorf("JSON planner %q upper_bound %v, want %q %v", rep.Planner, rep.UpperBound, tc.planner, tc.upperBound)
+			}
+			out, _, err = run(t, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, _, _ := strings.Cut(out, "\n")
+			switch {
+			case tc.planner == "":
+				if strings.HasPrefix(first, "planner") {
+					t.Errorf("a peer standing alone plans nothing, yet the table begins %q", first)
+				}
+			case first != "planner "+tc.planner && !tc.upperBound:
+				t.Errorf("table begins %q, want %q", first, "planner "+tc.planner)
+			case tc.upperBound && (!strings.HasPrefix(first, "planner oracle: ") || !strings.Contains(first, "upper bound")):
+				t.Errorf("table begins %q, want the oracle named as an upper bound", first)
+			}
+		})
+	}
+}
+
+// TestEvalUnusedPlannerModel checks that a planner model given to eval's
+// default planner, the oracle, which reads none, is called out.
+func TestEvalUnusedPlannerModel(t *testing.T) {
+	kb := writeFile(t, "kg.tsv", string(demo.KGBytes()))
+	qs := writeFile(t, "questions.tsv", string(demo.Questions()))
+	model := writeFile(t, "m.stempat", "not read")
+	_, stderr, err := run(t, "eval", "--vectors", tinyVectors, "--format", "pq", "--questions", qs, "--kg", kb, "--limit", "1", "--planner-model", model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr, "--planner-model "+model+" is not used") {
+		t.Errorf("stderr does not call out the unused model:\n%s", stderr)
+	}
+}
+
 func TestEvalBadInput(t *testing.T) {
 	kb := writeFile(t, "kg.tsv", string(demo.KGBytes()))
 	qs := writeFile(t, "questions.tsv", string(demo.Questions()))

@@ -25,8 +25,10 @@ func evalCommand() *cli.Command {
 		Name:  "eval",
 		Usage: "answer a benchmark's questions and score them as the peer systems do (Hit, Hits@1, F1, coverage, latency)",
 		Description: "Formats:\n" + runner.FormatHelp() + "\n" +
-			"Planner oracle builds the schema graphs from each question's gold path, so the run\n" +
-			"measures retrieval alone. --strategy auto picks Breadth for questions with more than\n" +
+			"Planner oracle, the default, builds the schema graphs from each question's gold path, so the\n" +
+			"run measures retrieval alone: an upper bound, not what stem scores from the question (--planner\n" +
+			"auto, or pattern with --planner-model). The report's first line says which planner ran.\n" +
+			"--strategy auto picks Breadth for questions with more than\n" +
 			"one gold answer, else Precision (the paper's labelling rule).\n\n" +
 			"--out FILE --out-format rog writes RoG's predictions.jsonl, which RoG's and GNN-RAG's\n" +
 			"evaluate_results.py score as stem does; --out-format paths writes the retrieval alone,\n" +

@@ -42,7 +42,7 @@ func kgCommand() *cli.Command {
 					"rate and ETA.\n\n" +
 					"Google's Freebase dump (freebase-rdf-latest.gz) is recognised by its first line and read as\n" +
 					"the field cleans it (FilterEnglishTriplets.py's filter; machine ids named by their English\n" +
-					"names, as the SPARQL backend names them): see --format freebase in the README.\n\n" +
+					"names, as the SPARQL backend names them): see --format freebase in docs/formats.md.\n\n" +
 					"Examples:\n" +
 					"  stem kg build --out metaqa.kg ../shared/data/metaqa/kb.txt\n" +
 					"  stem kg build --out freebase.stemkg freebase-rdf-latest.gz\n" +

@@ -115,7 +115,7 @@ func scriptedReasoner(t *testing.T, export string) ([]llmtest.ScriptedReply, eva
 	return replies, eval.AverageScores(scores)
 }
 
-// TestReasonRoundTrip is the round trip the README shows: stem's
+// TestReasonRoundTrip is the round trip docs/benchmarks.md shows: stem's
 // retrieval exported with --out-format paths, each prompt answered by a
 // model (here the scripted server stands in for it) through stem reason,
 // the answers written as RoG's predictions.jsonl and scored. A run cut

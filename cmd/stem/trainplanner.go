@@ -31,7 +31,7 @@ func trainCommand() *cli.Command {
 					"relation paths (starts drawn per relation, every path of up to --max-hops from them, several phrasings per\n" +
 					"path written from the relation names) and a pattern model is trained on them. It plans beside the zero-shot\n" +
 					"compose planner, adding its path scores (times --prior-weight) to compose's: use it with --planner pattern\n" +
-					"--planner-model OUT, or --planner-model OUT alone (see README, \"Planning without an LLM\").\n\n" +
+					"--planner-model OUT, or --planner-model OUT alone (see docs/planning.md).\n\n" +
 					"Formats:\n" +
 					"  pq            PathQuestion: --questions splits/PQ-2H.train.txt[,...]\n" +
 					"  metaqa        MetaQA: --questions qa_dev_1hop.txt,qa_dev_2hop.txt --qtype qtype_dev_1hop.txt,qtype_dev_2hop.txt\n" +

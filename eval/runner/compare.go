@@ -164,7 +164,7 @@ func runSetup(ctx context.Context, cc Setup, d Dataset, data *assets.Data, env *
 		Graph: data.Graph, KeepGoing: r.KeepGoing, Progress: log, Workers: r.Workers, PerQuestion: true,
 	})
 	if rep != nil {
-		rep.Mode = p.Mode
+		rep.Label(p)
 	}
 	return rep, err
 }

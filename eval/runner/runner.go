@@ -183,6 +183,9 @@ func Eval(ctx context.Context, d Dataset, o Options, x Export, s plan.Settings, 
 	if o.Resume && o.Out == "" {
 		return nil, fmt.Errorf("--resume needs --out FILE, the results log to continue")
 	}
+	if s.Planner == "oracle" && s.PlannerModel != "" {
+		fmt.Fprintf(log, "--planner-model %s is not used: the planner is oracle (eval's default, the gold paths); add --planner pattern to plan with the model\n", s.PlannerModel)
+	}
 	if o.Out != "" {
 		// Whether an existing log may be continued is eval.OpenLog's rule
 		// (--resume); that it is none of the inputs is checked here.
@@ -237,6 +240,7 @@ func Eval(ctx context.Context, d Dataset, o Options, x Export, s plan.Settings, 
 		fmt.Fprintln(log)
 	}
 	rep.Dropped = data.Dropped
+	rep.Label(p)
 	if export != nil {
 		if cerr := export.File.Close(); cerr != nil {
 			return nil, errors.Join(err, cerr)

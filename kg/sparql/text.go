@@ -36,8 +36,8 @@ const MaxSearchWords = 128
 // there is none: a standard SPARQL engine has no index to search, and a
 // FILTER(CONTAINS()) over every literal is a scan of the whole KG.
 // Virtuoso answers from the index only, so it must be built after a load
-// (internal/virtuoso's Server.Load does, as the README's "KGs served over
-// SPARQL" says), or nothing is found.
+// (internal/virtuoso's Server.Load does, as docs/sparql.md says), or
+// nothing is found.
 func (g *Graph) SearchNames(ctx context.Context, phrases []string, limit int) ([]kg.NameHit, error) {
 	g.mu.Lock()
 	mode := g.text

@@ -69,7 +69,7 @@ type EncoderSettings struct {
 	EntityIndex string `flag:"entity-index" category:"encoder" usage:"entity index over a KG file: exact, ivf or hnsw (approximate, for millions of entities; hnsw is faster to search, slower to build) or auto (hnsw from 200,000 entities)"`
 	// VectorStore, when set, keeps the entity vectors in a Qdrant server
 	// rather than in the cache directory (kgvec.OpenQdrant).
-	VectorStore string `flag:"vector-store" placeholder:"URL" category:"encoder" usage:"keep the KG's entity vectors in a Qdrant server, qdrant://HOST:PORT[?api-key-env=VAR&tls=1] (see README), shared by every process; default: a file in the cache directory"`
+	VectorStore string `flag:"vector-store" placeholder:"URL" category:"encoder" usage:"keep the KG's entity vectors in a Qdrant server, qdrant://HOST:PORT[?api-key-env=VAR&tls=1] (see docs/large-kgs.md), shared by every process; default: a file in the cache directory"`
 	// Lexicon sits with the encoder: both read words, and the zero-shot
 	// planners take the two together.
 	Lexicon string `flag:"lexicon" placeholder:"wordnet|none|FILE" category:"encoder" usage:"lexicon the zero-shot planners read relation words with: wordnet (WordNet 3.1's nouns, set up by 'stem setup' or on first use), none, or a FILE converted by stem"`

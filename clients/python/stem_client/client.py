@@ -1,6 +1,6 @@
 """A client of stem serve's JSON HTTP API, in the Python standard library.
 
-The routes and their JSON are the server's (README, "Serving"); each
+The routes and their JSON are the server's (docs/serving.md); each
 result comes back as a frozen dataclass whose fields are the JSON's, and
 keeps the whole reply in ``raw`` so that a field a newer server adds is not
 lost. Every error the server answers becomes a StemError carrying its HTTP
