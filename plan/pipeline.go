@@ -175,6 +175,17 @@ type Pipeline struct {
 	NoConstraints bool
 	// Mode labels how the retrieval strategy runs (ModeOf); Open sets it.
 	Mode string
+	// src is where questions' graphs come from, chosen by Open; nil for
+	// a Pipeline built field by field, whose Graph then says (source).
+	src *Source
+}
+
+// source returns where the questions' graphs come from.
+func (p *Pipeline) source() Source {
+	if p.src != nil {
+		return *p.src
+	}
+	return SourceOf(p.Graph)
 }
 
 // DefaultMaxHops is the default Pipeline.MaxHops: the longest paths of
@@ -239,7 +250,8 @@ func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
 	var proj projection.Projection
 	var err error
 	planned := usesPlan(p.Retriever)
-	if nb, ok := g.(kg.Neighbourhooder); ok && !own {
+	if src := p.source(); src.kindFor(q) == RemoteKG {
+		nb := src.remote
 		// A remote KG: plan and answer over the question's neighbourhood.
 		if g, proj, err = p.fetch(ctx, nb, in, planned, res); err != nil {
 			return nil, err
@@ -457,7 +469,7 @@ func (p *Pipeline) constrain(ctx context.Context, question string, g kg.Reader, 
 		}
 	}
 	check := g
-	if nb, remote := p.Graph.(kg.Neighbourhooder); remote && g != p.Graph {
+	if src := p.source(); src.Kind() == RemoteKG && g != src.Graph() {
 		var names []string
 		for _, a := range tr.Answers {
 			names = append(names, g.EntityName(a.Entity))
@@ -465,13 +477,7 @@ func (p *Pipeline) constrain(ctx context.Context, question string, g kg.Reader, 
 				names = append(names, g.EntityName(v))
 			}
 		}
-		var sub *kg.Graph
-		var err error
-		if of, ok := p.Graph.(kg.OutFetcher); ok {
-			sub, err = of.OutEdges(ctx, names)
-		} else {
-			sub, err = nb.Neighbourhood(ctx, names, 1)
-		}
+		sub, err := kg.FetchOut(ctx, src.remote, names)
 		if err != nil {
 			for _, c := range cs {
 				res.Constraints = append(res.Constraints, constraint.Report{Constraint: c,

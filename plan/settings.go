@@ -241,7 +241,8 @@ func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() 
 	if err != nil {
 		return nil, close, err
 	}
-	p = &Pipeline{Graph: a.Graph, Planner: planner, Strategy: s.Strategy.Override(), Generator: generation.Structural{}, MaxQuestion: s.MaxQuestion, MaxHops: s.MaxHops,
+	src := SourceOf(a.Graph)
+	p = &Pipeline{Graph: a.Graph, src: &src, Planner: planner, Strategy: s.Strategy.Override(), Generator: generation.Structural{}, MaxQuestion: s.MaxQuestion, MaxHops: s.MaxHops,
 		// The constraint check is STEM's stage: a peer system answers as
 		// its paper describes, on its own signals.
 		NoConstraints: s.NoConstraints || s.Retriever != DefaultStrategy}
@@ -252,7 +253,7 @@ func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() 
 		return chat.Usage()
 	}
 	env := Env{Graph: a.Graph, Entities: a.Entities, Encoder: a.Encoder, Tracing: s.Tracing, PlanWeight: s.PlanWeight, Chat: openChat}
-	_, remote := a.Graph.(kg.Neighbourhooder)
+	remote := src.Kind() == RemoteKG
 	switch {
 	case remote:
 		// Each question is answered over its own neighbourhood: the
@@ -339,7 +340,7 @@ func openPlanner(ctx context.Context, s Settings, a Assets, openChat func() (*ll
 		return openCompose(ctx, a, compose.Config{Beam: s.Beam})
 	case "schema":
 		cfg := zeroshot.Config{Beam: s.Beam}
-		if _, remote := a.Graph.(kg.Neighbourhooder); remote || a.Graph == nil {
+		if SourceOf(a.Graph).PerQuestion() {
 			// It encodes every relation of its KG up front: over an
 			// endpoint, or where each question brings its graph, that is
 			// the question's graph.
@@ -371,7 +372,7 @@ func openPlanner(ctx context.Context, s Settings, a Assets, openChat func() (*ll
 // question's graph where the KG is remote or each question brings one.
 func openCompose(ctx context.Context, a Assets, cfg compose.Config) (projection.Planner, error) {
 	cfg.Lexicon = a.Lexicon
-	if _, remote := a.Graph.(kg.Neighbourhooder); remote || a.Graph == nil {
+	if SourceOf(a.Graph).PerQuestion() {
 		return questionPlanner{reach: zeroshot.DefaultMaxHops, open: func(ctx context.Context, g kg.Reader) (projection.Planner, error) {
 			return compose.New(ctx, g, a.Encoder, cfg)
 		}}, nil

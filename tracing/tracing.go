@@ -352,9 +352,7 @@ func New(g kg.Reader, enc models.Encoder, ents *kgvec.Entities, cfg Config) (*Tr
 		return nil, fmt.Errorf("tracing: unknown text mode %d", int(cfg.Text))
 	}
 	t := &Tracer{g: g, enc: enc, ents: ents, cfg: cfg, dim: enc.Dim(), relByText: map[string]bool{}}
-	if c, ok := g.(kg.Columnar); ok {
-		t.heads, t.rels, t.tails = c.Columns()
-	}
+	t.heads, t.rels, t.tails = kg.ColumnsOf(g)
 	for r := 0; r < g.NumRelations(); r++ {
 		t.relByText[kg.RelationTextOf(g, int32(r))] = true
 	}

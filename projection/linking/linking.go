@@ -369,16 +369,9 @@ func (l *Linker) best(ctx context.Context, ids []int32) (int32, bool, error) {
 	if len(ids) == 1 {
 		return ids[0], true, nil
 	}
-	deg := make([]int, len(ids))
-	if ns, ok := l.g.(kg.NameSearcher); ok {
-		var err error
-		if deg, err = ns.Degrees(ctx, ids); err != nil {
-			return 0, false, err
-		}
-	} else {
-		for i, id := range ids {
-			deg[i] = l.g.Degree(id)
-		}
+	deg, err := kg.Degrees(ctx, l.g, ids)
+	if err != nil {
+		return 0, false, err
 	}
 	b := 0
 	for i := range ids {

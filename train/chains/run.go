@@ -78,7 +78,7 @@ func Run(ctx context.Context, o RunOptions) (*RunSummary, error) {
 		return nil, fmt.Errorf("%s: no questions", strings.Join(o.Questions, ","))
 	}
 	g, _ := o.Graph.(*kg.Graph)
-	remote, _ := o.Graph.(kg.Neighbourhooder)
+	remote := kg.Remote(o.Graph)
 	if g == nil && remote == nil {
 		return nil, fmt.Errorf("--kg %s: a KG neither in memory nor able to fetch a question's neighbourhood", o.KG)
 	}

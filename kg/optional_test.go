@@ -1,0 +1,69 @@
+package kg
+
+import (
+	"context"
+	"slices"
+	"testing"
+)
+
+// plain is a Reader with no optional capability: the helpers' fallbacks.
+type plain struct{ Reader }
+
+// fetcher is a remote KG without OutFetcher: FetchOut falls back to the
+// one-hop neighbourhood, computed by walking the graph.
+type fetcher struct{ plain }
+
+func (f fetcher) Neighbourhood(ctx context.Context, seeds []string, hops int) (*Graph, error) {
+	return Neighbourhood(ctx, f.Reader, seeds, hops)
+}
+
+func TestOptional(t *testing.T) {
+	ctx := context.Background()
+	g, err := GraphOf([][3]string{{"a", "r", "b"}, {"b", "r", "c"}, {"c", "s", "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := g.Entity("a")
+	b, _ := g.Entity("b")
+	for _, tc := range []struct {
+		name     string
+		r        Reader
+		remote   bool
+		columns  bool
+		labelled bool
+	}{
+		{"graph", g, false, true, true},
+		{"plain", plain{g}, false, false, false},
+		{"remote", fetcher{plain{g}}, true, false, false},
+		{"nil", nil, false, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Remote(tc.r) != nil; got != tc.remote {
+				t.Errorf("Remote != nil is %v, want %v", got, tc.remote)
+			}
+			if h, _, _ := ColumnsOf(tc.r); (h != nil) != tc.columns {
+				t.Errorf("ColumnsOf gave heads %v, want some: %v", h, tc.columns)
+			}
+			if got := Labelled(tc.r); got != tc.labelled {
+				t.Errorf("Labelled = %v, want %v", got, tc.labelled)
+			}
+			if got := Report(tc.r, 3); got != "" {
+				t.Errorf("Report = %q, want none", got)
+			}
+			if tc.r == nil {
+				return
+			}
+			deg, err := Degrees(ctx, tc.r, []int32{a, b})
+			if err != nil || !slices.Equal(deg, []int{2, 2}) {
+				t.Errorf("Degrees = %v, %v, want [2 2]", deg, err)
+			}
+		})
+	}
+	sub, err := FetchOut(ctx, fetcher{plain{g}}, []string{"a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sub.NumTriples() != 2 {
+		t.Errorf("FetchOut over a Neighbourhooder alone: %d triples, want a's 2 (one hop, both ways)", sub.NumTriples())
+	}
+}
