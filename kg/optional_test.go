@@ -67,3 +67,32 @@ func TestOptional(t *testing.T) {
 		t.Errorf("FetchOut over a Neighbourhooder alone: %d triples, want a's 2 (one hop, both ways)", sub.NumTriples())
 	}
 }
+
+func TestDir(t *testing.T) {
+	g, err := GraphOf([][3]string{{"a", "r", "b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := g.Entity("a")
+	b, _ := g.Entity("b")
+	tr := g.Triple(0)
+	for _, tc := range []struct {
+		d        Dir
+		name     string
+		far      int32
+		from, to int32 // Edges(from, d) holds the triple; Edges(to, d) does not
+	}{
+		{Outgoing, "out", b, a, b},
+		{Incoming, "in", a, b, a},
+	} {
+		if tc.d.String() != tc.name || tc.d.Reverse().Reverse() != tc.d || tc.d.Reverse() == tc.d {
+			t.Errorf("%v: String %q, Reverse %v", tc.d, tc.d.String(), tc.d.Reverse())
+		}
+		if got := tr.Far(tc.d); got != tc.far {
+			t.Errorf("Far(%v) = %d, want %d", tc.d, got, tc.far)
+		}
+		if len(Edges(g, tc.from, tc.d)) != 1 || len(Edges(g, tc.to, tc.d)) != 0 {
+			t.Errorf("Edges(%v): from %v, to %v", tc.d, Edges(g, tc.from, tc.d), Edges(g, tc.to, tc.d))
+		}
+	}
+}
