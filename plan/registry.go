@@ -70,7 +70,7 @@ func DefaultRetrievers() *Registry {
 	// Registering a fixed, distinct name cannot fail.
 	_ = r.Register(DefaultStrategy, "STEM: guidance graph (with --gnn) and structure tracing of the planner's schema graphs",
 		func(ctx context.Context, env Env) (Retriever, error) {
-			return NewTracing(ctx, env.Graph, env.Entities, env.Encoder, env.Tracing, env.Guider)
+			return NewTracing(ctx, env)
 		})
 	return r
 }

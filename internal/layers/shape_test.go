@@ -18,7 +18,7 @@ import (
 // how many places outside package kg guess a KG's kind by asserting
 // kg.Neighbourhooder.
 const (
-	maxManyParams   = 56 // functions with six or more parameters
+	maxManyParams   = 40 // functions with six or more parameters
 	maxBoolParams   = 8  // functions with two or more bool parameters
 	maxAnswerLines  = 60 // plan.Pipeline.Answer, braces included
 	maxNeighbourAsk = 1  // kg.Neighbourhooder type assertions outside kg
