@@ -19,7 +19,7 @@ import (
 // kg.Neighbourhooder.
 const (
 	maxManyParams   = 40 // functions with six or more parameters
-	maxBoolParams   = 8  // functions with two or more bool parameters
+	maxBoolParams   = 5  // functions with two or more bool parameters
 	maxAnswerLines  = 60 // plan.Pipeline.Answer, braces included
 	maxNeighbourAsk = 1  // kg.Neighbourhooder type assertions outside kg
 )
