@@ -67,3 +67,12 @@ func Report(r Reader, questions int) string {
 	}
 	return ""
 }
+
+// Searcher returns r's search for names at its own end (NameSearcher),
+// nil for a KG whose names are read in place (EntitiesByNorm, Degree).
+func Searcher(r Reader) NameSearcher {
+	if ns, ok := r.(NameSearcher); ok {
+		return ns
+	}
+	return nil
+}

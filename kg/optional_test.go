@@ -47,6 +47,9 @@ func TestOptional(t *testing.T) {
 			if got := Labelled(tc.r); got != tc.labelled {
 				t.Errorf("Labelled = %v, want %v", got, tc.labelled)
 			}
+			if Searcher(tc.r) != nil {
+				t.Error("Searcher of a KG without a name search is not nil")
+			}
 			if got := Report(tc.r, 3); got != "" {
 				t.Errorf("Report = %q, want none", got)
 			}

@@ -128,7 +128,8 @@ func (l *Linker) Link(ctx context.Context, question string) ([]Link, error) {
 	}
 	used := make([]bool, len(ws))
 	lookup := func(text string) []int32 { return l.g.EntitiesByNorm(text) }
-	ns, remote := l.g.(kg.NameSearcher)
+	ns := kg.Searcher(l.g)
+	remote := ns != nil
 	if remote {
 		// Every n-gram in one batch, not a round trip each.
 		var texts []string
@@ -580,8 +581,8 @@ type Candidate struct {
 // vector is held for every entity; without a text index only exact names
 // are found.
 func Search(ctx context.Context, g kg.Reader, enc models.Encoder, query string, k int) ([]Candidate, error) {
-	ns, ok := g.(kg.NameSearcher)
-	if !ok {
+	ns := kg.Searcher(g)
+	if ns == nil {
 		return nil, fmt.Errorf("search %q: the KG cannot find names at its end", clip(query))
 	}
 	found, err := ns.LookupNames(ctx, []string{query})
