@@ -528,6 +528,8 @@ func (s *searches) group(g int) int {
 	return g
 }
 
+// runJobs runs the searches on Config.Workers goroutines, each search's
+// output in s.outs at its job's index; the first error stops them all.
 func (t *Tracer) runJobs(ctx context.Context, s *searches, anchors []Anchor) error {
 	jobs := s.jobs
 	workers := t.cfg.Workers
