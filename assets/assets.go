@@ -141,7 +141,7 @@ func Open(ctx context.Context, cfg Config) (*Env, error) {
 		}
 	default:
 		var closeEnts func() error
-		if e.Plan.Entities, closeEnts, err = EntityIndex(ctx, mem, cfg.KG, enc, cfg.Encoder, log); err == nil {
+		if e.Plan.Entities, closeEnts, err = EntityIndex(ctx, mem, enc, Config{KG: cfg.KG, Encoder: cfg.Encoder, Log: log}); err == nil {
 			e.closers = append(e.closers, closeEnts)
 		}
 	}
@@ -178,11 +178,14 @@ func (e *Env) Pipeline(ctx context.Context, s plan.Settings) (*plan.Pipeline, fu
 	return plan.Open(ctx, s, a)
 }
 
-// EntityIndex returns the entity index of g (loaded from kgPath): in the
-// Qdrant server encS names, or from the cache directory, built there the
-// first time. On a KG of millions of entities it is deferred to the first
-// search that needs it. close releases it; it is never nil.
-func EntityIndex(ctx context.Context, g *kg.Graph, kgPath string, enc models.Encoder, encS catalog.EncoderSettings, log io.Writer) (ents *kgvec.Entities, close func() error, err error) {
+// EntityIndex returns the entity index of g (loaded from cfg.KG) under
+// encoder enc: in the Qdrant server cfg.Encoder names, or from the cache
+// directory, built there the first time. On a KG of millions of entities
+// it is deferred to the first search that needs it. Messages go to
+// cfg.Log (not nil); cfg's other fields are not read. close releases it;
+// it is never nil.
+func EntityIndex(ctx context.Context, g *kg.Graph, enc models.Encoder, cfg Config) (ents *kgvec.Entities, close func() error, err error) {
+	kgPath, encS, log := cfg.KG, cfg.Encoder, cfg.Log
 	var closers []func() error
 	close = func() error {
 		var first error

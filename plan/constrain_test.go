@@ -35,7 +35,7 @@ func TestConstraints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ret, err := NewTracing(ctx, g, ents, enc, tracing.DefaultConfig(), nil)
+	ret, err := NewTracing(ctx, Env{Graph: g, Entities: ents, Encoder: enc, Tracing: tracing.DefaultConfig()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -180,6 +180,17 @@ type Pipeline struct {
 	// compose, or demo for the demo KG's own), or "" when the retrieval
 	// strategy reads no plan (a peer standing alone); Open sets it.
 	PlannerName string
+	// src is where questions' graphs come from, chosen by Open; nil for
+	// a Pipeline built field by field, whose Graph then says (source).
+	src *Source
+}
+
+// source returns where the questions' graphs come from.
+func (p *Pipeline) source() Source {
+	if p.src != nil {
+		return *p.src
+	}
+	return SourceOf(p.Graph)
 }
 
 // DefaultMaxHops is the default Pipeline.MaxHops: the longest paths of
@@ -190,167 +201,195 @@ const DefaultMaxHops = 3
 // question's graph from a remote KG.
 const StageFetch = "fetch"
 
-// Answer answers one question.
+// Answer answers one question. Each stage is a method that returns what
+// the next one reads; none changes what an earlier one returned.
 func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
+	if err := p.checkLength(q.Question); err != nil {
+		return nil, err
+	}
+	kind := p.source().kindFor(q)
+	g, err := p.graphOf(q)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Question: q.Question, Graph: g, Timings: map[string]Duration{}}
+	clock := timings(res.Timings)
+
+	if res.Links, err = p.link(ctx, q, g, clock); err != nil {
+		return nil, err
+	}
+	in := plannerInput(q, res.Links)
+	if kind == OwnGraphs {
+		in.Graph = g
+	}
+	planned := usesPlan(p.Retriever)
+	switch {
+	case kind == RemoteKG && planned:
+		g, res.Projection, err = p.fetchAndPlan(ctx, in, clock)
+	case kind == RemoteKG:
+		g, err = p.fetch(ctx, in, clock)
+	case planned:
+		res.Projection, err = p.plan(ctx, in, clock)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if kind == RemoteKG {
+		res.Graph, in.Graph = g, g
+	}
+
+	req := Request{Question: q.Question, Graph: g, Own: kind != SharedKG, Input: in, Projection: res.Projection}
+	req.Strategy, req.Strategies, res.Strategy = p.strategy(res.Projection, planned)
+	req.Anchors, req.Mentions = anchors(g, res.Links, len(q.Entities) > 0)
+	ev, err := p.retrieve(ctx, req, clock)
+	if err != nil {
+		return nil, err
+	}
+	res.Evidence, res.Chains, res.Guidance = ev.Trace, ev.Trace.Chains, ev.Guidance
+	if !p.NoConstraints {
+		c := p.constrain(ctx, req, res.Evidence, clock)
+		res.Projection, res.Evidence, res.Constraints = c.projection, c.evidence, c.reports
+	}
+	if res.Answers, err = p.generate(ctx, q, g, res.Evidence, clock); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// timings is a Result's Timings as the stages fill them: the one way a
+// stage's time is recorded.
+type timings map[string]Duration
+
+// since adds the time since start to stage's; a stage timed twice (the
+// planner over a remote KG's deeper graph) adds up.
+func (t timings) since(stage string, start time.Time) {
+	t[stage] += Duration(time.Since(start))
+}
+
+// checkLength refuses a question longer than MaxQuestion.
+func (p *Pipeline) checkLength(question string) error {
 	limit := p.MaxQuestion
 	if limit <= 0 {
 		limit = DefaultMaxQuestion
 	}
-	if n := utf8.RuneCountInString(q.Question); n > limit {
-		return nil, fmt.Errorf("%w: %d characters, the limit is %d (raise it with --max-question)", ErrTooLong, n, limit)
+	if n := utf8.RuneCountInString(question); n > limit {
+		return fmt.Errorf("%w: %d characters, the limit is %d (raise it with --max-question)", ErrTooLong, n, limit)
 	}
-	res := &Result{Question: q.Question, Timings: map[string]Duration{}}
-	stage := func(name string, start time.Time) { res.Timings[name] = Duration(time.Since(start)) }
-	g, own := p.Graph, q.Graph != nil
-	if own {
-		g = q.Graph
+	return nil
+}
+
+// graphOf returns the KG q's entities are linked in: its own graph, or
+// the pipeline's shared KG (remote or not).
+func (p *Pipeline) graphOf(q Query) (kg.Reader, error) {
+	if q.Graph != nil {
+		return q.Graph, nil
 	}
-	if g == nil {
+	if p.Graph == nil {
 		return nil, fmt.Errorf("%q: no KG to answer over: give the pipeline a shared KG or the query its own graph", q.Question)
 	}
-	res.Graph = g
+	return p.Graph, nil
+}
 
-	start := time.Now()
-	in := projection.Input{Question: q.Question, Gold: q.Gold}
+// link is the first stage: the KG entities the question names, as the
+// caller gave them (found in the text where they are) or linked in g.
+func (p *Pipeline) link(ctx context.Context, q Query, g kg.Reader, clock timings) ([]linking.Link, error) {
+	defer clock.since(StageLink, time.Now())
 	if len(q.Entities) > 0 {
+		links := make([]linking.Link, 0, len(q.Entities))
 		for _, e := range q.Entities {
 			l := linking.Link{Entity: e, Mention: e, Score: 1, Method: "given"}
 			if sp, ok := linking.Find(q.Question, e); ok {
 				l.Start, l.End, l.Mention = sp.Start, sp.End, q.Question[sp.Start:sp.End]
 			}
-			res.Links = append(res.Links, l)
+			links = append(links, l)
 		}
-	} else {
-		linker := p.Linker
-		if own || linker == nil {
-			linker = linking.New(g, nil)
-		}
-		links, err := linker.Link(ctx, q.Question)
-		if err != nil {
-			if errors.Is(err, linking.ErrNoEntity) {
-				return nil, fmt.Errorf("%q: %w", q.Question, ErrNoEntity)
-			}
-			return nil, err
-		}
-		res.Links = links
+		return links, nil
 	}
-	for _, l := range res.Links {
+	linker := p.Linker
+	if q.Graph != nil || linker == nil {
+		linker = linking.New(g, nil)
+	}
+	links, err := linker.Link(ctx, q.Question)
+	if errors.Is(err, linking.ErrNoEntity) {
+		return nil, fmt.Errorf("%q: %w", q.Question, ErrNoEntity)
+	}
+	return links, err
+}
+
+// plannerInput is what the planner is given: the question, its linked
+// entities and their mentions, and the gold sheet (the oracle's).
+func plannerInput(q Query, links []linking.Link) projection.Input {
+	in := projection.Input{Question: q.Question, Gold: q.Gold}
+	for _, l := range links {
 		in.Entities = append(in.Entities, l.Entity)
 		in.Mentions = append(in.Mentions, l.Mention)
 	}
-	stage(StageLink, start)
-
-	start = time.Now()
-	var proj projection.Projection
-	var err error
-	planned := usesPlan(p.Retriever)
-	if nb, ok := g.(kg.Neighbourhooder); ok && !own {
-		// A remote KG: plan and answer over the question's neighbourhood.
-		if g, proj, err = p.fetch(ctx, nb, in, planned, res); err != nil {
-			return nil, err
-		}
-		own, res.Graph, in.Graph = true, g, g
-	} else if planned {
-		if own {
-			in.Graph = g
-		}
-		if proj, err = p.Planner.Plan(ctx, in); err != nil {
-			return nil, fmt.Errorf("plan %q: %w", q.Question, err)
-		}
-		stage(StagePlan, start)
-	}
-	res.Projection = proj
-	strat := proj.Strategy
-	if p.Strategy != nil {
-		strat = *p.Strategy
-	}
-	if planned || p.Strategy != nil {
-		res.Strategy = strat.String()
-	}
-
-	req := Request{Question: q.Question, Graph: g, Own: own, Input: in, Projection: proj, Strategy: strat}
-	if p.Strategy == nil {
-		// The planner's per-candidate strategies, unless overridden.
-		req.Strategies = proj.Strategies()
-	}
-	req.Anchors, req.Mentions = anchors(g, res.Links, len(q.Entities) > 0)
-	ev, err := p.Retriever.Retrieve(ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("retrieve evidence for %q: %w", q.Question, err)
-	}
-	for k, d := range ev.Timings {
-		res.Timings[k] = Duration(d)
-	}
-	res.Evidence, res.Chains, res.Guidance = ev.Trace, ev.Trace.Chains, ev.Guidance
-	if !p.NoConstraints {
-		start := time.Now()
-		p.constrain(ctx, q.Question, g, res)
-		stage(StageConstrain, start)
-	}
-
-	start = time.Now()
-	gen := p.Generator
-	if gen == nil {
-		gen = generation.Structural{}
-	}
-	if res.Answers, err = gen.Generate(ctx, q.Question, g, ev.Trace); err != nil {
-		return nil, fmt.Errorf("generate an answer to %q: %w", q.Question, err)
-	}
-	if !q.AnswersOnly {
-		generation.Support(res.Answers, g, ev.Trace)
-	}
-	stage(StageGenerate, start)
-	return res, nil
+	return in
 }
 
-// fetch plans a question over a remote KG. The question's graph is
-// fetched in rings around its entities: one hop (or as deep as a Reacher
-// says it explores), then as deep as the plan's schema graphs reach (up
-// to MaxHops), planning again over the deeper graph. The planner is told
-// how deep the graph is (projection.Input.Hops), so that a path longer
-// than that is not taken for one that leads nowhere: a plan that needs no
-// deeper graph is then what planning over the whole KG gives. A strategy
-// that plans for itself (planned false) gets its graph as deep as it
-// says it walks, in one fetch.
-func (p *Pipeline) fetch(ctx context.Context, nb kg.Neighbourhooder, in projection.Input, planned bool, res *Result) (*kg.Graph, projection.Projection, error) {
-	limit := p.MaxHops
-	if limit <= 0 {
-		limit = DefaultMaxHops
+// plan is the second stage: the planner's candidate schema graphs and
+// strategy, over the question's own graph when in carries one.
+func (p *Pipeline) plan(ctx context.Context, in projection.Input, clock timings) (projection.Projection, error) {
+	defer clock.since(StagePlan, time.Now())
+	proj, err := p.Planner.Plan(ctx, in)
+	if err != nil {
+		return projection.Projection{}, fmt.Errorf("plan %q: %w", in.Question, err)
 	}
-	if !planned {
-		// A strategy that plans for itself walks as far as it says (its
-		// Reach), or MaxHops.
-		hops := limit
-		if r, ok := p.Retriever.(Reacher); ok {
-			hops = max(1, min(r.Reach(), limit))
-		}
-		t0 := time.Now()
-		sub, err := nb.Neighbourhood(ctx, in.Entities, hops)
-		res.Timings[StageFetch] = Duration(time.Since(t0))
-		if err != nil {
-			return nil, projection.Projection{}, fmt.Errorf("fetch the graph of %q: %w", in.Question, err)
-		}
-		return sub, projection.Projection{}, nil
+	return proj, nil
+}
+
+// maxHops is MaxHops, or its default.
+func (p *Pipeline) maxHops() int {
+	if p.MaxHops <= 0 {
+		return DefaultMaxHops
 	}
-	var fetchTime, planTime time.Duration
-	defer func() { res.Timings[StageFetch], res.Timings[StagePlan] = Duration(fetchTime), Duration(planTime) }()
+	return p.MaxHops
+}
+
+// neighbourhood fetches the graph of in's entities within hops from the
+// remote KG.
+func (p *Pipeline) neighbourhood(ctx context.Context, in projection.Input, hops int, clock timings) (*kg.Graph, error) {
+	defer clock.since(StageFetch, time.Now())
+	sub, err := p.source().remote.Neighbourhood(ctx, in.Entities, hops)
+	if err != nil {
+		return nil, fmt.Errorf("fetch the graph of %q: %w", in.Question, err)
+	}
+	return sub, nil
+}
+
+// fetch is the graph a strategy that plans for itself reads over a remote
+// KG: as deep as it says it walks (Reacher), or MaxHops, in one fetch.
+func (p *Pipeline) fetch(ctx context.Context, in projection.Input, clock timings) (*kg.Graph, error) {
+	hops := p.maxHops()
+	if r, ok := p.Retriever.(Reacher); ok {
+		hops = max(1, min(r.Reach(), hops))
+	}
+	return p.neighbourhood(ctx, in, hops, clock)
+}
+
+// fetchAndPlan plans a question over a remote KG. The question's graph
+// is fetched in rings around its entities: one hop (or as deep as a
+// Reacher planner says it explores), then as deep as the plan's schema
+// graphs reach (up to MaxHops), planning again over the deeper graph. The
+// planner is told how deep the graph is (projection.Input.Hops), so that
+// a path longer than that is not taken for one that leads nowhere: a plan
+// that needs no deeper graph is then what planning over the whole KG
+// gives.
+func (p *Pipeline) fetchAndPlan(ctx context.Context, in projection.Input, clock timings) (*kg.Graph, projection.Projection, error) {
+	limit := p.maxHops()
 	hops := 1
 	if r, ok := p.Planner.(Reacher); ok {
 		hops = max(1, min(r.Reach(), limit))
 	}
 	for {
-		t0 := time.Now()
-		sub, err := nb.Neighbourhood(ctx, in.Entities, hops)
-		fetchTime += time.Since(t0)
+		sub, err := p.neighbourhood(ctx, in, hops, clock)
 		if err != nil {
-			return nil, projection.Projection{}, fmt.Errorf("fetch the graph of %q: %w", in.Question, err)
+			return nil, projection.Projection{}, err
 		}
 		in.Graph, in.Hops = sub, hops
-		t0 = time.Now()
-		proj, err := p.Planner.Plan(ctx, in)
-		planTime += time.Since(t0)
+		proj, err := p.plan(ctx, in, clock)
 		if err != nil {
-			return nil, projection.Projection{}, fmt.Errorf("plan %q: %w", in.Question, err)
+			return nil, projection.Projection{}, err
 		}
 		need := 1
 		for _, c := range proj.Candidates {
@@ -362,6 +401,52 @@ func (p *Pipeline) fetch(ctx context.Context, nb kg.Neighbourhooder, in projecti
 		}
 		hops = need
 	}
+}
+
+// strategy returns the strategy to trace with (the pipeline's override,
+// else the planner's), the candidates' own strategies when not
+// overridden, and the name Result.Strategy reports ("" for a strategy
+// that plans for itself and was given none).
+func (p *Pipeline) strategy(proj projection.Projection, planned bool) (schema.Strategy, []schema.Strategy, string) {
+	if p.Strategy != nil {
+		return *p.Strategy, nil, p.Strategy.String()
+	}
+	name := ""
+	if planned {
+		name = proj.Strategy.String()
+	}
+	return proj.Strategy, proj.Strategies(), name
+}
+
+// retrieve is the retrieval stage: the registered strategy's evidence,
+// with the time of its own stages (guidance, tracing).
+func (p *Pipeline) retrieve(ctx context.Context, req Request, clock timings) (*Evidence, error) {
+	ev, err := p.Retriever.Retrieve(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("retrieve evidence for %q: %w", req.Question, err)
+	}
+	for k, d := range ev.Timings {
+		clock[k] = Duration(d)
+	}
+	return ev, nil
+}
+
+// generate is the last stage: the generator's answers from the evidence,
+// each with its supporting chains unless q asks for the answers alone.
+func (p *Pipeline) generate(ctx context.Context, q Query, g kg.Reader, ev *tracing.Result, clock timings) ([]generation.Answer, error) {
+	defer clock.since(StageGenerate, time.Now())
+	gen := p.Generator
+	if gen == nil {
+		gen = generation.Structural{}
+	}
+	answers, err := gen.Generate(ctx, q.Question, g, ev)
+	if err != nil {
+		return nil, fmt.Errorf("generate an answer to %q: %w", q.Question, err)
+	}
+	if !q.AnswersOnly {
+		generation.Support(answers, g, ev)
+	}
+	return answers, nil
 }
 
 // anchors returns the KG ids the question's entities anchor on, with the
@@ -414,55 +499,48 @@ func ResolveAll(g kg.Reader, names []string) ([]string, error) {
 	return out, nil
 }
 
+// constrained is what the constraint check returns, leaving what it was
+// given as it was: the projection with the constraints it checked joined
+// to every candidate when the planner wrote none (so that --explain shows
+// them), the evidence with the answers it kept, in its order, and what
+// each constraint did.
+type constrained struct {
+	projection projection.Projection
+	evidence   *tracing.Result
+	reports    []constraint.Report
+}
+
 // constrain checks the traced answers against the constraints the
 // question states: the planner's (constraint edges of its first schema
-// graph) or, when it wrote none, those constraint.Detect reads, which
-// then join every candidate graph so that --explain shows them. The
+// graph) or, when it wrote none, those constraint.Detect reads. The
 // answers are checked in the KG the question was answered over, or, when
 // that is a neighbourhood fetched from a remote KG, in the answers' own
 // neighbourhood there, fetched in one batch (their outgoing edges alone
-// where the KG can fetch just those, kg.OutFetcher: the check reads
-// nothing else): their own edges (a gender, a type) lie past the
-// question's last hop.
-func (p *Pipeline) constrain(ctx context.Context, question string, g kg.Reader, res *Result) {
-	cands := res.Projection.Candidates
+// where the KG can fetch just those, kg.FetchOut: the check reads nothing
+// else): their own edges (a gender, a type) lie past the question's last
+// hop.
+func (p *Pipeline) constrain(ctx context.Context, req Request, tr *tracing.Result, clock timings) constrained {
+	defer clock.since(StageConstrain, time.Now())
+	out := constrained{projection: req.Projection, evidence: tr}
+	cands := req.Projection.Candidates
 	var cs []schema.Constraint
 	if len(cands) > 0 {
 		cs = cands[0].Graph.Constraints
 	}
 	if len(cs) == 0 {
-		cs = constraint.Detect(question)
-		for i := range cands {
-			cands[i].Graph.Constraints = cs
+		cs = constraint.Detect(req.Question)
+		out.projection.Candidates = slices.Clone(cands)
+		for i := range out.projection.Candidates {
+			out.projection.Candidates[i].Graph.Constraints = cs
 		}
 	}
-	tr := res.Evidence
 	if len(cs) == 0 || tr == nil || len(tr.Answers) == 0 {
-		return
+		return out
 	}
-	// An answer's neighbours in the evidence: the CVT it was reached
-	// through holds the dates of the fact. Only dates need them, and never
-	// a question entity: its own dates (a state's founding) do not date
-	// the fact, and over a remote KG fetching its edges again (a country:
-	// thousands) cost seconds a question.
-	via := map[int32][]int32{}
-	if slices.ContainsFunc(cs, func(c schema.Constraint) bool { return c.Kind == constraint.Time || c.Kind == constraint.Order }) {
-		anchor := map[int32]bool{}
-		for _, a := range tr.Anchors {
-			anchor[a.Entity] = true
-		}
-		for _, m := range tr.Evidence {
-			t := g.Triple(m.Triple)
-			if !anchor[t.Tail] {
-				via[t.Head] = append(via[t.Head], t.Tail)
-			}
-			if !anchor[t.Head] {
-				via[t.Tail] = append(via[t.Tail], t.Head)
-			}
-		}
-	}
+	g := req.Graph
+	via := answerVia(g, tr, cs)
 	check := g
-	if nb, remote := p.Graph.(kg.Neighbourhooder); remote && g != p.Graph {
+	if src := p.source(); src.Kind() == RemoteKG && g != src.Graph() {
 		var names []string
 		for _, a := range tr.Answers {
 			names = append(names, g.EntityName(a.Entity))
@@ -470,19 +548,13 @@ func (p *Pipeline) constrain(ctx context.Context, question string, g kg.Reader, 
 				names = append(names, g.EntityName(v))
 			}
 		}
-		var sub *kg.Graph
-		var err error
-		if of, ok := p.Graph.(kg.OutFetcher); ok {
-			sub, err = of.OutEdges(ctx, names)
-		} else {
-			sub, err = nb.Neighbourhood(ctx, names, 1)
-		}
+		sub, err := kg.FetchOut(ctx, src.remote, names)
 		if err != nil {
 			for _, c := range cs {
-				res.Constraints = append(res.Constraints, constraint.Report{Constraint: c,
+				out.reports = append(out.reports, constraint.Report{Constraint: c,
 					Note: fmt.Sprintf("%s %q not checked: fetching the answers' edges failed: %v", c.Kind, c.Text, err)})
 			}
-			return
+			return out
 		}
 		check = sub
 	}
@@ -509,13 +581,42 @@ func (p *Pipeline) constrain(ctx context.Context, question string, g kg.Reader, 
 		idx = append(idx, i)
 	}
 	keep, reps := constraint.Apply(check, cs, as)
-	res.Constraints = reps
+	out.reports = reps
 	if len(as) < len(tr.Answers) {
-		return // an answer the check cannot name: leave the order alone
+		return out // an answer the check cannot name: leave the order alone
 	}
-	answers := make([]tracing.Answer, 0, len(keep))
+	kept := *tr
+	kept.Answers = make([]tracing.Answer, 0, len(keep))
 	for _, k := range keep {
-		answers = append(answers, tr.Answers[idx[k]])
+		kept.Answers = append(kept.Answers, tr.Answers[idx[k]])
 	}
-	tr.Answers = answers
+	out.evidence = &kept
+	return out
+}
+
+// answerVia returns each answer's neighbours in the evidence: the CVT it
+// was reached through holds the dates of the fact. Only dates need them
+// (a Time or Order constraint among cs), and never a question entity: its
+// own dates (a state's founding) do not date the fact, and over a remote
+// KG fetching its edges again (a country: thousands) cost seconds a
+// question.
+func answerVia(g kg.Reader, tr *tracing.Result, cs []schema.Constraint) map[int32][]int32 {
+	via := map[int32][]int32{}
+	if !slices.ContainsFunc(cs, func(c schema.Constraint) bool { return c.Kind == constraint.Time || c.Kind == constraint.Order }) {
+		return via
+	}
+	anchor := map[int32]bool{}
+	for _, a := range tr.Anchors {
+		anchor[a.Entity] = true
+	}
+	for _, m := range tr.Evidence {
+		t := g.Triple(m.Triple)
+		if !anchor[t.Tail] {
+			via[t.Head] = append(via[t.Head], t.Tail)
+		}
+		if !anchor[t.Head] {
+			via[t.Tail] = append(via[t.Tail], t.Head)
+		}
+	}
+	return via
 }

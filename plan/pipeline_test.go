@@ -49,7 +49,7 @@ func demoPipeline(t testing.TB, rels ...string) *Pipeline {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ret, err := NewTracing(ctx, g, ents, enc, tracing.DefaultConfig(), nil)
+	ret, err := NewTracing(ctx, Env{Graph: g, Entities: ents, Encoder: enc, Tracing: tracing.DefaultConfig()})
 	if err != nil {
 		t.Fatal(err)
 	}

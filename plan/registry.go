@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kgvec"
@@ -48,8 +47,7 @@ type Factory func(ctx context.Context, env Env) (Retriever, error)
 // struct, which NewSettings collects into Settings.Retrievers, so its flags
 // are the strategy's own and the pipeline names none of them.
 type Registry struct {
-	names   []string
-	entries map[string]entry
+	named[entry]
 }
 
 // entry is one registered strategy.
@@ -72,7 +70,7 @@ func DefaultRetrievers() *Registry {
 	// Registering a fixed, distinct name cannot fail.
 	_ = r.Register(DefaultStrategy, "STEM: guidance graph (with --gnn) and structure tracing of the planner's schema graphs",
 		func(ctx context.Context, env Env) (Retriever, error) {
-			return NewTracing(ctx, env.Graph, env.Entities, env.Encoder, env.Tracing, env.Guider)
+			return NewTracing(ctx, env)
 		})
 	return r
 }
@@ -102,20 +100,7 @@ func RegisterWith[S any](r *Registry, name, doc string, defaults func() S, f fun
 		make: func(ctx context.Context, env Env, v any) (Retriever, error) { return f(ctx, env, value(v)) }})
 }
 
-func (r *Registry) add(name string, e entry) error {
-	if name == "" || strings.ToLower(name) != name || strings.ContainsAny(name, " ,") {
-		return fmt.Errorf("retrieval strategy name %q: want a lowercase word", name)
-	}
-	if _, ok := r.entries[name]; ok {
-		return fmt.Errorf("retrieval strategy %q is registered twice", name)
-	}
-	if r.entries == nil {
-		r.entries = map[string]entry{}
-	}
-	r.names = append(r.names, name)
-	r.entries[name] = e
-	return nil
-}
+func (r *Registry) add(name string, e entry) error { return r.named.add("retrieval strategy", name, e) }
 
 // SettingsChecker is implemented by a strategy's settings struct that can
 // tell, before any work starts, that it cannot work: an LLM mode without
@@ -146,16 +131,7 @@ func (r *Registry) Doc(name string) string { return r.entries[name].doc }
 
 // Check reports whether name is registered, with an error that lists the
 // strategies and suggests the nearest name.
-func (r *Registry) Check(name string) error {
-	if _, ok := r.entries[name]; ok {
-		return nil
-	}
-	msg := fmt.Sprintf("unknown retrieval strategy %q (have %s)", name, strings.Join(r.names, ", "))
-	if near := settings.Nearest(name, r.names); near != "" {
-		msg += fmt.Sprintf("; did you mean %q?", near)
-	}
-	return fmt.Errorf("%s", msg)
-}
+func (r *Registry) Check(name string) error { return r.check("retrieval strategy", name) }
 
 // settingsOf returns name's settings from s, or its defaults when s holds
 // none; nil for a strategy without settings.

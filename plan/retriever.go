@@ -119,11 +119,13 @@ type Tracing struct {
 	guider Guider
 }
 
-// NewTracing prepares tracing over g (nil when every question has its own
-// graph). ents indexes g's entities for similarity anchoring; nil builds
-// the index from g with enc. guider may be nil.
-func NewTracing(ctx context.Context, g kg.Reader, ents *kgvec.Entities, enc models.Encoder, cfg tracing.Config, guider Guider) (*Tracing, error) {
-	r := &Tracing{enc: enc, cfg: cfg, graph: g, guider: guider}
+// NewTracing prepares tracing over env.Graph (nil when every question has
+// its own graph) with env.Tracing's parameters. env.Entities indexes the
+// graph's entities for similarity anchoring; nil builds the index with
+// env.Encoder. env.Guider may be nil; the other fields are not read.
+func NewTracing(ctx context.Context, env Env) (*Tracing, error) {
+	g, ents, enc := env.Graph, env.Entities, env.Encoder
+	r := &Tracing{enc: enc, cfg: env.Tracing, graph: g, guider: env.Guider}
 	if g == nil {
 		return r, nil
 	}
@@ -135,7 +137,7 @@ func NewTracing(ctx context.Context, g kg.Reader, ents *kgvec.Entities, enc mode
 			return nil, err
 		}
 	}
-	t, err := tracing.New(g, enc, ents, cfg)
+	t, err := tracing.New(g, enc, ents, env.Tracing)
 	if err != nil {
 		return nil, fmt.Errorf("prepare tracing: %w", err)
 	}

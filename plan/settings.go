@@ -12,12 +12,8 @@ import (
 	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/models/llm"
 	"github.com/stem-kgqa/stem/projection"
-	"github.com/stem-kgqa/stem/projection/compose"
 	"github.com/stem-kgqa/stem/projection/linking"
 	"github.com/stem-kgqa/stem/projection/llmplan"
-	"github.com/stem-kgqa/stem/projection/oracle"
-	"github.com/stem-kgqa/stem/projection/pattern"
-	"github.com/stem-kgqa/stem/projection/zeroshot"
 	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/tracing"
 )
@@ -28,7 +24,9 @@ import (
 // compare` read their flags, `--config` files and compare configurations
 // into it (package settings); adding a setting is adding a tagged field.
 type Settings struct {
-	Planner      PlannerName `flag:"planner" category:"planner" usage:"where schema graphs come from: auto (pattern with --planner-model, else compose), oracle (the gold path; eval only), pattern, compose (zero-shot, composes relation words), schema (zero-shot, whole-question similarity) or llm"`
+	// Planner names the planner among DefaultPlanners, which also
+	// writes its help.
+	Planner      PlannerName `flag:"planner" category:"planner"`
 	PlannerModel string      `flag:"planner-model" placeholder:"FILE" category:"planner" usage:"pattern: model FILE written by 'stem train planner'"`
 	Beam         int         `flag:"beam" min:"1" max:"64" category:"planner" usage:"candidate schema graphs per question (B)"`
 	// Variants overrides the pattern model's variant threshold
@@ -89,18 +87,20 @@ func DefaultSettings() Settings {
 		Retriever: DefaultStrategy, Generator: "structural", MaxQuestion: DefaultMaxQuestion, MaxHops: DefaultMaxHops, Tracing: tracing.DefaultConfig(), Chat: catalog.DefaultChatSettings()}
 }
 
-// PlannerName names a planner.
+// PlannerName names a planner of DefaultPlanners.
 type PlannerName string
 
-// UnmarshalText accepts auto, oracle, pattern, compose, schema or llm.
+// UnmarshalText accepts the name of a planner of DefaultPlanners.
 func (p *PlannerName) UnmarshalText(b []byte) error {
-	switch v := PlannerName(b); v {
-	case "auto", "oracle", "pattern", "compose", "schema", "llm":
-		*p = v
-		return nil
+	if err := DefaultPlanners().Check(string(b)); err != nil {
+		return err
 	}
-	return errors.New("want auto, oracle, pattern, compose, schema or llm")
+	*p = PlannerName(b)
+	return nil
 }
+
+// Usage is --planner's help, from DefaultPlanners (settings.Usager).
+func (PlannerName) Usage() string { return DefaultPlanners().Help() }
 
 // StrategyChoice is auto (the planner's strategy) or a forced one.
 type StrategyChoice string
@@ -157,11 +157,13 @@ func (g *GeneratorName) UnmarshalText(b []byte) error {
 // starts: a pattern planner without its model, excluded ablations, an
 // unknown retrieval strategy, an LLM stage without a model.
 func (s Settings) Check(reg *Registry) error {
-	if s.Planner == "pattern" && s.PlannerModel == "" {
-		return fmt.Errorf("--planner pattern needs --planner-model FILE (train one with 'stem train planner')")
+	if err := DefaultPlanners().checkSettings(s); err != nil {
+		return err
 	}
-	if (s.Planner == "llm" || s.Generator == "llm") && s.Chat.Model == "" {
-		return fmt.Errorf("--planner llm and --generator llm need --llm-model NAME (and --llm-base-url of an OpenAI-compatible server)")
+	if s.Generator == "llm" {
+		if err := needsChat(s); err != nil {
+			return err
+		}
 	}
 	if err := s.Tracing.Check(); err != nil {
 		return err
@@ -237,11 +239,12 @@ func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() 
 		closers = append(closers, c.Close)
 		return c, nil
 	}
-	planner, err := openPlanner(ctx, s, a, openChat)
+	src := SourceOf(a.Graph)
+	planner, err := DefaultPlanners().Open(ctx, PlannerEnv{Settings: s, Assets: a, Source: src, Chat: openChat})
 	if err != nil {
 		return nil, close, err
 	}
-	p = &Pipeline{Graph: a.Graph, Planner: planner, Strategy: s.Strategy.Override(), Generator: generation.Structural{}, MaxQuestion: s.MaxQuestion, MaxHops: s.MaxHops,
+	p = &Pipeline{Graph: a.Graph, src: &src, Planner: planner, Strategy: s.Strategy.Override(), Generator: generation.Structural{}, MaxQuestion: s.MaxQuestion, MaxHops: s.MaxHops,
 		// The constraint check is STEM's stage: a peer system answers as
 		// its paper describes, on its own signals.
 		NoConstraints: s.NoConstraints || s.Retriever != DefaultStrategy}
@@ -252,7 +255,7 @@ func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() 
 		return chat.Usage()
 	}
 	env := Env{Graph: a.Graph, Entities: a.Entities, Encoder: a.Encoder, Tracing: s.Tracing, PlanWeight: s.PlanWeight, Chat: openChat}
-	_, remote := a.Graph.(kg.Neighbourhooder)
+	remote := src.Kind() == RemoteKG
 	switch {
 	case remote:
 		// Each question is answered over its own neighbourhood: the
@@ -302,11 +305,11 @@ func OpenPlanner(ctx context.Context, s Settings, a Assets) (pl projection.Plann
 		return nil, close, err
 	}
 	var chat *llm.Client
-	pl, err = openPlanner(ctx, s, a, func() (*llm.Client, error) {
+	pl, err = DefaultPlanners().Open(ctx, PlannerEnv{Settings: s, Assets: a, Source: SourceOf(a.Graph), Chat: func() (*llm.Client, error) {
 		c, err := catalog.OpenChat(s.Chat)
 		chat = c
 		return c, err
-	})
+	}})
 	if chat != nil {
 		close = chat.Close
 	}
@@ -326,127 +329,4 @@ func resolvePlanner(s Settings, a Assets) string {
 		return "demo"
 	}
 	return "compose"
-}
-
-// openPlanner builds the planner s names.
-func openPlanner(ctx context.Context, s Settings, a Assets, openChat func() (*llm.Client, error)) (projection.Planner, error) {
-	name := resolvePlanner(s, a)
-	switch name {
-	case "demo":
-		return a.AutoPlanner, nil
-	case "oracle":
-		return oracle.Planner{Beam: s.Beam}, nil
-	case "pattern":
-		m, err := pattern.Load(s.PlannerModel, a.Encoder)
-		if err != nil {
-			return nil, err
-		}
-		if pr := m.Prior(); pr.Planner != "" {
-			return openWithPrior(ctx, s, a, m, pr)
-		}
-		return pattern.New(m, a.Encoder, pattern.Config{Beam: s.Beam, Graph: a.Graph, Options: pattern.Options{Variants: s.Variants}})
-	case "compose":
-		return openCompose(ctx, a, compose.Config{Beam: s.Beam})
-	case "schema":
-		cfg := zeroshot.Config{Beam: s.Beam}
-		if _, remote := a.Graph.(kg.Neighbourhooder); remote || a.Graph == nil {
-			// It encodes every relation of its KG up front: over an
-			// endpoint, or where each question brings its graph, that is
-			// the question's graph.
-			return questionPlanner{reach: zeroshot.DefaultMaxHops, open: func(ctx context.Context, g kg.Reader) (projection.Planner, error) {
-				return zeroshot.New(ctx, g, a.Encoder, cfg)
-			}}, nil
-		}
-		return zeroshot.New(ctx, a.Graph, a.Encoder, cfg)
-	case "llm":
-		c, err := openChat()
-		if err != nil {
-			return nil, err
-		}
-		cfg := llmplan.Config{Chat: c, Samples: s.Beam, Encoder: a.Encoder, Examples: a.Examples}
-		cfg.Relations = relationNames(a.Graph)
-		pl, err := llmplan.New(ctx, cfg)
-		if err != nil || a.Graph != nil {
-			return pl, err
-		}
-		// Each question brings its graph: SAGB grounds in its relations.
-		return questionPlanner{base: pl, open: func(ctx context.Context, g kg.Reader) (projection.Planner, error) {
-			return pl.WithRelations(ctx, relationNames(g))
-		}}, nil
-	}
-	return nil, fmt.Errorf("--planner %q: want auto, oracle, pattern, compose, schema or llm", name)
-}
-
-// openCompose builds the compose planner over a's KG, or over each
-// question's graph where the KG is remote or each question brings one.
-func openCompose(ctx context.Context, a Assets, cfg compose.Config) (projection.Planner, error) {
-	cfg.Lexicon = a.Lexicon
-	if _, remote := a.Graph.(kg.Neighbourhooder); remote || a.Graph == nil {
-		return questionPlanner{reach: zeroshot.DefaultMaxHops, open: func(ctx context.Context, g kg.Reader) (projection.Planner, error) {
-			return compose.New(ctx, g, a.Encoder, cfg)
-		}}, nil
-	}
-	return compose.New(ctx, a.Graph, a.Encoder, cfg)
-}
-
-// openWithPrior builds the planner of a pattern model trained from its KG
-// alone (stem train planner --from-kg): the zero-shot planner its Prior
-// names, with the model's path scores added to its own.
-func openWithPrior(ctx context.Context, s Settings, a Assets, m *pattern.Model, pr pattern.Prior) (projection.Planner, error) {
-	if pr.Planner != compose.Name {
-		return nil, fmt.Errorf("planner model %s: it plans beside planner %q, which this build does not know (it knows %q)", s.PlannerModel, pr.Planner, compose.Name)
-	}
-	learnt, err := pattern.New(m, a.Encoder, pattern.Config{Beam: s.Beam, Options: pattern.Options{Variants: s.Variants}})
-	if err != nil {
-		return nil, err
-	}
-	return openCompose(ctx, a, compose.Config{Beam: s.Beam, Learnt: learnt, LearntWeight: pr.Weight})
-}
-
-// relationNames lists g's relations (none for a nil g).
-func relationNames(g kg.Reader) []string {
-	if g == nil {
-		return nil
-	}
-	out := make([]string, g.NumRelations())
-	for r := range out {
-		out[r] = g.RelationName(int32(r))
-	}
-	return out
-}
-
-// questionPlanner builds a planner over each question's own graph, for
-// planners that prepare per KG and run over a remote KG or over
-// per-question graphs.
-type questionPlanner struct {
-	reach int                // hops of the graph the planner explores by itself
-	base  projection.Planner // plans a question with no graph; nil: an error
-	open  func(ctx context.Context, g kg.Reader) (projection.Planner, error)
-}
-
-// Plan implements projection.Planner.
-func (q questionPlanner) Plan(ctx context.Context, in projection.Input) (projection.Projection, error) {
-	if in.Graph == nil {
-		if q.base != nil {
-			return q.base.Plan(ctx, in)
-		}
-		return projection.Projection{}, errors.New("plan: this planner needs the question's graph")
-	}
-	p, err := q.open(ctx, in.Graph)
-	if err != nil {
-		return projection.Projection{}, err
-	}
-	return p.Plan(ctx, in)
-}
-
-// Reach implements Reacher.
-func (q questionPlanner) Reach() int { return q.reach }
-
-// Reacher is an optional projection.Planner capability: a planner that
-// explores the question's graph by itself says how many hops of it it
-// needs, and a remote KG's neighbourhood is fetched that deep before it
-// plans. A Retriever that plans for itself (PlanUser) may say the same
-// of its own walk.
-type Reacher interface {
-	Reach() int
 }

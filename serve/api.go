@@ -367,7 +367,7 @@ func (s *Server) neighboursOf(ctx context.Context, name string, limit int) (_ Ne
 		return NeighboursView{}, &requestError{http.StatusNotFound, "unknown_entity", err.Error()}
 	}
 	g := b.Graph
-	if nb, ok := g.(kg.Neighbourhooder); ok {
+	if nb := kg.Remote(g); nb != nil {
 		// A remote KG is read in one bounded fetch that reports its own
 		// failure, not edge by edge.
 		ctx, cancel := context.WithTimeout(ctx, s.opt.Timeout)

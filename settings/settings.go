@@ -57,6 +57,14 @@ type Nested interface {
 	Structs() []any
 }
 
+// Usager is implemented by a setting's type whose help is written at run
+// time rather than in a `usage` tag: a name looked up in a registry
+// (plan.PlannerName), whose help lists what the registry holds. A
+// `usage` tag, when present, wins.
+type Usager interface {
+	Usage() string
+}
+
 var (
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 	durationType    = reflect.TypeFor[time.Duration]()
@@ -110,6 +118,9 @@ func walk(v reflect.Value, out *[]Field) error {
 			continue
 		}
 		f := Field{Name: name, Usage: sf.Tag.Get("usage"), Category: sf.Tag.Get("category"), Placeholder: sf.Tag.Get("placeholder"), v: fv}
+		if u, ok := usager(fv); ok && f.Usage == "" {
+			f.Usage = u.Usage()
+		}
 		for tag, dst := range map[string]**float64{"min": &f.min, "max": &f.max} {
 			if s, ok := sf.Tag.Lookup(tag); ok {
 				x, err := strconv.ParseFloat(s, 64)
@@ -454,4 +465,13 @@ func unknown(where, key string, fields []Field) error {
 		return fmt.Errorf("%s: %q is not a setting of this command (did you mean %q?)", where, key, near)
 	}
 	return fmt.Errorf("%s: %q is not a setting of this command (see --help for the flags; keys are flag names)", where, key)
+}
+
+// usager returns the field's Usager, if its type is one.
+func usager(v reflect.Value) (Usager, bool) {
+	if !v.CanInterface() {
+		return nil, false
+	}
+	u, ok := v.Interface().(Usager)
+	return u, ok
 }

@@ -260,3 +260,25 @@ func TestNested(t *testing.T) {
 		t.Errorf("a struct value: err = %v", err)
 	}
 }
+
+// helped is a setting whose help is written at run time.
+type helped string
+
+func (helped) Usage() string { return "one of " + strings.Join([]string{"a", "b"}, ", ") }
+
+func TestUsager(t *testing.T) {
+	var s struct {
+		Plain  helped `flag:"plain"`
+		Tagged helped `flag:"tagged" usage:"the tag's words"`
+	}
+	fs, err := Fields(&s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"plain": "one of a, b", "tagged": "the tag's words"}
+	for _, f := range fs {
+		if f.Usage != want[f.Name] {
+			t.Errorf("%s: usage %q, want %q", f.Name, f.Usage, want[f.Name])
+		}
+	}
+}

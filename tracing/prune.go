@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/schema"
 )
 
@@ -20,22 +21,23 @@ import (
 // search, and the step selects exactly what it would from all the edges.
 const pruneMin = 4096
 
-// pruned narrows the out- and in-rows of entity x for schema edge vector
-// sv to the relation runs the step can select, copied into the run's
-// buffers for depth; it returns the rows unchanged when the scores are not
-// the relations' alone, and how many relations it scored.
-func (r *run) pruned(ctx context.Context, depth, n int, x, fixed int32, sv []float32, inclNear, inclFar bool, out, in []int32) ([]int32, []int32, int, error) {
+// pruned narrows the out- and in-rows of the walk's entity to the
+// relation runs the step can select, copied into the run's buffers for
+// depth; it returns the rows unchanged when the scores are not the
+// relations' alone, and how many relations it scored.
+func (r *run) pruned(ctx context.Context, w *walk, depth int, out, in []int32) ([]int32, []int32, int, error) {
 	t := r.t
-	if len(out)+len(in) < pruneMin || t.noPrune || t.add == nil || inclFar || fixed >= 0 || r.perEdgeBias() {
+	n, x, sv := w.from, r.bind[w.from], w.vec
+	if len(out)+len(in) < pruneMin || t.noPrune || t.add == nil || w.text.far || r.bind[w.to] >= 0 || r.bias.perEdge() {
 		return out, in, 0, nil
 	}
 	if t.lazyParts {
-		if err := r.encodeParts(ctx, x, inclNear, false, nil); err != nil {
+		if err := r.encodeParts(ctx, x, ends{near: w.text.near}, nil); err != nil {
 			return nil, nil, 0, err
 		}
 	}
 	var near []float32
-	if inclNear {
+	if w.text.near {
 		if t.lazyParts {
 			near = r.parts[x]
 		} else {
@@ -139,25 +141,16 @@ func (r *run) rowBuf(depth int) []int32 {
 	return r.rows[depth][:0]
 }
 
-// perEdgeBias reports whether guidance adds a bias edge by edge (then a
-// relation's edges do not all score the same).
-func (r *run) perEdgeBias() bool {
-	g, cfg := r.guide, r.t.cfg
-	return g != nil && !cfg.NoTripleBias && (len(g.Scores) > 0 && cfg.TripleBias != BiasSet || len(g.Triples) > 0)
-}
-
-// end returns the far end and relation of KG triple tid seen from its
-// head (out) or tail: two column reads, not three, per edge of a hub.
-func (t *Tracer) end(tid int32, out bool) (far, rel int32) {
+// end returns the far end and relation of KG triple tid seen in
+// direction d (from its head, Outgoing, or its tail): two column reads,
+// not three, per edge of a hub.
+func (t *Tracer) end(tid int32, d kg.Dir) (far, rel int32) {
 	if t.rels == nil {
 		tr := t.g.Triple(tid)
-		if out {
-			return tr.Tail, tr.Rel
-		}
-		return tr.Head, tr.Rel
+		return tr.Far(d), tr.Rel
 	}
-	if out {
-		return t.tails[tid], t.rels[tid]
+	if d == kg.Incoming {
+		return t.heads[tid], t.rels[tid]
 	}
-	return t.heads[tid], t.rels[tid]
+	return t.tails[tid], t.rels[tid]
 }

@@ -18,16 +18,37 @@ type sEdge struct {
 	// names none (an LLM's paraphrase, a masked id): where the walk's
 	// entity has edges of rel, only they match (Config.SoftSymbols off).
 	rel int32
-	// vec is the unit vector of the schema triple's text under the tracer's
-	// TextMode (the placeholder ends dropped).
+	// walks are the edge walked from its head (walks[kg.Outgoing]) and
+	// from its tail (walks[kg.Incoming]).
+	walks [2]walk
+}
+
+// from returns the edge as a walk standing on schema node n walks it.
+func (e *sEdge) from(n int) *walk {
+	if e.head == n {
+		return &e.walks[kg.Outgoing]
+	}
+	return &e.walks[kg.Incoming]
+}
+
+// ends says which ends of a triple enter its text: the near one (where
+// a walk stands; a schema triple's head) and the far one (its tail).
+type ends struct{ near, far bool }
+
+// walk is a schema edge oriented as a step walks it: from the node the
+// walk stands on to the other, with the KG triple's text and the schema
+// vector for that direction.
+type walk struct {
+	edge     int // index into sGraph.edges
+	from, to int // schema nodes: where the walk stands, where it goes
+	// text says which KG ends enter the KG triple's text.
+	text ends
+	// vec is the unit vector of the schema triple's text under the
+	// tracer's TextMode (the placeholder ends dropped), walked this way.
 	vec []float32
-	// inclHead / inclTail: whether the KG end matched to the schema head /
-	// tail enters the KG triple's text when the edge is walked from its
-	// head; revHead / revTail the same when walked from its tail, with rvec
-	// the schema vector for that direction.
-	inclHead, inclTail bool
-	revHead, revTail   bool
-	rvec               []float32
+	// dir is Outgoing when the walk goes from the schema head: a KG edge
+	// leaving the walk's entity then points the way the schema edge does.
+	dir kg.Dir
 }
 
 // sGraph is a schema graph compiled for tracing: nodes are the distinct
@@ -67,22 +88,27 @@ func (t *Tracer) compile(ctx context.Context, g schema.Graph) (*sGraph, []string
 			probs = append(probs, fmt.Sprintf("relation %q of triple %d is not a KG relation (matched by similarity only)", tr.Rel, i))
 		}
 		mh, mt := !s.isPH[h], !s.isPH[tl] // which ends are mentions
-		sh, st := mh, mt                  // schema-side ends, walked from the head
+		schemaEnds := ends{mh, mt}        // schema-side ends, walked from the head
+		var fromHead, fromTail ends       // KG-side ends, walked from the head, from the tail
 		switch t.cfg.Text {
 		case TextFull:
-			e.inclHead, e.inclTail, e.revHead, e.revTail = true, true, true, true
+			fromHead, fromTail = ends{true, true}, ends{true, true}
 		case TextKnownEnds:
-			e.inclHead, e.inclTail, e.revHead, e.revTail = mh, mt, mh, mt
+			fromHead, fromTail = ends{mh, mt}, ends{mt, mh}
 		case TextRelation:
-			sh, st = false, false
+			schemaEnds = ends{}
 		case TextFarMention:
 			// Near ends never; a far end only when it is a mention.
-			sh = false
-			e.inclTail, e.revHead = mt, mh
+			schemaEnds.near = false
+			fromHead, fromTail = ends{far: mt}, ends{far: mh}
 		}
-		texts = append(texts, schemaText(s, h, tl, e.relText, sh, st))
+		e.walks = [2]walk{
+			kg.Outgoing: {edge: len(s.edges), from: h, to: tl, text: fromHead, dir: kg.Outgoing},
+			kg.Incoming: {edge: len(s.edges), from: tl, to: h, text: fromTail, dir: kg.Incoming},
+		}
+		texts = append(texts, s.text(h, tl, e.relText, schemaEnds))
 		if t.cfg.Text == TextFarMention {
-			texts = append(texts, schemaText(s, h, tl, e.relText, mh, false))
+			texts = append(texts, s.text(h, tl, e.relText, ends{near: mh}))
 		} else {
 			texts = append(texts, texts[len(texts)-1])
 		}
@@ -102,8 +128,8 @@ func (t *Tracer) compile(ctx context.Context, g schema.Graph) (*sGraph, []string
 		return nil, nil, fmt.Errorf("encode schema triples with %s: %w", t.enc.Name(), err)
 	}
 	for i := range s.edges {
-		s.edges[i].vec = vecs[2*i*t.dim : (2*i+1)*t.dim]
-		s.edges[i].rvec = vecs[(2*i+1)*t.dim : (2*i+2)*t.dim]
+		s.edges[i].walks[kg.Outgoing].vec = vecs[2*i*t.dim : (2*i+1)*t.dim]
+		s.edges[i].walks[kg.Incoming].vec = vecs[(2*i+1)*t.dim : (2*i+2)*t.dim]
 	}
 	return s, probs, nil
 }
@@ -135,14 +161,15 @@ func (s *sGraph) bestNode(mention, entityText string) (int, float32) {
 	return best, bestR
 }
 
-// schemaText writes a schema triple with only the chosen ends.
-func schemaText(s *sGraph, h, tl int, rel string, inclH, inclT bool) string {
+// text writes the schema triple (h, rel, tl) with only the chosen ends
+// (near: the head h, far: the tail tl).
+func (s *sGraph) text(h, tl int, rel string, incl ends) string {
 	words := make([]string, 0, 3)
-	if inclH {
+	if incl.near {
 		words = append(words, kg.EntityText(s.nodes[h]))
 	}
 	words = append(words, rel)
-	if inclT {
+	if incl.far {
 		words = append(words, kg.EntityText(s.nodes[tl]))
 	}
 	return strings.Join(words, " ")

@@ -33,7 +33,7 @@ type runOut struct {
 type run struct {
 	t          *Tracer
 	s          *sGraph
-	guide      *Guidance
+	bias       bias // guidance's, decided once for the search
 	strat      schema.Strategy
 	bind       []int32 // schema node -> KG entity on this branch, -1 unbound
 	usedSchema []bool
@@ -49,7 +49,7 @@ type run struct {
 
 func newRun(t *Tracer, s *sGraph, guide *Guidance, strat schema.Strategy) *run {
 	r := &run{
-		t: t, s: s, guide: guide, strat: strat,
+		t: t, s: s, bias: newBias(t.cfg, guide), strat: strat,
 		bind:       make([]int32, len(s.nodes)),
 		arrival:    make([]int32, len(s.nodes)),
 		usedSchema: make([]bool, len(s.edges)),
@@ -128,128 +128,33 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 	if err := ctx.Err(); err != nil {
 		return S, err
 	}
-	g, t := r.t.g, r.t
-	e := &r.s.edges[ei]
-	m, inclNear, inclFar, sv := e.tail, e.inclHead, e.inclTail, e.vec
-	if e.head != n {
-		m, inclNear, inclFar, sv = e.head, e.revTail, e.revHead, e.rvec
-	}
-	x := r.bind[n]
-	fixed := r.bind[m]
-	out, in, rels, err := r.pruned(ctx, depth, n, x, fixed, sv, inclNear, inclFar, g.Out(x), g.In(x))
-	if err != nil {
+	w := r.s.edges[ei].from(n)
+	cands, err := r.candidates(ctx, w, depth)
+	if err != nil || len(cands) == 0 {
 		return S, err
 	}
-	if !r.out.spent.scan(r.t.cfg.MaxScan, rels+len(out)+len(in)) {
-		return S, nil
-	}
-	cands := r.bufs[depth][:0]
-	if n := len(out) + len(in); cap(cands) < n {
-		// One allocation at a hub's size, not a chain of doublings.
-		cands = make([]cand, 0, n)
-	}
-	for _, tid := range out {
-		far, rel := t.end(tid, true) // x is the head
-		if (fixed >= 0 && far != fixed) || !r.reusable(n, tid, far == x) {
-			continue
-		}
-		cands = append(cands, cand{tid: tid, far: far, rel: rel, aligned: e.head == n})
-	}
-	for _, tid := range in {
-		far, rel := t.end(tid, false) // x is the tail
-		if far == x {                 // a self-loop was seen in Out
-			continue
-		}
-		if (fixed >= 0 && far != fixed) || !r.reusable(n, tid, false) {
-			continue
-		}
-		cands = append(cands, cand{tid: tid, far: far, rel: rel, aligned: e.head != n})
-	}
-	if e.rel >= 0 && !t.cfg.SoftSymbols {
-		cands = onPlan(cands, e.rel)
-	}
-	r.bufs[depth] = cands
-	if len(cands) == 0 {
-		return S, nil
-	}
-	if r.t.add != nil {
-		if err := r.scoreAdditive(ctx, sv, x, inclNear, inclFar, cands); err != nil {
-			return S, err
-		}
-	} else if err := r.scoreTexts(ctx, sv, x, inclNear, inclFar, cands); err != nil {
+	if err := r.score(ctx, w, cands); err != nil {
 		return S, err
 	}
-	if r.guide != nil && !r.t.cfg.NoTripleBias && r.t.cfg.TripleBias != BiasSet && len(r.guide.Scores) > 0 {
-		gate := float32(math.Inf(-1))
-		if r.t.cfg.GateTripleBias {
-			gate = r.t.cfg.Theta
-		}
-		if r.t.cfg.TripleBias == BiasAdaptive {
-			// Where relation text matches some edge, it decides alone
-			// (edges tied on it stay tied: the model's whole-chain scores
-			// would pick one of several right children); where it matches
-			// none, it cannot tell the edges apart and the model decides.
-			for i := range cands {
-				if cands[i].score >= r.t.cfg.Theta {
-					gate = float32(math.Inf(1))
-					break
-				}
-			}
-		}
-		for i := range cands {
-			if p, ok := r.guide.Scores[cands[i].far]; ok && cands[i].score >= gate {
-				b := r.t.cfg.Tau * p
-				cands[i].bias = b
-				cands[i].score += b
-			}
-		}
-	} else if r.guide != nil && !r.t.cfg.NoTripleBias && len(r.guide.Triples) > 0 {
-		gate := float32(math.Inf(-1))
-		if r.t.cfg.GateTripleBias {
-			gate = r.t.cfg.Theta
-		}
-		for i := range cands {
-			if r.guide.Triples[cands[i].tid] && cands[i].score >= gate {
-				cands[i].bias = r.t.cfg.Tau
-				cands[i].score += r.t.cfg.Tau
-			}
-		}
-	}
+	r.bias.apply(cands)
 	sel := r.out.spent.keep(r.t.cfg.MaxKeep, r.selectCands(cands), r.t.byName)
 	best := float32(math.Inf(-1))
 	for i, c := range sel {
 		S2 := S + c.score
 		r.out.matches = append(r.out.matches, Match{SchemaTriple: ei, Triple: c.tid, TScore: c.score, Bias: c.bias, Cum: S2})
-		r.usedSchema[ei] = true
-		r.usedKG = append(r.usedKG, c.tid)
-		r.bind[m] = c.far
-		prevArrival := r.arrival[m]
-		r.arrival[m] = c.tid
-		r.out.bound[m] = true
-		if !c.aligned {
-			r.reversed++
-		}
+		u := r.push(w, c)
 		rev := r.reversed
 		outer := r.out.spent.share(r.t.cfg.MaxKeep, len(sel)-i)
-		end, err := r.match(ctx, m, S2, depth+1)
+		end, err := r.match(ctx, w.to, S2, depth+1)
 		r.out.spent.limit = outer
-		if !c.aligned {
-			r.reversed--
-		}
-		r.arrival[m] = prevArrival
-		r.bind[m] = fixed
-		r.usedKG = r.usedKG[:len(r.usedKG)-1]
-		r.usedSchema[ei] = false
+		r.pop(u)
 		if err != nil {
 			return S, err
 		}
 		// An answer bound mid-graph is scored by its branch's completion,
 		// so constraint edges below it count.
-		if m == r.s.answer {
-			a := Answer{Entity: c.far, Score: end, Reversed: rev}
-			if old, ok := r.out.answers[c.far]; !ok || a.better(old) {
-				r.out.answers[c.far] = a
-			}
+		if w.to == r.s.answer {
+			r.bindAnswer(Answer{Entity: c.far, Score: end, Reversed: rev})
 		}
 		best = max(best, end)
 	}
@@ -257,6 +162,182 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 		return S, nil
 	}
 	return best, nil
+}
+
+// candidates returns the KG edges at the walk's entity that may match
+// schema edge w, in the run's buffer for depth: unused on the branch
+// (EdgeReuse), ending at the far node's entity when that is bound
+// already, and of the relation the schema edge names where there are
+// such edges (onPlan). It returns none when looking at them would pass
+// the search's scan budget.
+func (r *run) candidates(ctx context.Context, w *walk, depth int) ([]cand, error) {
+	t := r.t
+	x := r.bind[w.from]
+	out, in, rels, err := r.pruned(ctx, w, depth, t.g.Out(x), t.g.In(x))
+	if err != nil {
+		return nil, err
+	}
+	if !r.out.spent.scan(t.cfg.MaxScan, rels+len(out)+len(in)) {
+		return nil, nil
+	}
+	cands := r.bufs[depth][:0]
+	if n := len(out) + len(in); cap(cands) < n {
+		// One allocation at a hub's size, not a chain of doublings.
+		cands = make([]cand, 0, n)
+	}
+	cands = r.collect(cands, w, out, kg.Outgoing)
+	cands = r.collect(cands, w, in, kg.Incoming)
+	if rel := r.s.edges[w.edge].rel; rel >= 0 && !t.cfg.SoftSymbols {
+		cands = onPlan(cands, rel)
+	}
+	r.bufs[depth] = cands
+	return cands, nil
+}
+
+// collect appends to cands the edges of row, the walk's entity's edges
+// in direction d, that the walk may take. A self-loop is in both rows
+// and taken from the out-row.
+func (r *run) collect(cands []cand, w *walk, row []int32, d kg.Dir) []cand {
+	x, fixed := r.bind[w.from], r.bind[w.to]
+	aligned := d == w.dir
+	for _, tid := range row {
+		far, rel := r.t.end(tid, d)
+		loop := far == x
+		if loop && d == kg.Incoming { // a self-loop was seen in Out
+			continue
+		}
+		if (fixed >= 0 && far != fixed) || !r.reusable(w.from, tid, loop) {
+			continue
+		}
+		cands = append(cands, cand{tid: tid, far: far, rel: rel, aligned: aligned})
+	}
+	return cands
+}
+
+// score sets each candidate's similarity to the walked schema edge.
+func (r *run) score(ctx context.Context, w *walk, cands []cand) error {
+	if r.t.add != nil {
+		return r.scoreAdditive(ctx, w, cands)
+	}
+	return r.scoreTexts(ctx, w, cands)
+}
+
+// undo is what push changed on the branch, for pop to restore.
+type undo struct {
+	w             *walk
+	aligned       bool
+	arrival, bind int32
+}
+
+// push extends the branch by KG edge c matched to the walked schema edge,
+// binding its far node.
+func (r *run) push(w *walk, c cand) undo {
+	u := undo{w: w, aligned: c.aligned, arrival: r.arrival[w.to], bind: r.bind[w.to]}
+	r.usedSchema[w.edge] = true
+	r.usedKG = append(r.usedKG, c.tid)
+	r.bind[w.to] = c.far
+	r.arrival[w.to] = c.tid
+	r.out.bound[w.to] = true
+	if !c.aligned {
+		r.reversed++
+	}
+	return u
+}
+
+// pop undoes the push that returned u.
+func (r *run) pop(u undo) {
+	if !u.aligned {
+		r.reversed--
+	}
+	r.arrival[u.w.to] = u.arrival
+	r.bind[u.w.to] = u.bind
+	r.usedKG = r.usedKG[:len(r.usedKG)-1]
+	r.usedSchema[u.w.edge] = false
+}
+
+// bindAnswer records a, bound to the answer node, where it beats what
+// the search bound that entity with before.
+func (r *run) bindAnswer(a Answer) {
+	if old, ok := r.out.answers[a.Entity]; !ok || a.better(old) {
+		r.out.answers[a.Entity] = a
+	}
+}
+
+// bias is how guidance biases the scores of one search's KG edges,
+// decided once per run: the step's scoring applies it and pruning asks
+// it whether a relation's edges all score alike, so the two cannot
+// disagree (pruning would then stop being exact).
+type bias struct {
+	kind     biasKind
+	adaptive bool    // biasScore only at steps where no edge's similarity reaches theta
+	gate     float32 // the similarity an edge needs to be biased (-Inf: none)
+	tau      float32
+	theta    float32
+	scores   map[int32]float32 // biasScore: the model's entity scores
+	triples  map[int32]bool    // biasSet: the guidance graph's triples
+}
+
+// biasKind is what bias adds to an edge's score.
+type biasKind uint8
+
+const (
+	biasNone  biasKind = iota // nothing
+	biasSet                   // tau on the guidance graph's triples (eq. 12)
+	biasScore                 // tau x the model's score of the edge's far end
+)
+
+// newBias returns the bias cfg asks for with guidance g (nil: none).
+func newBias(cfg Config, g *Guidance) bias {
+	b := bias{tau: cfg.Tau, theta: cfg.Theta, gate: float32(math.Inf(-1))}
+	if cfg.GateTripleBias {
+		b.gate = cfg.Theta
+	}
+	switch {
+	case g == nil || cfg.NoTripleBias:
+	case cfg.TripleBias != BiasSet && len(g.Scores) > 0:
+		b.kind, b.scores, b.adaptive = biasScore, g.Scores, cfg.TripleBias == BiasAdaptive
+	case len(g.Triples) > 0:
+		b.kind, b.triples = biasSet, g.Triples
+	}
+	return b
+}
+
+// perEdge reports whether the bias is added edge by edge (then a
+// relation's edges do not all score the same).
+func (b *bias) perEdge() bool { return b.kind != biasNone }
+
+// apply adds the bias to the candidates' scores.
+func (b *bias) apply(cands []cand) {
+	switch b.kind {
+	case biasScore:
+		gate := b.gate
+		if b.adaptive {
+			// Where relation text matches some edge, it decides alone
+			// (edges tied on it stay tied: the model's whole-chain scores
+			// would pick one of several right children); where it matches
+			// none, it cannot tell the edges apart and the model decides.
+			for i := range cands {
+				if cands[i].score >= b.theta {
+					gate = float32(math.Inf(1))
+					break
+				}
+			}
+		}
+		for i := range cands {
+			if p, ok := b.scores[cands[i].far]; ok && cands[i].score >= gate {
+				v := b.tau * p
+				cands[i].bias = v
+				cands[i].score += v
+			}
+		}
+	case biasSet:
+		for i := range cands {
+			if b.triples[cands[i].tid] && cands[i].score >= b.gate {
+				cands[i].bias = b.tau
+				cands[i].score += b.tau
+			}
+		}
+	}
 }
 
 // onPlan keeps, of cands, the edges of relation rel when there are any,
@@ -393,11 +474,12 @@ func capWeak(sel []cand, best float32, max int, byName func(a, b int32) int) []c
 // When the far end is not part of the text the score depends on the
 // relation alone, and Out/In rows are sorted by relation, so a run of one
 // relation is scored once.
-func (r *run) scoreAdditive(ctx context.Context, sv []float32, x int32, inclNear, inclFar bool, cands []cand) error {
+func (r *run) scoreAdditive(ctx context.Context, w *walk, cands []cand) error {
 	t := r.t
 	d := t.dim
+	x, sv, inclFar := r.bind[w.from], w.vec, w.text.far
 	if t.lazyParts {
-		if err := r.encodeParts(ctx, x, inclNear, inclFar, cands); err != nil {
+		if err := r.encodeParts(ctx, x, w.text, cands); err != nil {
 			return err
 		}
 	}
@@ -408,7 +490,7 @@ func (r *run) scoreAdditive(ctx context.Context, sv []float32, x int32, inclNear
 		return t.entParts[int(e)*d : int(e+1)*d]
 	}
 	var near []float32
-	if inclNear {
+	if w.text.near {
 		near = part(x)
 	}
 	lastRel, last := int32(-1), float32(0)
@@ -437,9 +519,9 @@ func (r *run) scoreAdditive(ctx context.Context, sv []float32, x int32, inclNear
 }
 
 // encodeParts puts in r.parts the encoder parts scoreAdditive will read
-// (x's when inclNear, the candidates' far ends when inclFar) that are not
-// there yet, encoded in one batch.
-func (r *run) encodeParts(ctx context.Context, x int32, inclNear, inclFar bool, cands []cand) error {
+// (x's when incl.near, the candidates' far ends when incl.far) that are
+// not there yet, encoded in one batch.
+func (r *run) encodeParts(ctx context.Context, x int32, incl ends, cands []cand) error {
 	var ids []int32
 	want := func(e int32) {
 		if _, ok := r.parts[e]; !ok {
@@ -447,10 +529,10 @@ func (r *run) encodeParts(ctx context.Context, x int32, inclNear, inclFar bool, 
 			ids = append(ids, e)
 		}
 	}
-	if inclNear {
+	if incl.near {
 		want(x)
 	}
-	if inclFar {
+	if incl.far {
 		for _, c := range cands {
 			want(c.far)
 		}
@@ -478,17 +560,18 @@ func (r *run) encodeParts(ctx context.Context, x int32, inclNear, inclFar bool, 
 
 // scoreTexts scores candidates with a non-additive encoder: the KG triple
 // texts missing from the run's cache are encoded in one batch.
-func (r *run) scoreTexts(ctx context.Context, sv []float32, x int32, inclNear, inclFar bool, cands []cand) error {
+func (r *run) scoreTexts(ctx context.Context, w *walk, cands []cand) error {
 	t := r.t
+	x := r.bind[w.from]
 	texts := make([]string, len(cands))
 	var missing []string
 	pending := map[string]bool{}
 	var sb strings.Builder
 	for i, c := range cands {
 		tr := t.triple(c.tid)
-		inclH, inclT := inclNear, inclFar
+		inclH, inclT := w.text.near, w.text.far
 		if tr.Head != x {
-			inclH, inclT = inclFar, inclNear
+			inclH, inclT = inclT, inclH
 		}
 		sb.Reset()
 		if inclH {
@@ -516,7 +599,7 @@ func (r *run) scoreTexts(ctx context.Context, sv []float32, x int32, inclNear, i
 		}
 	}
 	for i := range cands {
-		cands[i].score = dot(sv, r.cache[texts[i]])
+		cands[i].score = dot(w.vec, r.cache[texts[i]])
 	}
 	return nil
 }

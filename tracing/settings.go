@@ -100,3 +100,30 @@ func (b *TripleBias) UnmarshalText(t []byte) error {
 	}
 	return nil
 }
+
+// String names the selection, as --selection takes it.
+func (s Selection) String() string {
+	switch s {
+	case SelectByStrategy:
+		return "strategy"
+	case SelectGreedy:
+		return "greedy"
+	case SelectThreshold:
+		return "threshold"
+	}
+	return fmt.Sprintf("Selection(%d)", int(s))
+}
+
+// MarshalText writes the selection's name.
+func (s Selection) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads a selection's name: strategy, greedy or threshold.
+func (s *Selection) UnmarshalText(b []byte) error {
+	for _, v := range []Selection{SelectByStrategy, SelectGreedy, SelectThreshold} {
+		if v.String() == string(b) {
+			*s = v
+			return nil
+		}
+	}
+	return fmt.Errorf("want strategy, greedy or threshold")
+}

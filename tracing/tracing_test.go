@@ -629,3 +629,68 @@ func TestLazyPartsMatchEager(t *testing.T) {
 		}
 	}
 }
+
+func TestSelection(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  func(*Config)
+		want Selection
+		err  string
+	}{
+		{func(*Config) {}, SelectByStrategy, ""},
+		{func(c *Config) { c.OnlyGreedy = true }, SelectGreedy, ""},
+		{func(c *Config) { c.OnlyThreshold = true }, SelectThreshold, ""},
+		{func(c *Config) { c.Selection = SelectThreshold }, SelectThreshold, ""},
+		{func(c *Config) { c.Selection, c.OnlyThreshold = SelectThreshold, true }, SelectThreshold, ""},
+		{func(c *Config) { c.Selection, c.OnlyGreedy = SelectThreshold, true }, SelectThreshold, "--selection threshold and --only-greedy or --only-threshold exclude each other"},
+		{func(c *Config) { c.OnlyGreedy, c.OnlyThreshold = true, true }, SelectGreedy, "--only-greedy and --only-threshold exclude each other"},
+	} {
+		c := DefaultConfig()
+		tc.cfg(&c)
+		if got := c.Selected(); got != tc.want {
+			t.Errorf("%+v: Selected %v, want %v", c, got, tc.want)
+		}
+		got := ""
+		if err := c.Check(); err != nil {
+			got = err.Error()
+		}
+		if got != tc.err {
+			t.Errorf("Check = %q, want %q", got, tc.err)
+		}
+	}
+	for _, name := range []string{"strategy", "greedy", "threshold"} {
+		var s Selection
+		if err := s.UnmarshalText([]byte(name)); err != nil || s.String() != name {
+			t.Errorf("UnmarshalText(%q) = %v, %v", name, s, err)
+		}
+	}
+	var s Selection
+	if err := s.UnmarshalText([]byte("best")); err == nil {
+		t.Error("UnmarshalText(best): no error")
+	}
+	// The old switches and the enum trace alike.
+	enc := wordvec.New(nil, wordvec.Options{})
+	req := Request{Graphs: []schema.Graph{schema.Path("Inception", "directed_by")}, Mentions: []string{"inception"}}
+	for _, st := range []schema.Strategy{schema.Precision, schema.Breadth} {
+		req.Strategy = st
+		trace := func(set func(*Config)) *Result {
+			cfg := DefaultConfig()
+			cfg.Theta, cfg.SoftSymbols = 0.3, true
+			set(&cfg)
+			r, err := newTracer(t, enc, cfg).Trace(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		for _, tc := range []struct {
+			alias, enum func(*Config)
+		}{
+			{func(c *Config) { c.OnlyGreedy = true }, func(c *Config) { c.Selection = SelectGreedy }},
+			{func(c *Config) { c.OnlyThreshold = true }, func(c *Config) { c.Selection = SelectThreshold }},
+		} {
+			if a, e := trace(tc.alias), trace(tc.enum); !reflect.DeepEqual(a, e) {
+				t.Errorf("%v: the old switch traced\n%+v\nthe enum\n%+v", st, a, e)
+			}
+		}
+	}
+}

@@ -109,7 +109,7 @@ func (d *Data) open(ctx context.Context) error {
 	}
 	if g, ok := r.(*kg.Graph); ok {
 		d.Graph = g
-	} else if n, ok := r.(kg.Neighbourhooder); ok {
+	} else if n := kg.Remote(r); n != nil {
 		d.remote = n
 	} else {
 		return fmt.Errorf("--kg %s: a KG neither in memory nor able to fetch a question's neighbourhood", d.src.KG)

@@ -183,8 +183,18 @@ func (p *packed) segments() {
 	}
 }
 
-// pack validates and joins a batch. withLabels also fills the loss inputs.
-func pack(batch []*Example, dEnc int, boundary, withLabels bool) (*packed, error) {
+// packing is how pack joins a batch: the encoder's dimension, whether
+// the model marks the subgraph's boundary, and whether the loss inputs
+// (labels) are filled too.
+type packing struct {
+	dEnc     int
+	boundary bool
+	labels   bool
+}
+
+// pack validates and joins a batch as how says.
+func pack(batch []*Example, how packing) (*packed, error) {
+	dEnc, boundary, withLabels := how.dEnc, how.boundary, how.labels
 	if len(batch) == 0 {
 		return nil, fmt.Errorf("tripgnn: empty batch")
 	}

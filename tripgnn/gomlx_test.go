@@ -35,7 +35,7 @@ func TestNativeMatchesGoMLX(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := pack(append(toyData(12, 3), hubExample(testDim)), testDim, !c.noBoundary, true)
+		p, err := pack(append(toyData(12, 3), hubExample(testDim)), packing{testDim, !c.noBoundary, true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +148,7 @@ func TestFastGradientsMatchPlain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := pack(append(toyData(11, 3), hubExample(testDim)), testDim, true, true)
+		p, err := pack(append(toyData(11, 3), hubExample(testDim)), packing{testDim, true, true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +207,7 @@ func hubExample(dEnc int) *Example {
 // run in another order). Its gradient is aggregate's, tested with the
 // model's in TestFastGradientsMatchPlain.
 func TestSegSumMatchesScatterSum(t *testing.T) {
-	p, err := pack([]*Example{hubExample(testDim), toyData(13, 1)[0]}, testDim, true, false)
+	p, err := pack([]*Example{hubExample(testDim), toyData(13, 1)[0]}, packing{testDim, true, false})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +256,7 @@ func TestPredictMatchesPlain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := pack([]*Example{hubExample(testDim)}, testDim, true, false)
+	p, err := pack([]*Example{hubExample(testDim)}, packing{testDim, true, false})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestMoreShapesThanCompiledPrograms(t *testing.T) {
 	data := toyData(15, 8) // 12 to 23 entities: several buckets
 	shapes := map[int]bool{}
 	for _, ex := range data {
-		p, err := pack([]*Example{ex}, testDim, true, false)
+		p, err := pack([]*Example{ex}, packing{testDim, true, false})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,7 +12,7 @@ func (m *Model) Predict(ctx context.Context, ex *Example) ([]float32, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("tripgnn: predict: %w", err)
 	}
-	p, err := pack([]*Example{ex}, m.cfg.EncoderDim, !m.cfg.NoBoundary, false)
+	p, err := pack([]*Example{ex}, packing{dEnc: m.cfg.EncoderDim, boundary: !m.cfg.NoBoundary})
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func (m *Model) TrainStep(ctx context.Context, batch []*Example) (float32, error
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("tripgnn: train step: %w", err)
 	}
-	p, err := pack(batch, m.cfg.EncoderDim, !m.cfg.NoBoundary, true)
+	p, err := pack(batch, packing{dEnc: m.cfg.EncoderDim, boundary: !m.cfg.NoBoundary, labels: true})
 	if err != nil {
 		return 0, err
 	}

@@ -208,7 +208,7 @@ func TestPaddingAndBatchingInvariance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := pack(data, testDim, true, false)
+	p, err := pack(data, packing{testDim, true, false})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,12 +57,24 @@ func askCommand() *cli.Command {
 			if question == "" {
 				return fmt.Errorf("ask: give a QUESTION (see stem ask --help)")
 			}
-			return runAsk(c.Context, c.App.Writer, c.App.ErrWriter, question, o, s, enc)
+			return ask{question: question, o: o, s: s, encS: enc}.run(c.Context, c.App.Writer, c.App.ErrWriter)
 		},
 	}
 }
 
-func runAsk(ctx context.Context, w, log io.Writer, question string, o askOptions, s plan.Settings, encS catalog.EncoderSettings) error {
+// ask is one stem ask: the question, the command's options and the
+// settings it answers with.
+type ask struct {
+	question string
+	o        askOptions
+	s        plan.Settings
+	encS     catalog.EncoderSettings
+}
+
+// run opens what the question is answered over and prints its answer to
+// w; progress goes to log.
+func (a ask) run(ctx context.Context, w, log io.Writer) error {
+	o, s, encS := a.o, a.s, a.encS
 	if err := s.Check(peers.Retrievers()); err != nil {
 		return err
 	}
@@ -79,21 +91,23 @@ func runAsk(ctx context.Context, w, log io.Writer, question string, o askOptions
 	if err != nil {
 		return err
 	}
-	if err := answer(ctx, w, question, entities, o, s, env, cold); err != nil {
+	if err := a.answer(ctx, w, env, plan.Query{Question: a.question, Entities: entities}, cold); err != nil {
 		return err
 	}
 	return env.Err()
 }
 
-// answer opens the pipeline over env and prints its answer to question.
-func answer(ctx context.Context, w io.Writer, question string, entities []string, o askOptions, s plan.Settings, env *assets.Env, cold time.Time) error {
-	p, closeP, err := env.Pipeline(ctx, s)
+// answer opens the pipeline over env and prints its answer to q; cold is
+// when the command started, for the startup time it reports.
+func (a ask) answer(ctx context.Context, w io.Writer, env *assets.Env, q plan.Query, cold time.Time) error {
+	o := a.o
+	p, closeP, err := env.Pipeline(ctx, a.s)
 	defer closeP()
 	if err != nil {
 		return err
 	}
 	startup := time.Since(cold)
-	r, err := p.Answer(ctx, plan.Query{Question: question, Entities: entities})
+	r, err := p.Answer(ctx, q)
 	if errors.Is(err, plan.ErrNoEntity) {
 		return fmt.Errorf("%w (name it with --entity)", err)
 	}

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"errors"
-	"io"
 
 	"github.com/stem-kgqa/stem/eval/runner"
 	"github.com/stem-kgqa/stem/models/catalog"
-	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/settings"
 	"github.com/urfave/cli/v2"
 )
@@ -40,17 +37,13 @@ func evalCommand() *cli.Command {
 		Flags:  append(append(append(append(append([]cli.Flag{configFlag}, flagsOf(&d)...), flagsOf(&r)...), flagsOf(&x)...), flagsOf(&s)...), flagsOf(&enc)...),
 		Before: bindWithConfig(&d, &r, &x, &s, &enc),
 		Action: func(c *cli.Context) error {
-			return runEval(c.Context, c.App.Writer, c.App.ErrWriter, d, r, x, s, enc)
+			rep, err := runner.Eval(c.Context, d, r, x, s, enc, c.App.ErrWriter)
+			if rep == nil {
+				return err
+			}
+			return errors.Join(err, printSummary(c.App.Writer, r.JSON, rep, rep.WriteTable))
 		},
 	}
-}
-
-func runEval(ctx context.Context, w, log io.Writer, d runner.Dataset, r runner.Options, x runner.Export, s plan.Settings, encS catalog.EncoderSettings) error {
-	rep, err := runner.Eval(ctx, d, r, x, s, encS, log)
-	if rep == nil {
-		return err
-	}
-	return errors.Join(err, printSummary(w, r.JSON, rep, rep.WriteTable))
 }
 
 // splitList splits a comma-separated flag value, dropping empty parts.

@@ -32,7 +32,8 @@ func reasonCommand() *cli.Command {
 			if c.NArg() != 1 {
 				return fmt.Errorf("reason takes one EXPORT file (stem eval --out-format paths writes one); got %d arguments", c.NArg())
 			}
-			return runner.Reason(c.Context, c.App.Writer, c.App.ErrWriter, c.Args().First(), o, c.Bool("force"), chat)
+			o.In, o.Force = c.Args().First(), c.Bool("force")
+			return runner.Reason(c.Context, c.App.Writer, c.App.ErrWriter, o, chat)
 		},
 	}
 }

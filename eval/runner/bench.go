@@ -73,7 +73,7 @@ func Bench(ctx context.Context, w, log io.Writer, d Dataset, b BenchOptions, s p
 	url := b.URL
 	if url == "" {
 		var stop func() error
-		if url, stop, err = startBenchServer(ctx, d, s, encS, version, log); err != nil {
+		if url, stop, err = (benchServer{d: d, s: s, encS: encS, version: version, log: log}).start(ctx); err != nil {
 			return err
 		}
 		defer func() {
@@ -160,10 +160,21 @@ func warmUp(ctx context.Context, cfg load.Config, log io.Writer) ([]serve.AskReq
 	return kept, expect, nil
 }
 
-// startBenchServer starts the server stem serve builds from the same
-// settings, on a loopback port of this process, and returns its URL and
-// the function that shuts it down gracefully and closes what it loaded.
-func startBenchServer(ctx context.Context, d Dataset, s plan.Settings, encS catalog.EncoderSettings, version string, log io.Writer) (string, func() error, error) {
+// benchServer is the server stem bench serve starts in-process: d's KG
+// answered with settings s and encS, reporting version, logging to log.
+type benchServer struct {
+	d       Dataset
+	s       plan.Settings
+	encS    catalog.EncoderSettings
+	version string
+	log     io.Writer
+}
+
+// start starts the server stem serve builds from the same settings, on a
+// loopback port of this process, and returns its URL and the function
+// that shuts it down gracefully and closes what it loaded.
+func (b benchServer) start(ctx context.Context) (string, func() error, error) {
+	d, s, encS, version, log := b.d, b.s, b.encS, b.version, b.log
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, fmt.Errorf("bench serve: listen on 127.0.0.1: %w", err)

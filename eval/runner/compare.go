@@ -110,7 +110,7 @@ func Compare(ctx context.Context, w, log io.Writer, cmdline string, setups []Set
 	var runErr error
 	for i, cc := range setups {
 		fmt.Fprintf(log, "config %d/%d: %s\n", i+1, len(setups), cc.Name)
-		rep, err := runSetup(ctx, cc, d, data, env, encS, r, log)
+		rep, err := compared{d: d, data: data, env: env, encS: encS, r: r, log: log}.run(ctx, cc)
 		if rep != nil {
 			rep.Dropped = data.Dropped
 			cmp.Entries = append(cmp.Entries, report.Entry{Name: cc.Name, Spec: cc.Spec, Report: rep})
@@ -142,9 +142,23 @@ func Compare(ctx context.Context, w, log io.Writer, cmdline string, setups []Set
 	return errors.Join(runErr, outErr)
 }
 
-// runSetup builds cc's pipeline and runs it over data, in env, or in an
-// environment of its own when cc sets the KG backend's settings otherwise.
-func runSetup(ctx context.Context, cc Setup, d Dataset, data *assets.Data, env *assets.Env, encS catalog.EncoderSettings, r Options, log io.Writer) (*eval.Report, error) {
+// compared is what every setup of a comparison runs over: the dataset
+// and its loaded questions, the environment opened for them, the encoder
+// settings, the run options and the log.
+type compared struct {
+	d    Dataset
+	data *assets.Data
+	env  *assets.Env
+	encS catalog.EncoderSettings
+	r    Options
+	log  io.Writer
+}
+
+// run builds cc's pipeline and runs it over the questions, in the shared
+// environment, or in one of its own when cc sets the KG backend's
+// settings otherwise.
+func (c compared) run(ctx context.Context, cc Setup) (*eval.Report, error) {
+	d, data, env, encS, r, log := c.d, c.data, c.env, c.encS, c.r, c.log
 	if assets.SettingsDiffer(d.KG, d.Backends, cc.KG) {
 		g, err := assets.OpenKG(ctx, d.KG, kg.OpenOptions{Settings: cc.KG})
 		if err != nil {

@@ -74,7 +74,7 @@ func Demo(ctx context.Context, w, log io.Writer, o DemoOptions, encS catalog.Enc
 			return err
 		}
 	}
-	return lookup(ctx, w, g, ents, o.Entity, o.Limit)
+	return lookup(ctx, w, g, ents, o)
 }
 
 // answerAll asks each question and prints the answers with one supporting
@@ -145,9 +145,10 @@ func demoPathQuestion(ctx context.Context, w, log io.Writer, enc models.Encoder)
 	return answerAll(ctx, w, p, qs)
 }
 
-// lookup resolves name to entities (exact, normalised, then nearest by the
-// encoder) and prints their neighbourhoods.
-func lookup(ctx context.Context, w io.Writer, g *kg.Graph, ents *kgvec.Entities, name string, limit int) error {
+// lookup resolves o.Entity to entities (exact, normalised, then nearest
+// by the encoder) and prints their neighbourhoods, up to o.Limit edges.
+func lookup(ctx context.Context, w io.Writer, g *kg.Graph, ents *kgvec.Entities, o DemoOptions) error {
+	name, limit := o.Entity, o.Limit
 	start := time.Now()
 	ids := kg.Lookup(g, name)
 	how := "by name"

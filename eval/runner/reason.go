@@ -20,16 +20,22 @@ type ReasonOptions struct {
 	Workers   int    `flag:"workers" min:"1" max:"256" usage:"questions asked at once"`
 	MaxTokens int    `flag:"max-tokens" min:"0" usage:"longest answer, in tokens (0 = the server's limit)"`
 	JSON      bool   `flag:"json" usage:"print the scores as one JSON object"`
+	// In is the retrieval-only export to answer (the command's argument).
+	In string
+	// Force replaces Out (the command's --force).
+	Force bool
 }
 
 // DefaultReasonOptions are stem reason's defaults.
 func DefaultReasonOptions() ReasonOptions { return ReasonOptions{Workers: 4} }
 
 // Reason runs stem reason: it answers the rows of the retrieval-only
-// export in with the chat server chatS names (rogfile.Reason), writes them
-// to o.Out (continuing it with o.Resume, replacing it with force), and
-// prints the file's scores to w; progress and usage go to log.
-func Reason(ctx context.Context, w, log io.Writer, in string, o ReasonOptions, force bool, chatS catalog.ChatSettings) error {
+// export o.In with the chat server chatS names (rogfile.Reason), writes
+// them to o.Out (continuing it with o.Resume, replacing it with
+// o.Force), and prints the file's scores to w; progress and usage go to
+// log.
+func Reason(ctx context.Context, w, log io.Writer, o ReasonOptions, chatS catalog.ChatSettings) error {
+	in, force := o.In, o.Force
 	if o.Out == "" {
 		return fmt.Errorf("reason: give --out FILE, the predictions.jsonl to write")
 	}

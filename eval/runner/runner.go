@@ -252,8 +252,8 @@ func Eval(ctx context.Context, d Dataset, o Options, x Export, s plan.Settings, 
 	}
 	fmt.Fprintf(log, "time %s (KG and models loaded in %s), peak memory %s\n",
 		time.Since(start).Round(time.Millisecond), loaded.Sub(start).Round(time.Millisecond), PeakMemory())
-	if r, ok := data.KG.(kg.Reporter); ok && rep.N > 0 {
-		fmt.Fprintln(log, r.Report(rep.N))
+	if line := kg.Report(data.KG, rep.N); line != "" && rep.N > 0 {
+		fmt.Fprintln(log, line)
 	}
 	return rep, err
 }

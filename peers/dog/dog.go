@@ -85,7 +85,7 @@ func DefaultSettings() Settings { return Settings{Beam: 2, Depth: 3} }
 
 // Check implements plan.SettingsChecker.
 func (s Settings) Check(llm bool) error {
-	return signals.CheckLLM("--dog-llm", s.LLM, llm)
+	return signals.LLMFlag{Name: "--dog-llm", On: s.LLM}.Check(llm)
 }
 
 // Open builds DoG from the pipeline's environment and its settings, as
@@ -277,7 +277,10 @@ func (r *Retriever) decode(ctx context.Context, g kg.Reader, req plan.Request, a
 	var s session
 	var err error
 	if r.cfg.LLM != nil {
-		s, err = r.llmSession(ctx, g, req, anchors, plans, res)
+		var problem string
+		if s, problem, err = r.llmSession(ctx, g, req, anchors, plans); problem != "" && err == nil {
+			res.Problems = append(res.Problems, problem)
+		}
 	} else {
 		s, err = r.standIn(ctx, g, req, plans)
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/stem-kgqa/stem/models/llm"
 	"github.com/stem-kgqa/stem/peers/signals"
 	"github.com/stem-kgqa/stem/plan"
-	"github.com/stem-kgqa/stem/tracing"
 )
 
 // Model is the language model of DoG's LLM mode: it scores a prompt's
@@ -75,14 +74,17 @@ type llmSession struct {
 	tokens int
 }
 
-// llmSession builds the question graph (QuestionGraph) and the prompt.
-func (r *Retriever) llmSession(ctx context.Context, g kg.Reader, req plan.Request, anchors []int32, plans []signals.PlanPath, res *tracing.Result) (session, error) {
+// llmSession builds the question graph (QuestionGraph) and the prompt,
+// and says what the graph lacks where its scan bound was hit ("" when
+// it was not).
+func (r *Retriever) llmSession(ctx context.Context, g kg.Reader, req plan.Request, anchors []int32, plans []signals.PlanPath) (session, string, error) {
 	ids, cut, err := QuestionGraph(ctx, g, r.enc, req.Question, anchors, r.cfg.Depth, r.cfg.GraphTriples, r.cfg.GraphScan)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
+	problem := ""
 	if cut {
-		res.Problems = append(res.Problems, fmt.Sprintf("question graph chosen among the first %d triples within %d hops", r.cfg.GraphScan, r.cfg.Depth))
+		problem = fmt.Sprintf("question graph chosen among the first %d triples within %d hops", r.cfg.GraphScan, r.cfg.Depth)
 	}
 	ctxTriples := make([]string, len(ids))
 	inside := make(map[int32]bool, len(ids))
@@ -90,7 +92,7 @@ func (r *Retriever) llmSession(ctx context.Context, g kg.Reader, req plan.Reques
 		ctxTriples[i] = TripleText(g, id)
 		inside[id] = true
 	}
-	return &llmSession{g: g, model: r.cfg.LLM, head: Prompt(req.Question, ctxTriples), inside: inside, plans: plans, weight: r.cfg.PlanWeight, tokens: r.cfg.MaxTextTokens}, nil
+	return &llmSession{g: g, model: r.cfg.LLM, head: Prompt(req.Question, ctxTriples), inside: inside, plans: plans, weight: r.cfg.PlanWeight, tokens: r.cfg.MaxTextTokens}, problem, nil
 }
 
 // written is the prompt with chain c's steps and the model's text after

@@ -91,7 +91,7 @@ func DefaultSettings() Settings { return Settings{Hops: 2, Beam: 10} }
 
 // Check implements plan.SettingsChecker.
 func (s Settings) Check(llm bool) error {
-	return signals.CheckLLM("--gcr-llm", s.LLM, llm)
+	return signals.LLMFlag{Name: "--gcr-llm", On: s.LLM}.Check(llm)
 }
 
 // Open builds GCR from the pipeline's environment and its settings, as
@@ -253,7 +253,10 @@ func (r *Retriever) Retrieve(ctx context.Context, req plan.Request) (*plan.Evide
 	var paths []Path
 	var err error
 	if r.cfg.LLM != nil {
-		paths, err = r.decodeLLM(ctx, g, req, anchors, plans, res)
+		var problem string
+		if paths, problem, err = r.decodeLLM(ctx, g, req, anchors, plans); problem != "" {
+			res.Problems = append(res.Problems, problem)
+		}
 	} else {
 		var trie *signals.Trie
 		if trie, err = r.trie(ctx, g, !req.Own && r.shared(g), anchors, ev); err != nil {

@@ -108,9 +108,12 @@ type expansion struct {
 // that sum; an ending adds the log-probability of closing the path),
 // every scored path a candidate ending; the K best endings are the
 // decoded paths.
-func (r *Retriever) decodeLLM(ctx context.Context, g kg.Reader, req plan.Request, anchors []int32, plans []signals.PlanPath, res *tracing.Result) ([]Path, error) {
+//
+// It says too where the continuations of a path were cut ("" when none
+// was).
+func (r *Retriever) decodeLLM(ctx context.Context, g kg.Reader, req plan.Request, anchors []int32, plans []signals.PlanPath) ([]Path, string, error) {
 	if len(anchors) == 0 {
-		return nil, nil
+		return nil, "", nil
 	}
 	names := make([]string, len(anchors))
 	for i, a := range anchors {
@@ -156,7 +159,7 @@ func (r *Retriever) decodeLLM(ctx context.Context, g kg.Reader, req plan.Request
 		}
 		cont, whole, err := r.scoreLLM(ctx, g, head, beam, exps)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		grown := make([]partial, len(exps))
 		for i, x := range exps {
@@ -176,11 +179,12 @@ func (r *Retriever) decodeLLM(ctx context.Context, g kg.Reader, req plan.Request
 		slices.SortStableFunc(grown, func(a, b partial) int { return cmp.Compare(b.cont, a.cont) })
 		beam = grown[:min(len(grown), r.cfg.Beam)]
 	}
+	problem := ""
 	if capped {
-		res.Problems = append(res.Problems, fmt.Sprintf("continuations cut at %d per path: some paths were not scored", r.cfg.MaxCandidates))
+		problem = fmt.Sprintf("continuations cut at %d per path: some paths were not scored", r.cfg.MaxCandidates)
 	}
 	slices.SortStableFunc(pool, func(a, b Path) int { return cmp.Compare(b.Score, a.Score) })
-	return pool[:min(len(pool), r.cfg.Beam)], nil
+	return pool[:min(len(pool), r.cfg.Beam)], problem, nil
 }
 
 // scoreLLM scores expansions of beam: cont[i] is the path's

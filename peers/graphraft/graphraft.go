@@ -92,7 +92,7 @@ func DefaultSettings() Settings {
 
 // Check implements plan.SettingsChecker.
 func (s Settings) Check(llm bool) error {
-	return signals.CheckLLM("--graphraft-llm", s.LLM, llm)
+	return signals.LLMFlag{Name: "--graphraft-llm", On: s.LLM}.Check(llm)
 }
 
 // Open builds GraphRAFT from the pipeline's environment and its settings,

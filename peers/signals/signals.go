@@ -114,11 +114,18 @@ func Mode(planWeight float32, llm bool) string {
 	return "standalone, " + scorer
 }
 
-// CheckLLM is a peer's plan.SettingsChecker for its LLM flag: set (on)
-// without an LLM configured (llm false) is refused before any question.
-func CheckLLM(flag string, on, llm bool) error {
-	if on && !llm {
-		return fmt.Errorf("%s needs --llm-model NAME (and --llm-base-url of an OpenAI-compatible server)", flag)
+// LLMFlag is a peer's switch of its LLM mode: the flag's name and
+// whether it is on.
+type LLMFlag struct {
+	Name string
+	On   bool
+}
+
+// Check is a peer's plan.SettingsChecker for its LLM flag: on without an
+// LLM configured (llm false) is refused before any question.
+func (f LLMFlag) Check(llm bool) error {
+	if f.On && !llm {
+		return fmt.Errorf("%s needs --llm-model NAME (and --llm-base-url of an OpenAI-compatible server)", f.Name)
 	}
 	return nil
 }

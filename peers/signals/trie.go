@@ -216,9 +216,7 @@ type child struct {
 
 func newExpander(g kg.Reader, maxReach int) *expander {
 	e := &expander{g: g, maxReach: maxReach, rawCap: 4 * maxReach, slot: map[Step]int{}}
-	if c, ok := g.(kg.Columnar); ok {
-		e.heads, e.rels, e.tails = c.Columns()
-	}
+	e.heads, e.rels, e.tails = kg.ColumnsOf(g)
 	return e
 }
 

@@ -34,7 +34,7 @@ func gsds(t *testing.T, r *Retriever, g kg.Reader, sg schema.Graph, k int) ([]fl
 	if err != nil {
 		t.Fatal(err)
 	}
-	subs, _, err := search(context.Background(), g, &c.pattern, k, true, false, 0)
+	subs, _, err := search(context.Background(), g, &c.pattern, Config{K: k})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -240,13 +240,14 @@ type searcher struct {
 // errCapped stops the search at the expansion cap.
 var errCapped = errors.New("expansion cap reached")
 
-// search returns the top-k subgraphs of g isomorphic to p by GSD, best
-// first. With prune it runs the optimized algorithm of section 5.2
-// (greedy candidate order and the eq. 11 bound); without it, Algorithm 1
+// search returns the top-cfg.K subgraphs of g isomorphic to p by GSD,
+// best first. It runs the optimized algorithm of section 5.2 (greedy
+// candidate order and the eq. 11 bound), or with cfg.NoPrune Algorithm 1
 // as written, which the tests use as the brute-force reference. Edge
-// direction is ignored unless directed, as the paper's isomorphism does.
-// maxExp caps expansions (0 = none).
-func search(ctx context.Context, g kg.Reader, p *pattern, k int, prune, directed bool, maxExp int64) ([]*Subgraph, Stats, error) {
+// direction is ignored unless cfg.Directed, as the paper's isomorphism
+// does. cfg.MaxExpansions caps expansions (0 = none).
+func search(ctx context.Context, g kg.Reader, p *pattern, cfg Config) ([]*Subgraph, Stats, error) {
+	k, prune, directed, maxExp := cfg.K, !cfg.NoPrune, cfg.Directed, cfg.MaxExpansions
 	if k <= 0 || len(p.heads) == 0 {
 		return nil, Stats{}, nil
 	}

@@ -183,7 +183,7 @@ func TestSearchMatchesBruteForce(t *testing.T) {
 			nonEmpty++
 		}
 		for _, prune := range []bool{true, false} {
-			got, st, err := search(context.Background(), g, p, k, prune, directed, 0)
+			got, st, err := search(context.Background(), g, p, Config{K: k, NoPrune: !prune, Directed: directed})
 			if err != nil {
 				t.Fatalf("trial %d: %v", trial, err)
 			}
@@ -247,7 +247,7 @@ func TestSearchOddPatterns(t *testing.T) {
 			if len(p.heads) > 0 {
 				p.relDist, p.relCands = rel()
 			}
-			got, _, err := search(context.Background(), g, &p, tt.k, true, false, 0)
+			got, _, err := search(context.Background(), g, &p, Config{K: tt.k})
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
 			}
@@ -275,10 +275,10 @@ func TestSearchCancelled(t *testing.T) {
 		heads: []int{0, 0}, tails: []int{1, 2}, relDist: [][]float64{d, d}, relCands: [][]int32{{0}, {0}}}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, err := search(ctx, g, p, 3, false, false, 0); err == nil {
+	if _, _, err := search(ctx, g, p, Config{K: 3, NoPrune: true}); err == nil {
 		t.Fatal("no error from a cancelled search")
 	}
-	_, st, err := search(context.Background(), g, p, 3, false, false, 100)
+	_, st, err := search(context.Background(), g, p, Config{K: 3, NoPrune: true, MaxExpansions: 100})
 	if err != nil || !st.Capped {
 		t.Fatalf("capped search: err %v, stats %+v", err, st)
 	}

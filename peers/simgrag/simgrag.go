@@ -103,7 +103,7 @@ func DefaultSettings() Settings { return Settings{K: 3, KNodes: 16, KRelations: 
 
 // Check implements plan.SettingsChecker.
 func (s Settings) Check(llm bool) error {
-	return signals.CheckLLM("--simgrag-llm", s.LLM, llm)
+	return signals.LLMFlag{Name: "--simgrag-llm", On: s.LLM}.Check(llm)
 }
 
 // Open builds SimGRAG from the pipeline's environment and its settings,
@@ -359,7 +359,7 @@ func (r *Retriever) Match(ctx context.Context, req plan.Request) (*plan.Evidence
 		for _, p := range probs {
 			res.Problems = append(res.Problems, fmt.Sprintf("graph %d: %s", gi, p))
 		}
-		subs, s, err := search(ctx, gs.g, &c.pattern, r.cfg.K, !r.cfg.NoPrune, r.cfg.Directed, r.cfg.MaxExpansions)
+		subs, s, err := search(ctx, gs.g, &c.pattern, r.cfg)
 		st.Add(s)
 		r.searches.Add(1)
 		r.expansions.Add(s.Expansions)

@@ -248,7 +248,7 @@ func relationWords(g kg.Reader, r int32) []relWord {
 		}
 	}
 	name := g.RelationName(r)
-	if _, labelled := g.(kg.Texter); !labelled {
+	if !kg.Labelled(g) {
 		if parts := splitParts(name); len(parts) > 1 {
 			addWords(kg.RelationText(parts[len(parts)-1]), 1)
 			addWords(kg.RelationText(strings.Join(parts[:len(parts)-1], " ")), domainWeight)

@@ -128,7 +128,8 @@ func (l *Linker) Link(ctx context.Context, question string) ([]Link, error) {
 	}
 	used := make([]bool, len(ws))
 	lookup := func(text string) []int32 { return l.g.EntitiesByNorm(text) }
-	ns, remote := l.g.(kg.NameSearcher)
+	ns := kg.Searcher(l.g)
+	remote := ns != nil
 	if remote {
 		// Every n-gram in one batch, not a round trip each.
 		var texts []string
@@ -144,9 +145,14 @@ func (l *Linker) Link(ctx context.Context, question string) ([]Link, error) {
 		return nil, err
 	}
 	if remote {
-		more, err := l.byText(ctx, ns, question, ws, used, len(links) == 0)
+		more, hits, err := l.byText(ctx, ns, question, ws, used)
 		if err != nil {
 			return nil, err
+		}
+		if len(more) == 0 && len(links) == 0 && l.Encoder != nil && len(hits) > 0 {
+			if more, err = l.rank(ctx, question, ws, used, hits); err != nil {
+				return nil, err
+			}
 		}
 		links = append(links, more...)
 	}
@@ -250,9 +256,9 @@ func (l *Linker) byName(ctx context.Context, question string, ws []Span, used []
 // searches as byName goes, longest first: their n-grams of two to
 // maxTextN words as phrases, then their single words. Entities found
 // whose normalised name is one of the n-grams are linked as byName over
-// the whole KG would link them; when rank is set and none is, the found
-// entity the encoder finds closest to an n-gram is.
-func (l *Linker) byText(ctx context.Context, ns kg.NameSearcher, question string, ws []Span, used []bool, rank bool) ([]Link, error) {
+// the whole KG would link them. It returns every entity found too, for
+// the caller to rank (rank) when none is linked.
+func (l *Linker) byText(ctx context.Context, ns kg.NameSearcher, question string, ws []Span, used []bool) ([]Link, []kg.NameHit, error) {
 	limit := l.Search
 	if limit <= 0 {
 		limit = DefaultSearch
@@ -272,10 +278,10 @@ func (l *Linker) byText(ctx context.Context, ns kg.NameSearcher, question string
 		}
 		hits, err := ns.SearchNames(ctx, phrases, limit)
 		if errors.Is(err, kg.ErrNoTextIndex) {
-			return nil, nil
+			return nil, nil, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("link %q: %w", clip(question), err)
+			return nil, nil, fmt.Errorf("link %q: %w", clip(question), err)
 		}
 		all = append(all, hits...)
 		byNorm := map[string][]int32{}
@@ -287,14 +293,11 @@ func (l *Linker) byText(ctx context.Context, ns kg.NameSearcher, question string
 		}
 		found, err := l.byName(ctx, question, ws, used, func(text string) []int32 { return byNorm[kg.Normalize(text)] })
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		links = append(links, found...)
 	}
-	if len(links) > 0 || !rank || l.Encoder == nil || len(all) == 0 {
-		return links, nil
-	}
-	return l.rank(ctx, question, ws, used, all)
+	return links, all, nil
 }
 
 // rank links the text search hit the encoder finds closest to an n-gram
@@ -369,16 +372,9 @@ func (l *Linker) best(ctx context.Context, ids []int32) (int32, bool, error) {
 	if len(ids) == 1 {
 		return ids[0], true, nil
 	}
-	deg := make([]int, len(ids))
-	if ns, ok := l.g.(kg.NameSearcher); ok {
-		var err error
-		if deg, err = ns.Degrees(ctx, ids); err != nil {
-			return 0, false, err
-		}
-	} else {
-		for i, id := range ids {
-			deg[i] = l.g.Degree(id)
-		}
+	deg, err := kg.Degrees(ctx, l.g, ids)
+	if err != nil {
+		return 0, false, err
 	}
 	b := 0
 	for i := range ids {
@@ -585,8 +581,8 @@ type Candidate struct {
 // vector is held for every entity; without a text index only exact names
 // are found.
 func Search(ctx context.Context, g kg.Reader, enc models.Encoder, query string, k int) ([]Candidate, error) {
-	ns, ok := g.(kg.NameSearcher)
-	if !ok {
+	ns := kg.Searcher(g)
+	if ns == nil {
 		return nil, fmt.Errorf("search %q: the KG cannot find names at its end", clip(query))
 	}
 	found, err := ns.LookupNames(ctx, []string{query})

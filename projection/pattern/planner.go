@@ -100,17 +100,25 @@ var ErrEmptyQuestion = errors.New("pattern: empty question")
 // no Graph) named by mentions (may be empty: the entities are then looked
 // up in the text with linking.Find).
 func (p *Planner) Predict(ctx context.Context, question string, entities, mentions []string) (Prediction, error) {
-	return p.predict(ctx, p.cfg.Graph, p.cfg.Graph, 0, false, question, entities, mentions)
+	return p.predict(ctx, walkIn{g: p.cfg.Graph, rels: p.cfg.Graph}, question, entities, mentions)
 }
 
-// predict is Predict with paths walked in g (nil: not checked) and their
-// relations looked up in rels, the KG g is part of (g itself, or the
-// shared KG g is a neighbourhood of, hops deep; 0: g is whole). With
-// explore, the relation paths that leave the entities in g are candidates
-// too, those the model never saw scored by the classifier from their parts
-// (see pathParts): g is then the question's own graph, small enough to
-// walk.
-func (p *Planner) predict(ctx context.Context, g, rels kg.Reader, hops int, explore bool, question string, entities, mentions []string) (Prediction, error) {
+// walkIn is the graph predict walks paths in: g (nil: not checked),
+// with their relations looked up in rels, the KG g is part of (g itself,
+// or the shared KG g is a neighbourhood of, hops deep; 0: g is whole).
+// With explore, the relation paths that leave the entities in g are
+// candidates too, those the model never saw scored by the classifier
+// from their parts (see pathParts): g is then the question's own graph,
+// small enough to walk.
+type walkIn struct {
+	g, rels kg.Reader
+	hops    int
+	explore bool
+}
+
+// predict is Predict with paths walked in w.
+func (p *Planner) predict(ctx context.Context, w walkIn, question string, entities, mentions []string) (Prediction, error) {
+	g, explore := w.g, w.explore
 	if len(linking.Words(question)) == 0 {
 		return Prediction{}, ErrEmptyQuestion
 	}
@@ -163,7 +171,7 @@ func (p *Planner) predict(ctx context.Context, g, rels kg.Reader, hops int, expl
 		pred.Notes = append(pred.Notes, "no neighbour has a strategy label; strategy defaults to precision")
 	}
 	if g != nil {
-		cands = p.checkKG(g, rels, hops, cands, starts, &pred)
+		cands = p.checkKG(w, cands, starts, &pred)
 	}
 	if len(cands) > p.cfg.Beam {
 		cands = cands[:p.cfg.Beam]
@@ -241,7 +249,8 @@ func softmaxInto(dst, logits []float32) (lmax, sum float32) {
 // (starts, their ids in g) before those that do not. A path longer than
 // hops (> 0) cannot be walked in g, a neighbourhood that deep: its reach
 // is unknown (-1) and it keeps its rank.
-func (p *Planner) checkKG(g, rels kg.Reader, hops int, cands []projection.ScoredPath, starts []int32, pred *Prediction) []projection.ScoredPath {
+func (p *Planner) checkKG(w walkIn, cands []projection.ScoredPath, starts []int32, pred *Prediction) []projection.ScoredPath {
+	g, rels, hops := w.g, w.rels, w.hops
 	kept := cands[:0]
 	var dead []projection.ScoredPath
 	for _, c := range cands {
@@ -478,7 +487,7 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 		hops = in.Hops
 	}
 	explore := in.Graph != nil && p.cfg.Graph == nil
-	pred, err := p.predict(ctx, g, rels, hops, explore, in.Question, in.Entities, in.Mentions)
+	pred, err := p.predict(ctx, walkIn{g: g, rels: rels, hops: hops, explore: explore}, in.Question, in.Entities, in.Mentions)
 	if err != nil {
 		return projection.Projection{}, err
 	}

@@ -78,7 +78,7 @@ func Run(ctx context.Context, o RunOptions) (*RunSummary, error) {
 		return nil, fmt.Errorf("%s: no questions", strings.Join(o.Questions, ","))
 	}
 	g, _ := o.Graph.(*kg.Graph)
-	remote, _ := o.Graph.(kg.Neighbourhooder)
+	remote := kg.Remote(o.Graph)
 	if g == nil && remote == nil {
 		return nil, fmt.Errorf("--kg %s: a KG neither in memory nor able to fetch a question's neighbourhood", o.KG)
 	}
@@ -101,7 +101,7 @@ func Run(ctx context.Context, o RunOptions) (*RunSummary, error) {
 	if log == nil {
 		log = io.Discard
 	}
-	err = extract(ctx, log, g, remote, qs, opt, w, &items, sum)
+	err = extraction{g: g, remote: remote, opt: opt, w: w, items: &items, sum: sum}.extract(ctx, log, qs)
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}
@@ -116,10 +116,23 @@ func Run(ctx context.Context, o RunOptions) (*RunSummary, error) {
 	return sum, nil
 }
 
+// extraction is one run of data chains: the KG in memory (g) or the
+// remote KG each question's neighbourhood is fetched from, the options,
+// and the item file written with what was written to it.
+type extraction struct {
+	g      *kg.Graph
+	remote kg.Neighbourhooder
+	opt    Options
+	w      *dataset.Writer
+	items  *[]dataset.Item
+	sum    *RunSummary
+}
+
 // extract extracts every question, writing those the file does not
 // hold yet. Resumed questions are extracted again (it is cheap and
 // deterministic) so the summary covers the whole file.
-func extract(ctx context.Context, progressW io.Writer, g *kg.Graph, remote kg.Neighbourhooder, qs []benchmark.Question, opt Options, w *dataset.Writer, items *[]dataset.Item, sum *RunSummary) error {
+func (e extraction) extract(ctx context.Context, progressW io.Writer, qs []benchmark.Question) error {
+	g, remote, opt, w, items, sum := e.g, e.remote, e.opt, e.w, e.items, e.sum
 	var x *Extractor
 	if g != nil {
 		x = NewExtractor(g, opt)
