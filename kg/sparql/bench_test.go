@@ -48,7 +48,7 @@ func BenchmarkWebQSPOverSPARQL(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	endpoint, graph := serve(b, file)
+	endpoint, graph := virtuosoEngine.serve(b, file)
 	model, err := pattern.Train(ctx, enc, set.train(b), pattern.Options{Epochs: webqspEpochs})
 	if err != nil {
 		b.Fatal(err)

@@ -28,10 +28,15 @@ var ErrRejected = errors.New("the server refused the query")
 
 // Term is one RDF term of a result row.
 type Term struct {
-	// Type is "uri", "literal" or "bnode".
+	// Type is "uri", "literal" or "bnode" ("typed-literal" from engines
+	// that follow the older SPARQL 1.0 JSON note, as Virtuoso does).
 	Type  string `json:"type"`
 	Value string `json:"value"`
 	Lang  string `json:"xml:lang,omitempty"`
+	// Datatype is a literal's datatype IRI, if the engine gave one: a
+	// typed literal ("2010-07-08"^^xsd:date) is another term than the
+	// plain string, and is asked for again as written.
+	Datatype string `json:"datatype,omitempty"`
 }
 
 // Results are the rows of a SELECT query: one map per row, from variable

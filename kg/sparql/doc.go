@@ -5,7 +5,11 @@
 // Only the SPARQL 1.1 protocol and standard query forms are needed (POST
 // with a form-encoded query, or GET where the endpoint answers POST with
 // 405 or 501; JSON results, VALUES, GROUP BY, ORDER BY, LIMIT/OFFSET). One engine extension is used where the engine has it:
-// Virtuoso's free-text index (bif:contains), for SearchNames.
+// Virtuoso's free-text index (bif:contains), for SearchNames. The tests
+// run against two engines, Virtuoso and Oxigraph (internal/virtuoso,
+// internal/oxigraph), and want the in-memory backend's answers from both.
+// A literal is asked for again as the engine gave it, with its language
+// tag or datatype ("148"^^xsd:integer is another term than "148").
 //
 // Names: an IRI under Config.Prefix (Freebase's ns: by default) is named
 // by its local part, percent-decoded, so a KG exported by `stem kg export`

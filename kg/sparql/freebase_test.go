@@ -50,9 +50,9 @@ var freebaseNT = func() string {
 	return b.String()
 }()
 
-func openFreebase(t *testing.T, cfg sparql.Config) *sparql.Graph {
+func openFreebase(t *testing.T, e *engine, cfg sparql.Config) *sparql.Graph {
 	t.Helper()
-	cfg.Endpoint, cfg.Graph = serveNT(t, freebaseNT)
+	cfg.Endpoint, cfg.Graph = e.serveNT(t, freebaseNT)
 	g, err := sparql.Open(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,9 @@ func openFreebase(t *testing.T, cfg sparql.Config) *sparql.Graph {
 // A hop walks through a CVT: the film's actor and character are one hop
 // from the film, and the film one hop from the actor. Entities are named
 // by their English names, the CVT by its id.
-func TestNeighbourhoodWalksCVTs(t *testing.T) {
+func TestNeighbourhoodWalksCVTs(t *testing.T) { eachEngine(t, testNeighbourhoodWalksCVTs) }
+
+func testNeighbourhoodWalksCVTs(t *testing.T, e *engine) {
 	ctx := context.Background()
 	starring := [][3]string{
 		{"Inception", "film.film.starring", "m.0perf1"},
@@ -93,7 +95,7 @@ func TestNeighbourhoodWalksCVTs(t *testing.T) {
 		{"ambiguous name", false, []string{"Paris"}, 1, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := openFreebase(t, sparql.Config{CountCVT: tc.countCVT})
+			g := openFreebase(t, e, sparql.Config{CountCVT: tc.countCVT})
 			sub, err := g.Neighbourhood(ctx, tc.seeds, tc.hops)
 			if err != nil {
 				t.Fatal(err)
@@ -109,9 +111,11 @@ func TestNeighbourhoodWalksCVTs(t *testing.T) {
 // The Reader names entities as Neighbourhood does; an id is another name
 // of its entity; namesakes are told apart by id, and found by their
 // shared name or an alias.
-func TestFreebaseNames(t *testing.T) {
+func TestFreebaseNames(t *testing.T) { eachEngine(t, testFreebaseNames) }
+
+func testFreebaseNames(t *testing.T, e *engine) {
 	ctx := context.Background()
-	g := openFreebase(t, sparql.Config{})
+	g := openFreebase(t, e, sparql.Config{})
 	film, ok := g.Entity("Inception")
 	if !ok || g.EntityName(film) != "Inception" {
 		t.Fatalf("Entity(Inception) = %d, %v", film, ok)
@@ -156,7 +160,7 @@ func TestFreebaseNames(t *testing.T) {
 		t.Errorf("Entity(Paris (m.0paris1)) = %d, %v", id, ok)
 	}
 	// With no opaque ids, entities are named by their IRIs' local names.
-	raw := openFreebase(t, sparql.Config{IDs: "none"})
+	raw := openFreebase(t, e, sparql.Config{IDs: "none"})
 	if id, ok := raw.Entity("m.0film"); !ok || raw.EntityName(id) != "m.0film" {
 		t.Errorf("IDs none: Entity(m.0film) = %d, %v", id, ok)
 	}
@@ -166,11 +170,31 @@ func TestFreebaseNames(t *testing.T) {
 }
 
 // Names are found by their words in Virtuoso's text index (names and
-// aliases, in English), and degrees counted by the engine.
-func TestSearchNames(t *testing.T) {
+// aliases, in English), and degrees counted by the engine. An engine
+// without the extension refuses the first search, which is then
+// kg.ErrNoTextIndex, and so is every later one, without a query.
+func TestSearchNames(t *testing.T) { eachEngine(t, testSearchNames) }
+
+func testSearchNames(t *testing.T, e *engine) {
 	ctx := context.Background()
-	g := openFreebase(t, sparql.Config{})
+	g := openFreebase(t, e, sparql.Config{})
+	film, _ := g.Entity("Inception")
+	leo, _ := g.Entity("Leonardo DiCaprio")
+	if deg, err := g.Degrees(ctx, []int32{film, leo}); err != nil || !slices.Equal(deg, []int{2, 1}) {
+		t.Errorf("Degrees(Inception, Leonardo DiCaprio) = %v, %v; want [2 1]", deg, err)
+	}
 	hits, err := g.SearchNames(ctx, []string{"CHRIS nolan", "born?"}, 10)
+	if !e.textIndex {
+		before := g.Stats().Queries
+		_, again := g.SearchNames(ctx, []string{"paris"}, 10)
+		if !errors.Is(err, kg.ErrNoTextIndex) || !errors.Is(again, kg.ErrNoTextIndex) || g.Stats().Queries != before {
+			t.Errorf("%s: SearchNames = %v, then %v after %d queries; want kg.ErrNoTextIndex twice, the second without a query", e.name, err, again, g.Stats().Queries-before)
+		}
+		if err := g.Err(); err != nil {
+			t.Errorf("the refused search was kept as the backend's error: %v", err)
+		}
+		return
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,30 +218,36 @@ func TestSearchNames(t *testing.T) {
 	if hits, err := g.SearchNames(ctx, []string{"?!"}, 10); err != nil || len(hits) != 0 {
 		t.Errorf("SearchNames of no words = %+v, %v", hits, err)
 	}
-	if _, err := openFreebase(t, sparql.Config{TextIndex: sparql.TextNone}).SearchNames(ctx, []string{"paris"}, 10); !errors.Is(err, kg.ErrNoTextIndex) {
+	if _, err := openFreebase(t, e, sparql.Config{TextIndex: sparql.TextNone}).SearchNames(ctx, []string{"paris"}, 10); !errors.Is(err, kg.ErrNoTextIndex) {
 		t.Errorf("TextNone: %v, want kg.ErrNoTextIndex", err)
-	}
-	film, _ := g.Entity("Inception")
-	leo, _ := g.Entity("Leonardo DiCaprio")
-	if deg, err := g.Degrees(ctx, []int32{film, leo}); err != nil || !slices.Equal(deg, []int{2, 1}) {
-		t.Errorf("Degrees(Inception, Leonardo DiCaprio) = %v, %v; want [2 1]", deg, err)
 	}
 }
 
-// The linker over an endpoint: n-grams looked up in one batch, then the
-// text index for names not spelled as stored.
-func TestLinkOverEndpoint(t *testing.T) {
+// The linker over an endpoint: n-grams looked up in one batch, in their
+// common spellings, then the text index for names not spelled so
+// ("DiCaprio"), which an engine without one leaves unlinked.
+func TestLinkOverEndpoint(t *testing.T) { eachEngine(t, testLinkOverEndpoint) }
+
+func testLinkOverEndpoint(t *testing.T, e *engine) {
 	ctx := context.Background()
-	g := openFreebase(t, sparql.Config{})
+	g := openFreebase(t, e, sparql.Config{})
 	l := linking.New(g, nil)
-	for q, want := range map[string]string{
-		"who directed Inception":                   "Inception",
-		"where was CHRISTOPHER NOLAN born":         "Christopher Nolan",
-		"which film did leonardo dicaprio star in": "Leonardo DiCaprio",
+	for _, c := range []struct {
+		q, want string
+		byText  bool // found by the text index only
+	}{
+		{"who directed Inception", "Inception", false},
+		{"where was CHRISTOPHER NOLAN born", "Christopher Nolan", false},
+		{"which film did leonardo dicaprio star in", "Leonardo DiCaprio", true},
 	} {
-		links, err := l.Link(ctx, q)
-		if err != nil || len(links) != 1 || links[0].Entity != want {
-			t.Errorf("Link(%q) = %+v, %v; want %s", q, links, err, want)
+		links, err := l.Link(ctx, c.q)
+		switch {
+		case c.byText && !e.textIndex:
+			if len(links) != 0 {
+				t.Errorf("Link(%q) = %+v with no text index; want no link", c.q, links)
+			}
+		case err != nil || len(links) != 1 || links[0].Entity != c.want:
+			t.Errorf("Link(%q) = %+v, %v; want %s", c.q, links, err, c.want)
 		}
 	}
 }
@@ -227,7 +257,9 @@ func TestLinkOverEndpoint(t *testing.T) {
 // Virtuoso: every entity's neighbourhood, looked up by its name, is the
 // same set of named triples, machine ids and namesakes' shared names find
 // the same entities, and literals are named by their lexical form.
-func TestFreebaseDumpMatchesEndpoint(t *testing.T) {
+func TestFreebaseDumpMatchesEndpoint(t *testing.T) { eachEngine(t, testFreebaseDumpMatchesEndpoint) }
+
+func testFreebaseDumpMatchesEndpoint(t *testing.T, e *engine) {
 	ctx := context.Background()
 	// The fixture in the dump's own tab-separated form, with literal
 	// objects too.
@@ -245,7 +277,7 @@ func TestFreebaseDumpMatchesEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	endpoint, graph := serveNT(t, dump)
+	endpoint, graph := e.serveNT(t, dump)
 	g, err := sparql.Open(sparql.Config{Endpoint: endpoint, Graph: graph, CountCVT: true})
 	if err != nil {
 		t.Fatal(err)

@@ -277,14 +277,21 @@ func (g *Graph) nameOf(t Term) string {
 	return t.Value
 }
 
+// xsdString is the datatype of a plain literal in RDF 1.1: "x" and
+// "x"^^xsd:string are one term, written the short way.
+const xsdString = "http://www.w3.org/2001/XMLSchema#string"
+
 // termOf writes t in SPARQL syntax, for VALUES blocks.
 func termOf(t Term) string {
 	switch t.Type {
 	case "uri":
 		return "<" + t.Value + ">"
 	case "literal", "typed-literal":
-		if t.Lang != "" {
+		switch {
+		case t.Lang != "":
 			return literal(t.Value) + "@" + t.Lang
+		case t.Datatype != "" && t.Datatype != xsdString:
+			return literal(t.Value) + "^^<" + t.Datatype + ">"
 		}
 		return literal(t.Value)
 	}
