@@ -104,23 +104,9 @@ func NameFromIRI(base, iri string) (name string, ok bool) {
 	if strings.IndexByte(rest, '%') < 0 {
 		return rest, true
 	}
-	b := make([]byte, 0, len(rest))
-	for i := 0; i < len(rest); i++ {
-		c := rest[i]
-		if c != '%' {
-			b = append(b, c)
-			continue
-		}
-		if i+2 >= len(rest) {
-			return "", false
-		}
-		hi, ok1 := unhex(rest[i+1])
-		lo, ok2 := unhex(rest[i+2])
-		if !ok1 || !ok2 {
-			return "", false
-		}
-		b = append(b, hi<<4|lo)
-		i += 2
+	b, ok := appendUnescaped(make([]byte, 0, len(rest)), []byte(rest))
+	if !ok {
+		return "", false
 	}
 	return string(b), true
 }
