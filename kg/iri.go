@@ -190,12 +190,18 @@ func WriteNTriples(ctx context.Context, w io.Writer, g Reader, base string) (int
 		nw.line(ents[t.Head], rels[t.Rel], ents[t.Tail], false)
 	}
 	for i, iri := range ents {
-		if name := g.EntityName(int32(i)); !IsFreebaseID(name) {
+		if name := g.EntityName(int32(i)); named(name) {
 			nw.line(iri, NamePredicate, name, true)
 		}
 	}
 	return nw.n, nw.flush()
 }
+
+// named reports whether WriteNTriples writes a name triple for an entity
+// named name: not for a CVT (IsFreebaseID), and not for a name that is
+// not valid UTF-8, which a literal cannot hold but its IRI does (its
+// escapes decode to the very bytes, see ReadNTriples).
+func named(name string) bool { return !IsFreebaseID(name) && utf8.ValidString(name) }
 
 // ntWriter writes N-Triples lines.
 type ntWriter struct {
@@ -267,7 +273,7 @@ func (e *NTriplesEncoder) Add(head, rel, tail string) {
 	for _, x := range [][2]string{{head, h}, {tail, t}} {
 		if !e.named[x[0]] {
 			e.named[x[0]] = true
-			if !IsFreebaseID(x[0]) {
+			if named(x[0]) {
 				e.nw.line(x[1], NamePredicate, x[0], true)
 			}
 		}

@@ -60,3 +60,17 @@ func diffSorted(a, b []string) string {
 	more("-", b, a)
 	return strings.Join(out, "\n")
 }
+
+// A name that is not valid UTF-8 gets no name triple (a literal would
+// hold U+FFFD instead of its bytes) and reads back from its IRI, exactly.
+func TestWriteNTriplesInvalidUTF8(t *testing.T) {
+	g, out, _ := export(t, [][3]string{{"bad\xffbyte", "r", "Zürich"}, {"Zürich", "r\xfe", "bad\xffbyte"}})
+	if strings.Contains(out.String(), "\uFFFD") {
+		t.Errorf("export holds U+FFFD:\n%s", out.String())
+	}
+	back, err := ReadNTriples(out, "bad.nt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameKG(t, "bad.nt", back, g)
+}

@@ -153,7 +153,9 @@ func kgCommand() *cli.Command {
 					"atomically) or standard output. Names become IRIs under --base-iri with the\n" +
 					"characters an IRI local name cannot hold percent-encoded (\"AC/DC\" is\n" +
 					"ns:AC%2FDC); names that are IRIs already are kept; every entity also gets\n" +
-					"<e> <" + kg.NamePredicate + "> \"name\"@en.\n\n" +
+					"<e> <" + kg.NamePredicate + "> \"name\"@en. stem kg build and every command that\n" +
+					"reads N-Triples read the file back as the same KG: the same names (the labels) and\n" +
+					"relations (their IRIs' local names, percent-decoded).\n\n" +
 					"Example: stem kg export --out 3H.nt ../shared/data/pathquestion/3H-kb.txt",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "format", Value: "nt", Usage: "output format: nt (N-Triples, the only one so far)"},
