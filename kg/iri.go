@@ -208,6 +208,7 @@ type ntWriter struct {
 	bw   *bufio.Writer
 	base string
 	n    int
+	sep  byte // between the terms: ' ', or '\t' in Freebase's shape
 }
 
 func newNTWriter(w io.Writer, base string) (*ntWriter, error) {
@@ -217,25 +218,31 @@ func newNTWriter(w io.Writer, base string) (*ntWriter, error) {
 	if !IsIRI(base) {
 		return nil, fmt.Errorf("write N-Triples: base %q is not an absolute IRI", base)
 	}
-	return &ntWriter{bw: bufio.NewWriterSize(w, 1<<16), base: base}, nil
+	return &ntWriter{bw: bufio.NewWriterSize(w, 1<<16), base: base, sep: ' '}, nil
 }
 
-// line writes <s> <p> <o> ., or <s> <p> "o"@en . when lit.
+// line writes <s> <p> <o> ., or <s> <p> "o"@en . when lit, the terms
+// separated by nw.sep.
 func (nw *ntWriter) line(s, p, o string, lit bool) {
 	bw := nw.bw
 	bw.WriteByte('<')
 	bw.WriteString(s)
-	bw.WriteString("> <")
+	bw.WriteByte('>')
+	bw.WriteByte(nw.sep)
+	bw.WriteByte('<')
 	bw.WriteString(p)
+	bw.WriteByte('>')
+	bw.WriteByte(nw.sep)
 	if lit {
-		bw.WriteString("> ")
 		writeLiteral(bw, o)
-		bw.WriteString("@en .\n")
+		bw.WriteString("@en")
 	} else {
-		bw.WriteString("> <")
+		bw.WriteByte('<')
 		bw.WriteString(o)
-		bw.WriteString("> .\n")
+		bw.WriteByte('>')
 	}
+	bw.WriteByte(nw.sep)
+	bw.WriteString(".\n")
 	nw.n++
 }
 

@@ -133,8 +133,9 @@ func genKG(r *rand.Rand) [][3]string {
 }
 
 // kgForms writes g in every form stem writes and reads each back as stem
-// reads it: TSV, N-Triples, gzipped N-Triples, a snapshot, and the
-// snapshots kg build makes of the TSV and of the gzipped N-Triples (with
+// reads it: TSV, N-Triples, gzipped N-Triples, Freebase's shape (read as
+// FormatFreebase), a snapshot, and the snapshots kg build makes of the
+// TSV, the gzipped N-Triples and the Freebase-shaped file (with
 // its names spilled when mem is tiny; mem 0 builds none). It returns each
 // form's name and graph.
 func kgForms(t *testing.T, g *Graph, mem int64) map[string]*Graph {
@@ -144,8 +145,11 @@ func kgForms(t *testing.T, g *Graph, mem int64) map[string]*Graph {
 	out := map[string]*Graph{}
 	// The writers WriteFile calls, into memory: atomicfile's fsyncs would
 	// cost more than the rest.
-	var tsv, nt, snap, gz bytes.Buffer
+	var tsv, nt, fb, snap, gz bytes.Buffer
 	if _, err := WriteTSV(ctx, &tsv, g); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteFreebase(ctx, &fb, g); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := WriteNTriples(ctx, &nt, g, ""); err != nil {
@@ -157,19 +161,19 @@ func kgForms(t *testing.T, g *Graph, mem int64) map[string]*Graph {
 	zw := gzip.NewWriter(&gz)
 	zw.Write(nt.Bytes())
 	zw.Close()
-	for name, data := range map[string][]byte{"kg.tsv": tsv.Bytes(), "kg.nt": nt.Bytes(), "kg.nt.gz": gz.Bytes(), "kg.stemkg": snap.Bytes()} {
+	for name, data := range map[string][]byte{"kg.tsv": tsv.Bytes(), "kg.nt": nt.Bytes(), "kg.nt.gz": gz.Bytes(), "freebase.nt": fb.Bytes(), "kg.stemkg": snap.Bytes()} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, name := range []string{"kg.tsv", "kg.nt", "kg.nt.gz", "kg.stemkg"} {
+	for _, name := range []string{"kg.tsv", "kg.nt", "kg.nt.gz", "freebase.nt", "kg.stemkg"} {
 		back, err := Load(ctx, filepath.Join(dir, name), FormatAuto)
 		if err != nil {
 			t.Fatalf("read %s: %v", name, err)
 		}
 		out[name] = back
 	}
-	for _, name := range []string{"kg.tsv", "kg.nt.gz"} {
+	for _, name := range []string{"kg.tsv", "kg.nt.gz", "freebase.nt"} {
 		if mem == 0 {
 			break
 		}
@@ -187,15 +191,20 @@ func kgForms(t *testing.T, g *Graph, mem int64) map[string]*Graph {
 }
 
 // sameForms fails t unless every form of g is g: the same names,
-// relations and triples, and, unless g has aliases no file but a
-// snapshot keeps, the same snapshot byte for byte (the same ids, so the
-// same answers to any question).
+// relations and triples, and the same snapshot byte for byte (the same
+// ids, so the same answers to any question). Read from Freebase's shape,
+// the graph has its machine ids as aliases besides: it must then have
+// the same ids, names, triples and adjacency.
 func sameForms(t *testing.T, g *Graph, forms map[string]*Graph) {
 	t.Helper()
 	want := encode(t, g)
 	for name, back := range forms {
 		sameKG(t, name, back, g)
-		if g.alias.len() == 0 && !bytes.Equal(encode(t, back), want) {
+		if strings.Contains(name, "freebase") {
+			graphsEqual(t, g, back)
+			continue
+		}
+		if !bytes.Equal(encode(t, back), want) {
 			t.Errorf("%s: the snapshot of the graph read back differs from the original's", name)
 		}
 	}
@@ -226,5 +235,40 @@ func TestKGFormsRoundTrip(t *testing.T) {
 			mem = 64 << 20
 		}
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) { sameForms(t, g, kgForms(t, g, mem)) })
+	}
+}
+
+// WriteFreebase writes the dump's shape, which FilterEnglishTriplets
+// keeps line for line, and refuses a name the dump cannot carry.
+func TestWriteFreebase(t *testing.T) {
+	g, err := GraphOf([][3]string{{"Inception", "film.film.starring", "m.0cvt1"}, {"m.0cvt1", "film.performance.actor", "m.0s0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	n, err := WriteFreebase(context.Background(), &b, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := FreebaseNS
+	want := "<" + ns + "m.0s0_>\t<" + ns + "film.film.starring>\t<" + ns + "m.0cvt1>\t.\n" +
+		"<" + ns + "m.0cvt1>\t<" + ns + "film.performance.actor>\t<" + ns + "m.0s0>\t.\n" +
+		"<" + ns + "m.0s0_>\t<" + NamePredicate + ">\t\"Inception\"@en\t.\n"
+	if b.String() != want || n != 3 {
+		t.Errorf("wrote %d lines:\n%s\nwant:\n%s", n, b.String(), want)
+	}
+	for _, line := range strings.SplitAfter(b.String(), "\n")[:3] {
+		if !freebaseKeep([]byte(strings.TrimRight(line, "\n"))) {
+			t.Errorf("the filter drops %q", line)
+		}
+	}
+	for _, bad := range [][3]string{{"/wikipedia/en/X", "r", "b"}, {"a", "r", "  "}, {"a", "type.object.name", "b"}, {"a\xff", "r", "b"}} {
+		g, err := GraphOf([][3]string{bad})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := WriteFreebase(context.Background(), new(bytes.Buffer), g); err == nil || !strings.Contains(err.Error(), "write Freebase") {
+			t.Errorf("WriteFreebase of %q: %v, want it refused", bad, err)
+		}
 	}
 }

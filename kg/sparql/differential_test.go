@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -286,7 +285,7 @@ func TestBackendsAgree(t *testing.T) {
 				// CVTs, which a quarter of the questions exercise alike,
 				// and the whole set would add two minutes to CI.
 				ep := endpoint{name: "SPARQL as Freebase", every: 4}
-				ep.url, ep.graph = serveNT(t, freebaseOf(file))
+				ep.url, ep.graph = serveNT(t, freebaseOf(t, file))
 				eps = append(eps, ep)
 			}
 			var model *pattern.Model
@@ -442,26 +441,15 @@ func writeTSV(t testing.TB, path string, ts [][3]string) {
 	}
 }
 
-// freebaseOf writes g as N-Triples in Freebase's shape: each named entity
-// a machine id of its own (ns:m.0s0, ns:m.0s1, ...) with its name as
-// type.object.name; entities named by an id (CVTs) keep it, with no name.
-func freebaseOf(g *kg.Graph) string {
-	ns := func(s string) string { return "<" + kg.EntityIRI(kg.FreebaseNS, s) + ">" }
-	ids := make([]string, g.NumEntities())
+// freebaseOf writes g in Freebase's shape (kg.WriteFreebase): each named
+// entity a machine id of its own (ns:m.0s0, ns:m.0s1, ...) with its name
+// as type.object.name; entities named by an id (CVTs) keep it, with no
+// name.
+func freebaseOf(t testing.TB, g *kg.Graph) string {
+	t.Helper()
 	var b strings.Builder
-	esc := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\r`)
-	for i := range ids {
-		name := g.EntityName(int32(i))
-		if kg.IsFreebaseID(name) {
-			ids[i] = ns(name)
-			continue
-		}
-		ids[i] = ns("m.0s" + strconv.FormatInt(int64(i), 36))
-		fmt.Fprintf(&b, "%s %s \"%s\"@en .\n", ids[i], ns("type.object.name"), esc.Replace(name))
-	}
-	for i := range g.NumTriples() {
-		tr := g.Triple(int32(i))
-		fmt.Fprintf(&b, "%s %s %s .\n", ids[tr.Head], ns(g.RelationName(tr.Rel)), ids[tr.Tail])
+	if _, err := kg.WriteFreebase(context.Background(), &b, g); err != nil {
+		t.Fatal(err)
 	}
 	return b.String()
 }
@@ -481,7 +469,7 @@ func sparqlBackend(t *testing.T, asFreebase bool) difftest.Backend {
 		}
 		var endpoint, graph string
 		if asFreebase {
-			endpoint, graph = serveNT(t, freebaseOf(g))
+			endpoint, graph = serveNT(t, freebaseOf(t, g))
 		} else {
 			endpoint, graph = serve(t, g)
 		}
