@@ -491,7 +491,7 @@ var (
 		if err != nil {
 			return nil, err
 		}
-		forms, err := Forms(context.Background(), g, "", []string{"kg build kg.nt.gz"})
+		forms, err := Forms(context.Background(), g, "", []string{"kg build kg.nt.gz"}, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -514,8 +514,10 @@ var FormNames = []string{"kg.tsv", "kg.nt", "kg.nt.gz", "freebase.nt", "kg.stemk
 // file, N-Triples, gzipped N-Triples, Freebase's dump shape
 // (kg.WriteFreebase), a snapshot, and the snapshots kg build makes of
 // the TSV, the gzipped N-Triples and the Freebase-shaped file. want names
-// the forms to make (FormNames when nil). The scratch folder is removed.
-func Forms(ctx context.Context, g *kg.Graph, dir string, want []string) (map[string]*kg.Graph, error) {
+// the forms to make (FormNames when nil); kg build holds buildMemory
+// bytes (kg.MinBuildMemory when 0, which spills a KG's names beyond a few
+// thousand). The scratch folder is removed.
+func Forms(ctx context.Context, g *kg.Graph, dir string, want []string, buildMemory int64) (map[string]*kg.Graph, error) {
 	if want == nil {
 		want = FormNames
 	}
@@ -552,7 +554,7 @@ func Forms(ctx context.Context, g *kg.Graph, dir string, want []string) (map[str
 		path := filepath.Join(tmp, form)
 		if in, ok := strings.CutPrefix(form, "kg build "); ok {
 			path = filepath.Join(tmp, in+".stemkg")
-			if _, err := kg.BuildSnapshot(ctx, filepath.Join(tmp, in), path, kg.BuildOptions{MaxMemory: kg.MinBuildMemory}); err != nil {
+			if _, err := kg.BuildSnapshot(ctx, filepath.Join(tmp, in), path, kg.BuildOptions{MaxMemory: max(buildMemory, kg.MinBuildMemory)}); err != nil {
 				return nil, fmt.Errorf("difftest: %s: %w", form, err)
 			}
 		}
