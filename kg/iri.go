@@ -93,9 +93,10 @@ func safeLocal(r rune, size int, first, last bool) bool {
 
 // NameFromIRI inverts EntityIRI: the name an IRI under base stands for,
 // its local part with %XX escapes decoded. ok is false for an IRI outside
-// base or with a broken escape; such an IRI names itself, as
-// ReadNTriples names it. An IRI under base that was a name of its own
-// (IsIRI) reads back as its local part: the two namings share base.
+// base or with a broken escape; such an IRI names itself, as the SPARQL
+// backend names it (ReadNTriples names an IRI by its label, else its
+// LocalName). An IRI under base that was a name of its own (IsIRI) reads
+// back as its local part: the two namings share base.
 func NameFromIRI(base, iri string) (name string, ok bool) {
 	rest, ok := strings.CutPrefix(iri, base)
 	if !ok {

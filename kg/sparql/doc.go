@@ -10,7 +10,7 @@
 // Names: an IRI under Config.Prefix (Freebase's ns: by default) is named
 // by its local part, percent-decoded, so a KG exported by `stem kg export`
 // reads back with its original names; other IRIs are named by the whole
-// IRI, literals by their lexical form, as kg.ReadNTriples names them. A
+// IRI, literals by their lexical form (as kg.ReadNTriples names them). A
 // local name that is an opaque id (Config.IDs: Freebase's machine ids) is
 // named by its label instead (Config.Label, type.object.name), with the id
 // added when other entities share the label; an id with no label is a CVT,

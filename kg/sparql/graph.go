@@ -286,8 +286,8 @@ func (n *interner) id(name string, term Term) int32 {
 
 // nameOf returns the stem name of an RDF term: the local name under the
 // prefix (unescaped), a whole IRI outside it (with NamingRDF, any IRI's
-// kg.LocalName), "_:label" for a blank node, and the lexical form of a
-// literal (as kg.ReadNTriples names them).
+// kg.LocalName, as kg.ReadNTriples names an IRI without a label),
+// "_:label" for a blank node, and the lexical form of a literal.
 func (g *Graph) nameOf(t Term) string {
 	switch t.Type {
 	case "uri":
