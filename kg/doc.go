@@ -22,9 +22,15 @@
 //   - pipe: head|relation|tail, the MetaQA kb.txt format, e.g.
 //     "Kismet|directed_by|William Dieterle". Names are kept byte for byte
 //     and may contain spaces.
-//   - nt: N-Triples (W3C RDF 1.1). Subjects and predicates are IRIs (or
-//     blank nodes for subjects); objects may also be literals. IRIs become
-//     names without their angle brackets, blank nodes keep "_:label", and
+//   - nt: N-Triples (W3C RDF 1.1), any RDF KG (DBpedia, Wikidata, a
+//     Freebase subset, stem kg export's files). Subjects and predicates are
+//     IRIs (or blank nodes for subjects); objects may also be literals.
+//     Labels (rdfs:label, skos:prefLabel, schema:name, foaf:name,
+//     type.object.name; @en or untagged) name their IRIs, alternative
+//     labels (skos:altLabel, schema:alternateName, common.topic.alias)
+//     are aliases, and neither is an edge; an IRI without a label and
+//     every relation are named by the IRI's LocalName, percent-decoded
+//     (dbo:birthPlace is birthPlace). Blank nodes keep "_:label", and
 //     literals become their unescaped lexical form, with the language tag
 //     and datatype dropped, because answers are matched by text.
 //   - rog: JSON Lines as released with RoG (rmanluo/RoG-webqsp, RoG-cwq):
@@ -86,8 +92,9 @@
 // other becomes EntityIRI(base, name), base defaulting to Freebase's ns:
 // (FreebaseNS), with every character a SPARQL local name cannot hold
 // percent-encoded, so NameFromIRI gives the name back exactly. Each
-// entity also gets `<e> <NamePredicate> "name"@en .`. A SPARQL backend
-// names terms with NameFromIRI and looks names up through NamePredicate.
+// entity also gets `<e> <NamePredicate> "name"@en .`. Load reads the
+// file back as the same KG. A SPARQL backend names terms with NameFromIRI
+// and looks names up through NamePredicate.
 // NTriplesEncoder writes the same lines for triples streamed by name
 // (stem kg synth --out kg.nt), without a graph.
 //

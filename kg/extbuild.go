@@ -173,8 +173,9 @@ type extBuild struct {
 	norm               *partSet        // (Normalize(name), id) of every entity
 	outSort            *extsort.Sorter // (head, rel, tail, seq) of every triple
 
-	// Freebase (see extfreebase.go).
-	freebase    bool
+	// RDF with names (see extfreebase.go): a Freebase dump or N-Triples.
+	dialect     *rdfDialect
+	freebase    bool // the input is a Freebase dump
 	fb          FreebaseStats
 	key         []byte
 	labels      *partSet // name literals by literal
@@ -298,17 +299,21 @@ func (b *extBuild) read(in string) error {
 		err = scanDelimited(b.ctx, br, in, '\t', emit)
 	case FormatPipe:
 		err = scanDelimited(b.ctx, br, in, '|', emit)
-	case FormatNTriples:
-		err = scanNTriples(b.ctx, br, in, emit)
-	case FormatFreebase:
-		b.freebase = true
+	case FormatNTriples, FormatFreebase:
+		b.dialect, b.freebase = ntDialect, format == FormatFreebase
+		if b.freebase {
+			b.dialect = freebaseDialect
+		}
 		if b.labels, err = newPartSet(b.dir, "labels", dictPartBits, 4<<20); err != nil {
 			return err
 		}
 		if b.labelsByMid, err = newPartSet(b.dir, "labels-by-id", dictPartBits, 4<<20); err != nil {
 			return err
 		}
-		err = scanFreebase(b.ctx, br, in, &b.fb, emit, b.addLabel)
+		err = scanRDF(b.ctx, br, in, b.dialect, &b.fb, emit, b.addLabel)
+		if err == nil && b.freebase {
+			err = notDump(in, &b.fb)
+		}
 	case FormatSnapshot:
 		return fmt.Errorf("build %s: the input is a snapshot already", in)
 	default:
@@ -318,9 +323,9 @@ func (b *extBuild) read(in string) error {
 		return err
 	}
 	b.progress("read", st.Size(), st.Size())
-	if (b.ents.spilled() || b.freebase) && b.cur > 0 {
-		// Freebase's names are given while resolving, so its names are
-		// always spilled.
+	if (b.ents.spilled() || b.dialect != nil) && b.cur > 0 {
+		// RDF names are given while resolving, so they are always
+		// spilled.
 		if err := b.flushRun(); err != nil {
 			return err
 		}
@@ -389,7 +394,7 @@ func free() { debug.FreeOSMemory() }
 // and builds the hash indexes and the normalised-name index.
 func (b *extBuild) names() error {
 	partMem := int64(partShare * float64(b.mem))
-	if b.freebase {
+	if b.dialect != nil {
 		if err := b.countLabels(); err != nil {
 			return err
 		}
@@ -407,7 +412,7 @@ func (b *extBuild) names() error {
 			return err
 		}
 		b.nE, b.nR = b.ents.n, b.rels.n
-		if b.freebase {
+		if b.dialect != nil {
 			if err := b.mergeNamesakes(); err != nil {
 				return err
 			}
@@ -435,7 +440,7 @@ func (b *extBuild) names() error {
 	if err := b.normIndex(); err != nil {
 		return err
 	}
-	if b.freebase {
+	if b.dialect != nil {
 		return b.aliasSections()
 	}
 	return b.emptyAliases()

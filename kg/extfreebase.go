@@ -187,9 +187,9 @@ func (b *extBuild) freebaseNames() error {
 	}
 	b.aliasRaw = raw
 	b.ents.enter = func(p int) error { return labels.load(b.labelsByMid.files[p].name) }
-	b.ents.display = func(dst, key []byte) []byte { return freebaseDisplay(dst, key, &labels) }
+	b.ents.display = func(dst, key []byte) []byte { return b.dialect.display(dst, key, &labels) }
 	b.ents.defined = func(run, l uint32, key, shown []byte) error {
-		return freebaseAliases(key, shown, func(yield func([]byte) error) error { return labels.each(key, yield) }, func(alias []byte) error {
+		return b.dialect.aliases(key, shown, func(yield func([]byte) error) error { return labels.each(key, yield) }, func(alias []byte) error {
 			if err := raw.u32(run); err != nil {
 				return err
 			}

@@ -150,60 +150,22 @@ func appendLocal(dst, iri []byte) []byte {
 	if !ok || len(rest) == 0 {
 		return append(dst, iri...)
 	}
-	if bytes.IndexByte(rest, '%') < 0 {
-		return append(dst, rest...)
+	if out, ok := appendUnescaped(dst, rest); ok {
+		return out
 	}
-	start := len(dst)
-	for i := 0; i < len(rest); i++ {
-		c := rest[i]
-		if c != '%' {
-			dst = append(dst, c)
-			continue
-		}
-		if i+2 >= len(rest) {
-			return append(dst[:start], iri...)
-		}
-		hi, ok1 := unhex(rest[i+1])
-		lo, ok2 := unhex(rest[i+2])
-		if !ok1 || !ok2 {
-			return append(dst[:start], iri...)
-		}
-		dst = append(dst, hi<<4|lo)
-		i += 2
-	}
-	return dst
+	return append(dst, iri...)
 }
 
-// A Freebase term's key while reading: an IRI's name, or 0x00 and a
-// literal's lexical form, so that a literal never meets an IRI of the same
-// spelling before names are given (a literal "m.0abc" is not the entity
-// m.0abc). freebaseDisplay gives the final name.
+// A term's key while reading RDF: an IRI's key (rdfDialect.key), or 0x00
+// and a literal's lexical form, so that a literal never meets an IRI of
+// the same spelling before names are given (a literal "m.0abc" is not the
+// entity m.0abc). rdfDialect.display gives the final name.
 const literalMark = 0
 
-// freebaseLabels answers, for a machine id, its chosen name and how many
-// entities carry that name literal.
+// freebaseLabels answers, for a labelled term's key, its chosen name and
+// how many entities carry that name literal.
 type freebaseLabels interface {
 	label(mid []byte) (name []byte, carriers uint32, ok bool)
-}
-
-// freebaseDisplay returns the name of the term with key key (see
-// FormatFreebase), appended to dst.
-func freebaseDisplay(dst, key []byte, labels freebaseLabels) []byte {
-	if len(key) > 0 && key[0] == literalMark {
-		return append(dst, key[1:]...)
-	}
-	if IsFreebaseID(bytesView(key)) {
-		if name, n, ok := labels.label(key); ok && len(bytes.TrimSpace(name)) > 0 {
-			dst = append(dst, name...)
-			if n > 1 {
-				dst = append(dst, " ("...)
-				dst = append(dst, key...)
-				dst = append(dst, ')')
-			}
-			return dst
-		}
-	}
-	return append(dst, key...)
 }
 
 // betterLabel reports whether name literal a (tagged @en or not) is
@@ -215,11 +177,13 @@ func betterLabel(a []byte, aTagged bool, b []byte, bTagged bool) bool {
 	return bytes.Compare(a, b) < 0
 }
 
-// scanFreebase streams a Freebase dump: the lines FilterEnglishTriplets
-// keeps become edges (emitted with term keys, see literalMark) or names
-// (name: the machine id's key, the literal, whether it was @en, and
-// whether it was an alias).
-func scanFreebase(ctx context.Context, r io.Reader, file string, st *FreebaseStats,
+// scanRDF streams RDF lines as dialect d reads them: the edges go to edge
+// with term keys (see literalMark), the names and aliases in English or
+// untagged to name (the subject's key, the literal, whether it was @en,
+// and whether it was an alias). A Freebase dump's lines are first
+// filtered as FilterEnglishTriplets keeps them, and a kept line that does
+// not parse is counted and skipped; other N-Triples stop at a bad line.
+func scanRDF(ctx context.Context, r io.Reader, file string, d *rdfDialect, st *FreebaseStats,
 	edge func(h, rel, t []byte) error, name func(mid, lit []byte, tagged, alias bool) error) error {
 	lr := newLineReader(r, file)
 	var (
@@ -228,12 +192,21 @@ func scanFreebase(ctx context.Context, r io.Reader, file string, st *FreebaseSta
 	)
 	return lr.each(ctx, func(line []byte) error {
 		st.Lines++
-		line = bytes.TrimRight(line, " \t\r\n\v\f")
-		if !freebaseKeep(line) {
-			return nil
+		if d.freebase {
+			line = bytes.TrimRight(line, " \t\r\n\v\f")
+			if !freebaseKeep(line) {
+				return nil
+			}
+		}
+		ok, perr := p.parse(line)
+		if perr != nil && !d.freebase {
+			perr.Name, perr.Line = file, lr.line
+			return perr
+		}
+		if !d.freebase && !ok {
+			return nil // a blank or comment line
 		}
 		st.Kept++
-		ok, perr := p.parse(line)
 		if perr != nil || !ok {
 			st.Unparsable++
 			if st.FirstUnparsable == "" {
@@ -246,26 +219,25 @@ func scanFreebase(ctx context.Context, r io.Reader, file string, st *FreebaseSta
 			}
 			return nil
 		}
-		hk = appendLocal(hk[:0], p.term[0])
-		pred := bytesView(p.term[1])
-		if pred == NamePredicate || pred == fbAliasPredicate {
-			alias := pred == fbAliasPredicate
+		hk = d.key(hk[:0], p.term[0])
+		if kind := d.nameKind(bytesView(p.term[1])); kind != 0 {
+			alias := kind == 2
 			if alias {
 				st.Aliases++
 			} else {
 				st.Names++
 			}
-			if !p.lit {
-				return nil // a name that is an IRI: SPARQL's language filter drops it
+			if !p.lit || !english(p.lang) {
+				return nil // a name that is an IRI or in another language: SPARQL's language filter drops it
 			}
 			return name(hk, p.term[2], p.lang != nil, alias)
 		}
 		st.Edges++
-		rk = appendLocal(rk[:0], p.term[1])
+		rk = d.relation(rk[:0], p.term[1])
 		if p.lit {
 			tk = append(append(tk[:0], literalMark), p.term[2]...)
 		} else {
-			tk = appendLocal(tk[:0], p.term[2])
+			tk = d.key(tk[:0], p.term[2])
 		}
 		return edge(hk, rk, tk)
 	})
@@ -314,42 +286,30 @@ func (m *memLabels) label(mid []byte) ([]byte, uint32, bool) {
 	return []byte(b.name), uint32(m.carrier[labelKey{b.name, b.tagged}]), true
 }
 
-// freebaseAliases calls add with the aliases of the term with key key,
-// named shown: its machine id when it has a name of its own, and its
-// names and common.topic.alias values other than that name.
-func freebaseAliases(key, shown []byte, lits func(yield func(lit []byte) error) error, add func(alias []byte) error) error {
-	if !IsFreebaseID(bytesView(key)) {
-		return nil
-	}
-	if !bytes.Equal(key, shown) {
-		if err := add(key); err != nil {
-			return err
-		}
-	}
-	return lits(func(lit []byte) error {
-		if len(bytes.TrimSpace(lit)) == 0 || bytes.Equal(lit, shown) {
-			return nil
-		}
-		return add(lit)
-	})
-}
-
 // readFreebase reads a Freebase dump into memory (see FormatFreebase):
 // the edges with term keys first, then each key is given its name and the
 // triples are added again by name, in order, so that terms ending with
 // the same name merge. BuildSnapshot gives the same graph in bounded
 // memory.
 func readFreebase(ctx context.Context, r io.Reader, file string) (*Graph, *FreebaseStats, error) {
+	return readRDF(ctx, r, file, freebaseDialect)
+}
+
+// readRDF reads RDF lines as dialect d names them, into memory.
+func readRDF(ctx context.Context, r io.Reader, file string, d *rdfDialect) (*Graph, *FreebaseStats, error) {
 	st := &FreebaseStats{}
 	raw := NewBuilder()
 	labels := &memLabels{best: map[string]labelChoice{}, carrier: map[labelKey]int{}, seen: map[[2]string]bool{}, all: map[string][]string{}}
-	err := scanFreebase(ctx, r, file, st, func(h, rel, t []byte) error {
+	err := scanRDF(ctx, r, file, d, st, func(h, rel, t []byte) error {
 		raw.addBytes(h, rel, t)
 		return nil
 	}, func(mid, lit []byte, tagged, alias bool) error {
 		labels.add(mid, lit, tagged, alias)
 		return nil
 	})
+	if err == nil && d.freebase {
+		err = notDump(file, st)
+	}
 	if err != nil {
 		return nil, st, err
 	}
@@ -360,7 +320,7 @@ func readFreebase(ctx context.Context, r io.Reader, file string) (*Graph, *Freeb
 	names := make([]string, rg.NumEntities())
 	var buf []byte
 	for i := range names {
-		buf = freebaseDisplay(buf[:0], stringBytes(rg.EntityName(int32(i))), labels)
+		buf = d.display(buf[:0], stringBytes(rg.EntityName(int32(i))), labels)
 		names[i] = string(buf)
 	}
 	b := NewBuilder()
@@ -385,13 +345,26 @@ func readFreebase(ctx context.Context, r io.Reader, file string) (*Graph, *Freeb
 			}
 			return nil
 		}
-		freebaseAliases(stringBytes(key), stringBytes(shown), lits, func(alias []byte) error {
+		d.aliases(stringBytes(key), stringBytes(shown), lits, func(alias []byte) error {
 			entries = append(entries, aliasEntry{id, string(alias)})
 			return nil
 		})
 	}
 	g.alias = newAliasIndex(entries)
 	return g, st, nil
+}
+
+// notDump is the error for an input read as a Freebase dump of which
+// FilterEnglishTriplets keeps no line, though it has lines: N-Triples
+// such as stem kg export writes, whose subjects are not machine ids, once
+// gave "knowledge graph has no triples". nil when a line was kept or the
+// input is empty.
+func notDump(file string, st *FreebaseStats) error {
+	if st.Kept > 0 || st.Lines == 0 {
+		return nil
+	}
+	return fmt.Errorf("load %s: %w: none of its %d lines is in a Freebase dump's shape (four tab-separated fields, the subject a machine id under %s, as FilterEnglishTriplets.py keeps them): read N-Triples, such as stem kg export writes, with --format nt",
+		file, ErrUnknownFormat, st.Lines, FreebaseNS)
 }
 
 // looksFreebase reports whether a first data line is in the dump's own

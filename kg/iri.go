@@ -93,9 +93,10 @@ func safeLocal(r rune, size int, first, last bool) bool {
 
 // NameFromIRI inverts EntityIRI: the name an IRI under base stands for,
 // its local part with %XX escapes decoded. ok is false for an IRI outside
-// base or with a broken escape; such an IRI names itself, as
-// ReadNTriples names it. An IRI under base that was a name of its own
-// (IsIRI) reads back as its local part: the two namings share base.
+// base or with a broken escape; such an IRI names itself, as the SPARQL
+// backend names it (ReadNTriples names an IRI by its label, else its
+// LocalName). An IRI under base that was a name of its own (IsIRI) reads
+// back as its local part: the two namings share base.
 func NameFromIRI(base, iri string) (name string, ok bool) {
 	rest, ok := strings.CutPrefix(iri, base)
 	if !ok {
@@ -104,23 +105,9 @@ func NameFromIRI(base, iri string) (name string, ok bool) {
 	if strings.IndexByte(rest, '%') < 0 {
 		return rest, true
 	}
-	b := make([]byte, 0, len(rest))
-	for i := 0; i < len(rest); i++ {
-		c := rest[i]
-		if c != '%' {
-			b = append(b, c)
-			continue
-		}
-		if i+2 >= len(rest) {
-			return "", false
-		}
-		hi, ok1 := unhex(rest[i+1])
-		lo, ok2 := unhex(rest[i+2])
-		if !ok1 || !ok2 {
-			return "", false
-		}
-		b = append(b, hi<<4|lo)
-		i += 2
+	b, ok := appendUnescaped(make([]byte, 0, len(rest)), []byte(rest))
+	if !ok {
+		return "", false
 	}
 	return string(b), true
 }
@@ -204,18 +191,25 @@ func WriteNTriples(ctx context.Context, w io.Writer, g Reader, base string) (int
 		nw.line(ents[t.Head], rels[t.Rel], ents[t.Tail], false)
 	}
 	for i, iri := range ents {
-		if name := g.EntityName(int32(i)); !IsFreebaseID(name) {
+		if name := g.EntityName(int32(i)); named(name) {
 			nw.line(iri, NamePredicate, name, true)
 		}
 	}
 	return nw.n, nw.flush()
 }
 
+// named reports whether WriteNTriples writes a name triple for an entity
+// named name: not for a CVT (IsFreebaseID), and not for a name that is
+// not valid UTF-8, which a literal cannot hold but its IRI does (its
+// escapes decode to the very bytes, see ReadNTriples).
+func named(name string) bool { return !IsFreebaseID(name) && utf8.ValidString(name) }
+
 // ntWriter writes N-Triples lines.
 type ntWriter struct {
 	bw   *bufio.Writer
 	base string
 	n    int
+	sep  byte // between the terms: ' ', or '\t' in Freebase's shape
 }
 
 func newNTWriter(w io.Writer, base string) (*ntWriter, error) {
@@ -225,25 +219,31 @@ func newNTWriter(w io.Writer, base string) (*ntWriter, error) {
 	if !IsIRI(base) {
 		return nil, fmt.Errorf("write N-Triples: base %q is not an absolute IRI", base)
 	}
-	return &ntWriter{bw: bufio.NewWriterSize(w, 1<<16), base: base}, nil
+	return &ntWriter{bw: bufio.NewWriterSize(w, 1<<16), base: base, sep: ' '}, nil
 }
 
-// line writes <s> <p> <o> ., or <s> <p> "o"@en . when lit.
+// line writes <s> <p> <o> ., or <s> <p> "o"@en . when lit, the terms
+// separated by nw.sep.
 func (nw *ntWriter) line(s, p, o string, lit bool) {
 	bw := nw.bw
 	bw.WriteByte('<')
 	bw.WriteString(s)
-	bw.WriteString("> <")
+	bw.WriteByte('>')
+	bw.WriteByte(nw.sep)
+	bw.WriteByte('<')
 	bw.WriteString(p)
+	bw.WriteByte('>')
+	bw.WriteByte(nw.sep)
 	if lit {
-		bw.WriteString("> ")
 		writeLiteral(bw, o)
-		bw.WriteString("@en .\n")
+		bw.WriteString("@en")
 	} else {
-		bw.WriteString("> <")
+		bw.WriteByte('<')
 		bw.WriteString(o)
-		bw.WriteString("> .\n")
+		bw.WriteByte('>')
 	}
+	bw.WriteByte(nw.sep)
+	bw.WriteString(".\n")
 	nw.n++
 }
 
@@ -281,7 +281,7 @@ func (e *NTriplesEncoder) Add(head, rel, tail string) {
 	for _, x := range [][2]string{{head, h}, {tail, t}} {
 		if !e.named[x[0]] {
 			e.named[x[0]] = true
-			if !IsFreebaseID(x[0]) {
+			if named(x[0]) {
 				e.nw.line(x[1], NamePredicate, x[0], true)
 			}
 		}

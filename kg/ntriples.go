@@ -9,38 +9,40 @@ import (
 
 // ReadNTriples reads an N-Triples file: one "subject predicate object ." per
 // line, subjects IRIs or blank nodes, predicates IRIs, objects IRIs, blank
-// nodes or literals. Entity and relation names are the IRIs without angle
-// brackets ("http://dbpedia.org/resource/Paris"), blank nodes keep their
-// "_:label" form, and literals become their unescaped lexical form: the
-// language tag and datatype are dropped, because question answering
-// matches answers by their text ("1961-08-04", not
-// "1961-08-04"^^xsd:date). Comment lines (#) and blank lines are skipped.
-// Escapes \t \b \n \r \f \" \' \\ \uXXXX \UXXXXXXXX are decoded; a UTF-16
-// surrogate pair written as two \u escapes is joined.
+// nodes or literals. It reads any RDF KG (DBpedia, Wikidata, a Freebase
+// subset, what stem kg export writes) with names a question can use:
+//
+//   - Name triples are not edges: the literals of LabelPredicates
+//     (rdfs:label, skos:prefLabel, schema:name, foaf:name, Freebase's
+//     type.object.name) name their subject, those of AliasPredicates
+//     (skos:altLabel, schema:alternateName, common.topic.alias) are its
+//     aliases. Only names untagged or tagged @en count, as over SPARQL;
+//     a name in another language, or one that is an IRI, is dropped.
+//   - An IRI is named by its label (the @en one before an untagged one,
+//     the least in code-point order among several), with its LocalName
+//     added, "Paris (Paris,_Texas)", when other entities carry the same
+//     label; its other labels and aliases are aliases. An IRI with no
+//     label is named by its LocalName, percent-decoded, so a KG stem kg
+//     export wrote reads back with its names exactly.
+//   - A relation is its predicate's LocalName (dbo:birthPlace is
+//     birthPlace, ns:people.person.nationality people.person.nationality).
+//   - A blank node keeps its "_:label" form, a literal its unescaped
+//     lexical form: the language tag and datatype are dropped, because
+//     question answering matches answers by their text ("1961-08-04", not
+//     "1961-08-04"^^xsd:date).
+//
+// Terms whose names coincide are one entity (a literal "Paris" and the
+// entity labelled Paris; two IRIs ending in the same local name). Comment
+// lines (#) and blank lines are skipped. Escapes \t \b \n \r \f \" \' \\
+// \uXXXX \UXXXXXXXX are decoded; a UTF-16 surrogate pair written as two
+// \u escapes is joined.
 func ReadNTriples(r io.Reader, name string) (*Graph, error) {
 	return readNTriples(context.Background(), r, name)
 }
 
 func readNTriples(ctx context.Context, r io.Reader, name string) (*Graph, error) {
-	return buildFrom(name, func(emit func(h, rel, t []byte) error) error { return scanNTriples(ctx, r, name, emit) })
-}
-
-// scanNTriples streams the triples of an N-Triples input to emit, named
-// as ReadNTriples names them; the slices are valid only during the call.
-func scanNTriples(ctx context.Context, r io.Reader, name string, emit func(h, rel, t []byte) error) error {
-	lr := newLineReader(r, name)
-	var p ntParser
-	return lr.each(ctx, func(line []byte) error {
-		ok, perr := p.parse(line)
-		if perr != nil {
-			perr.Name, perr.Line = name, lr.line
-			return perr
-		}
-		if !ok {
-			return nil
-		}
-		return emit(p.term[0], p.term[1], p.term[2])
-	})
+	g, _, err := readRDF(ctx, r, name, ntDialect)
+	return g, err
 }
 
 // ntParser parses one line at a time into three reusable term buffers.

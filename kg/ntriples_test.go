@@ -16,27 +16,37 @@ func TestReadNTriples(t *testing.T) {
 		errMsg  string
 	}{
 		{name: "IRIs", in: "<http://dbpedia.org/resource/Barack_Obama> <http://dbpedia.org/ontology/birthPlace> <http://dbpedia.org/resource/Honolulu> .\n",
-			want: []string{"http://dbpedia.org/resource/Barack_Obama|http://dbpedia.org/ontology/birthPlace|http://dbpedia.org/resource/Honolulu"}},
+			want: []string{"Barack_Obama|birthPlace|Honolulu"}},
 		{name: "comments, blank lines, CRLF, tabs, no space before dot",
 			in:   "# a comment\n\n\t<http://a>\t<http://p>\t<http://b>.\r\n   # indented comment\n<http://a> <http://p> <http://c> . # trailing comment\n",
-			want: []string{"http://a|http://p|http://b", "http://a|http://p|http://c"}},
+			want: []string{"a|p|b", "a|p|c"}},
 		{name: "blank nodes", in: "_:b0 <http://p> _:b1 .\n_:b1 <http://p> _:x.y.\n",
-			want: []string{"_:b0|http://p|_:b1", "_:b1|http://p|_:x.y"}},
+			want: []string{"_:b0|p|_:b1", "_:b1|p|_:x.y"}},
 		{name: "literals: lang and datatype dropped",
 			in: `<http://a> <http://name> "Barack Obama"@en .` + "\n" +
 				`<http://a> <http://born> "1961-08-04"^^<http://www.w3.org/2001/XMLSchema#date> .` + "\n" +
 				`<http://a> <http://name> "Барак Обама"@ru-Cyrl-1 .` + "\n",
-			want: []string{"http://a|http://name|Barack Obama", "http://a|http://born|1961-08-04", "http://a|http://name|Барак Обама"}},
+			want: []string{"a|name|Barack Obama", "a|born|1961-08-04", "a|name|Барак Обама"}},
 		{name: "escapes",
 			in: `<http://a> <http://p> "tab\there \"q\" back\\slash \u00E9 \U0001F600 \uD83D\uDE00 nl\n cr\r \b\f\'" .` + "\n" +
 				`<http://a\u00E9> <http://p> <http://x> .` + "\n",
-			want: []string{"http://a|http://p|tab\there \"q\" back\\slash é 😀 😀 nl\n cr\r \b\f'", "http://aé|http://p|http://x"}},
+			want: []string{"a|p|tab\there \"q\" back\\slash é 😀 😀 nl\n cr\r \b\f'", "aé|p|x"}},
 		{name: "literal with # and dot inside", in: `<http://a> <http://p> "a # b ." .` + "\n",
-			want: []string{"http://a|http://p|a # b ."}},
+			want: []string{"a|p|a # b ."}},
 		{name: "same text as IRI and literal are one entity",
 			in:   "<http://a> <http://p> \"x\" .\n<http://b> <http://p> \"x\"@en .\n",
-			want: []string{"http://a|http://p|x", "http://b|http://p|x"}},
+			want: []string{"a|p|x", "b|p|x"}},
 
+		{name: "labels name IRIs, local names the rest, name triples are no edges",
+			in: "<http://dbpedia.org/resource/Barack_Obama> <http://dbpedia.org/ontology/birthPlace> <http://dbpedia.org/resource/Honolulu> .\n" +
+				"<http://dbpedia.org/resource/Barack_Obama> <http://www.w3.org/2000/01/rdf-schema#label> \"Barack Obama\"@en .\n" +
+				"<http://dbpedia.org/resource/Barack_Obama> <http://www.w3.org/2000/01/rdf-schema#label> \"Барак Обама\"@ru .\n" +
+				"<http://dbpedia.org/resource/Barack_Obama> <http://www.w3.org/2004/02/skos/core#altLabel> \"Obama\"@en .\n" +
+				"<http://dbpedia.org/resource/Honolulu> <http://schema.org/name> <http://dbpedia.org/resource/Name> .\n",
+			want: []string{"Barack Obama|birthPlace|Honolulu"}},
+		{name: "percent escapes and fragments",
+			in:   "<http://example.org/kb/AC%2FDC> <http://example.org/onto#genre> <urn:x:Hard%20rock> .\n<http://example.org/> <http://example.org/onto#genre> <http://example.org/kb/bad%zz> .\n",
+			want: []string{"AC/DC|genre|Hard rock", "http://example.org/|genre|bad%zz"}},
 		{name: "literal subject", in: `"x" <http://p> <http://b> .`, wantErr: ErrSyntax, errMsg: "kb.nt:1: syntax error: a literal cannot be a subject (column 1)"},
 		{name: "unterminated IRI", in: "<http://a> <http://p <http://b> .\n", wantErr: ErrSyntax, errMsg: "kb.nt:1: syntax error: invalid character ' ' in IRI (column 21)"},
 		{name: "unterminated IRI at end", in: "<http://a> <http://p> <http://b", wantErr: ErrSyntax, errMsg: "kb.nt:1: syntax error: unterminated IRI (no closing '>') (column 23)"},

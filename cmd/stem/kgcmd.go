@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -153,10 +154,17 @@ func kgCommand() *cli.Command {
 					"atomically) or standard output. Names become IRIs under --base-iri with the\n" +
 					"characters an IRI local name cannot hold percent-encoded (\"AC/DC\" is\n" +
 					"ns:AC%2FDC); names that are IRIs already are kept; every entity also gets\n" +
-					"<e> <" + kg.NamePredicate + "> \"name\"@en.\n\n" +
+					"<e> <" + kg.NamePredicate + "> \"name\"@en. stem kg build and every command that\n" +
+					"reads N-Triples read the file back as the same KG: the same names (the labels) and\n" +
+					"relations (their IRIs' local names, percent-decoded).\n\n" +
+					"--format freebase writes the shape of Google's Freebase dump instead (four tab-separated\n" +
+					"fields a line, each named entity a machine id of its own, m.0s..., named by\n" +
+					"type.object.name; CVTs keep their ids), which --format freebase reads back as the same\n" +
+					"KG, and a SPARQL store serves as it serves Freebase; a name such a dump cannot carry\n" +
+					"(one starting with '/', blank, not UTF-8) is an error. --base-iri does not apply.\n\n" +
 					"Example: stem kg export --out 3H.nt ../shared/data/pathquestion/3H-kb.txt",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "format", Value: "nt", Usage: "output format: nt (N-Triples, the only one so far)"},
+					&cli.StringFlag{Name: "format", Value: "nt", Usage: "output format: nt (N-Triples) or freebase (N-Triples in the shape of Freebase's dump)"},
 					&cli.StringFlag{Name: "in-format", Value: "auto", Usage: "input format: auto, tsv, pipe, nt, freebase, snapshot (what --format means to the other kg commands)"},
 					&cli.StringFlag{Name: "base-iri", Value: kg.FreebaseNS, Usage: "namespace the names are put under"},
 					&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "N-Triples file to write (default: standard output)"},
@@ -167,8 +175,15 @@ func kgCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					if f := c.String("format"); f != "nt" {
-						return fmt.Errorf("kg export: --format %q: only nt (N-Triples) is written", f)
+					format := c.String("format")
+					if format != "nt" && format != "freebase" {
+						return fmt.Errorf("kg export: --format %q: nt (N-Triples) or freebase (Freebase's dump shape) is written", format)
+					}
+					write := func(ctx context.Context, w io.Writer, g kg.Reader) (int, error) {
+						if format == "freebase" {
+							return kg.WriteFreebase(ctx, w, g)
+						}
+						return kg.WriteNTriples(ctx, w, g, c.String("base-iri"))
 					}
 					if base := c.String("base-iri"); !kg.IsIRI(base) {
 						return fmt.Errorf("kg export: --base-iri %q is not an absolute IRI (e.g. %s)", base, kg.FreebaseNS)
@@ -192,12 +207,12 @@ func kgCommand() *cli.Command {
 						return err
 					}
 					if out == "" {
-						_, err := kg.WriteNTriples(c.Context, c.App.Writer, g, c.String("base-iri"))
+						_, err := write(c.Context, c.App.Writer, g)
 						return err
 					}
 					var n int
 					if err := atomicfile.Write(out, 0o644, func(w io.Writer) error {
-						n, err = kg.WriteNTriples(c.Context, w, g, c.String("base-iri"))
+						n, err = write(c.Context, w, g)
 						return err
 					}); err != nil {
 						return err

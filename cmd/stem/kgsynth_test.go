@@ -76,8 +76,8 @@ func TestKGOutputNames(t *testing.T) {
 			t.Fatalf("kg build %s: %v", f, err)
 		}
 	}
-	// The same triples, named as stem kg export names them, with a
-	// type.object.name line per named entity.
+	// The same KG: the N-Triples name their entities as stem kg export
+	// does, and read back with the TSV's names.
 	a, err := kg.Load(context.Background(), tsv, kg.FormatAuto)
 	if err != nil {
 		t.Fatal(err)
@@ -86,24 +86,22 @@ func TestKGOutputNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[[3]string]bool{}
-	for i := range a.NumTriples() {
-		tr := a.Triple(int32(i))
-		want[[3]string{kg.TermIRI(kg.FreebaseNS, a.EntityName(tr.Head)), kg.TermIRI(kg.FreebaseNS, a.RelationName(tr.Rel)), kg.TermIRI(kg.FreebaseNS, a.EntityName(tr.Tail))}] = true
-	}
-	got := 0
-	for i := range b.NumTriples() {
-		tr := b.Triple(int32(i))
-		if b.RelationName(tr.Rel) == kg.NamePredicate {
-			continue
+	namedTriples := func(g *kg.Graph) map[[3]string]bool {
+		out := map[[3]string]bool{}
+		for i := range g.NumTriples() {
+			tr := g.Triple(int32(i))
+			out[[3]string{g.EntityName(tr.Head), g.RelationName(tr.Rel), g.EntityName(tr.Tail)}] = true
 		}
-		got++
-		if x := [3]string{b.EntityName(tr.Head), b.RelationName(tr.Rel), b.EntityName(tr.Tail)}; !want[x] {
+		return out
+	}
+	want, got := namedTriples(a), namedTriples(b)
+	for x := range got {
+		if !want[x] {
 			t.Fatalf("the N-Triples hold %v, which the TSV does not", x)
 		}
 	}
-	if got != len(want) {
-		t.Errorf("%d triples in the N-Triples, %d in the TSV", got, len(want))
+	if len(got) != len(want) || a.NumEntities() != b.NumEntities() {
+		t.Errorf("%d triples and %d entities in the N-Triples, %d and %d in the TSV", len(got), b.NumEntities(), len(want), a.NumEntities())
 	}
 	for _, c := range [][]string{
 		{"kg", "synth", "--triples", "10", "--out", filepath.Join(dir, "x.kg")},

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stem-kgqa/stem/demo"
+	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models/wordvec"
 )
 
@@ -215,13 +216,31 @@ func TestKGExport(t *testing.T) {
 	if !strings.Contains(out, "5 lines (2 triples, 3 entity names)") {
 		t.Errorf("export --out printed %q", out)
 	}
-	// The file is N-Triples stem reads: 2 triples + 3 names.
+	// The file is N-Triples stem reads back: 2 triples between 3
+	// entities, the names being labels, not edges.
 	out, _, err = run(t, "kg", "stats", nt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if flat := strings.Join(strings.Fields(out), " "); !strings.Contains(flat, "triples 5") {
+	if flat := strings.Join(strings.Fields(out), " "); !strings.Contains(flat, "entities 3 relations 2 triples 2") {
 		t.Errorf("stats of the export:\n%s", out)
+	}
+	// In Freebase's shape, read back as a Freebase dump and built into a
+	// snapshot: the same KG.
+	fb := filepath.Join(t.TempDir(), "fb.nt")
+	if _, _, err := run(t, "kg", "export", "--format", "freebase", "--out", fb, in); err != nil {
+		t.Fatal(err)
+	}
+	snap := filepath.Join(t.TempDir(), "fb.stemkg")
+	if _, _, err := run(t, "kg", "build", "--format", "freebase", "--out", snap, fb); err != nil {
+		t.Fatal(err)
+	}
+	back, err := kg.Load(context.Background(), snap, kg.FormatAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, ok := back.Entity("AC/DC"); !ok || back.NumTriples() != 2 || back.NumEntities() != 3 || len(back.Out(h)) != 2 {
+		t.Errorf("the Freebase-shaped export read back: %d triples, %d entities, AC/DC %v", back.NumTriples(), back.NumEntities(), ok)
 	}
 
 	tests := []struct {

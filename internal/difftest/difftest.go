@@ -14,6 +14,7 @@ package difftest
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"embed"
 	"encoding/json"
@@ -83,12 +84,14 @@ var relations = []string{
 	"location.country.capital", "common.topic.notable_types", "book.author.works_written", "sports.team.roster",
 }
 
-// names are the named entities drawn from: several scripts, and
-// namesakes that normalise alike (kg.Normalize).
+// names are the named entities drawn from: several scripts, namesakes
+// that normalise alike (kg.Normalize), and names that every KG form must
+// carry through escapes (quotes, percent signs, backslashes, an IRI).
 var names = []string{
 	"Paris", "New York", "new-york", "NEW YORK", "China", "Thailand", "James_Ma", "Li Wei", "Zürich", "Ångström",
 	"東京", "Москва", "O'Brien", "AC/DC", "Nolan", "Inception", "Drama", "United States", "Bangkok", "Hanoi",
 	"Maria", "Jose", "José", "Jr.", "1999", "Song of China", "Alpha", "Beta", "Gamma", "Delta",
+	`100% "real"`, "Paris, Texas", `back\slash`, "http://example.org/Zed",
 }
 
 // Generate draws a case from seed: a KG of 20 to 150 triples with each
@@ -434,7 +437,9 @@ func (c Case) TSV() string {
 }
 
 // The in-memory backends: the KG read from its TSV file, its snapshot,
-// the same triples numbered in reverse, and each question's
+// the same triples numbered in reverse, its N-Triples export read back,
+// the snapshot kg build makes of that export gzipped, the KG written in
+// Freebase's shape and read as a Freebase dump, and each question's
 // neighbourhood fetched from the file's graph, as a SPARQL endpoint is
 // answered.
 var (
@@ -459,6 +464,39 @@ var (
 		}
 		return b.Build()
 	}}
+	NTriples = Backend{"N-Triples", func(c Case) (kg.Reader, error) {
+		g, err := kg.ReadTSV(strings.NewReader(c.TSV()), "case.tsv")
+		if err != nil {
+			return nil, err
+		}
+		var b bytes.Buffer
+		if _, err := kg.WriteNTriples(context.Background(), &b, g, ""); err != nil {
+			return nil, err
+		}
+		return kg.ReadNTriples(&b, "case.nt")
+	}}
+	Freebase = Backend{"Freebase's shape", func(c Case) (kg.Reader, error) {
+		g, err := kg.ReadTSV(strings.NewReader(c.TSV()), "case.tsv")
+		if err != nil {
+			return nil, err
+		}
+		var b bytes.Buffer
+		if _, err := kg.WriteFreebase(context.Background(), &b, g); err != nil {
+			return nil, err
+		}
+		return kg.LoadReader(context.Background(), &b, "case.nt", kg.FormatFreebase)
+	}}
+	Built = Backend{"kg build of .nt.gz", func(c Case) (kg.Reader, error) {
+		g, err := kg.ReadTSV(strings.NewReader(c.TSV()), "case.tsv")
+		if err != nil {
+			return nil, err
+		}
+		forms, err := Forms(context.Background(), g, "", []string{"kg build kg.nt.gz"}, 0)
+		if err != nil {
+			return nil, err
+		}
+		return forms["kg build kg.nt.gz"], nil
+	}}
 	Neighbourhoods = Backend{"neighbourhoods", func(c Case) (kg.Reader, error) {
 		g, err := kg.ReadTSV(strings.NewReader(c.TSV()), "case.tsv")
 		if err != nil {
@@ -467,6 +505,67 @@ var (
 		return Fetching{g}, nil
 	}}
 )
+
+// FormNames are the forms Forms writes a KG in and reads it back from.
+var FormNames = []string{"kg.tsv", "kg.nt", "kg.nt.gz", "freebase.nt", "kg.stemkg", "kg build kg.tsv", "kg build kg.nt.gz", "kg build freebase.nt"}
+
+// Forms writes g in the forms stem writes, in a scratch folder under dir
+// ("" for the system's), and reads each back as stem reads it: a TSV
+// file, N-Triples, gzipped N-Triples, Freebase's dump shape
+// (kg.WriteFreebase), a snapshot, and the snapshots kg build makes of
+// the TSV, the gzipped N-Triples and the Freebase-shaped file. want names
+// the forms to make (FormNames when nil); kg build holds buildMemory
+// bytes (kg.MinBuildMemory when 0, which spills a KG's names beyond a few
+// thousand). The scratch folder is removed.
+func Forms(ctx context.Context, g *kg.Graph, dir string, want []string, buildMemory int64) (map[string]*kg.Graph, error) {
+	if want == nil {
+		want = FormNames
+	}
+	tmp, err := os.MkdirTemp(dir, "forms-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	var tsv, nt, fb, snap, gz bytes.Buffer
+	if _, err := kg.WriteTSV(ctx, &tsv, g); err != nil {
+		return nil, err
+	}
+	if _, err := kg.WriteFreebase(ctx, &fb, g); err != nil {
+		return nil, err
+	}
+	if _, err := kg.WriteNTriples(ctx, &nt, g, ""); err != nil {
+		return nil, err
+	}
+	if err := kg.EncodeSnapshot(&snap, g); err != nil {
+		return nil, err
+	}
+	zw := gzip.NewWriter(&gz)
+	zw.Write(nt.Bytes())
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	for name, data := range map[string][]byte{"kg.tsv": tsv.Bytes(), "kg.nt": nt.Bytes(), "kg.nt.gz": gz.Bytes(), "freebase.nt": fb.Bytes(), "kg.stemkg": snap.Bytes()} {
+		if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	out := map[string]*kg.Graph{}
+	for _, form := range want {
+		path := filepath.Join(tmp, form)
+		if in, ok := strings.CutPrefix(form, "kg build "); ok {
+			path = filepath.Join(tmp, in+".stemkg")
+			if _, err := kg.BuildSnapshot(ctx, filepath.Join(tmp, in), path, kg.BuildOptions{MaxMemory: max(buildMemory, kg.MinBuildMemory)}); err != nil {
+				return nil, fmt.Errorf("difftest: %s: %w", form, err)
+			}
+		}
+		back, err := kg.Load(ctx, path, kg.FormatAuto)
+		if err != nil {
+			return nil, fmt.Errorf("difftest: read %s: %w", form, err)
+		}
+		out[form] = back
+	}
+	return out, nil
+}
 
 // Fetching answers over an in-memory KG as over an endpoint: each
 // question over its neighbourhood (kg.Neighbourhood).

@@ -14,13 +14,22 @@
 // Names: an IRI under Config.Prefix (Freebase's ns: by default) is named
 // by its local part, percent-decoded, so a KG exported by `stem kg export`
 // reads back with its original names; other IRIs are named by the whole
-// IRI, literals by their lexical form, as kg.ReadNTriples names them. A
+// IRI, literals by their lexical form (as kg.ReadNTriples names them). A
 // local name that is an opaque id (Config.IDs: Freebase's machine ids) is
 // named by its label instead (Config.Label, type.object.name), with the id
 // added when other entities share the label; an id with no label is a CVT,
 // which Neighbourhood walks through. The name predicates
-// (type.object.name, common.topic.alias, rdfs:label) are read for name
-// lookup and are not edges.
+// (kg.LabelPredicates and kg.AliasPredicates: type.object.name,
+// common.topic.alias, rdfs:label, skos:prefLabel, skos:altLabel,
+// schema:name, schema:alternateName, foaf:name) are read for name lookup
+// and are not edges.
+//
+// Any other RDF KG (DBpedia, Wikidata) is read with Config.Naming
+// NamingRDF (--kg-naming rdf), as kg.ReadNTriples reads the same file:
+// every IRI named by its label under kg.LabelPredicates ("label (local
+// name)" among namesakes), else by its kg.LocalName, and relations by
+// their local names (dbo:birthPlace is birthPlace), found again by those
+// names among the endpoint's predicates.
 //
 // Cost: a question's graph is fetched by Graph.Neighbourhood one hop at a
 // time: per hop and direction, one COUNT query per batch of entities (the

@@ -290,17 +290,7 @@ func testFreebaseDumpMatchesEndpoint(t *testing.T, e *engine) {
 		if strings.HasPrefix(name, "2010") || strings.HasPrefix(name, "Your mind") {
 			continue // literals: no walk starts at them over SPARQL
 		}
-		want, err := kg.Neighbourhood(ctx, mem, []string{name}, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := g.Neighbourhood(ctx, []string{name}, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a, b := sorted(triplesOf(got)), sorted(triplesOf(want)); fmt.Sprint(a) != fmt.Sprint(b) {
-			t.Errorf("around %q:\nover SPARQL %q\nfrom the dump %q", name, a, b)
-		}
+		sameNeighbourhood(t, g, mem, name)
 	}
 	for _, name := range []string{"m.0nolan", "m.0film", "Paris (m.0paris2)"} {
 		mid, ok1 := mem.Entity(name)
@@ -310,21 +300,46 @@ func testFreebaseDumpMatchesEndpoint(t *testing.T, e *engine) {
 		}
 	}
 	for _, q := range []string{"paris", "chris nolan"} {
-		found, err := g.LookupNames(ctx, []string{q})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var a, b []string
-		for _, id := range found[q] {
-			a = append(a, g.EntityName(id))
-		}
-		for _, id := range mem.EntitiesByNorm(q) {
-			b = append(b, mem.EntityName(id))
-		}
-		slices.Sort(a)
-		slices.Sort(b)
-		if !slices.Equal(a, b) || len(a) == 0 {
-			t.Errorf("names matching %q: over SPARQL %q, from the dump %q", q, a, b)
-		}
+		sameLookup(t, g, mem, q)
+	}
+}
+
+// sameNeighbourhood fails t unless the entity named name has the same
+// neighbourhood of one hop, as named triples, over SPARQL as in memory.
+func sameNeighbourhood(t *testing.T, g *sparql.Graph, mem *kg.Graph, name string) {
+	t.Helper()
+	ctx := context.Background()
+	want, err := kg.Neighbourhood(ctx, mem, []string{name}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := g.Neighbourhood(ctx, []string{name}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := sorted(triplesOf(got)), sorted(triplesOf(want)); fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Errorf("around %q:\nover SPARQL %q\nin memory   %q", name, a, b)
+	}
+}
+
+// sameLookup fails t unless name lookup (LookupNames) finds the entities
+// over SPARQL that EntitiesByNorm finds in memory, and some.
+func sameLookup(t *testing.T, g *sparql.Graph, mem *kg.Graph, q string) {
+	t.Helper()
+	found, err := g.LookupNames(context.Background(), []string{q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b []string
+	for _, id := range found[q] {
+		a = append(a, g.EntityName(id))
+	}
+	for _, id := range mem.EntitiesByNorm(q) {
+		b = append(b, mem.EntityName(id))
+	}
+	slices.Sort(a)
+	slices.Sort(b)
+	if !slices.Equal(a, b) || len(a) == 0 {
+		t.Errorf("names matching %q: over SPARQL %q, in memory %q", q, a, b)
 	}
 }

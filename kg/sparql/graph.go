@@ -32,6 +32,12 @@ const (
 	DefaultConcurrency = 4
 )
 
+// The values of Config.Naming.
+const (
+	NamingFreebase = "freebase" // local names under Prefix, opaque ids by their Label
+	NamingRDF      = "rdf"      // labels, else local names, as kg.ReadNTriples names terms
+)
+
 // Config says where the endpoint is and how to read it.
 type Config struct {
 	// Endpoint is the SPARQL 1.1 query URL (http://host:8890/sparql).
@@ -43,8 +49,10 @@ type Config struct {
 	// whole IRI. Default kg.FreebaseNS.
 	Prefix string
 	// Names are the predicates that hold an entity's names. They are
-	// used for name lookup and are not edges. Default: Freebase's
-	// type.object.name and common.topic.alias, and rdfs:label.
+	// used for name lookup and are not edges. Default: kg.LabelPredicates
+	// and kg.AliasPredicates (Freebase's type.object.name and
+	// common.topic.alias, rdfs:label, skos:prefLabel, skos:altLabel,
+	// schema:name, schema:alternateName, foaf:name).
 	Names []string
 	// Lang is the language tag of the names looked up ("" for any).
 	// Default "en".
@@ -87,6 +95,14 @@ type Config struct {
 	// whose IRI is an opaque id (default kg.NamePredicate, Freebase's
 	// type.object.name).
 	Label string
+	// Naming says how terms are named: NamingFreebase (the default: the
+	// rules above) or NamingRDF, for any RDF KG, as kg.ReadNTriples names
+	// an N-Triples file: every IRI by its label under one of
+	// kg.LabelPredicates, in Lang or untagged ("label (local name)" when
+	// other entities carry it too), else by its kg.LocalName; relations
+	// by their kg.LocalName; no CVTs. Prefix, IDs and Label are then only
+	// used to find a name that is no label (Prefix + name).
+	Naming string
 	// CountCVT makes a CVT count as a hop like any entity. By default a
 	// hop walks through CVTs, as Freebase users expect: a film's actor is
 	// one hop from the film, through the performance that links them.
@@ -107,7 +123,14 @@ func (c Config) withDefaults() (Config, error) {
 		c.Prefix = kg.FreebaseNS
 	}
 	if c.Names == nil {
-		c.Names = []string{kg.NamePredicate, kg.FreebaseNS + "common.topic.alias", RDFSLabel}
+		c.Names = append(slices.Clone(kg.LabelPredicates), kg.AliasPredicates...)
+	}
+	switch c.Naming {
+	case "":
+		c.Naming = NamingFreebase
+	case NamingFreebase, NamingRDF:
+	default:
+		return c, fmt.Errorf("sparql: naming %q: want %s or %s", c.Naming, NamingFreebase, NamingRDF)
 	}
 	if c.Lang == "" {
 		c.Lang = "en"
@@ -262,11 +285,15 @@ func (n *interner) id(name string, term Term) int32 {
 }
 
 // nameOf returns the stem name of an RDF term: the local name under the
-// prefix (unescaped), a whole IRI outside it, "_:label" for a blank node,
-// and the lexical form of a literal (as kg.ReadNTriples names them).
+// prefix (unescaped), a whole IRI outside it (with NamingRDF, any IRI's
+// kg.LocalName, as kg.ReadNTriples names an IRI without a label),
+// "_:label" for a blank node, and the lexical form of a literal.
 func (g *Graph) nameOf(t Term) string {
 	switch t.Type {
 	case "uri":
+		if g.rdf() {
+			return kg.LocalName(t.Value)
+		}
 		if name, ok := kg.NameFromIRI(g.cfg.Prefix, t.Value); ok && name != "" {
 			return name
 		}
@@ -280,6 +307,10 @@ func (g *Graph) nameOf(t Term) string {
 // xsdString is the datatype of a plain literal in RDF 1.1: "x" and
 // "x"^^xsd:string are one term, written the short way.
 const xsdString = "http://www.w3.org/2001/XMLSchema#string"
+
+// rdf reports whether terms are named as kg.ReadNTriples names them
+// (NamingRDF).
+func (g *Graph) rdf() bool { return g.cfg.Naming == NamingRDF }
 
 // termOf writes t in SPARQL syntax, for VALUES blocks.
 func termOf(t Term) string {
@@ -363,19 +394,49 @@ func (g *Graph) Relation(name string) (int32, bool) {
 	if name == "" || absent {
 		return -1, false
 	}
-	t := Term{Type: "uri", Value: g.IRI(name)}
-	r, err := g.c.Select(g.ctx(), fmt.Sprintf("SELECT ?s WHERE { ?s %s ?o } LIMIT 1", termOf(t)))
+	t, ok, err := g.findRelation(g.ctx(), name)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if err != nil {
 		g.fail(err)
 		return -1, false
 	}
-	if len(r.Rows) == 0 {
+	if !ok {
 		g.noRel[name] = true
 		return -1, false
 	}
 	return g.rels.id(name, t), true
+}
+
+// findRelation finds the predicate a relation name stands for: the IRI
+// the name is under the prefix, or, with NamingRDF, a predicate whose
+// kg.LocalName the name is, wherever its namespace (dbo:, wdt:), which
+// the engine finds among the distinct predicates by their endings.
+func (g *Graph) findRelation(ctx context.Context, name string) (Term, bool, error) {
+	t := Term{Type: "uri", Value: g.IRI(name)}
+	r, err := g.c.Select(ctx, fmt.Sprintf("SELECT ?s WHERE { ?s %s ?o } LIMIT 1", termOf(t)))
+	if err != nil || len(r.Rows) > 0 || !g.rdf() {
+		return t, err == nil && len(r.Rows) > 0, err
+	}
+	var ends []string
+	for _, local := range []string{name, kg.EntityIRI("", name)} {
+		for _, sep := range []string{"/", "#", ":"} {
+			if e := "STRENDS(STR(?p), " + literal(sep+local) + ")"; !slices.Contains(ends, e) {
+				ends = append(ends, e)
+			}
+		}
+	}
+	r, err = g.c.Select(ctx, fmt.Sprintf("SELECT DISTINCT ?p WHERE { ?s ?p ?o FILTER(%s) } LIMIT 100", strings.Join(ends, " || ")))
+	if err != nil {
+		return Term{}, false, err
+	}
+	for _, row := range r.Rows {
+		p := row["p"]
+		if p.Type == "uri" && kg.LocalName(p.Value) == name && !slices.Contains(g.cfg.Names, p.Value) {
+			return p, true, nil
+		}
+	}
+	return Term{}, false, nil
 }
 
 // EntitiesByNorm returns the entities whose name, or whose label under a
@@ -502,7 +563,8 @@ func (g *Graph) LookupNames(ctx context.Context, names []string) (map[string][]i
 // spellings are the forms a name is looked up in: as given, and its
 // normalised words with each word in lower or title case (every mix for
 // names of up to four words, "Osama bin Laden"; all lower or all title
-// beyond), joined by spaces, underscores or hyphens. A loose match needs
+// beyond), or all in upper case (USA), joined by spaces, underscores or
+// hyphens. A loose match needs
 // no full scan this way.
 func spellings(name string) []string {
 	words := strings.Fields(kg.Normalize(name))
@@ -531,6 +593,13 @@ func spellings(name string) []string {
 			up[i] = title(w)
 		}
 		cased = [][]string{low, up}
+	}
+	if len(words) > 0 { // acronyms: "usa" is USA
+		upper := make([]string, len(words))
+		for i, w := range words {
+			upper[i] = strings.ToUpper(w)
+		}
+		cased = append(cased, upper)
 	}
 	out := []string{name}
 	for _, v := range cased {
@@ -855,12 +924,15 @@ func (g *Graph) filter() string {
 }
 
 // namePreds are the name predicates as SPARQL terms.
-func (g *Graph) namePreds() []string {
-	ps := make([]string, len(g.cfg.Names))
-	for i, p := range g.cfg.Names {
-		ps[i] = "<" + p + ">"
+func (g *Graph) namePreds() []string { return iris(g.cfg.Names) }
+
+// iris writes IRIs as SPARQL terms.
+func iris(ps []string) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = "<" + p + ">"
 	}
-	return ps
+	return out
 }
 
 // literals are the literals a name is looked up as: untagged and, with

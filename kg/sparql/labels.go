@@ -29,8 +29,12 @@ func ids(expr string) (*regexp.Regexp, error) {
 }
 
 // opaque reports whether t is an IRI whose local name is an opaque id
-// (a Freebase MID): such an entity is named by its label.
+// (a Freebase MID): such an entity is named by its label. With NamingRDF
+// every IRI is.
 func (g *Graph) opaque(t Term) bool {
+	if g.rdf() {
+		return t.Type == "uri"
+	}
 	if g.ids == nil || t.Type != "uri" {
 		return false
 	}
@@ -52,9 +56,9 @@ func (g *Graph) entName(t Term) string {
 
 // cvt reports whether t is a CVT (a Freebase mediator: a performance, a
 // marriage, a government position held), an opaque id with no label, as
-// far as learn has found. The caller holds g.mu.
+// far as learn has found; NamingRDF has none. The caller holds g.mu.
 func (g *Graph) cvt(t Term) bool {
-	if !g.opaque(t) {
+	if g.rdf() || !g.opaque(t) {
 		return false
 	}
 	l, known := g.labels[t.Value]
@@ -85,10 +89,16 @@ func (g *Graph) learn(ctx context.Context, terms []Term) error {
 	if len(ask) == 0 {
 		return nil
 	}
-	label, lang := "<"+g.cfg.Label+">", g.langFilter()
+	// An entity's labels and the other entities carrying each: under
+	// Label, or with NamingRDF under any of kg.LabelPredicates.
+	pe, po, values := "<"+g.cfg.Label+">", "<"+g.cfg.Label+">", ""
+	if g.rdf() {
+		preds := strings.Join(iris(kg.LabelPredicates), " ")
+		pe, po, values = "?lp", "?lq", fmt.Sprintf("VALUES ?lp { %s } VALUES ?lq { %s } ", preds, preds)
+	}
 	for lo, hi := range chunks(len(ask), g.cfg.Batch) {
-		q := fmt.Sprintf("SELECT ?e ?l (COUNT(DISTINCT ?o) AS ?n) WHERE { VALUES ?e { %s } ?e %s ?l %s ?o %s ?l } GROUP BY ?e ?l",
-			strings.Join(ask[lo:hi], " "), label, lang, label)
+		q := fmt.Sprintf("SELECT ?e ?l (COUNT(DISTINCT ?o) AS ?n) WHERE { VALUES ?e { %s } %s?e %s ?l %s ?o %s ?l } GROUP BY ?e ?l",
+			strings.Join(ask[lo:hi], " "), values, pe, g.langFilter(), po)
 		r, err := g.c.Select(ctx, q)
 		if err != nil {
 			return err
@@ -121,7 +131,7 @@ func (g *Graph) learn(ctx context.Context, terms []Term) error {
 			case !ok || strings.TrimSpace(c.label) == "":
 				g.labels[iri] = ""
 			case c.n > 1:
-				g.labels[iri] = c.label + " (" + strings.TrimPrefix(iri, g.cfg.Prefix) + ")"
+				g.labels[iri] = c.label + " (" + g.idOf(iri) + ")"
 			default:
 				g.labels[iri] = c.label
 			}
@@ -129,6 +139,16 @@ func (g *Graph) learn(ctx context.Context, terms []Term) error {
 		g.mu.Unlock()
 	}
 	return nil
+}
+
+// idOf is what tells an entity from its namesakes in its name, "label
+// (id)": its local name under the prefix (a Freebase MID), or with
+// NamingRDF its kg.LocalName, as kg.ReadNTriples writes it.
+func (g *Graph) idOf(iri string) string {
+	if g.rdf() {
+		return kg.LocalName(iri)
+	}
+	return strings.TrimPrefix(iri, g.cfg.Prefix)
 }
 
 // resolve returns the term of the entity a stem name stands for: an
@@ -164,8 +184,20 @@ func (g *Graph) find(ctx context.Context, name string) (Term, bool, error) {
 	}
 	var cands []Term
 	if i := strings.LastIndex(name, " ("); i > 0 && strings.HasSuffix(name, ")") {
-		t := Term{Type: "uri", Value: g.cfg.Prefix + name[i+2:len(name)-1]}
-		if g.opaque(t) {
+		label, id := name[:i], name[i+2:len(name)-1]
+		if g.rdf() {
+			// A namesake named "label (local name)": among the entities
+			// with the label, the one with that local name.
+			es, err := g.byLabel(ctx, label, 1000)
+			if err != nil {
+				return Term{}, false, err
+			}
+			for _, t := range es {
+				if kg.LocalName(t.Value) == id {
+					cands = append(cands, t)
+				}
+			}
+		} else if t := (Term{Type: "uri", Value: g.cfg.Prefix + id}); g.opaque(t) {
 			cands = append(cands, t)
 		}
 	}
@@ -184,26 +216,40 @@ func (g *Graph) find(ctx context.Context, name string) (Term, bool, error) {
 		}
 		return t, true, nil
 	}
-	if g.ids != nil && g.cfg.Label != "" {
-		r, err := g.c.Select(ctx, fmt.Sprintf("SELECT DISTINCT ?e WHERE { VALUES ?l { %s } ?e <%s> ?l } LIMIT 2", strings.Join(g.literals(name), " "), g.cfg.Label))
-		if err != nil {
+	if es, err := g.byLabel(ctx, name, 2); err != nil {
+		return Term{}, false, err
+	} else if len(es) == 1 {
+		if err := g.learn(ctx, es); err != nil {
 			return Term{}, false, err
 		}
-		var es []Term
-		for _, row := range r.Rows {
-			if t := row["e"]; g.opaque(t) {
-				es = append(es, t)
-			}
-		}
-		if len(es) == 1 {
-			if err := g.learn(ctx, es); err != nil {
-				return Term{}, false, err
-			}
-			return es[0], true, nil
-		}
+		return es[0], true, nil
 	}
 	g.mu.Lock()
 	g.notFound[name] = true
 	g.mu.Unlock()
 	return Term{}, false, nil
+}
+
+// byLabel returns up to limit entities (opaque ids; with NamingRDF any
+// IRI) whose label, in Lang or untagged, is label: under Label, or with
+// NamingRDF under any of kg.LabelPredicates. None without ids or Label.
+func (g *Graph) byLabel(ctx context.Context, label string, limit int) ([]Term, error) {
+	pattern := "?e <" + g.cfg.Label + "> ?l"
+	switch {
+	case g.rdf():
+		pattern = fmt.Sprintf("VALUES ?lp { %s } ?e ?lp ?l", strings.Join(iris(kg.LabelPredicates), " "))
+	case g.ids == nil || g.cfg.Label == "":
+		return nil, nil
+	}
+	r, err := g.c.Select(ctx, fmt.Sprintf("SELECT DISTINCT ?e WHERE { VALUES ?l { %s } %s } LIMIT %d", strings.Join(g.literals(label), " "), pattern, limit))
+	if err != nil {
+		return nil, err
+	}
+	var es []Term
+	for _, row := range r.Rows {
+		if t := row["e"]; g.opaque(t) {
+			es = append(es, t)
+		}
+	}
+	return es, nil
 }
