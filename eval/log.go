@@ -70,19 +70,33 @@ func ReadLog(r io.Reader, name string) (h LogHeader, results []Result, good int6
 
 // ConfigDiff lists the keys whose values differ between two
 // configurations, as "key: a != b", sorted; nil when they are equal.
+// A key that one side lacks and the other holds at its addedKeys value
+// is no difference: the log was written before the key existed, by a
+// build that behaved as that value does.
 func ConfigDiff(a, b map[string]string) []string {
 	var diff []string
 	for _, k := range slices.Sorted(maps.Keys(a)) {
-		if bv, ok := b[k]; !ok || bv != a[k] {
+		bv, ok := b[k]
+		if !ok && addedKeys[k] == a[k] && a[k] != "" {
+			continue
+		}
+		if !ok || bv != a[k] {
 			diff = append(diff, fmt.Sprintf("%s: %q != %q", k, a[k], bv))
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(b)) {
-		if _, ok := a[k]; !ok {
+		if _, ok := a[k]; !ok && !(addedKeys[k] == b[k] && b[k] != "") {
 			diff = append(diff, fmt.Sprintf("%s: %q != %q", k, "", b[k]))
 		}
 	}
 	return diff
+}
+
+// addedKeys holds the configuration keys added after results logs were
+// first written, each with the value that older builds behaved as, so a
+// log they wrote can still be resumed.
+var addedKeys = map[string]string{
+	"selection": "strategy",
 }
 
 // Log appends results to a results log as they are scored. Each result is
