@@ -60,7 +60,7 @@ func FileBackends() *Registry {
 	for _, b := range []Backend{
 		{Name: string(FormatTSV), Doc: "head<TAB>relation<TAB>tail lines (PathQuestion's KBs), in memory", Formats: []Format{FormatTSV}},
 		{Name: string(FormatPipe), Doc: "head|relation|tail lines (MetaQA's kb.txt), in memory", Formats: []Format{FormatPipe}},
-		{Name: string(FormatNTriples), Doc: "N-Triples, in memory", Formats: []Format{FormatNTriples}},
+		{Name: string(FormatNTriples), Doc: "N-Triples, any RDF KG (labels as names, relations by local name), in memory", Formats: []Format{FormatNTriples}},
 		{Name: string(FormatFreebase), Doc: "Google's Freebase dump as downloaded, cleaned as FilterEnglishTriplets.py cleans it, in memory (stem kg build makes a snapshot of it in bounded memory)", Formats: []Format{FormatFreebase}},
 		{Name: string(FormatSnapshot), Doc: "stem's binary snapshot (stem kg build), mapped into memory", Formats: []Format{FormatSnapshot}},
 	} {
