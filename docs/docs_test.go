@@ -41,7 +41,9 @@ import (
 //     benchmark, a long training, the test suite itself), that keep
 //     running (stem serve) or that need what CI lacks (a GPU, an LLM
 //     server, Freebase). Its output is as measured, with the machine named
-//     beside it.
+//     beside it. Its stem commands are still checked against the program:
+//     TestShownCommandsExist wants each to name a command whose --help
+//     lists every --flag it passes.
 //   - Other blocks (json, python, text, plain ```) are not commands.
 //
 // A page's commands run in order in one bash, from the repository's root,
