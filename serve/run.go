@@ -63,7 +63,7 @@ func Run(ctx context.Context, o RunOptions, load func(ctx context.Context, srv *
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ctx, ln) }()
-	stopping := onStop(ctx, cancel, o.Stop, srv, func() {
+	stopping := srv.onStop(ctx, cancel, o.Stop, func() {
 		fmt.Fprintf(log, "stem serve: stopping; the questions in flight have up to %v (--grace) to finish; a second Ctrl-C stops now\n", opts.Grace)
 	}, log)
 	defer stopping.end()
@@ -103,7 +103,7 @@ func runStdio(ctx context.Context, o RunOptions, opts Options, load func(ctx con
 	defer closeAssets()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stopping := onStop(ctx, cancel, o.Stop, srv, func() {
+	stopping := srv.onStop(ctx, cancel, o.Stop, func() {
 		fmt.Fprintf(log, "stem serve: stopping; the MCP calls in flight have up to %v (--grace) to be answered; a second Ctrl-C stops now\n", opts.Grace)
 	}, log)
 	defer stopping.end()
@@ -133,7 +133,7 @@ func (s *stopper) end()      { close(s.finished) }
 // the stop and cancels; a second signal aborts the requests in flight.
 // Only signals are counted: the first one also ends ctx (main's), in
 // either order.
-func onStop(ctx context.Context, cancel context.CancelFunc, stop <-chan os.Signal, srv *Server, say func(), log io.Writer) *stopper {
+func (srv *Server) onStop(ctx context.Context, cancel context.CancelFunc, stop <-chan os.Signal, say func(), log io.Writer) *stopper {
 	st := &stopper{say: say, finished: make(chan struct{})}
 	go func() {
 		done := ctx.Done()
