@@ -25,6 +25,11 @@ import (
 // the benchmark's questions the same plans, answers and evidence over it
 // as over the original.
 func TestFormsRealData(t *testing.T) {
+	if testing.Short() {
+		// The race run (-short) would spend over a minute here; the
+		// full run checks the same forms.
+		t.Skip("-short: the real KGs in every form are checked by the full run")
+	}
 	ctx := context.Background()
 	pq := func(kb, questions string) func(t *testing.T) (*kg.Graph, []benchmark.Question) {
 		return func(t *testing.T) (*kg.Graph, []benchmark.Question) {
