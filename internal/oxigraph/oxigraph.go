@@ -18,8 +18,8 @@
 // without default-graph-uri the default graph is the union of every
 // graph (server.mjs asks Oxigraph for that, as Virtuoso does).
 //
-// This package imports only the standard library and kg; nothing but
-// tests and tools should import it.
+// This package imports only the standard library, kg and
+// internal/childproc; nothing but tests and tools should import it.
 package oxigraph
 
 import (
@@ -40,6 +40,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stem-kgqa/stem/internal/childproc"
 	"github.com/stem-kgqa/stem/kg"
 )
 
@@ -157,7 +158,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	cmd := exec.Command(node, Script, "--host", "127.0.0.1", "--port", "0")
 	cmd.Dir = dir
-	cmd.SysProcAttr = childAttr()
+	cmd.SysProcAttr = childproc.Attr()
 	s := &Server{log: &tail{}, http: &http.Client{}}
 	cmd.Stderr = s.log
 	stdout, err := cmd.StdoutPipe()

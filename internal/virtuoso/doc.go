@@ -28,6 +28,7 @@
 //     nothing, silently, when no file matches. Load therefore links each
 //     file under a fixed name into the server's own folder.
 //
-// This package imports only the standard library (its tests also use
-// kg); nothing but tests, tools and cmd/ should import it.
+// This package imports only the standard library and internal/childproc
+// (its tests also use kg); nothing but tests, tools and cmd/ should import
+// it.
 package virtuoso

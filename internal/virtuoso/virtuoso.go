@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stem-kgqa/stem/internal/childproc"
 	"github.com/stem-kgqa/stem/kg"
 )
 
@@ -186,7 +187,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	cmd := exec.Command(ServerBinary, "-f", "-c", ini)
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = childAttr()
+	cmd.SysProcAttr = childproc.Attr()
 	if opts.Detach {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	}

@@ -1,12 +1,12 @@
 //go:build !linux
 
-package virtuoso
+package childproc
 
 import "syscall"
 
-// childAttr puts the server in a process group of its own, so Stop reaches
+// Attr puts the server in a process group of its own, so Stop reaches
 // everything it forks and a Ctrl-C meant for a test run does not reach it
 // half-way. (Only Linux can also tie its life to its parent's.)
-func childAttr() *syscall.SysProcAttr {
+func Attr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
