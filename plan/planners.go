@@ -117,17 +117,14 @@ func (r *Planners) Open(ctx context.Context, env PlannerEnv) (projection.Planner
 	return r.entries[name].open(ctx, env)
 }
 
-// openAuto resolves auto: pattern with a --planner-model, else the
-// assets' own planner (the demo's), else compose.
+// openAuto opens the planner auto resolves to (resolvePlanner): the
+// assets' own planner (the demo's) as it is, any other by its name.
 func (r *Planners) openAuto(ctx context.Context, env PlannerEnv) (projection.Planner, error) {
-	switch {
-	case env.Settings.PlannerModel != "":
-		env.Settings.Planner = "pattern"
-	case env.Assets.AutoPlanner != nil:
+	name := resolvePlanner(env.Settings, env.Assets)
+	if name == "demo" {
 		return env.Assets.AutoPlanner, nil
-	default:
-		env.Settings.Planner = "compose"
 	}
+	env.Settings.Planner = PlannerName(name)
 	return r.Open(ctx, env)
 }
 
