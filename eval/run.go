@@ -49,6 +49,18 @@ type Prediction struct {
 	// retriever wrote them ("A -> rel -> B <- rel <- C"); nil when the
 	// answerer has none. Run only hands them to Options.OnAnswer.
 	Chains []string
+	// Confidence is the answerer's probability, in [0, 1], that its first
+	// answer is right; it means something only when Calibrated is set
+	// (an answerer with no confidence model leaves both zero, and the
+	// report then has no calibration).
+	Confidence float64
+	Calibrated bool
+	// Abstained is set when the answerer said "no answer" because its best
+	// candidate fell below the confidence it was asked for
+	// (--min-confidence); Answers is then empty and Abstain says why
+	// ("best candidate 0.21 < 0.5").
+	Abstained bool
+	Abstain   string
 }
 
 // Answerer answers one benchmark question; Pipeline adapts stem's one
@@ -193,6 +205,13 @@ type Result struct {
 	// question was answered with; nil when the answerer does not report
 	// them.
 	Plans [][]string `json:"plans,omitempty"`
+	// Confidence is Prediction.Confidence, nil when the answerer gave
+	// none (Prediction.Calibrated unset).
+	Confidence *float64 `json:"confidence,omitempty"`
+	// Abstained and Abstain are Prediction's: the question was answered
+	// "no answer", and why.
+	Abstained bool   `json:"abstained,omitempty"`
+	Abstain   string `json:"abstain,omitempty"`
 }
 
 // Report is a run's scores.
@@ -450,6 +469,11 @@ func answerOne(ctx context.Context, i int, q benchmark.Question, answerer Answer
 	res.Answers = pred.Answers
 	res.Unbacked = pred.Unbacked
 	res.Unsupported = pred.Unsupported
+	if pred.Calibrated {
+		c := pred.Confidence
+		res.Confidence = &c
+	}
+	res.Abstained, res.Abstain = pred.Abstained, pred.Abstain
 	if len(pred.Stages) > 0 {
 		res.StagesMS = make(map[string]float64, len(pred.Stages))
 	}
