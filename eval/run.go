@@ -136,6 +136,11 @@ type Options struct {
 	// files that carry the evidence are written as the run goes
 	// (eval/rogfile); Run keeps no prediction after the call.
 	OnAnswer func(q benchmark.Question, p Prediction, r Result) error
+	// Unanswerable, when not nil, holds the ids of the questions whose
+	// answers the KG was made to lack (stem data unanswerable): the report
+	// then says how many of them were abstained and what the others
+	// scored (Report.Unanswerable, Report.Answerable).
+	Unanswerable map[string]bool
 }
 
 // Scores are averaged answer metrics, in percent, over N questions.
@@ -276,10 +281,20 @@ type Report struct {
 	// Extras counts the questions whose answers are a superset of the
 	// gold set by why (Result.Extra, ExtraClasses); nil when there are
 	// none.
-	Extras    map[string]int `json:"extras,omitempty"`
-	ByAnswers []Bucket       `json:"by_answers"`
-	ByHops    []Bucket       `json:"by_hops"`
-	Questions []Result       `json:"questions,omitempty"`
+	Extras map[string]int `json:"extras,omitempty"`
+	// Calibration is how well the answers' confidences rank and measure
+	// their correctness, and how many questions were abstained; nil when
+	// no question carries a confidence or was abstained.
+	Calibration *Calibration `json:"calibration,omitempty"`
+	// Unanswerable and Answerable split the run by whether a variant's KG
+	// lost the question's answer (Options.Unanswerable): how many of
+	// those were abstained, and what the others scored. Both nil without
+	// Options.Unanswerable.
+	Unanswerable *UnanswerableScores `json:"unanswerable,omitempty"`
+	Answerable   *AnswerableScores   `json:"answerable,omitempty"`
+	ByAnswers    []Bucket            `json:"by_answers"`
+	ByHops       []Bucket            `json:"by_hops"`
+	Questions    []Result            `json:"questions,omitempty"`
 }
 
 // answerBuckets are the paper's Table 2 groups by gold answer count.
@@ -408,6 +423,9 @@ func Run(ctx context.Context, questions []benchmark.Question, answerer Answerer,
 	}
 	rep := aggregate(questions, outs, opts.PerQuestion)
 	rep.NoGold, rep.Resumed, rep.Workers = noGold, resumed, workers
+	if opts.Unanswerable != nil {
+		rep.Unanswerable, rep.Answerable = splitUnanswerable(outs, opts.Unanswerable)
+	}
 	if s := wall.Seconds(); answered > 0 && s > 0 {
 		rep.ThroughputQPS = float64(answered) / s
 	}
@@ -465,6 +483,10 @@ func answerOne(ctx context.Context, i int, q benchmark.Question, answerer Answer
 		res.Err = err.Error()
 		pred = Prediction{}
 	}
+	if pred.Abstained {
+		// "No answer" scores as none, whatever the answerer left behind.
+		pred.Answers = nil
+	}
 	res.Score = ScoreAnswers(pred.Answers, q.Answers)
 	res.Answers = pred.Answers
 	res.Unbacked = pred.Unbacked
@@ -515,12 +537,14 @@ func aggregate(questions []benchmark.Question, outs []outcome, perQuestion bool)
 	byHops := map[int]*acc{}
 	var lat []float64
 	stages := map[string][]float64{}
+	var results []Result
 	for i, q := range questions {
 		o := outs[i]
 		if !o.done {
 			continue
 		}
 		res := o.res
+		results = append(results, res)
 		lat = append(lat, res.LatencyMS)
 		rep.Slowest = keepSlowest(rep.Slowest, Slow{ID: res.ID, LatencyMS: res.LatencyMS, StagesMS: res.StagesMS})
 		for k, ms := range res.StagesMS {
@@ -581,6 +605,7 @@ func aggregate(questions []benchmark.Question, outs []outcome, perQuestion bool)
 		}
 		rep.ByHops = append(rep.ByHops, Bucket{Label: label, Scores: byHops[h].scores()})
 	}
+	rep.Calibration = calibrate(results)
 	rep.Latency = summarise(lat)
 	if len(stages) > 0 {
 		rep.StageMS = make(map[string]Latency, len(stages))
@@ -770,6 +795,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 			n += c
 		}
 		_, err = fmt.Fprintf(w, "extra answers (%d questions answer their whole gold set and more): %s\n", n, r.ExtraLine())
+	}
+	if err == nil {
+		err = writeCalibration(w, r.Calibration)
+	}
+	if err == nil {
+		err = r.writeUnanswerable(w)
 	}
 	if err == nil && r.Partial {
 		_, err = fmt.Fprintf(w, "partial: stopped with %d questions not answered\n", r.Pending)

@@ -46,12 +46,15 @@ type Comparison struct {
 
 // Files WriteDir writes, by name.
 const (
-	MarkdownFile    = "report.md"
-	JSONFile        = "report.json"
-	F1AnswersFile   = "f1_by_answers.svg"
-	F1HopsFile      = "f1_by_hops.svg"
-	LatencyFile     = "latency.svg"
-	tableColumnHead = "config\tmode\tn\thits@1\thit\tf1\tprecision\trecall\tcoverage\tunbacked\tp50 ms\tp95 ms\tqps\tllm calls/q\ttokens/q\t"
+	MarkdownFile  = "report.md"
+	JSONFile      = "report.json"
+	F1AnswersFile = "f1_by_answers.svg"
+	F1HopsFile    = "f1_by_hops.svg"
+	LatencyFile   = "latency.svg"
+	// RiskCoverageFile is written only when a configuration's run carries
+	// confidences (eval.Report.Calibration).
+	RiskCoverageFile = "risk_coverage.svg"
+	tableColumnHead  = "config\tmode\tn\thits@1\thit\tf1\tprecision\trecall\tcoverage\tunbacked\tp50 ms\tp95 ms\tqps\tllm calls/q\ttokens/q\t"
 )
 
 // row formats an entry's headline figures, tab-separated, in the order of
@@ -162,6 +165,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n")
 	}
 	writeFailures(&b, c.Entries)
+	calibrationRows(&b, c.Entries)
 	for _, e := range c.Entries {
 		fmt.Fprintf(&b, "## %s\n\n", mdCell(e.Name))
 		if e.Spec != "" {
@@ -293,17 +297,21 @@ func CheckDir(dir string) error {
 	return os.Remove(f.Name())
 }
 
+// reportFile is one file of a report folder and what writes it.
+type reportFile struct {
+	name string
+	fill func(io.Writer) error
+}
+
 // WriteDir writes the comparison into dir (created if needed): report.md,
-// report.json and the three SVG charts, each file atomically.
+// report.json and the three SVG charts, and the risk-coverage curve when a
+// run carries confidences, each file atomically.
 func WriteDir(dir string, c *Comparison) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("report folder: %w", err)
 	}
 	f1a, f1h, lat := c.Charts()
-	files := []struct {
-		name string
-		fill func(io.Writer) error
-	}{
+	files := []reportFile{
 		{MarkdownFile, c.WriteMarkdown},
 		{JSONFile, func(w io.Writer) error {
 			enc := json.NewEncoder(w)
@@ -313,6 +321,9 @@ func WriteDir(dir string, c *Comparison) error {
 		{F1AnswersFile, f1a.WriteSVG},
 		{F1HopsFile, f1h.WriteSVG},
 		{LatencyFile, lat.WriteSVG},
+	}
+	if rc, ok := c.RiskCoverage(); ok {
+		files = append(files, reportFile{RiskCoverageFile, rc.WriteSVG})
 	}
 	for _, f := range files {
 		if err := atomicfile.Write(filepath.Join(dir, f.name), 0o644, f.fill); err != nil {

@@ -70,11 +70,8 @@ func (b BarChart) WriteSVG(w io.Writer) error {
 	y := func(v float64) float64 { return chartTop + chartHeight - chartHeight*v/top }
 
 	var buf bytes.Buffer
+	begin(&buf, width, height, b.Title)
 	p := func(format string, args ...any) { fmt.Fprintf(&buf, format, args...) }
-	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="11">`+"\n", width, height, width, height)
-	p("<title>%s</title>\n", esc(b.Title))
-	p(`<rect x="0" y="0" width="%.0f" height="%.0f" fill="white"/>`+"\n", width, height)
-	p(`<text x="%.1f" y="20" font-size="14" text-anchor="middle">%s</text>`+"\n", width/2, esc(b.Title))
 	// Y axis with five gridlines.
 	p(`<g class="axis">` + "\n")
 	for i := 0; i <= 5; i++ {
@@ -104,13 +101,33 @@ func (b BarChart) WriteSVG(w io.Writer) error {
 		}
 		p("</g>\n")
 	}
-	p(`<g class="legend">` + "\n")
-	for si, s := range b.Series {
-		ly := legendY + legendRow*si
-		p(`<rect x="%d" y="%d" width="12" height="12" fill="%s"/>`+"\n", chartLeft, ly, palette[si%len(palette)])
-		p(`<text x="%d" y="%d">%s</text>`+"\n", chartLeft+18, ly+10, esc(s.Name))
+	names := make([]string, len(b.Series))
+	for i, s := range b.Series {
+		names[i] = s.Name
 	}
-	p("</g>\n</svg>\n")
+	return finish(w, &buf, legendY, names)
+}
+
+// begin opens an SVG document of the size given in buf: a white page
+// with the title above.
+func begin(buf *bytes.Buffer, width, height float64, title string) {
+	fmt.Fprintf(buf, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="11">`+"\n", width, height, width, height)
+	fmt.Fprintf(buf, "<title>%s</title>\n", esc(title))
+	fmt.Fprintf(buf, `<rect x="0" y="0" width="%.0f" height="%.0f" fill="white"/>`+"\n", width, height)
+	fmt.Fprintf(buf, `<text x="%.1f" y="20" font-size="14" text-anchor="middle">%s</text>`+"\n", width/2, esc(title))
+}
+
+// finish closes an SVG document in buf with the legend of the series
+// names, one row each from y legendY, coloured as the series, and writes
+// it to w.
+func finish(w io.Writer, buf *bytes.Buffer, legendY int, names []string) error {
+	buf.WriteString(`<g class="legend">` + "\n")
+	for si, name := range names {
+		ly := legendY + legendRow*si
+		fmt.Fprintf(buf, `<rect x="%d" y="%d" width="12" height="12" fill="%s"/>`+"\n", chartLeft, ly, palette[si%len(palette)])
+		fmt.Fprintf(buf, `<text x="%d" y="%d">%s</text>`+"\n", chartLeft+18, ly+10, esc(name))
+	}
+	buf.WriteString("</g>\n</svg>\n")
 	_, err := w.Write(buf.Bytes())
 	return err
 }
