@@ -14,13 +14,15 @@ func dataCommand() *cli.Command {
 			"  stem data synth   KG alone        -> items sampled by random walks, with generated questions\n" +
 			"  stem data sft     items           -> assertions S, then SGDA and SAGB fine-tuning sets + a dataset card\n\n" +
 			"stem data split writes the fixed train/test halves of a question set by a hash of the question id.\n" +
-			"stem data union writes the shared KG of a dataset whose questions bring their own graphs.\n",
+			"stem data union writes the shared KG of a dataset whose questions bring their own graphs.\n" +
+			"stem data unanswerable writes a variant of a benchmark whose KG lacks the answers of some questions.\n",
 		Subcommands: []*cli.Command{
 			dataChainsCommand(),
 			dataSynthCommand(),
 			dataSFTCommand(),
 			dataSplitCommand(),
 			dataUnionCommand(),
+			dataUnanswerableCommand(),
 		},
 	}
 }

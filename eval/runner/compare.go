@@ -98,6 +98,10 @@ func Setups(base plan.Settings, kgBase kg.BackendSettings, preset string, config
 // w (a table, or one JSON object with o.JSON), and into o.Report's folder
 // when set; cmdline is the command line the report records.
 func Compare(ctx context.Context, w, log io.Writer, cmdline string, setups []Setup, d Dataset, r Options, o CompareOptions, encS catalog.EncoderSettings) error {
+	lost, err := lostIDs(r.Unanswerable)
+	if err != nil {
+		return err
+	}
 	data, env, err := d.Open(ctx, encS, log)
 	if err != nil {
 		return err
@@ -110,7 +114,7 @@ func Compare(ctx context.Context, w, log io.Writer, cmdline string, setups []Set
 	var runErr error
 	for i, cc := range setups {
 		fmt.Fprintf(log, "config %d/%d: %s\n", i+1, len(setups), cc.Name)
-		rep, err := compared{d: d, data: data, env: env, encS: encS, r: r, log: log}.run(ctx, cc)
+		rep, err := compared{d: d, data: data, env: env, encS: encS, r: r, log: log, lost: lost}.run(ctx, cc)
 		if rep != nil {
 			rep.Dropped = data.Dropped
 			cmp.Entries = append(cmp.Entries, report.Entry{Name: cc.Name, Spec: cc.Spec, Report: rep})
@@ -152,6 +156,9 @@ type compared struct {
 	encS catalog.EncoderSettings
 	r    Options
 	log  io.Writer
+	// lost are the ids of the questions r.Unanswerable's variant lacks
+	// the answers of.
+	lost map[string]bool
 }
 
 // run builds cc's pipeline and runs it over the questions, in the shared
@@ -175,7 +182,7 @@ func (c compared) run(ctx context.Context, cc Setup) (*eval.Report, error) {
 		return nil, err
 	}
 	rep, err := eval.Run(ctx, data.Questions, eval.Pipeline{Pipeline: p}, eval.Options{
-		Graph: data.Graph, KeepGoing: r.KeepGoing, Progress: log, Workers: r.Workers, PerQuestion: true,
+		Graph: data.Graph, KeepGoing: r.KeepGoing, Progress: log, Workers: r.Workers, PerQuestion: true, Unanswerable: c.lost,
 	})
 	if rep != nil {
 		rep.Label(p)

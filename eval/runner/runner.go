@@ -91,6 +91,10 @@ type Options struct {
 	PerQuestion bool   `flag:"per-question" usage:"with --json: include every question's result"`
 	Out         string `flag:"out" placeholder:"FILE" usage:"append every question's result to FILE as one JSON line as soon as it is scored, in the form --out-format names (stem's log begins with a header line recording the configuration)"`
 	Resume      bool   `flag:"resume" usage:"with --out: skip the questions FILE already holds and report over all of them (FILE's configuration must match)"`
+	// Unanswerable is the manifest of an unanswerable variant (stem data
+	// unanswerable), whose questions that lost their answer the report
+	// scores apart.
+	Unanswerable string `flag:"unanswerable" placeholder:"MANIFEST" usage:"the unanswerable.json of a variant stem data unanswerable wrote: report how many of the questions whose answers its KG lacks were abstained, and the Hits@1 of the others"`
 }
 
 // Export chooses what stem eval's --out holds: its own resumable results
@@ -194,6 +198,10 @@ func Eval(ctx context.Context, d Dataset, o Options, x Export, s plan.Settings, 
 			return nil, err
 		}
 	}
+	lost, err := lostIDs(o.Unanswerable)
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	data, env, err := d.Open(ctx, encS, log)
 	if err != nil {
@@ -205,7 +213,7 @@ func Eval(ctx context.Context, d Dataset, o Options, x Export, s plan.Settings, 
 	if err != nil {
 		return nil, err
 	}
-	opts := eval.Options{Graph: data.Graph, KeepGoing: o.KeepGoing, PerQuestion: o.PerQuestion, Progress: log, Workers: o.Workers}
+	opts := eval.Options{Graph: data.Graph, KeepGoing: o.KeepGoing, PerQuestion: o.PerQuestion, Progress: log, Workers: o.Workers, Unanswerable: lost}
 	var export *rogfile.Exporter
 	if o.Out != "" && x.OutFormat != "stem" {
 		f, err := rogfile.Create(o.Out, false)
