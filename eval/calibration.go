@@ -225,11 +225,13 @@ func writeCalibration(w io.Writer, c *Calibration) error {
 	if c == nil {
 		return nil
 	}
-	_, err := fmt.Fprintf(w, "calibration over %d answered questions with a confidence: ECE %.4f (%d bins)  AURC %.4f  hits@1 at 50%% coverage %.2f  at 80%% %.2f\n",
-		c.Scored, c.ECE, ECEBins, c.AURC, c.Hits1At50, c.Hits1At80)
-	if err == nil {
-		_, err = fmt.Fprintf(w, "abstained %d of %d questions (coverage %.2f%%); hits@1 over the %d answered %.2f\n",
-			c.Abstained, c.Abstained+c.Answered, 100*float64(c.Answered)/float64(max(c.Abstained+c.Answered, 1)), c.Answered, c.AnsweredHits1)
+	if c.Scored > 0 {
+		if _, err := fmt.Fprintf(w, "calibration over %d answered questions with a confidence: ECE %.4f (%d bins)  AURC %.4f  hits@1 at 50%% coverage %.2f  at 80%% %.2f\n",
+			c.Scored, c.ECE, ECEBins, c.AURC, c.Hits1At50, c.Hits1At80); err != nil {
+			return err
+		}
 	}
+	_, err := fmt.Fprintf(w, "abstained %d of %d questions (coverage %.2f%%); hits@1 over the %d answered %.2f\n",
+		c.Abstained, c.Abstained+c.Answered, 100*float64(c.Answered)/float64(max(c.Abstained+c.Answered, 1)), c.Answered, c.AnsweredHits1)
 	return err
 }
