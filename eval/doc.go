@@ -33,4 +33,18 @@
 // because retrievers walk edges both ways and a mirrored triple states the
 // same fact. Questions whose R is empty (no KG, or no grounded instance) are
 // left out of the coverage average and counted apart (CoverageN).
+//
+// # Calibration and abstention
+//
+// When the answerer gives a calibrated confidence (Prediction.Calibrated),
+// Report.Calibration measures it against the first answer's correctness
+// (Hits@1) over the questions answered: ECE with ECEBins (10) equal-width
+// bins weighted by count, AURC (the mean risk, 1 - Hits@1, of the k most
+// confident questions over k = 1..n; ties count their group's mean), and
+// the Hits@1 of the 50% and 80% most confident questions. A question the
+// answerer abstained on (--min-confidence) scores as no answer in every
+// other metric, and counts in Calibration.Abstained. Given the questions
+// whose answers a variant's KG lacks (Options.Unanswerable, from stem data
+// unanswerable), the report says how many of them were abstained and the
+// Hits@1 of the others.
 package eval
