@@ -8,5 +8,9 @@
 // check their context between lines, so a cancelled load stops promptly.
 // Nothing here scores answers (package eval) or answers questions (package
 // plan): the package only reads data, so training code can use it without
-// importing the evaluation harness.
+// importing the evaluation harness. Besides reading, it derives two
+// datasets from loaded ones, in memory: the union of own graphs as a
+// shared KG (Union) and an unanswerable variant whose KG lacks the answer
+// edges of a fixed sample of questions (RemoveAnswers, with its manifest
+// Unanswerable); the commands write them.
 package benchmark

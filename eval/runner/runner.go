@@ -1,7 +1,8 @@
 // Package runner runs the evaluation harness as the commands start it:
 // stem eval over a dataset (with its resumable results log, or RoG's and
 // GNN-RAG's files), stem compare's configurations side by side, stem
-// train theta's sweep and stem bench serve's load test. Its settings
+// train theta's sweep, stem bench serve's load test and stem data
+// unanswerable's variant of a benchmark (WriteUnanswerable). Its settings
 // structs (Dataset, Options, Export) are tagged (package settings), so
 // the commands' flags, --config keys and results-log headers come from
 // them; the commands hold flags and wiring only.
