@@ -40,6 +40,10 @@ type Calibration struct {
 	// right answers above wrong ones better (AURCOptimal is the least a
 	// run of that Hits@1 can reach).
 	AURC float64 `json:"aurc"`
+	// AURCOptimal is the AURC of the same answers ranked with every right
+	// one first (AURCOptimal): the least the confidences could reach. A
+	// ranking no better than chance has an AURC of about 1 - Hits@1.
+	AURCOptimal float64 `json:"aurc_optimal"`
 	// Hits1At50 and Hits1At80 are the Hits@1, in percent, over the 50% and
 	// 80% most confident questions.
 	Hits1At50 float64 `json:"hits1_at_50"`
@@ -211,6 +215,11 @@ func calibrate(results []Result) *Calibration {
 	c.ECE = ECE(conf, correct)
 	curve := RiskCoverage(conf, correct)
 	c.AURC = area(curve)
+	right := 0.0
+	for _, v := range correct {
+		right += v
+	}
+	c.AURCOptimal = AURCOptimal(c.Scored, int(math.Round(right)))
 	c.Hits1At50 = 100 * AtCoverage(curve, 0.5)
 	c.Hits1At80 = 100 * AtCoverage(curve, 0.8)
 	for i := 1; i <= CurvePoints; i++ {
@@ -226,8 +235,8 @@ func writeCalibration(w io.Writer, c *Calibration) error {
 		return nil
 	}
 	if c.Scored > 0 {
-		if _, err := fmt.Fprintf(w, "calibration over %d answered questions with a confidence: ECE %.4f (%d bins)  AURC %.4f  hits@1 at 50%% coverage %.2f  at 80%% %.2f\n",
-			c.Scored, c.ECE, ECEBins, c.AURC, c.Hits1At50, c.Hits1At80); err != nil {
+		if _, err := fmt.Fprintf(w, "calibration over %d answered questions with a confidence: ECE %.4f (%d bins)  AURC %.4f (optimum %.4f)  hits@1 at 50%% coverage %.2f  at 80%% %.2f\n",
+			c.Scored, c.ECE, ECEBins, c.AURC, c.AURCOptimal, c.Hits1At50, c.Hits1At80); err != nil {
 			return err
 		}
 	}

@@ -172,7 +172,7 @@ func TestRunCalibration(t *testing.T) {
 	// Answered: 0.9 right, 0.8 wrong, 0.7 right; bins 9, 8, 7 each of one.
 	wantECE := (0.1 + 0.8 + 0.3) / 3
 	if c.N != 4 || c.Scored != 3 || c.Abstained != 1 || c.Answered != 3 || !near(c.AnsweredHits1, 200.0/3, 1e-9) ||
-		!near(c.ECE, wantECE, 1e-12) || !near(c.AURC, (0+0.5+1.0/3)/3, 1e-12) ||
+		!near(c.ECE, wantECE, 1e-12) || !near(c.AURC, (0+0.5+1.0/3)/3, 1e-12) || !near(c.AURCOptimal, (1.0/3)/3, 1e-12) ||
 		!near(c.Hits1At50, 50, 1e-9) || !near(c.Hits1At80, 200.0/3, 1e-9) || len(c.Curve) != CurvePoints {
 		t.Errorf("calibration: %+v", c)
 	}
@@ -186,7 +186,7 @@ func TestRunCalibration(t *testing.T) {
 	if err := rep.WriteTable(&buf); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"ECE 0.4000", "AURC 0.2778", "abstained 1 of 4", "unanswerable (KG lacks the answer) 2: abstained 1 (50.00%)", "answerable 2: hits@1 100.00"} {
+	for _, want := range []string{"ECE 0.4000", "AURC 0.2778 (optimum 0.1111)", "abstained 1 of 4", "unanswerable (KG lacks the answer) 2: abstained 1 (50.00%)", "answerable 2: hits@1 100.00"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, buf.String())
 		}

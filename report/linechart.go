@@ -116,15 +116,15 @@ func calibrationRows(b *bytes.Buffer, entries []Entry) {
 	var rows []string
 	for _, e := range entries {
 		if c := e.Report.Calibration; c != nil {
-			rows = append(rows, fmt.Sprintf("| %s | %d | %.4f | %.4f | %.2f | %.2f | %d | %.2f |",
-				mdCell(e.Name), c.Scored, c.ECE, c.AURC, c.Hits1At50, c.Hits1At80, c.Abstained, c.AnsweredHits1))
+			rows = append(rows, fmt.Sprintf("| %s | %d | %.4f | %.4f (%.4f) | %.2f | %.2f | %d | %.2f |",
+				mdCell(e.Name), c.Scored, c.ECE, c.AURC, c.AURCOptimal, c.Hits1At50, c.Hits1At80, c.Abstained, c.AnsweredHits1))
 		}
 	}
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "## Calibration\n\nECE: expected calibration error of the first answer's correctness against its confidence, %d equal-width bins weighted by count; AURC: area under the risk-coverage curve (risk = 1 - Hits@1, most confident first); Hits@1 over the 50%% and 80%% most confident questions; abstained questions score as misses in the table above.\n\n", eval.ECEBins)
-	b.WriteString("| config | scored | ECE | AURC | hits@1 at 50% | hits@1 at 80% | abstained | hits@1 answered |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(b, "## Calibration\n\nECE: expected calibration error of the first answer's correctness against its confidence, %d equal-width bins weighted by count; AURC: area under the risk-coverage curve (risk = 1 - Hits@1, most confident first), with in brackets the least the run's answers allow (every right answer ranked first); Hits@1 over the 50%% and 80%% most confident questions; abstained questions score as misses in the table above.\n\n", eval.ECEBins)
+	b.WriteString("| config | scored | ECE | AURC (optimum) | hits@1 at 50% | hits@1 at 80% | abstained | hits@1 answered |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	b.WriteString(strings.Join(rows, "\n"))
 	fmt.Fprintf(b, "\n\n![Risk-coverage](%s)\n\n", RiskCoverageFile)
 }

@@ -20,7 +20,7 @@ func TestRiskCoverageFile(t *testing.T) {
 		t.Errorf("%s written without confidences: %v", RiskCoverageFile, err)
 	}
 
-	c.Entries[0].Report.Calibration = &eval.Calibration{N: 4, Scored: 4, ECE: 0.0321, AURC: 0.1234, Hits1At50: 100, Hits1At80: 75, Abstained: 1, AnsweredHits1: 80,
+	c.Entries[0].Report.Calibration = &eval.Calibration{N: 4, Scored: 4, ECE: 0.0321, AURC: 0.1234, AURCOptimal: 0.0417, Hits1At50: 100, Hits1At80: 75, Abstained: 1, AnsweredHits1: 80,
 		Curve: []eval.CoveragePoint{{Coverage: 0.25, Hits1: 100}, {Coverage: 0.5, Hits1: 100}, {Coverage: 0.75, Hits1: 66.6667}, {Coverage: 1, Hits1: 50}}}
 	if err := WriteDir(dir, c); err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func TestRiskCoverageFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"## Calibration", "| full | 4 | 0.0321 | 0.1234 | 100.00 | 75.00 | 1 | 80.00 |", "![Risk-coverage](risk_coverage.svg)"} {
+	for _, w := range []string{"## Calibration", "| full | 4 | 0.0321 | 0.1234 (0.0417) | 100.00 | 75.00 | 1 | 80.00 |", "![Risk-coverage](risk_coverage.svg)"} {
 		if !strings.Contains(string(md), w) {
 			t.Errorf("report.md lacks %q", w)
 		}
