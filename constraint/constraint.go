@@ -173,25 +173,26 @@ type Answer struct {
 	Via    []int32
 }
 
-// Check judges a against c in g. Order constraints are judged over a set
-// of answers by Apply; here they are Unknown.
+// Check judges a against c in g by what the KG states
+// (Checker.Check with no lexicon).
 func Check(g kg.Reader, c schema.Constraint, a Answer) Verdict {
+	v, _ := Checker{Graph: g}.Check(c, a)
+	return v
+}
+
+// Check judges a against c, and for a type that holds says how the kind
+// was known (Kind). Order constraints are judged over a set of answers by
+// Apply; here they are Unknown.
+func (k Checker) Check(c schema.Constraint, a Answer) (Verdict, string) {
 	switch c.Kind {
 	case Gender:
-		return gender(g, a.Entity, c.Value)
+		return gender(k.Graph, a.Entity, c.Value), ""
 	case Type:
-		words := kg.TypeWords(kg.TypesOf(g, a.Entity))
-		if len(words) == 0 {
-			return Unknown
-		}
-		if slices.Contains(words, c.Value) {
-			return Holds
-		}
-		return Fails
+		return k.Kind(a.Entity, c.Value)
 	case Time:
-		return during(g, a, c.Value)
+		return during(k.Graph, a, c.Value), ""
 	}
-	return Unknown
+	return Unknown, ""
 }
 
 // gender reads the answer's gender edge (a relation named "gender" or
@@ -311,7 +312,14 @@ type Report struct {
 	Unknown int    `json:"unknown"`
 	Dropped int    `json:"dropped"`
 	Note    string `json:"note"`
+	// Kinds say, for the first few answers a type holds for where the KG
+	// states no type, how their kind was inferred ("france: WordNet:
+	// france is an instance of european_country, a kind of country").
+	Kinds []string `json:"kinds,omitempty"`
 }
+
+// maxKinds is how many answers' inferred kinds a report names.
+const maxKinds = 3
 
 // Apply checks answers against cs in g and returns the order to keep them
 // in (indices into answers) and a report per constraint. Time drops the
@@ -324,6 +332,12 @@ type Report struct {
 // the KG says nothing about stay, and the report says the constraint went
 // unchecked.
 func Apply(g kg.Reader, cs []schema.Constraint, answers []Answer) ([]int, []Report) {
+	return Checker{Graph: g}.Apply(cs, answers)
+}
+
+// Apply is Apply over k's KG, with k's lexicon to tell kinds by.
+func (k Checker) Apply(cs []schema.Constraint, answers []Answer) ([]int, []Report) {
+	g := k.Graph
 	keep := make([]int, len(answers))
 	for i := range keep {
 		keep[i] = i
@@ -337,10 +351,14 @@ func Apply(g kg.Reader, cs []schema.Constraint, answers []Answer) ([]int, []Repo
 		default:
 			vs := make(map[int]Verdict, len(keep))
 			for _, i := range keep {
-				vs[i] = Check(g, c, answers[i])
+				var why string
+				vs[i], why = k.Check(c, answers[i])
 				switch vs[i] {
 				case Holds:
 					rep.Held++
+					if why != "" && why != kgType && len(rep.Kinds) < maxKinds {
+						rep.Kinds = append(rep.Kinds, g.EntityName(answers[i].Entity)+": "+why)
+					}
 				case Fails:
 					rep.Failed++
 				default:

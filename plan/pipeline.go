@@ -173,6 +173,10 @@ type Pipeline struct {
 	// NoConstraints leaves the constraints a question states (time,
 	// gender, type; package constraint) unchecked.
 	NoConstraints bool
+	// Kinds, when not nil, names the kinds of the answers the KG gives no
+	// type (WordNet's instances: France a country), for the type words a
+	// question states ("in which country"); Open sets it from the lexicon.
+	Kinds constraint.Instances
 	// Mode labels how the retrieval strategy runs (ModeOf); Open sets it.
 	Mode string
 	// PlannerName names the planner that plans its questions, as Open
@@ -580,7 +584,7 @@ func (p *Pipeline) constrain(ctx context.Context, req Request, tr *tracing.Resul
 		as = append(as, ca)
 		idx = append(idx, i)
 	}
-	keep, reps := constraint.Apply(check, cs, as)
+	keep, reps := constraint.Checker{Graph: check, Lexicon: p.Kinds}.Apply(cs, as)
 	out.reports = reps
 	if len(as) < len(tr.Answers) {
 		return out // an answer the check cannot name: leave the order alone

@@ -168,6 +168,9 @@ func (r *Result) writeExplain(w io.Writer) {
 	}
 	for _, c := range r.Constraints {
 		fmt.Fprintf(w, "constraint: %s\n", c.Note)
+		for _, k := range c.Kinds {
+			fmt.Fprintf(w, "  kind inferred: %s\n", k)
+		}
 	}
 	fmt.Fprintf(w, "audit: %d evidence triples and %d answers checked against the KG, %d unbacked\n", len(ev.Evidence), len(ev.Answers), ev.Unbacked)
 	for _, p := range ev.Problems {

@@ -92,6 +92,27 @@ func TestNarrower(t *testing.T) {
 	}
 }
 
+func TestInstanceKinds(t *testing.T) {
+	l := miniature(t)
+	for _, tt := range []struct {
+		name string
+		want []string
+	}{
+		// An instance of a wife, a kind of spouse, a kind of relative.
+		{"Bathsheba", []string{"wife", "partner", "spouse", "relative"}},
+		{"bathsheba", []string{"wife", "partner", "spouse", "relative"}},
+		{"wife", nil},   // a kind, no instance
+		{"nobody", nil}, // unknown
+		{"sex_", nil},   // not a lemma
+		{"person", nil}, // a kind of causal agent, not an instance of one
+		{"", nil},
+	} {
+		if got := l.InstanceKinds(tt.name); !slices.Equal(got, tt.want) {
+			t.Errorf("InstanceKinds(%q) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
 func TestSaveOpen(t *testing.T) {
 	l := miniature(t)
 	path := filepath.Join(t.TempDir(), "m.stemlex")

@@ -599,11 +599,15 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 			}
 		}
 	}
+	kinds := p.kindFitter(q)
 	fit := p.typeFitter(rq)
 	all := make([]projection.ScoredPath, 0, len(walks))
-	for _, w := range walks {
-		s := p.align(rq, sims, named, cost, w.Steps) + typeWeight*fit(w.Front) - reachTie*float32(math.Log(float64(max(1, w.Reach))))
-		all = append(all, projection.ScoredPath{Steps: zeroshot.SchemaSteps(p.g, w.Steps), Score: s, Reach: w.Reach})
+	walkOf := make(map[string]int, len(walks))
+	for i, w := range walks {
+		s := p.align(rq, sims, named, cost, w.Steps) + typeWeight*max(fit(w.Front), kinds.fit(w.Front)) - reachTie*float32(math.Log(float64(max(1, w.Reach))))
+		sp := projection.ScoredPath{Steps: zeroshot.SchemaSteps(p.g, w.Steps), Score: s, Reach: w.Reach}
+		walkOf[fmt.Sprint(sp.Steps)] = i
+		all = append(all, sp)
 	}
 	byScore := func(a, b projection.ScoredPath) int {
 		switch {
@@ -631,6 +635,9 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 			top[i].Score += p.cfg.LearntWeight * l
 		}
 		slices.SortStableFunc(top, byScore)
+	}
+	if note := kinds.walkOn(all, walks, walkOf, fit); note != "" {
+		notes = append(notes, note)
 	}
 	if len(all) > p.cfg.Beam {
 		all = all[:p.cfg.Beam]
