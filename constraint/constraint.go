@@ -316,6 +316,10 @@ type Report struct {
 	// states no type, how their kind was inferred ("france: WordNet:
 	// france is an instance of european_country, a kind of country").
 	Kinds []string `json:"kinds,omitempty"`
+	// Inferred says the KG states no type for any answer and the kinds
+	// were inferred (Checker.Kind): the answers of another kind go last
+	// and the rest keep their order.
+	Inferred bool `json:"inferred,omitempty"`
 }
 
 // maxKinds is how many answers' inferred kinds a report names.
@@ -350,13 +354,29 @@ func (k Checker) Apply(cs []schema.Constraint, answers []Answer) ([]int, []Repor
 			keep, rep = order(g, c, answers, keep)
 		default:
 			vs := make(map[int]Verdict, len(keep))
+			whys := map[int]string{}
+			inferred := false
+			if c.Kind == Type {
+				es := make([]int32, len(keep))
+				for j, i := range keep {
+					es[j] = answers[i].Entity
+				}
+				var v []Verdict
+				var why []string
+				v, why, inferred = k.Kinds(es, c.Value)
+				rep.Inferred = inferred
+				for j, i := range keep {
+					vs[i], whys[i] = v[j], why[j]
+				}
+			}
 			for _, i := range keep {
-				var why string
-				vs[i], why = k.Check(c, answers[i])
+				if c.Kind != Type {
+					vs[i], whys[i] = k.Check(c, answers[i])
+				}
 				switch vs[i] {
 				case Holds:
 					rep.Held++
-					if why != "" && why != kgType && len(rep.Kinds) < maxKinds {
+					if why := whys[i]; why != "" && why != kgType && len(rep.Kinds) < maxKinds {
 						rep.Kinds = append(rep.Kinds, g.EntityName(answers[i].Entity)+": "+why)
 					}
 				case Fails:
@@ -366,6 +386,12 @@ func (k Checker) Apply(cs []schema.Constraint, answers []Answer) ([]int, []Repor
 				}
 			}
 			switch {
+			case inferred:
+				// An inferred kind is known for the famous few (WordNet
+				// names Robert Louis Stevenson, not Dan Curtis): the
+				// answers it says are of another kind go last, and the
+				// rest keep their order.
+				slices.SortStableFunc(keep, func(a, b int) int { return b2i(vs[a] == Fails) - b2i(vs[b] == Fails) })
 			case c.Kind == Type || c.Kind == Gender:
 				slices.SortStableFunc(keep, func(a, b int) int { return rank(vs[a]) - rank(vs[b]) })
 			case rep.Failed > 0 && rep.Failed < len(keep):
@@ -377,6 +403,13 @@ func (k Checker) Apply(cs []schema.Constraint, answers []Answer) ([]int, []Repor
 		reps = append(reps, rep)
 	}
 	return keep, reps
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // rank orders type and gender verdicts: the answers that meet the
@@ -437,6 +470,8 @@ func note(r Report, n int) string {
 		return fmt.Sprintf("%s %q not checked: the KG holds no %s for any of the %d answers", c.Kind, c.Text, attribute(c.Kind), n)
 	case r.Dropped > 0:
 		return fmt.Sprintf("%s %q: %d answers kept, %d dropped, %d with no %s in the KG", c.Kind, c.Text, n-r.Dropped, r.Dropped, r.Unknown, attribute(c.Kind))
+	case r.Inferred && r.Held+r.Failed > 0:
+		return fmt.Sprintf("%s %q (kinds inferred, the KG states none): %d answers of another kind ranked last; %d meet it, %d unknown", c.Kind, c.Text, r.Failed, r.Held, r.Unknown)
 	case c.Kind == Type || c.Kind == Gender:
 		return fmt.Sprintf("%s %q: %d answers that meet it ranked first, before %d that fail it and %d with no %s in the KG", c.Kind, c.Text, r.Held, r.Failed, r.Unknown, attribute(c.Kind))
 	case r.Failed > 0:

@@ -40,6 +40,35 @@ const (
 	kindSiblings = 16
 )
 
+// Kinds judges each of es against kind as Kind does, but only by the
+// KG's types (step 1) when the KG states a type for any of them: where a
+// KG types some answers, an untyped one is no likelier of the kind for
+// WordNet's say-so (Freebase's educational institutions are typed, and
+// "Dartmouth College", an instance of a college in WordNet, would go
+// before every typed one on "what college did X attend"); the inference
+// is for KGs that type none of them. inferred says the verdicts were
+// inferred (none of es is typed).
+func (c Checker) Kinds(es []int32, kind string) (vs []Verdict, whys []string, inferred bool) {
+	vs, whys = make([]Verdict, len(es)), make([]string, len(es))
+	words := make([][]string, len(es))
+	typed := false
+	for i, e := range es {
+		words[i] = kg.TypeWords(kg.TypesOf(c.Graph, e))
+		typed = typed || len(words[i]) > 0
+	}
+	for i, e := range es {
+		switch {
+		case len(words[i]) > 0 && slices.Contains(words[i], kind):
+			vs[i], whys[i] = Holds, kgType
+		case len(words[i]) > 0:
+			vs[i] = Fails
+		case !typed:
+			vs[i], whys[i] = c.Kind(e, kind)
+		}
+	}
+	return vs, whys, !typed
+}
+
 // Kind judges whether entity e is a kind (a singular noun: "country"),
 // and says how it knows, for --explain. The evidence, first found wins:
 //

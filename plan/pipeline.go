@@ -79,6 +79,10 @@ type Query struct {
 type Result struct {
 	Question string
 	Links    []linking.Link
+	// Mentions are every span of the question that names a KG entity:
+	// the Links' and the others beside them, each with its candidates
+	// and why the chosen one won (linking.MentionsOf).
+	Mentions []linking.Mention
 	// Projection is the planner's candidate schema graphs and strategy.
 	Projection projection.Projection
 	// Strategy is the strategy traced with (the planner's, or the
@@ -219,10 +223,11 @@ func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
 	res := &Result{Question: q.Question, Graph: g, Timings: map[string]Duration{}}
 	clock := timings(res.Timings)
 
-	if res.Links, err = p.link(ctx, q, g, clock); err != nil {
+	if res.Links, res.Mentions, err = p.link(ctx, q, g, clock); err != nil {
 		return nil, err
 	}
 	in := plannerInput(q, res.Links)
+	in.Linked = res.Mentions
 	if kind == OwnGraphs {
 		in.Graph = g
 	}
@@ -295,9 +300,21 @@ func (p *Pipeline) graphOf(q Query) (kg.Reader, error) {
 }
 
 // link is the first stage: the KG entities the question names, as the
-// caller gave them (found in the text where they are) or linked in g.
-func (p *Pipeline) link(ctx context.Context, q Query, g kg.Reader, clock timings) ([]linking.Link, error) {
+// caller gave them (found in the text where they are) or linked in g,
+// and every mention of an entity in the question beside them.
+func (p *Pipeline) link(ctx context.Context, q Query, g kg.Reader, clock timings) ([]linking.Link, []linking.Mention, error) {
 	defer clock.since(StageLink, time.Now())
+	links, err := p.linkEntities(ctx, q, g)
+	if err != nil {
+		return nil, nil, err
+	}
+	ms, err := linking.MentionsOf(ctx, g, q.Question, links)
+	return links, ms, err
+}
+
+// linkEntities is the question's entities, as the caller gave them
+// (found in the text where they are) or linked in g.
+func (p *Pipeline) linkEntities(ctx context.Context, q Query, g kg.Reader) ([]linking.Link, error) {
 	if len(q.Entities) > 0 {
 		links := make([]linking.Link, 0, len(q.Entities))
 		for _, e := range q.Entities {

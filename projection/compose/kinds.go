@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/stem-kgqa/stem/constraint"
+	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/projection/zeroshot"
 	"github.com/stem-kgqa/stem/schema"
@@ -25,8 +26,9 @@ type kindFitter struct {
 }
 
 type kindVerdict struct {
-	v   constraint.Verdict
-	why string
+	v     constraint.Verdict
+	why   string
+	typed bool // the KG states e's type
 }
 
 // kindFitter returns the fitter for question q: one that fits nothing when
@@ -49,19 +51,22 @@ func (k *kindFitter) verdict(e int32) kindVerdict {
 		return v
 	}
 	v, why := k.check.Kind(e, k.kind)
-	k.seen[e] = kindVerdict{v, why}
+	k.seen[e] = kindVerdict{v, why, len(kg.TypesOf(k.check.Graph, e)) > 0}
 	return k.seen[e]
 }
 
-// fit is the share of a sample of front that is of the kind asked for.
+// fit is the share of a sample of front that is of the kind asked for;
+// where the KG types any of the sample, by the KG's types alone, as
+// constraint.Checker.Kinds judges.
 func (k *kindFitter) fit(front []int32) float32 {
 	n := min(len(front), typeSample)
 	if k.kind == "" || n == 0 {
 		return 0
 	}
+	typed := slices.ContainsFunc(front[:n], func(e int32) bool { return k.verdict(e).typed })
 	held := 0
 	for _, e := range front[:n] {
-		if k.verdict(e).v == constraint.Holds {
+		if v := k.verdict(e); v.v == constraint.Holds && (v.typed || !typed) {
 			held++
 		}
 	}
@@ -94,6 +99,9 @@ func (k *kindFitter) walkOn(all []projection.ScoredPath, walks []zeroshot.Walk, 
 		extra := len(w.Steps) - len(best.Steps)
 		if extra < 1 || extra > 2 || !slices.Equal(w.Steps[:len(best.Steps)], best.Steps) || k.fit(w.Front) < walkOnFit {
 			continue
+		}
+		if n := len(best.Steps); n > 0 && w.Steps[n].Rel == best.Steps[n-1].Rel && w.Steps[n].Inv != best.Steps[n-1].Inv {
+			continue // straight back to where the path came from
 		}
 		if at < 0 || len(w.Steps) < len(all[at].Steps) {
 			at = i + 1
