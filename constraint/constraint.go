@@ -6,7 +6,11 @@
 // (schema.Constraint); Apply judges the traced answers where the KG holds
 // the attribute (a CVT's from and to dates, people.person.gender, the
 // types the answer's relations and type edges name) and says so where it
-// does not, rather than guess.
+// does not, rather than guess. Where the KG types none of the answers,
+// their kinds are inferred (Checker.Kind: a relation named for the kind,
+// WordNet's instance pointers through Checker.Lexicon, the entities beside
+// them), so that "in which country" tells a country from a city on a KG
+// with no type edges.
 //
 // The package imports only kg and schema.
 package constraint

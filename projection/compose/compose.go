@@ -56,7 +56,12 @@
 // "__people__person__gender"). The type noun must resemble them closely;
 // "who" and "where" look for person- and place-like words, "when" for
 // entities named as years or dates. Among paths that score alike, the one
-// reaching fewer entities ranks first.
+// reaching fewer entities ranks first. Where the KG states no type, the
+// reached entities' kinds are inferred as the constraint check infers them
+// (constraint.Checker.Kind: WordNet's instances through the lexicon, a
+// relation named for the kind, the entities beside them), and a best path
+// that reaches none of the kind a type word asks for walks on, one or two
+// hops, to a path that does ("in which country": the city's located_in).
 //
 // # A learnt prior
 //
