@@ -143,9 +143,17 @@ func typeNoun(words []string) string {
 	return ""
 }
 
+// iesWords are plurals in "ies" of singulars in "ie", which the "y" rule
+// would misread ("movies" is no plural of "movy").
+var iesWords = map[string]string{"movies": "movie", "cookies": "cookie", "zombies": "zombie", "rookies": "rookie",
+	"calories": "calorie", "pies": "pie", "ties": "tie", "lies": "lie", "brownies": "brownie", "genies": "genie"}
+
 // singular strips an English plural ending, enough to match type names
 // ("countries" -> "country", "states" -> "state").
 func singular(w string) string {
+	if s, ok := iesWords[w]; ok {
+		return s
+	}
 	switch {
 	case strings.HasSuffix(w, "ies") && len(w) > 4:
 		return w[:len(w)-3] + "y"

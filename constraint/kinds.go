@@ -79,8 +79,8 @@ func (c Checker) Kinds(es []int32, kind string) (vs []Verdict, whys []string, in
 //  3. the lexicon's kinds of e's own name (WordNet: lyon is a city);
 //  4. the entities standing in the same relation to the same neighbour
 //     (springfield located_in france beside lyon and paris, cities), by
-//     2 and 3: e is of the kind most of those known are, and not of it
-//     when none of them is.
+//     2 and 3: e is of the kind when most of those known are (never
+//     of another for theirs).
 //
 // Unknown when nothing says.
 func (c Checker) Kind(e int32, kind string) (Verdict, string) {
@@ -106,12 +106,12 @@ func (c Checker) Kind(e int32, kind string) (Verdict, string) {
 			failed++
 		}
 	}
-	switch {
-	case held > 0 && held >= failed:
+	if held > 0 && held >= failed {
 		return Holds, fmt.Sprintf("%s (%d of %d such entities known)", who, held, held+failed)
-	case failed > 1 && held == 0:
-		return Fails, ""
 	}
+	// Entities beside e known to be of another kind say nothing against
+	// it: films named after cities stand beside films WordNet does not
+	// know.
 	return Unknown, ""
 }
 
