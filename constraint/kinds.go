@@ -37,7 +37,11 @@ const kgType = "a KG type"
 // read for its role, and how many entities in the same role are asked.
 const (
 	kindEdges    = 64
-	kindSiblings = 16
+	kindSiblings = 8
+	// kindAnswers is how many answers of a set Kinds infers kinds for;
+	// the rest stay unknown (a Breadth plan's hundreds would cost a
+	// millisecond for what only reorders them).
+	kindAnswers = 32
 )
 
 // Kinds judges each of es against kind as Kind does, but only by the
@@ -62,7 +66,7 @@ func (c Checker) Kinds(es []int32, kind string) (vs []Verdict, whys []string, in
 			vs[i], whys[i] = Holds, kgType
 		case len(words[i]) > 0:
 			vs[i] = Fails
-		case !typed:
+		case !typed && i < kindAnswers:
 			vs[i], whys[i] = c.Kind(e, kind)
 		}
 	}

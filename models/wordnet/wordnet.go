@@ -241,17 +241,12 @@ func (l *Lexicon) Narrower(word string) []string {
 	return slices.Compact(out)
 }
 
-// KindSteps is how many hypernym steps above the kind a name is an
-// instance of InstanceKinds climbs: France is an instance of a European
-// country, which is a kind of country; Lyon of a city, which is a kind
-// of municipality.
-const KindSteps = 2
-
 // InstanceKinds returns the kinds of thing a proper name names, from
 // WordNet's instance pointers: the lemmas of the synsets a sense of name
-// is an instance of, nearest first, then those of their hypernyms up to
-// KindSteps steps ("france": european_country, european_nation,
-// country, state, land, ...). The name is matched as WordNet writes its
+// is an instance of, then those of all their hypernyms, nearest first
+// ("france": european_country, european_nation, country, state, land,
+// ..., location, ..., entity), so that a kind not among them is one the
+// name is not. The name is matched as WordNet writes its
 // lemmas (lower case, words joined by '_'), never by a plural's stem; a
 // name with no instance sense ("bob_martin", "company") has none.
 func (l *Lexicon) InstanceKinds(name string) []string {
@@ -270,7 +265,7 @@ func (l *Lexicon) InstanceKinds(name string) []string {
 	}
 	var out []string
 	seen := map[int32]bool{}
-	for step := 0; step <= KindSteps && len(level) > 0; step++ {
+	for len(level) > 0 {
 		var next []int32
 		for _, s := range level {
 			if seen[s] {

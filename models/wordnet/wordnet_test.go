@@ -98,9 +98,10 @@ func TestInstanceKinds(t *testing.T) {
 		name string
 		want []string
 	}{
-		// An instance of a wife, a kind of spouse, a kind of relative.
-		{"Bathsheba", []string{"wife", "partner", "spouse", "relative"}},
-		{"bathsheba", []string{"wife", "partner", "spouse", "relative"}},
+		// An instance of a wife, a kind of spouse, a kind of relative, a
+		// person, a causal agent, an entity.
+		{"Bathsheba", []string{"wife", "partner", "spouse", "relative", "individual", "person", "causal_agent", "cause", "entity"}},
+		{"bathsheba", []string{"wife", "partner", "spouse", "relative", "individual", "person", "causal_agent", "cause", "entity"}},
 		{"wife", nil},   // a kind, no instance
 		{"nobody", nil}, // unknown
 		{"sex_", nil},   // not a lemma
