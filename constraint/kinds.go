@@ -13,11 +13,19 @@ import (
 // of a European country, a kind of country; Lyon of a city). The
 // constraint check reads it where the KG states no type.
 type Instances interface {
-	// InstanceKinds returns the kind words name is an instance of, nearest
-	// first, lower case with words joined by '_'; none for a name that
-	// names no instance.
-	InstanceKinds(name string) []string
+	// InstanceKinds returns the kind words name is an instance of, by
+	// steps up the hierarchy ([0] what it is an instance of, [1] their
+	// hypernyms, ...), lower case with words joined by '_'; none for a
+	// name that names no instance.
+	InstanceKinds(name string) [][]string
 }
+
+// KindSteps is how far up a dictionary's hierarchy a kind makes a name
+// one of it: France is an instance of a European country, a kind of
+// country; Francis Ford Coppola of a film maker, a producer, a creator, a
+// person. Farther up, every city is a "country" (an area); a kind found
+// there leaves the name unknown, one found nowhere makes it not one.
+const KindSteps = 3
 
 // Checker checks answers against constraints in a KG. Its zero Lexicon
 // judges types by what the KG states alone.
@@ -133,14 +141,21 @@ func (c Checker) named(e int32, kind string) (Verdict, string) {
 	if c.Lexicon == nil {
 		return Unknown, ""
 	}
-	kinds := c.Lexicon.InstanceKinds(g.EntityName(e))
-	switch {
-	case len(kinds) == 0:
+	steps := c.Lexicon.InstanceKinds(g.EntityName(e))
+	for i, step := range steps {
+		if !slices.Contains(step, kind) {
+			continue
+		}
+		switch {
+		case i >= KindSteps:
+			return Unknown, ""
+		case i == 0:
+			return Holds, fmt.Sprintf("WordNet: %s is an instance of %s", g.EntityName(e), kind)
+		}
+		return Holds, fmt.Sprintf("WordNet: %s is an instance of %s, a kind of %s", g.EntityName(e), steps[0][0], kind)
+	}
+	if len(steps) == 0 {
 		return Unknown, ""
-	case kinds[0] == kind:
-		return Holds, fmt.Sprintf("WordNet: %s is an instance of %s", g.EntityName(e), kind)
-	case slices.Contains(kinds, kind):
-		return Holds, fmt.Sprintf("WordNet: %s is an instance of %s, a kind of %s", g.EntityName(e), kinds[0], kind)
 	}
 	return Fails, ""
 }

@@ -242,14 +242,15 @@ func (l *Lexicon) Narrower(word string) []string {
 }
 
 // InstanceKinds returns the kinds of thing a proper name names, from
-// WordNet's instance pointers: the lemmas of the synsets a sense of name
-// is an instance of, then those of all their hypernyms, nearest first
-// ("france": european_country, european_nation, country, state, land,
-// ..., location, ..., entity), so that a kind not among them is one the
-// name is not. The name is matched as WordNet writes its
+// WordNet's instance pointers, by steps: [0] the lemmas of the synsets a
+// sense of name is an instance of, [1] those of their hypernyms, and so
+// on up to the root ("france": [european_country european_nation]
+// [country land state] ... [entity]). A kind near the name is one it is;
+// a kind at no step one it is not; one far up (a city is a "country" by
+// way of an area) says little. The name is matched as WordNet writes its
 // lemmas (lower case, words joined by '_'), never by a plural's stem; a
 // name with no instance sense ("bob_martin", "company") has none.
-func (l *Lexicon) InstanceKinds(name string) []string {
+func (l *Lexicon) InstanceKinds(name string) [][]string {
 	if len(l.f.Instances) == 0 {
 		return nil
 	}
@@ -263,21 +264,27 @@ func (l *Lexicon) InstanceKinds(name string) []string {
 	for _, s := range l.f.Senses[id] {
 		level = append(level, l.f.Instances[s]...)
 	}
-	var out []string
+	var out [][]string
 	seen := map[int32]bool{}
+	words := map[string]bool{}
 	for len(level) > 0 {
 		var next []int32
+		var step []string
 		for _, s := range level {
 			if seen[s] {
 				continue
 			}
 			seen[s] = true
 			for _, m := range l.members[s] {
-				if w := l.f.Lemmas[m]; !slices.Contains(out, w) {
-					out = append(out, w)
+				if w := l.f.Lemmas[m]; !words[w] {
+					words[w] = true
+					step = append(step, w)
 				}
 			}
 			next = append(next, l.f.Hypernyms[s]...)
+		}
+		if len(step) > 0 {
+			out = append(out, step)
 		}
 		level = next
 	}
