@@ -6,7 +6,11 @@
 // (schema.Constraint); Apply judges the traced answers where the KG holds
 // the attribute (a CVT's from and to dates, people.person.gender, the
 // types the answer's relations and type edges name) and says so where it
-// does not, rather than guess.
+// does not, rather than guess. Where the KG types none of the answers,
+// their kinds are inferred (Checker.Kind: a relation named for the kind,
+// WordNet's instance pointers through Checker.Lexicon, the entities beside
+// them), so that "in which country" tells a country from a city on a KG
+// with no type edges.
 //
 // The package imports only kg and schema.
 package constraint
@@ -139,9 +143,17 @@ func typeNoun(words []string) string {
 	return ""
 }
 
+// iesWords are plurals in "ies" of singulars in "ie", which the "y" rule
+// would misread ("movies" is no plural of "movy").
+var iesWords = map[string]string{"movies": "movie", "cookies": "cookie", "zombies": "zombie", "rookies": "rookie",
+	"calories": "calorie", "pies": "pie", "ties": "tie", "lies": "lie", "brownies": "brownie", "genies": "genie"}
+
 // singular strips an English plural ending, enough to match type names
 // ("countries" -> "country", "states" -> "state").
 func singular(w string) string {
+	if s, ok := iesWords[w]; ok {
+		return s
+	}
 	switch {
 	case strings.HasSuffix(w, "ies") && len(w) > 4:
 		return w[:len(w)-3] + "y"
@@ -173,25 +185,26 @@ type Answer struct {
 	Via    []int32
 }
 
-// Check judges a against c in g. Order constraints are judged over a set
-// of answers by Apply; here they are Unknown.
+// Check judges a against c in g by what the KG states
+// (Checker.Check with no lexicon).
 func Check(g kg.Reader, c schema.Constraint, a Answer) Verdict {
+	v, _ := Checker{Graph: g}.Check(c, a)
+	return v
+}
+
+// Check judges a against c, and for a type that holds says how the kind
+// was known (Kind). Order constraints are judged over a set of answers by
+// Apply; here they are Unknown.
+func (k Checker) Check(c schema.Constraint, a Answer) (Verdict, string) {
 	switch c.Kind {
 	case Gender:
-		return gender(g, a.Entity, c.Value)
+		return gender(k.Graph, a.Entity, c.Value), ""
 	case Type:
-		words := kg.TypeWords(kg.TypesOf(g, a.Entity))
-		if len(words) == 0 {
-			return Unknown
-		}
-		if slices.Contains(words, c.Value) {
-			return Holds
-		}
-		return Fails
+		return k.Kind(a.Entity, c.Value)
 	case Time:
-		return during(g, a, c.Value)
+		return during(k.Graph, a, c.Value), ""
 	}
-	return Unknown
+	return Unknown, ""
 }
 
 // gender reads the answer's gender edge (a relation named "gender" or
@@ -311,7 +324,18 @@ type Report struct {
 	Unknown int    `json:"unknown"`
 	Dropped int    `json:"dropped"`
 	Note    string `json:"note"`
+	// Kinds say, for the first few answers a type holds for where the KG
+	// states no type, how their kind was inferred ("france: WordNet:
+	// france is an instance of european_country, a kind of country").
+	Kinds []string `json:"kinds,omitempty"`
+	// Inferred says the KG states no type for any answer and the kinds
+	// were inferred (Checker.Kind): the answers of another kind go last
+	// and the rest keep their order.
+	Inferred bool `json:"inferred,omitempty"`
 }
+
+// maxKinds is how many answers' inferred kinds a report names.
+const maxKinds = 3
 
 // Apply checks answers against cs in g and returns the order to keep them
 // in (indices into answers) and a report per constraint. Time drops the
@@ -324,6 +348,12 @@ type Report struct {
 // the KG says nothing about stay, and the report says the constraint went
 // unchecked.
 func Apply(g kg.Reader, cs []schema.Constraint, answers []Answer) ([]int, []Report) {
+	return Checker{Graph: g}.Apply(cs, answers)
+}
+
+// Apply is Apply over k's KG, with k's lexicon to tell kinds by.
+func (k Checker) Apply(cs []schema.Constraint, answers []Answer) ([]int, []Report) {
+	g := k.Graph
 	keep := make([]int, len(answers))
 	for i := range keep {
 		keep[i] = i
@@ -336,11 +366,31 @@ func Apply(g kg.Reader, cs []schema.Constraint, answers []Answer) ([]int, []Repo
 			keep, rep = order(g, c, answers, keep)
 		default:
 			vs := make(map[int]Verdict, len(keep))
+			whys := map[int]string{}
+			inferred := false
+			if c.Kind == Type {
+				es := make([]int32, len(keep))
+				for j, i := range keep {
+					es[j] = answers[i].Entity
+				}
+				var v []Verdict
+				var why []string
+				v, why, inferred = k.Kinds(es, c.Value)
+				rep.Inferred = inferred
+				for j, i := range keep {
+					vs[i], whys[i] = v[j], why[j]
+				}
+			}
 			for _, i := range keep {
-				vs[i] = Check(g, c, answers[i])
+				if c.Kind != Type {
+					vs[i], whys[i] = k.Check(c, answers[i])
+				}
 				switch vs[i] {
 				case Holds:
 					rep.Held++
+					if why := whys[i]; why != "" && why != kgType && len(rep.Kinds) < maxKinds {
+						rep.Kinds = append(rep.Kinds, g.EntityName(answers[i].Entity)+": "+why)
+					}
 				case Fails:
 					rep.Failed++
 				default:
@@ -348,6 +398,12 @@ func Apply(g kg.Reader, cs []schema.Constraint, answers []Answer) ([]int, []Repo
 				}
 			}
 			switch {
+			case inferred:
+				// An inferred kind is known for the famous few (WordNet
+				// names Robert Louis Stevenson, not Dan Curtis): the
+				// answers it says are of another kind go last, and the
+				// rest keep their order.
+				slices.SortStableFunc(keep, func(a, b int) int { return b2i(vs[a] == Fails) - b2i(vs[b] == Fails) })
 			case c.Kind == Type || c.Kind == Gender:
 				slices.SortStableFunc(keep, func(a, b int) int { return rank(vs[a]) - rank(vs[b]) })
 			case rep.Failed > 0 && rep.Failed < len(keep):
@@ -359,6 +415,13 @@ func Apply(g kg.Reader, cs []schema.Constraint, answers []Answer) ([]int, []Repo
 		reps = append(reps, rep)
 	}
 	return keep, reps
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // rank orders type and gender verdicts: the answers that meet the
@@ -419,6 +482,8 @@ func note(r Report, n int) string {
 		return fmt.Sprintf("%s %q not checked: the KG holds no %s for any of the %d answers", c.Kind, c.Text, attribute(c.Kind), n)
 	case r.Dropped > 0:
 		return fmt.Sprintf("%s %q: %d answers kept, %d dropped, %d with no %s in the KG", c.Kind, c.Text, n-r.Dropped, r.Dropped, r.Unknown, attribute(c.Kind))
+	case r.Inferred && r.Held+r.Failed > 0:
+		return fmt.Sprintf("%s %q (kinds inferred, the KG states none): %d answers of another kind ranked last; %d meet it, %d unknown", c.Kind, c.Text, r.Failed, r.Held, r.Unknown)
 	case c.Kind == Type || c.Kind == Gender:
 		return fmt.Sprintf("%s %q: %d answers that meet it ranked first, before %d that fail it and %d with no %s in the KG", c.Kind, c.Text, r.Held, r.Failed, r.Unknown, attribute(c.Kind))
 	case r.Failed > 0:

@@ -3,6 +3,7 @@ package constraint
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stem-kgqa/stem/kg"
@@ -28,6 +29,7 @@ func TestDetect(t *testing.T) {
 		{"what state is mount st. helens in", "[(type state state)]"},
 		{"which countries border germany", "[(type country countries)]"},
 		{"what kind of language do they speak in iran", "[(type language language)]"},
+		{"the screenwriter of the thief lord also wrote which movies", "[(type movie movies)]"},
 		{"what is the capital of france", "[]"},
 		{"what year did the war end", "[]"},
 		{"where did william morris go to college", "[]"},
@@ -115,4 +117,68 @@ func FuzzDetect(f *testing.F) {
 			}
 		}
 	})
+}
+
+// instances is a dictionary of named things, as WordNet's instance
+// pointers give them.
+type instances map[string][][]string
+
+func (m instances) InstanceKinds(name string) [][]string { return m[name] }
+
+// TestKind infers kinds on a KG with no type edges: cities located_in
+// countries, companies based_in cities, and one relation named for a kind.
+func TestKind(t *testing.T) {
+	g, err := kg.ReadTSV(strings.NewReader(`acme_corp	based_in	lyon
+globex	based_in	marseille
+lyon	located_in	france
+paris	located_in	france
+marseille	located_in	france
+osaka	located_in	japan
+osaka	country	japan
+hamburg	located_in	germany
+`), "untyped.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lex := instances{"france": {{"european_country"}, {"country"}}, "germany": {{"european_country"}, {"country"}},
+		"lyon": {{"city"}, {"municipality"}, {"urban_area"}, {"geographical_area"}, {"region"}, {"country"}}, "paris": {{"national_capital"}, {"capital"}, {"city"}}, "hamburg": {{"city"}}}
+	for _, tc := range []struct {
+		entity, kind string
+		lex          bool
+		want         Verdict
+		why          string
+	}{
+		{"france", "country", true, Holds, "WordNet: france is an instance of european_country, a kind of country"},
+		{"lyon", "city", true, Holds, "WordNet: lyon is an instance of city"},
+		{"lyon", "country", true, Unknown, ""}, // a country only far up
+		{"lyon", "person", true, Fails, ""},
+		// Not in the dictionary: a city as lyon and paris, which are
+		// located_in france too.
+		{"marseille", "city", true, Holds, "as lyon, which also located_in france (2 of 2 such entities known)"},
+		{"marseille", "country", true, Unknown, ""},
+		// A relation named for the kind.
+		{"japan", "country", false, Holds, `the tail of "country"`},
+		// Nothing says what a company is.
+		{"acme_corp", "country", true, Unknown, ""},
+		{"france", "country", false, Unknown, ""},
+		{"osaka", "city", true, Unknown, ""},
+	} {
+		e, _ := g.Entity(tc.entity)
+		c := Checker{Graph: g}
+		if tc.lex {
+			c.Lexicon = lex
+		}
+		if v, why := c.Kind(e, tc.kind); v != tc.want || why != tc.why {
+			t.Errorf("Kind(%s, %s) lexicon %v = %v %q, want %v %q", tc.entity, tc.kind, tc.lex, v, why, tc.want, tc.why)
+		}
+	}
+	// Apply ranks the city after the country and says how the country's
+	// kind was known.
+	fr, _ := g.Entity("france")
+	pa, _ := g.Entity("paris")
+	keep, reps := Checker{Graph: g, Lexicon: lex}.Apply([]schema.Constraint{{Kind: Type, Value: "country", Text: "country"}}, []Answer{{Entity: pa}, {Entity: fr}})
+	if !slices.Equal(keep, []int{1, 0}) || len(reps) != 1 || reps[0].Held != 1 || reps[0].Failed != 1 ||
+		!slices.Equal(reps[0].Kinds, []string{"france: WordNet: france is an instance of european_country, a kind of country"}) {
+		t.Errorf("Apply = %v, %+v", keep, reps)
+	}
 }

@@ -79,6 +79,10 @@ type Query struct {
 type Result struct {
 	Question string
 	Links    []linking.Link
+	// Mentions are every span of the question that names a KG entity:
+	// the Links' and the others beside them, each with its candidates
+	// and why the chosen one won (linking.MentionsOf).
+	Mentions []linking.Mention
 	// Projection is the planner's candidate schema graphs and strategy.
 	Projection projection.Projection
 	// Strategy is the strategy traced with (the planner's, or the
@@ -173,6 +177,10 @@ type Pipeline struct {
 	// NoConstraints leaves the constraints a question states (time,
 	// gender, type; package constraint) unchecked.
 	NoConstraints bool
+	// Kinds, when not nil, names the kinds of the answers the KG gives no
+	// type (WordNet's instances: France a country), for the type words a
+	// question states ("in which country"); Open sets it from the lexicon.
+	Kinds constraint.Instances
 	// Mode labels how the retrieval strategy runs (ModeOf); Open sets it.
 	Mode string
 	// PlannerName names the planner that plans its questions, as Open
@@ -215,10 +223,11 @@ func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
 	res := &Result{Question: q.Question, Graph: g, Timings: map[string]Duration{}}
 	clock := timings(res.Timings)
 
-	if res.Links, err = p.link(ctx, q, g, clock); err != nil {
+	if res.Links, res.Mentions, err = p.link(ctx, q, g, clock); err != nil {
 		return nil, err
 	}
 	in := plannerInput(q, res.Links)
+	in.Linked = res.Mentions
 	if kind == OwnGraphs {
 		in.Graph = g
 	}
@@ -291,9 +300,21 @@ func (p *Pipeline) graphOf(q Query) (kg.Reader, error) {
 }
 
 // link is the first stage: the KG entities the question names, as the
-// caller gave them (found in the text where they are) or linked in g.
-func (p *Pipeline) link(ctx context.Context, q Query, g kg.Reader, clock timings) ([]linking.Link, error) {
+// caller gave them (found in the text where they are) or linked in g,
+// and every mention of an entity in the question beside them.
+func (p *Pipeline) link(ctx context.Context, q Query, g kg.Reader, clock timings) ([]linking.Link, []linking.Mention, error) {
 	defer clock.since(StageLink, time.Now())
+	links, err := p.linkEntities(ctx, q, g)
+	if err != nil {
+		return nil, nil, err
+	}
+	ms, err := linking.MentionsOf(ctx, g, q.Question, links)
+	return links, ms, err
+}
+
+// linkEntities is the question's entities, as the caller gave them
+// (found in the text where they are) or linked in g.
+func (p *Pipeline) linkEntities(ctx context.Context, q Query, g kg.Reader) ([]linking.Link, error) {
 	if len(q.Entities) > 0 {
 		links := make([]linking.Link, 0, len(q.Entities))
 		for _, e := range q.Entities {
@@ -580,7 +601,7 @@ func (p *Pipeline) constrain(ctx context.Context, req Request, tr *tracing.Resul
 		as = append(as, ca)
 		idx = append(idx, i)
 	}
-	keep, reps := constraint.Apply(check, cs, as)
+	keep, reps := constraint.Checker{Graph: check, Lexicon: p.Kinds}.Apply(cs, as)
 	out.reports = reps
 	if len(as) < len(tr.Answers) {
 		return out // an answer the check cannot name: leave the order alone

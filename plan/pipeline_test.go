@@ -306,3 +306,26 @@ func examplesOf(qs []benchmark.Question) []pattern.Example {
 	}
 	return exs
 }
+
+// TestMentionsBesideGivenEntities: a question asked with its entity given
+// still lists the other thing it names, for planners (Input.Linked) and
+// --explain.
+func TestMentionsBesideGivenEntities(t *testing.T) {
+	p := demoPipeline(t, "directed_by")
+	tr, err := p.Answer(context.Background(), Query{Question: "who directed inception , born in london ?", Entities: []string{"Inception"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range tr.Mentions {
+		got = append(got, fmt.Sprintf("%s->%s topic=%v", m.Text, m.Entity, m.Topic))
+	}
+	if want := []string{"inception->Inception topic=true", "london->London topic=false"}; !slices.Equal(got, want) {
+		t.Errorf("mentions = %q, want %q", got, want)
+	}
+	var b strings.Builder
+	tr.WriteText(&b, true, 0, 0)
+	if !strings.Contains(b.String(), "mentions:\n  \"inception\" -> Inception (entity; given)\n  \"london\" -> London (beside the entities; the only entity so named)\n") {
+		t.Errorf("explain lacks the mentions:\n%s", b.String())
+	}
+}

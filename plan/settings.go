@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/stem-kgqa/stem/constraint"
 	"github.com/stem-kgqa/stem/generation"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kgvec"
@@ -248,6 +249,7 @@ func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() 
 		// The constraint check is STEM's stage: a peer system answers as
 		// its paper describes, on its own signals.
 		NoConstraints: s.NoConstraints || s.Retriever != DefaultStrategy}
+	p.Kinds, _ = a.Lexicon.(constraint.Instances)
 	p.Usage = func() llm.Usage {
 		if chat == nil {
 			return llm.Usage{}

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -29,7 +30,10 @@ type View struct {
 
 // ExplainView is the trace behind a View's answers.
 type ExplainView struct {
-	Entities []linking.Link        `json:"entities"`
+	Entities []linking.Link `json:"entities"`
+	// Mentions are every span that names a KG entity, the Entities' and
+	// the others, with their candidates and why one won.
+	Mentions []linking.Mention     `json:"mentions,omitempty"`
 	Plan     projection.Projection `json:"plan"`
 	Schema   []string              `json:"schema_graphs"`
 	Strategy string                `json:"strategy"`
@@ -72,7 +76,7 @@ func (r *Result) View(explain bool) View {
 	if !explain {
 		return out
 	}
-	ex := &ExplainView{Entities: r.Links, Plan: r.Projection, Strategy: r.Strategy, Anchors: ev.Anchors, Guidance: r.Guidance,
+	ex := &ExplainView{Entities: r.Links, Mentions: r.Mentions, Plan: r.Projection, Strategy: r.Strategy, Anchors: ev.Anchors, Guidance: r.Guidance,
 		Constraints: r.Constraints, Problems: ev.Problems}
 	for _, gr := range r.Projection.Graphs() {
 		ex.Schema = append(ex.Schema, gr.String())
@@ -136,6 +140,7 @@ func (r *Result) writeExplain(w io.Writer) {
 	for _, l := range r.Links {
 		fmt.Fprintf(w, "  %q -> %s (%s, %.3f)\n", l.Mention, l.Entity, l.Method, l.Score)
 	}
+	writeMentions(w, r.Mentions)
 	if r.Strategy == "" && len(r.Projection.Candidates) == 0 {
 		fmt.Fprintf(w, "plan: none (the retrieval strategy plans for itself)\n")
 	} else {
@@ -168,10 +173,43 @@ func (r *Result) writeExplain(w io.Writer) {
 	}
 	for _, c := range r.Constraints {
 		fmt.Fprintf(w, "constraint: %s\n", c.Note)
+		for _, k := range c.Kinds {
+			fmt.Fprintf(w, "  kind inferred: %s\n", k)
+		}
 	}
 	fmt.Fprintf(w, "audit: %d evidence triples and %d answers checked against the KG, %d unbacked\n", len(ev.Evidence), len(ev.Answers), ev.Unbacked)
 	for _, p := range ev.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
 	}
 	fmt.Fprintln(w)
+}
+
+// writeMentions lists the question's mentions when any says more than
+// the entities above: a mention beside them, or a name several entities
+// share. Each shows its candidates (hops to the other mentions' entities,
+// edges) and why the chosen one won.
+func writeMentions(w io.Writer, ms []linking.Mention) {
+	if !slices.ContainsFunc(ms, func(m linking.Mention) bool { return !m.Topic || len(m.Candidates) > 1 }) {
+		return
+	}
+	fmt.Fprintf(w, "mentions:\n")
+	for _, m := range ms {
+		role := "beside the entities"
+		if m.Topic {
+			role = "entity"
+		}
+		fmt.Fprintf(w, "  %q -> %s (%s; %s)\n", m.Text, m.Entity, role, m.Why)
+		if len(m.Candidates) < 2 {
+			continue
+		}
+		var cs []string
+		for _, c := range m.Candidates {
+			near := "not near"
+			if c.Hops > 0 {
+				near = fmt.Sprintf("%d hops", c.Hops)
+			}
+			cs = append(cs, fmt.Sprintf("%s (%s, %d edges)", c.Entity, near, c.Degree))
+		}
+		fmt.Fprintf(w, "    candidates: %s\n", strings.Join(cs, ", "))
+	}
 }

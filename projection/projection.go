@@ -17,6 +17,7 @@ import (
 	"context"
 
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/projection/linking"
 	"github.com/stem-kgqa/stem/schema"
 )
 
@@ -35,6 +36,13 @@ type Input struct {
 	// Mentions are the spans of Question that name Entities, when known
 	// (Mentions[i] names Entities[i]); pattern planners mask them.
 	Mentions []string
+	// Linked are every span of Question that names a KG entity
+	// (linking.MentionsOf): the mentions of Entities (Topic) and, beside
+	// them, the other things the question names ("the school with the
+	// mascot B"), each with its candidates and the one chosen by graph
+	// proximity to the others. Empty where the pipeline did not look
+	// (a remote KG); planners that plan from Entities alone ignore it.
+	Linked []linking.Mention
 	// Graph, when not nil, is the question's own graph (a per-question
 	// subgraph, or the neighbourhood fetched from a remote KG): planners
 	// that check paths in a KG check them there rather than in the KG

@@ -63,11 +63,15 @@ func Setup(ctx context.Context, opts SetupOptions) (string, error) {
 		}
 	}
 	if _, serr := os.Stat(out); serr == nil {
-		_, oerr := Open(out)
-		if oerr == nil {
+		l, oerr := Open(out)
+		switch {
+		case oerr == nil && len(l.f.Instances) > 0:
 			return out, nil
+		case oerr == nil:
+			logf("cached lexicon has no instance pointers (converted by an older stem), converting again")
+		default:
+			logf("cached lexicon unusable, converting again: %v", oerr)
 		}
-		logf("cached lexicon unusable, converting again: %v", oerr)
 	}
 	if err := os.MkdirAll(opts.CacheDir, 0o755); err != nil {
 		return "", fmt.Errorf("setup lexicon: %w", err)

@@ -79,6 +79,12 @@ type file struct {
 	// Hypernyms[s] are synset s's hypernyms. Instances (a named wife, a
 	// named city) are left without: they name no kind of anything.
 	Hypernyms [][]int32
+	// Instances[s] are the synsets synset s is an instance of (WordNet's
+	// "@i" pointers: France of a European country, Lyon of a city), what
+	// InstanceKinds reads. A file converted before they were kept has
+	// none, and Setup converts it again; a build that does not know the
+	// field reads the file as before.
+	Instances [][]int32
 }
 
 func (l *Lexicon) build() error {
@@ -86,7 +92,10 @@ func (l *Lexicon) build() error {
 	if len(l.f.Senses) != len(l.f.Lemmas) {
 		return fmt.Errorf("%w: %d lemmas, %d sense lists", ErrCorrupt, len(l.f.Lemmas), len(l.f.Senses))
 	}
-	for _, ss := range append(slices.Clone(l.f.Senses), l.f.Hypernyms...) {
+	if len(l.f.Instances) != 0 && len(l.f.Instances) != int(n) {
+		return fmt.Errorf("%w: %d synsets, %d instance lists", ErrCorrupt, n, len(l.f.Instances))
+	}
+	for _, ss := range slices.Concat(l.f.Senses, l.f.Hypernyms, l.f.Instances) {
 		for _, s := range ss {
 			if s < 0 || s >= n {
 				return fmt.Errorf("%w: synset %d out of range (%d synsets)", ErrCorrupt, s, n)
@@ -232,6 +241,56 @@ func (l *Lexicon) Narrower(word string) []string {
 	return slices.Compact(out)
 }
 
+// InstanceKinds returns the kinds of thing a proper name names, from
+// WordNet's instance pointers, by steps: [0] the lemmas of the synsets a
+// sense of name is an instance of, [1] those of their hypernyms, and so
+// on up to the root ("france": [european_country european_nation]
+// [country land state] ... [entity]). A kind near the name is one it is;
+// a kind at no step one it is not; one far up (a city is a "country" by
+// way of an area) says little. The name is matched as WordNet writes its
+// lemmas (lower case, words joined by '_'), never by a plural's stem; a
+// name with no instance sense ("bob_martin", "company") has none.
+func (l *Lexicon) InstanceKinds(name string) [][]string {
+	if len(l.f.Instances) == 0 {
+		return nil
+	}
+	key := strings.ToLower(strings.Join(strings.FieldsFunc(name, func(r rune) bool { return r == ' ' || r == '_' }), "_"))
+	id, ok := l.index[key]
+	if !ok {
+		return nil
+	}
+	l.once.Do(l.buildDown)
+	var level []int32
+	for _, s := range l.f.Senses[id] {
+		level = append(level, l.f.Instances[s]...)
+	}
+	var out [][]string
+	seen := map[int32]bool{}
+	words := map[string]bool{}
+	for len(level) > 0 {
+		var next []int32
+		var step []string
+		for _, s := range level {
+			if seen[s] {
+				continue
+			}
+			seen[s] = true
+			for _, m := range l.members[s] {
+				if w := l.f.Lemmas[m]; !words[w] {
+					words[w] = true
+					step = append(step, w)
+				}
+			}
+			next = append(next, l.f.Hypernyms[s]...)
+		}
+		if len(step) > 0 {
+			out = append(out, step)
+		}
+		level = next
+	}
+	return out
+}
+
 // buildDown indexes each synset's hyponyms and lemmas.
 func (l *Lexicon) buildDown() {
 	l.down = make([][]int32, len(l.f.Hypernyms))
@@ -325,7 +384,7 @@ func decode(data []byte) (*Lexicon, error) {
 func Parse(index, data io.Reader, source, license string) (*Lexicon, error) {
 	l := &Lexicon{f: file{Source: source, License: license}}
 	synset := map[string]int32{} // byte offset -> dense id
-	var hyper [][]string
+	var hyper, inst [][]string
 	sc := bufio.NewScanner(data)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for line := 1; sc.Scan(); line++ {
@@ -350,28 +409,42 @@ func Parse(index, data io.Reader, source, license string) (*Lexicon, error) {
 		if err != nil || i+1+4*pc > len(f) {
 			return nil, bad("bad pointer count " + f[i])
 		}
-		var hs []string
+		var hs, is []string
 		for k := range pc {
 			p := f[i+1+4*k:]
-			if p[0] == "@" && p[2] == "n" {
+			switch {
+			case p[0] == "@" && p[2] == "n":
 				hs = append(hs, p[1])
+			case p[0] == "@i" && p[2] == "n":
+				is = append(is, p[1])
 			}
 		}
 		synset[f[0]] = int32(len(hyper))
 		hyper = append(hyper, hs)
+		inst = append(inst, is)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("wordnet: read data.noun: %w", err)
 	}
-	l.f.Hypernyms = make([][]int32, len(hyper))
-	for s, hs := range hyper {
-		for _, h := range hs {
-			id, ok := synset[h]
-			if !ok {
-				return nil, fmt.Errorf("wordnet: data.noun: hypernym %s of synset %d is not in the file", h, s)
+	resolve := func(ptrs [][]string, what string) ([][]int32, error) {
+		out := make([][]int32, len(ptrs))
+		for s, hs := range ptrs {
+			for _, h := range hs {
+				id, ok := synset[h]
+				if !ok {
+					return nil, fmt.Errorf("wordnet: data.noun: %s %s of synset %d is not in the file", what, h, s)
+				}
+				out[s] = append(out[s], id)
 			}
-			l.f.Hypernyms[s] = append(l.f.Hypernyms[s], id)
 		}
+		return out, nil
+	}
+	var err error
+	if l.f.Hypernyms, err = resolve(hyper, "hypernym"); err != nil {
+		return nil, err
+	}
+	if l.f.Instances, err = resolve(inst, "instance hypernym"); err != nil {
+		return nil, err
 	}
 	sc = bufio.NewScanner(index)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)

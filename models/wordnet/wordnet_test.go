@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -88,6 +89,28 @@ func TestNarrower(t *testing.T) {
 	} {
 		if got := l.Narrower(tt.rel); !slices.Equal(got, tt.want) {
 			t.Errorf("Narrower(%q) = %q, want %q", tt.rel, got, tt.want)
+		}
+	}
+}
+
+func TestInstanceKinds(t *testing.T) {
+	l := miniature(t)
+	for _, tt := range []struct {
+		name string
+		want [][]string
+	}{
+		// An instance of a wife, a kind of spouse, a kind of relative, a
+		// person, a causal agent, an entity.
+		{"Bathsheba", [][]string{{"wife"}, {"partner", "spouse"}, {"relative"}, {"individual", "person"}, {"causal_agent", "cause"}, {"entity"}}},
+		{"bathsheba", [][]string{{"wife"}, {"partner", "spouse"}, {"relative"}, {"individual", "person"}, {"causal_agent", "cause"}, {"entity"}}},
+		{"wife", nil},   // a kind, no instance
+		{"nobody", nil}, // unknown
+		{"sex_", nil},   // not a lemma
+		{"person", nil}, // a kind of causal agent, not an instance of one
+		{"", nil},
+	} {
+		if got := l.InstanceKinds(tt.name); fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("InstanceKinds(%q) = %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }

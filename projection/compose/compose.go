@@ -56,7 +56,12 @@
 // "__people__person__gender"). The type noun must resemble them closely;
 // "who" and "where" look for person- and place-like words, "when" for
 // entities named as years or dates. Among paths that score alike, the one
-// reaching fewer entities ranks first.
+// reaching fewer entities ranks first. Where the KG states no type, the
+// reached entities' kinds are inferred as the constraint check infers them
+// (constraint.Checker.Kind: WordNet's instances through the lexicon, a
+// relation named for the kind, the entities beside them), and a best path
+// that reaches none of the kind a type word asks for walks on, one or two
+// hops, to a path that does ("in which country": the city's located_in).
 //
 // # A learnt prior
 //
@@ -599,11 +604,15 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 			}
 		}
 	}
+	kinds := p.kindFitter(q)
 	fit := p.typeFitter(rq)
 	all := make([]projection.ScoredPath, 0, len(walks))
-	for _, w := range walks {
-		s := p.align(rq, sims, named, cost, w.Steps) + typeWeight*fit(w.Front) - reachTie*float32(math.Log(float64(max(1, w.Reach))))
-		all = append(all, projection.ScoredPath{Steps: zeroshot.SchemaSteps(p.g, w.Steps), Score: s, Reach: w.Reach})
+	walkOf := make(map[string]int, len(walks))
+	for i, w := range walks {
+		s := p.align(rq, sims, named, cost, w.Steps) + typeWeight*max(fit(w.Front), kinds.fit(w.Front)) - reachTie*float32(math.Log(float64(max(1, w.Reach))))
+		sp := projection.ScoredPath{Steps: zeroshot.SchemaSteps(p.g, w.Steps), Score: s, Reach: w.Reach}
+		walkOf[fmt.Sprint(sp.Steps)] = i
+		all = append(all, sp)
 	}
 	byScore := func(a, b projection.ScoredPath) int {
 		switch {
@@ -631,6 +640,9 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 			top[i].Score += p.cfg.LearntWeight * l
 		}
 		slices.SortStableFunc(top, byScore)
+	}
+	if note := kinds.walkOn(all, walks, walkOf, fit); note != "" {
+		notes = append(notes, note)
 	}
 	if len(all) > p.cfg.Beam {
 		all = all[:p.cfg.Beam]

@@ -15,6 +15,12 @@
 // with the question's unlinked words are matched to its n-grams by
 // normalised name, and, when none matches, re-ranked by the encoder
 // (Linker.Encoder), so no vector is held for every entity.
+//
+// MentionsOf then lists every mention of the question: the links it is
+// answered from and each other span naming an entity exactly (a second
+// thing the question names), a name several entities share resolved by
+// graph proximity to the other mentions, each with its candidates and why
+// one won; planners read them as projection.Input.Linked.
 package linking
 
 import (

@@ -1,0 +1,232 @@
+package linking
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/stem-kgqa/stem/kg"
+)
+
+// Mention is one span of a question that names KG entities: the
+// question's topic entities (the links it was answered from) and every
+// other span whose words name an entity exactly (a second thing the
+// question names: "which school with the mascot B did A attend"), with
+// the entities it may name and why the chosen one won.
+type Mention struct {
+	// Text is the span's text, Question[Start:End].
+	Text       string `json:"text"`
+	Start, End int
+	// Entity is the candidate chosen.
+	Entity string `json:"entity"`
+	// Topic says the mention is one of the links the question is
+	// answered from (given, marked or linked), not one found beside them.
+	Topic bool `json:"topic"`
+	// Candidates are the entities the span names, the chosen one first.
+	Candidates []Choice `json:"candidates"`
+	// Why says why Entity won: "given", "the only entity so named", "1
+	// hop from bob_martin", "the most edges".
+	Why string `json:"why"`
+}
+
+// Choice is one entity a mention may name, with what decides among them:
+// how near it lies to the question's other mentions and how many edges it
+// has.
+type Choice struct {
+	Entity string `json:"entity"`
+	// Hops is the fewest hops from it to another mention's entity (its
+	// chosen one for a topic, any candidate of the others), up to
+	// MaxMentionHops; 0 when none is that near or proximity was not read.
+	Hops   int `json:"hops"`
+	Degree int `json:"degree"`
+}
+
+// MaxMentionHops is how far apart two mentions' entities are looked for:
+// a question's entities usually meet within two hops ("the airport that
+// serves B" in "the country that contains it").
+const MaxMentionHops = 2
+
+// proximity bounds: the edges read per entity, and the entities reached
+// within MaxMentionHops of the mentions.
+const (
+	nearEdges = 64
+	nearReach = 4096
+)
+
+// MentionsOf returns every mention of question in g: the links first
+// found (the topic entities, each with the entities its text names in g)
+// and, beside them, the longest n-grams of the other words whose
+// normalised text is an entity's name or alias (kg.Reader.EntitiesByNorm),
+// in question order, at most DefaultMaxLinks in all. A span naming
+// several entities is resolved to the one nearest the other mentions'
+// entities in g (fewest hops), then the one with the most edges. Over a
+// KG that finds names at its own end (kg.NameSearcher: a SPARQL
+// endpoint) only the links are listed, with no look-up: a round trip per
+// question is not spent on mentions no stage needs yet.
+func MentionsOf(ctx context.Context, g kg.Reader, question string, links []Link) ([]Mention, error) {
+	var out []Mention
+	for _, l := range links {
+		m := Mention{Text: l.Mention, Start: l.Start, End: l.End, Entity: l.Entity, Topic: true, Why: l.Method}
+		m.Candidates = []Choice{{Entity: l.Entity}}
+		out = append(out, m)
+	}
+	if g == nil || kg.Searcher(g) != nil {
+		return out, nil
+	}
+	ws := Words(question)
+	used := make([]bool, len(ws))
+	for i, w := range ws {
+		for _, l := range links {
+			if l.End > l.Start && w.Start < l.End && w.End > l.Start {
+				used[i] = true
+			}
+		}
+	}
+	// Names of the topic entities that other entities share.
+	var cands [][]int32
+	for _, l := range links {
+		ids := g.EntitiesByNorm(l.Mention)
+		if id, ok := g.Entity(l.Entity); ok && !slices.Contains(ids, id) {
+			ids = append([]int32{id}, ids...)
+		}
+		cands = append(cands, ids)
+	}
+	var l Linker
+	l.ngrams(question, ws, used, func(sp Span, _ int) bool {
+		if len(out) >= DefaultMaxLinks {
+			return false
+		}
+		ids := g.EntitiesByNorm(question[sp.Start:sp.End])
+		if len(ids) == 0 {
+			return false
+		}
+		out = append(out, Mention{Text: question[sp.Start:sp.End], Start: sp.Start, End: sp.End})
+		cands = append(cands, ids)
+		return true
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("mentions of %q: %w", clip(question), err)
+	}
+	resolve(g, out, cands)
+	slices.SortStableFunc(out, func(a, b Mention) int { return cmp.Compare(a.Start, b.Start) })
+	return out, nil
+}
+
+// resolve fills each mention's candidates and, for a mention found beside
+// the links, chooses among them: nearest the other mentions' entities,
+// then most edges. A topic keeps the entity it was linked to; its
+// namesakes are listed after it.
+func resolve(g kg.Reader, ms []Mention, cands [][]int32) {
+	// Each mention's entities as the others see them: a topic's chosen
+	// one, every candidate of the rest.
+	others := func(i int) map[int32]bool {
+		set := map[int32]bool{}
+		for j, m := range ms {
+			if j == i {
+				continue
+			}
+			if m.Topic {
+				if id, ok := g.Entity(m.Entity); ok {
+					set[id] = true
+				}
+				continue
+			}
+			for _, id := range cands[j] {
+				set[id] = true
+			}
+		}
+		return set
+	}
+	for i := range ms {
+		m := &ms[i]
+		ids := cands[i]
+		if m.Topic && len(ids) <= 1 {
+			continue
+		}
+		var target map[int32]bool
+		if len(ids) > 1 {
+			target = others(i)
+		}
+		choices := make([]Choice, len(ids))
+		for k, id := range ids {
+			choices[k] = Choice{Entity: g.EntityName(id), Degree: g.Degree(id)}
+			if len(target) > 0 {
+				choices[k].Hops = hops(g, id, target)
+			}
+		}
+		if m.Topic {
+			// The linked entity first, its namesakes after.
+			slices.SortStableFunc(choices, func(a, b Choice) int {
+				return cmp.Compare(b2i(b.Entity == m.Entity), b2i(a.Entity == m.Entity))
+			})
+			m.Candidates = choices
+			continue
+		}
+		slices.SortStableFunc(choices, better)
+		m.Candidates, m.Entity = choices, choices[0].Entity
+		switch {
+		case len(choices) == 1:
+			m.Why = "the only entity so named"
+		case choices[0].Hops > 0 && (choices[1].Hops == 0 || choices[0].Hops < choices[1].Hops):
+			m.Why = fmt.Sprintf("%d hops from another mention's entity, the nearest", choices[0].Hops)
+		default:
+			m.Why = "the most edges"
+		}
+	}
+}
+
+// better orders choices: near before far before out of reach, then by
+// edges.
+func better(a, b Choice) int {
+	ha, hb := a.Hops, b.Hops
+	if ha == 0 {
+		ha = MaxMentionHops + 1
+	}
+	if hb == 0 {
+		hb = MaxMentionHops + 1
+	}
+	if c := cmp.Compare(ha, hb); c != 0 {
+		return c
+	}
+	return cmp.Compare(b.Degree, a.Degree)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// hops returns the fewest hops, 1 to MaxMentionHops, from e to an entity
+// of target over edges either way, reading at most nearEdges edges each
+// way per entity and reaching at most nearReach entities; 0 when none is
+// found.
+func hops(g kg.Reader, e int32, target map[int32]bool) int {
+	seen := map[int32]bool{e: true}
+	level := []int32{e}
+	for h := 1; h <= MaxMentionHops; h++ {
+		var next []int32
+		for _, x := range level {
+			for _, edges := range [2][]int32{g.Out(x), g.In(x)} {
+				for _, tid := range edges[:min(len(edges), nearEdges)] {
+					t := g.Triple(tid)
+					y := t.Tail
+					if y == x {
+						y = t.Head
+					}
+					if target[y] {
+						return h
+					}
+					if !seen[y] && len(seen) < nearReach {
+						seen[y] = true
+						next = append(next, y)
+					}
+				}
+			}
+		}
+		level = next
+	}
+	return 0
+}
