@@ -14,8 +14,10 @@ import (
 	"github.com/stem-kgqa/stem/eval/planeval"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models/catalog"
+	"github.com/stem-kgqa/stem/peers/signals"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/projection/pattern"
+	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/settings"
 	"github.com/stem-kgqa/stem/train"
 	"github.com/stem-kgqa/stem/train/selfsup"
@@ -292,5 +294,49 @@ func (s *GNNScores) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "questions        %d (%d skipped)\nrecall@K GNN     %.4f\nrecall@K simil.  %.4f\nrecall@K hops    %.4f\ngold in subgraph %.4f\nmean entities    %.1f\n",
 		met.N, s.Skipped, met.RecallGNN, met.RecallSimilarity, met.RecallHops, met.GoldInSubgraph, met.MeanEntities)
 	_, err := fmt.Fprintf(w, "answer siblings  %d questions: GNN scores an answer first %.4f, tied %.4f\n", met.SiblingN, met.SiblingAnswerFirst, met.SiblingTied)
+	return err
+}
+
+// PeerPairs turns training questions into the pairs the trained peers
+// learn from (signals.Pair): each question's text with each of its gold
+// relation paths, written as a path key. They are the questions and paths
+// stem train planner trains STEM's pattern planner on, so the trained
+// rows of a comparison learnt from the same data; nothing of STEM's
+// planner goes into them. Questions without a gold path are skipped.
+func PeerPairs(qs []planeval.Question) []signals.Pair {
+	var out []signals.Pair
+	for _, q := range qs {
+		seen := map[string]bool{}
+		for _, path := range q.Gold {
+			var b strings.Builder
+			for _, s := range path {
+				b.WriteString(s.Rel)
+				if s.Dir == schema.Inverse {
+					b.WriteByte('<')
+				} else {
+					b.WriteByte('>')
+				}
+			}
+			if k := b.String(); k != "" && !seen[k] {
+				seen[k] = true
+				out = append(out, signals.Pair{Question: q.Text, Key: k})
+			}
+		}
+	}
+	return out
+}
+
+// TrainPeer writes the trained peers' training pairs (PeerPairs) of qs to
+// out, the file --gcr-model and --graphraft-model read, and says on log
+// how many it wrote.
+func TrainPeer(log io.Writer, qs []planeval.Question, out string) error {
+	pairs := PeerPairs(qs)
+	if len(pairs) == 0 {
+		return fmt.Errorf("train peer: none of the %d questions has a gold relation path", len(qs))
+	}
+	if err := atomicfile.Write(out, 0o644, func(w io.Writer) error { return signals.WritePairs(w, pairs) }); err != nil {
+		return fmt.Errorf("train peer: %w", err)
+	}
+	_, err := fmt.Fprintf(log, "%d training pairs from %d questions written to %s (use with --gcr-model or --graphraft-model)\n", len(pairs), len(qs), out)
 	return err
 }

@@ -83,6 +83,9 @@ type Settings struct {
 	Choices int `flag:"graphraft-choices" min:"1" max:"200" category:"peers" usage:"graphraft: best grounded queries the LLM chooses among with --graphraft-llm (20)"`
 	// LLM has the LLM choose the queries.
 	LLM bool `flag:"graphraft-llm" category:"peers" usage:"graphraft: the LLM chooses the executed queries among the grounded ones, shown as numbered Cypher queries (needs --llm-model); never a free-form query"`
+	// Model is the training pairs of the trained stand-in (the selector
+	// learnt in place of the paper's fine-tuned L1); "" runs untrained.
+	Model string `flag:"graphraft-model" placeholder:"FILE" category:"peers" usage:"graphraft: training pairs from 'stem train peer' (the training questions' relation paths): a query selector learnt from them adds its posterior to each query's score, the trained stand-in for the paper's fine-tuned L1 (row 'graphraft (stand-in, trained)')"`
 }
 
 // DefaultSettings returns m = 5, 20 nodes, two hops, 20 choices, no LLM.
@@ -106,6 +109,13 @@ func Open(ctx context.Context, env plan.Env, s Settings) (plan.Retriever, error)
 			return nil, err
 		}
 		cfg.Chat = c
+	}
+	if s.Model != "" {
+		sel, err := signals.Learn(ctx, s.Model)
+		if err != nil {
+			return nil, fmt.Errorf("--graphraft-model: %w", err)
+		}
+		cfg.Selector = sel
 	}
 	r, err := New(ctx, env, cfg)
 	if err != nil {
@@ -208,7 +218,9 @@ func (r *Retriever) UsesPlan() bool { return r.cfg.PlanWeight > 0 }
 func (r *Retriever) Reach() int { return r.cfg.Hops }
 
 // Mode implements plan.Moder.
-func (r *Retriever) Mode() string { return signals.Mode(r.cfg.PlanWeight, r.cfg.Chat != nil) }
+func (r *Retriever) Mode() string {
+	return signals.Mode(r.cfg.PlanWeight, r.cfg.Chat != nil) + signals.TrainedMode(r.cfg.Selector != nil)
+}
 
 // Scored is a grounded query with its selection score.
 type Scored struct {
