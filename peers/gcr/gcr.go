@@ -47,6 +47,28 @@
 // DiGraph keeps one); and a path never steps straight back over the
 // triple it arrived by. A trie node keeps at most MaxReach entities and a
 // trie at most MaxNodes nodes, a problem noted when either binds.
+//
+// What the paper does, what stands in here, and why (the default mode):
+//
+//   - KG-Trie: as the paper (section 4.2), over relation steps in both
+//     directions.
+//   - Path scoring. Paper: a KG-specialised LLM fine-tuned on the
+//     benchmark's training paths (question to answer entities) scores
+//     each step. Here, untrained ("gcr (stand-in)"): the encoder's cosine
+//     of the question and the path's relation words, which learnt
+//     nothing from the training questions. Trained ("gcr (stand-in,
+//     trained)", --gcr-model): a path classifier learnt from the training
+//     questions' gold relation paths (signals.Classifier, the pairs `stem
+//     train peer` writes from the same files as STEM's planner), decoded
+//     under the same trie (Config.Learnt): the faithful analogue of the
+//     fine-tuned LLM, since no LLM can be trained here.
+//   - Answers. Paper: a general LLM reasons over the K paths. Here: the K
+//     paths' ends in path order, the paper's "w/o general LLM" ablation
+//     (table 3: F1 57.0 on WebQSP); up to K = 10 answers, so hit and f1
+//     read a longer list than STEM's, and hits@1, mrr and hit@5 are the
+//     figures to compare.
+//   - The paper's figures (table 1: WebQSP Hit 92.6, F1 73.2) are printed
+//     beside ours by stem compare (peers.Reported).
 package gcr
 
 import (

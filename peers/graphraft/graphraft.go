@@ -45,6 +45,25 @@
 // tracing.Audit counts the ones that are not (it must be 0). At
 // PlanWeight 0, the default, Retrieve reads neither the projection nor
 // the strategy.
+//
+// What the paper does, what stands in here, and why (the default mode):
+//
+//   - Templates and grounding: as the paper (appendix A.2), executed over
+//     the kg.Reader instead of Neo4j.
+//   - Query generation. Paper: L1 (gemma2-9b-text2cypher) fine-tuned on
+//     queries synthesised from the training questions (section 4.1).
+//     Here, untrained ("graphraft (stand-in)"): the encoder's cosine of
+//     the question and the query's relation words. Trained ("graphraft
+//     (stand-in, trained)", --graphraft-model): a selector learnt from
+//     the training questions' gold relation paths (the pairs `stem train
+//     peer` writes from the same files as STEM's planner; Synthesize is
+//     §4.1's synthesis, used by the tests) adds its posterior to the
+//     cosine; no LLM can be fine-tuned here.
+//   - Answers. Paper: L2 picks the answers among the retrieved nodes.
+//     Here: the nodes themselves, up to 20, the paper's "w/o L2" setting,
+//     so hit and f1 read a long list: compare hits@1, mrr and hit@5.
+//   - The paper reports STaRK only (table 1), which stem does not run: no
+//     figure of its own is printed beside ours.
 package graphraft
 
 import (
