@@ -2,6 +2,7 @@ package simgrag
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
@@ -127,8 +128,9 @@ func TestLinkedEntityHasCandidates(t *testing.T) {
 	}
 }
 
-// Standing alone, the pattern is the relation path whose words the
-// question is nearest, from the question's entity; another plan and
+// Standing alone with the pattern from KG paths (--simgrag-pattern kg),
+// the pattern is the relation path whose words the question is nearest,
+// from the question's entity; another plan and
 // strategy in the request change nothing.
 func TestStandInPattern(t *testing.T) {
 	g := films(t)
@@ -137,7 +139,9 @@ func TestStandInPattern(t *testing.T) {
 		"directed by nationality":                    unit(0.99),
 		"starred actors nationality":                 unit(0.5),
 	})
-	r, err := New(context.Background(), plan.Env{Graph: g, Encoder: enc}, DefaultConfig())
+	cfg := DefaultConfig()
+	cfg.PatternFromKG = true
+	r, err := New(context.Background(), plan.Env{Graph: g, Encoder: enc}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +164,7 @@ func TestStandInPattern(t *testing.T) {
 	if err != nil || !slices.Equal(names(ev2.Trace.Answers), names(ev.Trace.Answers)) {
 		t.Errorf("another plan changed a standalone result: %v, %v", err, names(ev2.Trace.Answers))
 	}
-	if r.UsesPlan() || r.Mode() != "standalone, encoder" {
+	if r.UsesPlan() || r.Mode() != "standalone, encoder, pattern from KG paths" {
 		t.Errorf("UsesPlan %v, mode %q", r.UsesPlan(), r.Mode())
 	}
 }
@@ -310,5 +314,36 @@ func TestRenderAnswer(t *testing.T) {
 	want := "step by step\nquery: who?\nevidences: {\n\"graph [1]\": [\n(\"A\", \"r\", \"B's \\\"C\\\"\"),\n],\n\"graph [2]\": [\n(\"D\", \"s\", \"E\\\\F\"),\n]\n}\n"
 	if !strings.HasSuffix(got, want) {
 		t.Errorf("answer prompt ends %q, want %q", got[len(got)-len(want):], want)
+	}
+}
+
+// Standing alone by default, the pattern is written from the question's
+// words alone (the paper's data flow): the mention is the known node and
+// the content words, nearest the mention first, are cut into one group
+// per edge, for every length up to Hops; no KG is read.
+func TestQuestionPatterns(t *testing.T) {
+	for _, c := range []struct {
+		q, mention string
+		want       []string
+	}{
+		{"what is the father of mumtaz_mahal 's son ?", "mumtaz_mahal",
+			[]string{"mumtaz_mahal -[son father]-> [ENT1]", "mumtaz_mahal -[son]-> [ENT1]; [ENT1] -[father]-> [ENT2]"}},
+		{"which person directed the movies starred by john krasinski", "john krasinski",
+			[]string{"john krasinski -[starred movies directed person]-> [ENT1]",
+				"john krasinski -[starred movies]-> [ENT1]; [ENT1] -[directed person]-> [ENT2]"}},
+		{"who is anna ?", "anna", nil},
+	} {
+		gs := questionPatterns(plan.Request{Question: c.q, Mentions: []string{c.mention}}, 2)
+		var got []string
+		for _, g := range gs {
+			var parts []string
+			for _, tr := range g.Triples {
+				parts = append(parts, fmt.Sprintf("%s -[%s]-> %s", tr.Head, tr.Rel, tr.Tail))
+			}
+			got = append(got, strings.Join(parts, "; "))
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%q: patterns %q, want %q", c.q, got, c.want)
+		}
 	}
 }
