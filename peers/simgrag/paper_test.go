@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/models/llm/llmtest"
 	"github.com/stem-kgqa/stem/models/wordvec"
 	"github.com/stem-kgqa/stem/peers/signals"
 	"github.com/stem-kgqa/stem/peers/signals/signalstest"
@@ -355,17 +356,7 @@ func TestQuestionPatterns(t *testing.T) {
 // KG around the film. What it answers is recorded, right or wrong, with
 // the pattern it wrote.
 func TestExample2StandIn(t *testing.T) {
-	g, err := kg.GraphOf([][3]string{
-		{"Tokyo Godfathers", "directed_by", "Satoshi Kon"},
-		{"Tokyo Godfathers", "written_by", "Keiko Nobumoto"},
-		{"Tokyo Godfathers", "release_year", "2003"},
-		{"Tokyo Godfathers", "has_genre", "Animation"},
-		{"Paprika", "directed_by", "Satoshi Kon"},
-		{"Tokyo Story", "directed_by", "Yasujiro Ozu"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := tokyoGodfathers(t)
 	ctx := context.Background()
 	r, err := New(ctx, plan.Env{Graph: g, Encoder: wordvec.New(nil, wordvec.Options{})}, DefaultConfig())
 	if err != nil {
@@ -384,5 +375,59 @@ func TestExample2StandIn(t *testing.T) {
 	}
 	if ev.Trace.Unbacked != 0 {
 		t.Errorf("%d unbacked", ev.Trace.Unbacked)
+	}
+}
+
+// tokyoGodfathers is a small KG around section 4.3's example 2.
+func tokyoGodfathers(t *testing.T) *kg.Graph {
+	t.Helper()
+	g, err := kg.GraphOf([][3]string{
+		{"Tokyo Godfathers", "directed_by", "Satoshi Kon"},
+		{"Tokyo Godfathers", "written_by", "Keiko Nobumoto"},
+		{"Tokyo Godfathers", "release_year", "2003"},
+		{"Tokyo Godfathers", "has_genre", "Animation"},
+		{"Paprika", "directed_by", "Satoshi Kon"},
+		{"Tokyo Story", "directed_by", "Yasujiro Ozu"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// Example 2 through the LLM mode against the scripted server, as a
+// contract: the pattern the paper's figure 3 draws ("Tokyo Godfathers"
+// -director-> "UNKNOWN director 1") is read and matched with its unknown
+// node, the answer prompt carries the matched subgraph, and the model's
+// answer, an entity of it, is the answer.
+func TestExample2LLM(t *testing.T) {
+	g := tokyoGodfathers(t)
+	isPattern := func(r llmtest.Request) bool { return strings.HasPrefix(r.Messages[0].Content, "You need to segment") }
+	var answerPrompt string
+	srv := llmtest.NewServer(t,
+		llmtest.ScriptedReply{Match: isPattern, Content: []string{`{"divided": ["the director of the movie Tokyo Godfathers"], "triples": [("Tokyo Godfathers", "director", "UNKNOWN director 1")]}`}},
+		llmtest.ScriptedReply{Match: func(r llmtest.Request) bool {
+			answerPrompt = r.LastUser()
+			return !isPattern(r)
+		}, Content: []string{"According to graph [1], the director is Satoshi Kon."}},
+	)
+	cfg := DefaultConfig()
+	cfg.Chat, cfg.K = llmClient(t, srv), 1
+	r, err := New(context.Background(), plan.Env{Graph: g, Encoder: wordvec.New(nil, wordvec.Options{})}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := r.Retrieve(context.Background(), plan.Request{Question: "Who is the director of the movie Tokyo Godfathers?", Graph: g, Mentions: []string{"Tokyo Godfathers"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(ev.Trace.Answers); !slices.Equal(got, []string{"Satoshi Kon"}) || ev.Trace.Unbacked != 0 {
+		t.Errorf("answers %q (%d unbacked), want [Satoshi Kon]", got, ev.Trace.Unbacked)
+	}
+	if !strings.Contains(answerPrompt, `("Tokyo Godfathers", "directed_by", "Satoshi Kon")`) {
+		t.Errorf("answer prompt lacks the matched triple:\n%s", answerPrompt)
+	}
+	if r.Mode() != "standalone, llm" {
+		t.Errorf("mode %q", r.Mode())
 	}
 }
