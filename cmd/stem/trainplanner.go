@@ -133,11 +133,23 @@ func trainPeerSubcommand() *cli.Command {
 			&cli.StringFlag{Name: "qtype", Usage: "metaqa: question-type file(s), one per --questions file"},
 			&cli.StringFlag{Name: "gold-paths", Usage: "webqsp-mini: rog_paths_*.jsonl with the gold relation paths"},
 			&cli.StringFlag{Name: "out", Required: true, Usage: "pairs file to write (JSON lines)"},
+			&cli.BoolFlag{Name: "synthesize", Usage: "GraphRAFT's section 4.1: each question's query synthesised by executing every template around its entities against its gold answers in --kg (pq, metaqa, webqsp-mini), instead of its gold relation paths"},
+			&cli.StringFlag{Name: "kg", Usage: "with --synthesize: the KG file the templates run on (pq, metaqa)"},
+			&cli.IntFlag{Name: "hops", Value: 2, Usage: "with --synthesize: the longest chain template (--graphraft-hops)"},
 			forceFlag,
 		},
 		Action: func(c *cli.Context) error {
-			if err := atomicfile.CheckOutput("--out", c.String("out"), c.Bool("force"), inputs(c, "questions", "qtype", "gold-paths")...); err != nil {
+			if err := atomicfile.CheckOutput("--out", c.String("out"), c.Bool("force"), inputs(c, "questions", "qtype", "gold-paths", "kg")...); err != nil {
 				return err
+			}
+			if c.Bool("synthesize") {
+				d := runner.NewDataset()
+				d.Format, d.Questions, d.QType, d.GoldPaths, d.KG = c.String("format"), splitList(c.String("questions")), splitList(c.String("qtype")), c.String("gold-paths"), c.String("kg")
+				pairs, n, err := runner.SynthesizedPairs(c.Context, c.App.ErrWriter, d, c.Int("hops"))
+				if err != nil {
+					return err
+				}
+				return runner.WritePairs(c.App.ErrWriter, pairs, n, c.String("out"))
 			}
 			qs, err := planeval.Load(c.Context, benchmark.Source{Format: c.String("format"), Questions: splitList(c.String("questions")), QTypes: splitList(c.String("qtype")), GoldPaths: c.String("gold-paths")})
 			if err != nil {
