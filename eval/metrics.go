@@ -90,7 +90,18 @@ type Score struct {
 	F1             float64 `json:"f1"`
 	NumPredictions int     `json:"n_predictions"`
 	NumGold        int     `json:"n_gold"`
+	// RR is the reciprocal rank of the first prediction that matches a
+	// gold answer (0 with none), and HitK whether one of the first HitAtK
+	// predictions does: rank metrics, which unlike Hit do not grow with
+	// the length of the list, so answerers returning 1 and 20 answers
+	// compare.
+	RR   float64 `json:"rr"`
+	HitK float64 `json:"hit_at_k"`
 }
+
+// HitAtK is the k of Score.HitK: one fixed k for every row of a
+// comparison, whatever answer-list size each answerer returns.
+const HitAtK = 5
 
 // ScoreAnswers scores ranked predictions against the gold answer set.
 // With no gold answer every figure is 0 (the peers' code divides by zero
@@ -101,14 +112,20 @@ func ScoreAnswers(predictions, gold []string) Score {
 		return s
 	}
 	joined := Normalize(strings.Join(predictions, " "))
-	first := Normalize(predictions[0])
-	for _, g := range gold {
-		ng := Normalize(g)
-		if strings.Contains(joined, ng) {
+	normGold := make([]string, len(gold))
+	for i, g := range gold {
+		normGold[i] = Normalize(g)
+		if strings.Contains(joined, normGold[i]) {
 			s.Matched++
 		}
-		if strings.Contains(first, ng) {
+	}
+	if rank := firstMatch(predictions, normGold); rank > 0 {
+		s.RR = 1 / float64(rank)
+		if rank == 1 {
 			s.Hits1 = 1
+		}
+		if rank <= HitAtK {
+			s.HitK = 1
 		}
 	}
 	if s.Matched > 0 {
@@ -120,4 +137,18 @@ func ScoreAnswers(predictions, gold []string) Score {
 		s.F1 = 2 * s.Precision * s.Recall / (s.Precision + s.Recall)
 	}
 	return s
+}
+
+// firstMatch returns the 1-based rank of the first prediction that
+// contains a normalised gold answer, 0 when none does.
+func firstMatch(predictions, normGold []string) int {
+	for i, p := range predictions {
+		np := Normalize(p)
+		for _, g := range normGold {
+			if strings.Contains(np, g) {
+				return i + 1
+			}
+		}
+	}
+	return 0
 }

@@ -89,3 +89,26 @@ func TestGoldenGNNRAG(t *testing.T) {
 	}
 	t.Logf("golden: %+v", got)
 }
+
+func TestRankMetrics(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		pred, gold []string
+		rr, hitK   float64
+	}{
+		{"first", []string{"Poet", "Actor"}, []string{"poet"}, 1, 1},
+		{"third", []string{"x", "y", "The Playwright", "Poet"}, []string{"poet", "playwright"}, 1.0 / 3, 1},
+		{"sixth, beyond k=5", []string{"a1", "a2", "a3", "a4", "a5", "Poet"}, []string{"poet"}, 1.0 / 6, 0},
+		{"none", []string{"x"}, []string{"poet"}, 0, 0},
+		{"no predictions", nil, []string{"poet"}, 0, 0},
+	} {
+		s := ScoreAnswers(c.pred, c.gold)
+		if math.Abs(s.RR-c.rr) > 1e-12 || s.HitK != c.hitK || (s.RR == 1) != (s.Hits1 == 1) {
+			t.Errorf("%s: rr %v hit@%d %v hits@1 %v, want rr %v hit@k %v", c.name, s.RR, HitAtK, s.HitK, s.Hits1, c.rr, c.hitK)
+		}
+	}
+	got := AverageScores([]Score{ScoreAnswers([]string{"x", "poet"}, []string{"poet"}), ScoreAnswers([]string{"poet"}, []string{"poet"})})
+	if got.MRR != 75 || got.HitK != 100 || got.Answers != 1.5 {
+		t.Errorf("averaged: mrr %v hit@k %v answers %v, want 75 100 1.5", got.MRR, got.HitK, got.Answers)
+	}
+}

@@ -154,6 +154,13 @@ type Scores struct {
 	Recall    float64 `json:"recall"`
 	Coverage  float64 `json:"coverage"`
 	CoverageN int     `json:"coverage_n"`
+	// MRR is the mean reciprocal rank of the first right answer and HitK
+	// the share with one in the first eval.HitAtK (Score.RR, Score.HitK),
+	// in percent; Answers is the mean number of answers returned, the
+	// list length Hit and F1 depend on.
+	MRR     float64 `json:"mrr"`
+	HitK    float64 `json:"hit_at_k"`
+	Answers float64 `json:"answers"`
 }
 
 // Bucket is the scores of one slice of the questions.
@@ -623,6 +630,7 @@ func aggregate(questions []benchmark.Question, outs []outcome, perQuestion bool)
 type acc struct {
 	n, covN                             int
 	hits1, hit, f1, prec, rec, coverage float64
+	rr, hitK, answers                   float64
 }
 
 func (a *acc) add(r Result) {
@@ -632,6 +640,9 @@ func (a *acc) add(r Result) {
 	a.f1 += r.F1
 	a.prec += r.Precision
 	a.rec += r.Recall
+	a.rr += r.RR
+	a.hitK += r.HitK
+	a.answers += float64(r.NumPredictions)
 	if r.Coverage >= 0 {
 		a.covN++
 		a.coverage += r.Coverage
@@ -644,6 +655,7 @@ func (a *acc) scores() Scores {
 		n := float64(a.n)
 		s.Hits1, s.Hit, s.F1 = 100*a.hits1/n, 100*a.hit/n, 100*a.f1/n
 		s.Precision, s.Recall = 100*a.prec/n, 100*a.rec/n
+		s.MRR, s.HitK, s.Answers = 100*a.rr/n, 100*a.hitK/n, a.answers/n
 	}
 	if a.covN > 0 {
 		s.Coverage = 100 * a.coverage / float64(a.covN)

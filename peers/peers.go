@@ -8,10 +8,19 @@
 // imports another (what they share is peers/signals). Adding a fifth is
 // its package plus one line in Retrievers.
 //
-// By default each peer stands on its own, as its paper describes it, with
-// one neutral stand-in for the LLM its paper uses (signals.Similarity,
-// the same for all four); --peer-plan-weight above 0 is the labelled
-// planner-assisted mode, and stem compare's mode column says which ran.
+// No peer here is its paper's system: each runs its paper's algorithm
+// with one neutral stand-in for the LLM its paper uses
+// (signals.Similarity, the same for all four), or that LLM itself in its
+// LLM mode; each package's doc says point by point what its paper does,
+// what stands in and why. By default a peer stands on its own, reading
+// nothing of STEM's planner; GCR and GraphRAFT, whose papers fine-tune a
+// model, have trained stand-ins (--gcr-model, --graphraft-model: a
+// signals.Classifier learnt from the training questions STEM's planner
+// learns from); --peer-plan-weight above 0 is the labelled
+// planner-assisted mode. stem compare names each row for what ran ("gcr
+// (stand-in)", "gcr (stand-in, trained)", "gcr (llm)") and prints the
+// figures the papers report for their own systems (Reported) under the
+// table, never as ours.
 package peers
 
 import (

@@ -51,9 +51,10 @@ type Settings struct {
 	MaxHops int `flag:"kg-hops" min:"1" max:"6" category:"sparql" usage:"SPARQL KGs: the farthest hop from a question's entities its graph is fetched to (as far as its plans reach, up to this)"`
 
 	// PlanWeight is the planner help a peer system gets (Env.PlanWeight):
-	// 0, the default, runs each peer standing alone, as its paper
-	// describes it; above 0 is the labelled planner-assisted mode.
-	PlanWeight float32 `flag:"peer-plan-weight" min:"0" max:"100" category:"peers" usage:"peer systems: weight of the planner's relation paths in a peer's score (0 = each peer stands alone, as its paper runs; above 0 = planner-assisted mode, labelled in stem compare)"`
+	// 0, the default, runs each peer standing alone (its paper's
+	// algorithm, an encoder standing in for its LLM); above 0 is the
+	// labelled planner-assisted mode.
+	PlanWeight float32 `flag:"peer-plan-weight" min:"0" max:"100" category:"peers" usage:"peer systems: weight of the planner's relation paths in a peer's score (0 = each peer stands alone, reading nothing of STEM's planner; above 0 = planner-assisted mode, labelled in stem compare)"`
 
 	Tracing tracing.Config
 	Chat    catalog.ChatSettings

@@ -42,6 +42,9 @@ type Comparison struct {
 	// Agreement is which questions each configuration alone answers
 	// right, when the runs kept per-question results (Agree).
 	Agreement *Agreement `json:"agreement,omitempty"`
+	// Notes are lines printed under the table, such as the figures the
+	// peers' papers report on this benchmark (their own runs, not ours).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Files WriteDir writes, by name.
@@ -54,7 +57,7 @@ const (
 	// RiskCoverageFile is written only when a configuration's run carries
 	// confidences (eval.Report.Calibration).
 	RiskCoverageFile = "risk_coverage.svg"
-	tableColumnHead  = "config\tmode\tn\thits@1\thit\tf1\tprecision\trecall\tcoverage\tunbacked\tp50 ms\tp95 ms\tqps\tllm calls/q\ttokens/q\t"
+	tableColumnHead  = "config\tmode\tn\thits@1\tmrr\thit@5\thit\tanswers/q\tf1\tprecision\trecall\tcoverage\tunbacked\tp50 ms\tp95 ms\tqps\tllm calls/q\ttokens/q\t"
 )
 
 // row formats an entry's headline figures, tab-separated, in the order of
@@ -77,7 +80,7 @@ func row(e Entry) []string {
 	if mode == "" {
 		mode = "-"
 	}
-	return []string{name, mode, fmt.Sprint(r.N), f2(r.Hits1), f2(r.Hit), f2(r.F1), f2(r.Precision), f2(r.Recall), cov,
+	return []string{name, mode, fmt.Sprint(r.N), f2(r.Hits1), f2(r.MRR), f2(r.HitK), f2(r.Hit), f2(r.Answers), f2(r.F1), f2(r.Precision), f2(r.Recall), cov,
 		fmt.Sprint(r.Unbacked), f2(r.Latency.P50), f2(r.Latency.P95), f2(r.ThroughputQPS), calls, tokens}
 }
 
@@ -90,7 +93,15 @@ func (c *Comparison) Print(w io.Writer, asJSON bool) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(c)
 	}
-	return WriteTable(w, c.Entries)
+	if err := WriteTable(w, c.Entries); err != nil {
+		return err
+	}
+	for _, n := range c.Notes {
+		if _, err := fmt.Fprintln(w, n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WriteTable writes the entries as an aligned table, one row per
@@ -150,7 +161,10 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 		cells[0] = mdCell(cells[0])
 		fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
 	}
-	fmt.Fprintf(&b, "\nScores in percent; mode is how the retrieval strategy ran (STEM's follows its planner; a peer stands alone, as its paper describes it, or is planner-assisted, and is scored by the encoder stand-in or an LLM); coverage is the paper's Eq. 17; p50 and p95 are the retriever's time per question; qps is questions answered per second of wall time; llm calls/q and tokens/q are the language model's requests and prompt plus completion tokens per question, where one was used.\n\n")
+	for _, n := range c.Notes {
+		fmt.Fprintf(&b, "\n%s\n", n)
+	}
+	fmt.Fprintf(&b, "\nScores in percent; mrr is the mean reciprocal rank of the first right answer and hit@5 a right answer among the first five, rank metrics that do not grow with the answer list as hit and f1 do (answers/q is its mean length); mode is how the retrieval strategy ran (STEM's follows its planner; a peer stands alone, with the encoder standing in for its paper's LLM unless it says llm, or is planner-assisted; trained where it learnt from the training questions); coverage is the paper's Eq. 17; p50 and p95 are the retriever's time per question; qps is questions answered per second of wall time; llm calls/q and tokens/q are the language model's requests and prompt plus completion tokens per question, where one was used.\n\n")
 	fmt.Fprintf(&b, "![F1 by answer count](%s)\n\n![F1 by hops](%s)\n\n![Latency](%s)\n\n", F1AnswersFile, F1HopsFile, LatencyFile)
 	if a := c.Agreement; a != nil {
 		fmt.Fprintf(&b, "## Agreement\n\nOf %d questions, every configuration answers %d right and none answers %d right. Questions only one configuration answers right (a hit):\n\n", a.N, a.All, a.None)

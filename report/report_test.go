@@ -16,7 +16,7 @@ import (
 
 func sampleComparison() *Comparison {
 	full := &eval.Report{
-		Scores:        eval.Scores{N: 10, Hits1: 80, Hit: 90, F1: 75.5, Precision: 70, Recall: 85, Coverage: 66.6667, CoverageN: 10},
+		Scores:        eval.Scores{N: 10, Hits1: 80, MRR: 84.5, HitK: 88, Answers: 3.5, Hit: 90, F1: 75.5, Precision: 70, Recall: 85, Coverage: 66.6667, CoverageN: 10},
 		Mode:          "planner",
 		Unbacked:      1,
 		Failures:      map[string]int{eval.FailPlanning: 1},
@@ -113,9 +113,9 @@ func TestWriteDir(t *testing.T) {
 	md := string(read(MarkdownFile))
 	for _, want := range []string{
 		"```\nstem compare --format pq --preset table7\n```",
-		"| config | mode | n | hits@1 | hit | f1 | precision | recall | coverage | unbacked | p50 ms | p95 ms | qps | llm calls/q | tokens/q |",
-		"| full | planner | 10 | 80.00 | 90.00 | 75.50 | 70.00 | 85.00 | 66.67 | 1 | 2.50 | 9.00 | 123.46 | 2.00 | 850 |",
-		`| no\|bias & <more> (partial) | - | 4 | 0.00 | 0.00 | 40.00 | 0.00 | 0.00 | - | 0 | 1.00 | 3.00 | 0.00 | - | - |`,
+		"| config | mode | n | hits@1 | mrr | hit@5 | hit | answers/q | f1 | precision | recall | coverage | unbacked | p50 ms | p95 ms | qps | llm calls/q | tokens/q |",
+		"| full | planner | 10 | 80.00 | 84.50 | 88.00 | 90.00 | 3.50 | 75.50 | 70.00 | 85.00 | 66.67 | 1 | 2.50 | 9.00 | 123.46 | 2.00 | 850 |",
+		`| no\|bias & <more> (partial) | - | 4 | 0.00 | 0.00 | 0.00 | 0.00 | 0.00 | 40.00 | 0.00 | 0.00 | - | 0 | 1.00 | 3.00 | 0.00 | - | - |`,
 		"![F1 by answer count](f1_by_answers.svg)",
 		"Configuration: `no-entity-bias,no-triple-bias`",
 		"partial: stopped with 6 questions not answered",
@@ -181,7 +181,7 @@ func TestWriteTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
-	if len(lines) != 3 || len(lines[1]) != len(lines[0]) || !strings.Contains(strings.Join(strings.Fields(lines[1]), " "), "full planner 10 80.00 90.00 75.50 70.00 85.00 66.67 1 2.50 9.00 123.46 2.00 850") {
+	if len(lines) != 3 || len(lines[1]) != len(lines[0]) || !strings.Contains(strings.Join(strings.Fields(lines[1]), " "), "full planner 10 80.00 84.50 88.00 90.00 3.50 75.50 70.00 85.00 66.67 1 2.50 9.00 123.46 2.00 850") {
 		t.Errorf("table:\n%s", buf.String())
 	}
 }

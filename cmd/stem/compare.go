@@ -29,10 +29,18 @@ func compareCommand() *cli.Command {
 			"table11 its Table 11 (adaptive, only-greedy, only-threshold); presets come before the\n" +
 			"--config rows. Every configuration is checked before the first question is answered.\n\n" +
 			"--strategies stem,gcr adds one row per retrieval strategy (see --retriever), each with the\n" +
-			"command's own settings. The peers (simgrag, gcr, dog, graphraft) stand alone by default, as\n" +
-			"their papers run them: no planner, no strategy of STEM's; --peer-plan-weight 1 (or a\n" +
-			"configuration's peer-plan-weight=1) is their planner-assisted mode. The mode column says\n" +
-			"which ran.\n\n" +
+			"command's own settings. The peers (simgrag, gcr, dog, graphraft) are not their papers'\n" +
+			"systems: each runs its paper's algorithm with one encoder stand-in where the paper has an\n" +
+			"LLM (or the LLM itself with --simgrag-llm, --gcr-llm, --dog-llm, --graphraft-llm), and\n" +
+			"by default stands alone: no planner, no strategy of STEM's. --gcr-model and\n" +
+			"--graphraft-model (from 'stem train peer') are the trained stand-ins of the two peers\n" +
+			"whose papers fine-tune a model; --peer-plan-weight 1 is the planner-assisted mode.\n" +
+			"A --strategies row is named for what ran: 'gcr (stand-in)', 'gcr (stand-in, trained)',\n" +
+			"'gcr (llm)', 'stem (trained: pattern)', 'stem (zero-shot: compose)'; the mode column\n" +
+			"says the same. Under the table, the figures the peers' papers report on this benchmark\n" +
+			"(their own runs with their LLMs, with the table they come from). Columns: hits@1, mrr and\n" +
+			"hit@5 rank the answer list; hit, f1, precision and recall read it as a set, so they\n" +
+			"depend on its length (answers/q).\n\n" +
 			"Examples:\n  stem compare --format pq --questions PQ-3H.test.txt --kg 3H-kb.txt --preset table11 \\\n" +
 			"        --config 'name=breadth,strategy=breadth' --workers 2 --report out/pq3h\n" +
 			"  stem compare --format pq --questions PQ-2H.test.txt --kg 2H-kb.txt --planner oracle --strategies stem,gcr",

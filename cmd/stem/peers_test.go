@@ -78,14 +78,22 @@ func TestComparePeers(t *testing.T) {
 	if len(c.Entries) != 9 {
 		t.Fatalf("%d rows:\n%s", len(c.Entries), out)
 	}
+	wantNames := []string{"stem (oracle plans: upper bound)", "simgrag (stand-in)", "gcr (stand-in)", "dog (stand-in)", "graphraft (stand-in)",
+		"simgrag-llm", "gcr-llm", "dog-llm", "graphraft-llm"}
+	for i, e := range c.Entries {
+		if e.Name != wantNames[i] {
+			t.Errorf("row %d named %q, want %q", i, e.Name, wantNames[i])
+		}
+	}
 	for _, e := range c.Entries {
 		r := e.Report
+		isStem := strings.HasPrefix(e.Name, "stem")
 		// The scripted model finds both answers; the encoder stand-in over
 		// the test's tiny vectors need not.
-		if r.N != 2 || r.Unbacked != 0 || (e.Name == "stem" || strings.HasSuffix(e.Name, "-llm")) && r.Hit != 100 {
+		if r.N != 2 || r.Unbacked != 0 || (isStem || strings.HasSuffix(e.Name, "-llm")) && r.Hit != 100 {
 			t.Errorf("%s: n %d hit %.2f unbacked %d\n%s", e.Name, r.N, r.Hit, r.Unbacked, out)
 		}
-		if want := map[bool]string{true: "standalone, llm", false: "standalone, encoder"}[strings.HasSuffix(e.Name, "-llm")]; e.Name != "stem" && r.Mode != want {
+		if want := map[bool]string{true: "standalone, llm", false: "standalone, encoder"}[strings.HasSuffix(e.Name, "-llm")]; !isStem && r.Mode != want {
 			t.Errorf("%s: mode %q, want %q", e.Name, r.Mode, want)
 		}
 		if llmRow := strings.HasSuffix(e.Name, "-llm"); (r.LLM != nil) != llmRow || e.Name == "graphraft-llm" && r.LLM.RequestsPerQ != 1 || e.Name == "simgrag-llm" && r.LLM.RequestsPerQ != 2 || (e.Name == "gcr-llm" || e.Name == "dog-llm") && r.LLM.RequestsPerQ < 2 {

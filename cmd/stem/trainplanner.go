@@ -24,6 +24,7 @@ func trainCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			trainGNNSubcommand(),
 			trainThetaSubcommand(),
+			trainPeerSubcommand(),
 			{
 				Name:  "planner",
 				Usage: "learn the pattern planner (question pattern -> relation paths + strategy) from questions with gold paths, or from a KG alone",
@@ -108,4 +109,53 @@ func runTrainPlanner(c *cli.Context, encS catalog.EncoderSettings) error {
 		}
 	}
 	return runner.TrainPlanner(ctx, c.App.ErrWriter, qs, encS, o)
+}
+
+// trainPeerSubcommand is stem train peer: the training pairs of the two
+// peers whose papers fine-tune a model (GCR, GraphRAFT), from the same
+// files stem train planner reads.
+func trainPeerSubcommand() *cli.Command {
+	return &cli.Command{
+		Name:  "peer",
+		Usage: "write the training pairs (question, gold relation path) the trained GCR and GraphRAFT stand-ins learn from",
+		Description: "Reads the training questions stem train planner reads (same --format, --questions, --qtype,\n" +
+			"--gold-paths) and writes one JSON line per question and gold relation path. --gcr-model FILE\n" +
+			"learns a path scorer from them, decoded under GCR's KG-Trie in place of its fine-tuned\n" +
+			"KG-specialised LLM; --graphraft-model FILE learns a query selector in place of GraphRAFT's\n" +
+			"fine-tuned L1. Both train (naive Bayes over the question's words) in milliseconds when the\n" +
+			"retriever opens, so the pairs are the model. Nothing of STEM's planner goes into them.\n\n" +
+			"Example:\n  stem train peer --format pq --questions splits/PQ-2H.train.txt --out pq2h.pairs.jsonl\n" +
+			"  stem compare --format pq --questions splits/PQ-2H.test.txt --kg 2H-kb.txt --strategies gcr,graphraft \\\n" +
+			"        --config 'name=gcr-trained,retriever=gcr,gcr-model=pq2h.pairs.jsonl'",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "format", Required: true, Usage: "dataset format: pq, metaqa, webqsp-paths, items"},
+			&cli.StringFlag{Name: "questions", Required: true, Usage: "training question file(s), comma-separated"},
+			&cli.StringFlag{Name: "qtype", Usage: "metaqa: question-type file(s), one per --questions file"},
+			&cli.StringFlag{Name: "gold-paths", Usage: "webqsp-mini: rog_paths_*.jsonl with the gold relation paths"},
+			&cli.StringFlag{Name: "out", Required: true, Usage: "pairs file to write (JSON lines)"},
+			&cli.BoolFlag{Name: "synthesize", Usage: "GraphRAFT's section 4.1: each question's query synthesised by executing every template around its entities against its gold answers in --kg (pq, metaqa, webqsp-mini), instead of its gold relation paths"},
+			&cli.StringFlag{Name: "kg", Usage: "with --synthesize: the KG file the templates run on (pq, metaqa)"},
+			&cli.IntFlag{Name: "hops", Value: 2, Usage: "with --synthesize: the longest chain template (--graphraft-hops)"},
+			forceFlag,
+		},
+		Action: func(c *cli.Context) error {
+			if err := atomicfile.CheckOutput("--out", c.String("out"), c.Bool("force"), inputs(c, "questions", "qtype", "gold-paths", "kg")...); err != nil {
+				return err
+			}
+			if c.Bool("synthesize") {
+				d := runner.NewDataset()
+				d.Format, d.Questions, d.QType, d.GoldPaths, d.KG = c.String("format"), splitList(c.String("questions")), splitList(c.String("qtype")), c.String("gold-paths"), c.String("kg")
+				pairs, n, err := runner.SynthesizedPairs(c.Context, c.App.ErrWriter, d, c.Int("hops"))
+				if err != nil {
+					return err
+				}
+				return runner.WritePairs(c.App.ErrWriter, pairs, n, c.String("out"))
+			}
+			qs, err := planeval.Load(c.Context, benchmark.Source{Format: c.String("format"), Questions: splitList(c.String("questions")), QTypes: splitList(c.String("qtype")), GoldPaths: c.String("gold-paths")})
+			if err != nil {
+				return err
+			}
+			return runner.TrainPeer(c.App.ErrWriter, qs, c.String("out"))
+		},
+	}
 }

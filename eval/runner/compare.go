@@ -82,6 +82,7 @@ func Setups(base plan.Settings, kgBase kg.BackendSettings, preset string, config
 		if name == "" {
 			name = spec
 		}
+		name = peerLabel(name, s.Retriever, fields)
 		if err := s.Check(reg); err != nil {
 			return nil, fmt.Errorf("config %q: %w", spec, err)
 		}
@@ -117,7 +118,7 @@ func Compare(ctx context.Context, w, log io.Writer, cmdline string, setups []Set
 		rep, err := compared{d: d, data: data, env: env, encS: encS, r: r, log: log, lost: lost}.run(ctx, cc)
 		if rep != nil {
 			rep.Dropped = data.Dropped
-			cmp.Entries = append(cmp.Entries, report.Entry{Name: cc.Name, Spec: cc.Spec, Report: rep})
+			cmp.Entries = append(cmp.Entries, report.Entry{Name: RowName(cc.Name, cc.Settings.Retriever, rep), Spec: cc.Spec, Report: rep})
 		}
 		if err != nil {
 			if rep == nil || ctx.Err() == nil {
@@ -131,6 +132,7 @@ func Compare(ctx context.Context, w, log io.Writer, cmdline string, setups []Set
 	// The agreement needs every question's result; the report keeps only
 	// the agreement, not 5 x 14,000 results.
 	cmp.Agreement = report.Agree(cmp.Entries)
+	cmp.Notes = paperNotes(d, setups)
 	for _, e := range cmp.Entries {
 		e.Report.Questions = nil
 	}
@@ -188,4 +190,64 @@ func (c compared) run(ctx context.Context, cc Setup) (*eval.Report, error) {
 		rep.Label(p)
 	}
 	return rep, err
+}
+
+// peerLabel names a peer's row for what runs, when the row is named by
+// its strategy (as --strategies names them, or name=gcr): "gcr
+// (stand-in)", "gcr (stand-in, trained)" with --gcr-model, "gcr (llm)"
+// with --gcr-llm, read off the peer's own settings among fields; so that
+// no row passes for its paper's system. A row named otherwise keeps its
+// name.
+func peerLabel(name, retriever string, fields []settings.Field) string {
+	if name != retriever || retriever == plan.DefaultStrategy {
+		return name
+	}
+	if f, ok := settings.Lookup(fields, retriever+"-llm"); ok && f.String() == "true" {
+		return name + " (llm)"
+	}
+	if f, ok := settings.Lookup(fields, retriever+"-model"); ok && f.String() != "" {
+		return name + " (stand-in, trained)"
+	}
+	return name + " (stand-in)"
+}
+
+// RowName labels STEM's row when it is named by its strategy ("stem")
+// with what its planner learnt from, read off the report: "stem
+// (trained: pattern)" for the planner learnt from the training
+// questions, "stem (zero-shot: compose)" for one that learnt from none,
+// "stem (oracle plans: upper bound)". Any other row keeps its name.
+func RowName(name, retriever string, rep *eval.Report) string {
+	if name != retriever || retriever != plan.DefaultStrategy || rep == nil {
+		return name
+	}
+	switch rep.Planner {
+	case "":
+		return name
+	case "pattern":
+		return name + " (trained: pattern)"
+	case "oracle":
+		return name + " (oracle plans: upper bound)"
+	case "llm":
+		return name + " (llm planner)"
+	default:
+		return name + " (zero-shot: " + rep.Planner + ")"
+	}
+}
+
+// paperNotes are the peers' papers' own figures on the dataset compared
+// (peers.Reported), one line each, for the peers the setups run.
+func paperNotes(d Dataset, setups []Setup) []string {
+	bench := peers.BenchmarkOf(d.Format, d.Questions)
+	var out []string
+	seen := map[string]bool{}
+	for _, cc := range setups {
+		if seen[cc.Settings.Retriever] {
+			continue
+		}
+		seen[cc.Settings.Retriever] = true
+		for _, f := range peers.Reported(cc.Settings.Retriever, bench) {
+			out = append(out, f.String())
+		}
+	}
+	return out
 }

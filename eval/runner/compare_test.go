@@ -5,8 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/eval/planeval"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/peers/signals"
 	"github.com/stem-kgqa/stem/plan"
+	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/settings"
 	"github.com/stem-kgqa/stem/tracing"
 )
@@ -89,5 +93,58 @@ func TestCompareSetups(t *testing.T) {
 		if _, err := Setups(tc.base, kgBase, tc.preset, specs); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Setups(%q, %q): err = %v, want one containing %q", tc.preset, tc.spec, err, tc.want)
 		}
+	}
+}
+
+// A row named by its strategy says what ran: a peer's stand-in, trained
+// or not, or its LLM; STEM's planner, trained or zero-shot. Rows the user
+// named otherwise keep their names.
+func TestRowLabels(t *testing.T) {
+	base, kgBase := EvalSettings(), NewDataset().Backends
+	for _, c := range []struct{ spec, want string }{
+		{"name=gcr,retriever=gcr", "gcr (stand-in)"},
+		{"name=gcr,retriever=gcr,gcr-model=pairs.jsonl", "gcr (stand-in, trained)"},
+		{"name=graphraft,retriever=graphraft,graphraft-model=pairs.jsonl", "graphraft (stand-in, trained)"},
+		{"name=dog,retriever=dog", "dog (stand-in)"},
+		{"name=gcr+plan,retriever=gcr,peer-plan-weight=1", "gcr+plan"},
+		{"name=stem,retriever=stem", "stem"},
+	} {
+		got, err := Setups(base, kgBase, "", []string{c.spec})
+		if err != nil {
+			t.Fatalf("%s: %v", c.spec, err)
+		}
+		if got[0].Name != c.want {
+			t.Errorf("%s: named %q, want %q", c.spec, got[0].Name, c.want)
+		}
+	}
+	for _, c := range []struct{ name, retriever, planner, want string }{
+		{"stem", "stem", "pattern", "stem (trained: pattern)"},
+		{"stem", "stem", "compose", "stem (zero-shot: compose)"},
+		{"stem", "stem", "oracle", "stem (oracle plans: upper bound)"},
+		{"zs", "stem", "compose", "zs"},
+		{"gcr (stand-in)", "gcr", "", "gcr (stand-in)"},
+	} {
+		if got := RowName(c.name, c.retriever, &eval.Report{Planner: c.planner}); got != c.want {
+			t.Errorf("RowName(%s, %s, planner %s) = %q, want %q", c.name, c.retriever, c.planner, got, c.want)
+		}
+	}
+}
+
+// The trained peers' pairs are each training question with each distinct
+// gold relation path, directions written '>' and '<'.
+func TestPeerPairs(t *testing.T) {
+	qs := []planeval.Question{
+		{Text: "who is the father of anna 's son ?", Gold: [][]schema.Step{
+			{{Rel: "children", Dir: schema.Forward}, {Rel: "parents", Dir: schema.Forward}},
+			{{Rel: "children", Dir: schema.Forward}, {Rel: "parents", Dir: schema.Forward}},
+			{{Rel: "children", Dir: schema.Forward}, {Rel: "children", Dir: schema.Inverse}}}},
+		{Text: "no gold path"},
+	}
+	want := []signals.Pair{
+		{Question: "who is the father of anna 's son ?", Key: "children>parents>"},
+		{Question: "who is the father of anna 's son ?", Key: "children>children<"},
+	}
+	if got := PeerPairs(qs); !reflect.DeepEqual(got, want) {
+		t.Errorf("pairs %+v, want %+v", got, want)
 	}
 }

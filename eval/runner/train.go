@@ -14,8 +14,11 @@ import (
 	"github.com/stem-kgqa/stem/eval/planeval"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models/catalog"
+	"github.com/stem-kgqa/stem/peers/graphraft"
+	"github.com/stem-kgqa/stem/peers/signals"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/projection/pattern"
+	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/settings"
 	"github.com/stem-kgqa/stem/train"
 	"github.com/stem-kgqa/stem/train/selfsup"
@@ -292,5 +295,100 @@ func (s *GNNScores) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "questions        %d (%d skipped)\nrecall@K GNN     %.4f\nrecall@K simil.  %.4f\nrecall@K hops    %.4f\ngold in subgraph %.4f\nmean entities    %.1f\n",
 		met.N, s.Skipped, met.RecallGNN, met.RecallSimilarity, met.RecallHops, met.GoldInSubgraph, met.MeanEntities)
 	_, err := fmt.Fprintf(w, "answer siblings  %d questions: GNN scores an answer first %.4f, tied %.4f\n", met.SiblingN, met.SiblingAnswerFirst, met.SiblingTied)
+	return err
+}
+
+// PeerPairs turns training questions into the pairs the trained peers
+// learn from (signals.Pair): each question's text with each of its gold
+// relation paths, written as a path key. They are the questions and paths
+// stem train planner trains STEM's pattern planner on, so the trained
+// rows of a comparison learnt from the same data; nothing of STEM's
+// planner goes into them. Questions without a gold path are skipped.
+func PeerPairs(qs []planeval.Question) []signals.Pair {
+	var out []signals.Pair
+	for _, q := range qs {
+		seen := map[string]bool{}
+		for _, path := range q.Gold {
+			var b strings.Builder
+			for _, s := range path {
+				b.WriteString(s.Rel)
+				if s.Dir == schema.Inverse {
+					b.WriteByte('<')
+				} else {
+					b.WriteByte('>')
+				}
+			}
+			if k := b.String(); k != "" && !seen[k] {
+				seen[k] = true
+				out = append(out, signals.Pair{Question: q.Text, Key: k})
+			}
+		}
+	}
+	return out
+}
+
+// TrainPeer writes the trained peers' training pairs (PeerPairs) of qs to
+// out, the file --gcr-model and --graphraft-model read, and says on log
+// how many it wrote.
+func TrainPeer(log io.Writer, qs []planeval.Question, out string) error {
+	return WritePairs(log, PeerPairs(qs), len(qs), out)
+}
+
+// SynthesizedPairs is GraphRAFT's ground-truth synthesis (section 4.1,
+// graphraft.Synthesize) over d's training questions and KG: for each
+// question with entities and gold answers, every template instance of up
+// to hops steps is executed and the best by hits, then result size, is
+// its query, kept only when it reaches every gold answer the KG holds
+// with precision at least 0.1 (the released code's filter). A question
+// the KG cannot ground is skipped and counted on log.
+func SynthesizedPairs(ctx context.Context, log io.Writer, d Dataset, hops int) (pairs []signals.Pair, questions int, err error) {
+	data, err := d.Load(ctx, log)
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []signals.Pair
+	skipped := 0
+	for _, q := range data.Questions {
+		g := data.KG
+		if q.Graph != nil {
+			g = q.Graph
+		}
+		if g == nil {
+			return nil, 0, fmt.Errorf("synthesize: question %s has no KG: give --kg", q.ID)
+		}
+		cands, err := graphraft.Synthesize(ctx, g, q.Text, q.Entities, q.Answers, hops)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, 0, err
+			}
+			skipped++
+			continue
+		}
+		gold := 0
+		for _, a := range q.Answers {
+			if _, ok := g.Entity(a); ok {
+				gold++
+			}
+		}
+		if len(cands) == 0 || cands[0].Hits < gold || float64(cands[0].Hits) < 0.1*float64(cands[0].Size) {
+			skipped++
+			continue
+		}
+		out = append(out, signals.Pair{Question: q.Text, Key: cands[0].Query.Key(g)})
+	}
+	fmt.Fprintf(log, "synthesis: %d queries kept, %d questions without one (not in the KG, or no query reaching every answer with precision 0.1)\n", len(out), skipped)
+	return out, len(data.Questions), nil
+}
+
+// WritePairs writes training pairs to out atomically, saying on log how
+// many it wrote.
+func WritePairs(log io.Writer, pairs []signals.Pair, questions int, out string) error {
+	if len(pairs) == 0 {
+		return fmt.Errorf("train peer: no training pair from the %d questions", questions)
+	}
+	if err := atomicfile.Write(out, 0o644, func(w io.Writer) error { return signals.WritePairs(w, pairs) }); err != nil {
+		return fmt.Errorf("train peer: %w", err)
+	}
+	_, err := fmt.Fprintf(log, "%d training pairs from %d questions written to %s (use with --gcr-model or --graphraft-model)\n", len(pairs), questions, out)
 	return err
 }

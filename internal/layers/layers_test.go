@@ -32,6 +32,10 @@ var rules = []struct {
 		"the constraint check reads the KG and schema graphs only, so that every stage and the pipeline may use it"},
 	{[]string{"plan"}, []string{"peers"}, "the pipeline names no peer system: each registers its own settings (peers.Retrievers)"},
 	{[]string{"peers/signals"}, []string{"peers"}, "what the peers share imports none of them"},
+	{[]string{"peers"}, []string{"tripgnn", "constraint", "train", "projection/pattern", "projection/compose", "projection/zeroshot", "projection/oracle"},
+		"a rival, its trained stand-in (peers/signals.Classifier) and what the rivals share read none of STEM's planners, Triple-GNN, constraints or training code"},
+	{[]string{"peers/gcr", "peers/graphraft", "peers/dog"}, []string{"projection", "schema"},
+		"GCR, GraphRAFT and DoG, trained or not, read no schema graph; the planner-assisted mode reads plans through peers/signals alone"},
 }
 
 // shared is the package under peers that every peer may import.
@@ -164,6 +168,9 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"plan", "peers", "the pipeline names no peer system"},
 		{"plan", "peers/gcr", "the pipeline names no peer system"},
 		{"peers/signals", "peers/dog", "what the peers share imports none of them"},
+		{"peers/signals", "projection/pattern", "read none of STEM's planners"},
+		{"peers/gcr", "tripgnn", "read none of STEM's planners"},
+		{"peers/graphraft", "schema", "read no schema graph"},
 		{"tracing", "plan", "stages do not import the pipeline"},
 		{"cmd/stem", "kg/sparql", "only kg/backends imports a KG backend"},
 		{"internal/virtuoso", "kg/sparql", "only kg/backends imports a KG backend"},

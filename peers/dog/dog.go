@@ -44,6 +44,30 @@
 // PlanWeight times signals.PlanScore of its relation path when it is one.
 // At 0, the default, Retrieve reads neither the projection nor the
 // strategy.
+//
+// What the paper does, what stands in here, and why (the default mode):
+//
+//   - Graph. Paper: each question comes with its own graph of about 120
+//     triples (section 3.1), inside which G_q grows. Here: the same, for
+//     the stand-in as for the LLM mode (QuestionGraph: the triples within
+//     T hops nearest the question by the encoder, with the triples that
+//     connect them to the question entities); --dog-whole-kg lets the
+//     stand-in's chains grow over the whole KG instead. Choosing the
+//     graph encodes up to 20,000 triples per question, the stand-in's
+//     main cost on a hub-heavy KG (MetaQA).
+//   - Scoring. Paper: an LLM scores each generated triple by its
+//     log-probability given the prompt, the chain so far and the entity
+//     names (eq. 3 sums them). Here: the encoder's cosine of the question
+//     and the chain's relation words in order, so entity names are not
+//     read and a chain is scored whole, not triple by triple; no LLM can
+//     run here, and no training is involved (the paper fine-tunes none).
+//   - Conclusion. Paper: the LLM writes "Therefore, the answer is".
+//     Here: a chain stops when no continuation scores better.
+//   - Answers: the top chain's last triple's far end (one answer, or a
+//     few that leave the same entity by the same relation).
+//   - The paper's figure (table 2: WebQSP Hits@1 90.99, Llama-3.1-8B,
+//     beam 2, on its processed WebQSP) is printed beside ours by stem
+//     compare (peers.Reported).
 package dog
 
 import (
@@ -76,6 +100,9 @@ type Settings struct {
 	// Depth is T, the most triples in a chain. The paper gives no value;
 	// 3 covers the 1- to 3-hop benchmarks stem runs.
 	Depth int `flag:"dog-depth" min:"1" max:"8" category:"peers" usage:"dog: the most triples in a chain, T (3; the paper sets no value)"`
+	// WholeKG has the stand-in's chains grow over the whole KG instead of
+	// the question graph.
+	WholeKG bool `flag:"dog-whole-kg" category:"peers" usage:"dog: the no-LLM stand-in's chains grow over the whole KG from the question entities instead of inside the 120-triple question graph the paper (and --dog-llm) works in"`
 	// LLM runs the paper's procedure over the LLM.
 	LLM bool `flag:"dog-llm" category:"peers" usage:"dog: the paper's procedure over the LLM: table 6 prompt over the 120-triple question graph, each triple scored by its log-probability (/v1/completions with echo and logprobs), the model's own text between triples and its conclusion (needs --llm-model)"`
 }
@@ -92,7 +119,7 @@ func (s Settings) Check(llm bool) error {
 // the registry does.
 func Open(ctx context.Context, env plan.Env, s Settings) (plan.Retriever, error) {
 	cfg := DefaultConfig()
-	cfg.Beam, cfg.Depth, cfg.PlanWeight = s.Beam, s.Depth, env.PlanWeight
+	cfg.Beam, cfg.Depth, cfg.PlanWeight, cfg.WholeKG = s.Beam, s.Depth, env.PlanWeight, s.WholeKG
 	if s.LLM {
 		c, err := signals.OpenChat(env, "--dog-llm")
 		if err != nil {
@@ -127,6 +154,10 @@ type Config struct {
 	// MaxTextTokens bounds the model's text after each triple and its
 	// conclusion (64 tokens).
 	MaxTextTokens int
+	// WholeKG lets the stand-in's chains grow over the whole KG; by
+	// default they grow inside the question graph (QuestionGraph), as the
+	// paper's and the LLM mode's do.
+	WholeKG bool
 
 	// LLM, when set, runs the paper's procedure (package doc);
 	// *llm.Client implements it.
@@ -183,7 +214,13 @@ func (r *Retriever) UsesPlan() bool { return r.cfg.PlanWeight > 0 }
 func (r *Retriever) Reach() int { return r.cfg.Depth }
 
 // Mode implements plan.Moder.
-func (r *Retriever) Mode() string { return signals.Mode(r.cfg.PlanWeight, r.cfg.LLM != nil) }
+func (r *Retriever) Mode() string {
+	m := signals.Mode(r.cfg.PlanWeight, r.cfg.LLM != nil)
+	if r.cfg.WholeKG && r.cfg.LLM == nil {
+		m += ", whole KG"
+	}
+	return m
+}
 
 // Step is one triple of a chain: KG triple Triple, walked from entity
 // From (visited before it) to To.
@@ -282,7 +319,10 @@ func (r *Retriever) decode(ctx context.Context, g kg.Reader, req plan.Request, a
 			res.Problems = append(res.Problems, problem)
 		}
 	} else {
-		s, err = r.standIn(ctx, g, req, plans)
+		var problem string
+		if s, problem, err = r.standIn(ctx, g, req, anchors, plans); problem != "" && err == nil {
+			res.Problems = append(res.Problems, problem)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -361,13 +401,32 @@ func (r *Retriever) decode(ctx context.Context, g kg.Reader, req plan.Request, a
 
 // standIn is the no-LLM session: a chain's score is the question's
 // similarity to its relation words (signals.Similarity), plus the plan
-// term in the planner-assisted mode; stopping keeps the score.
-func (r *Retriever) standIn(ctx context.Context, g kg.Reader, req plan.Request, plans []signals.PlanPath) (session, error) {
+// term in the planner-assisted mode; stopping keeps the score. Its
+// chains grow inside the question graph the LLM mode reads
+// (QuestionGraph, 120 triples), unless Config.WholeKG; problem says
+// where that graph's scan bound was hit.
+func (r *Retriever) standIn(ctx context.Context, g kg.Reader, req plan.Request, anchors []int32, plans []signals.PlanPath) (session, string, error) {
 	sim, err := signals.NewSimilarity(ctx, r.enc, req.Question, signals.Mentions(req))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return &standIn{g: g, sim: sim, plans: plans, weight: r.cfg.PlanWeight}, nil
+	s := &standIn{g: g, sim: sim, plans: plans, weight: r.cfg.PlanWeight}
+	if r.cfg.WholeKG {
+		return s, "", nil
+	}
+	ids, cut, err := QuestionGraph(ctx, g, r.enc, req.Question, anchors, r.cfg.Depth, r.cfg.GraphTriples, r.cfg.GraphScan)
+	if err != nil {
+		return nil, "", err
+	}
+	s.inside = make(map[int32]bool, len(ids))
+	for _, id := range ids {
+		s.inside[id] = true
+	}
+	problem := ""
+	if cut {
+		problem = fmt.Sprintf("question graph chosen among the first %d triples within %d hops", r.cfg.GraphScan, r.cfg.Depth)
+	}
+	return s, problem, nil
 }
 
 type standIn struct {
@@ -375,6 +434,9 @@ type standIn struct {
 	sim    *signals.Similarity
 	plans  []signals.PlanPath
 	weight float32
+	// inside is the question graph a step must be in; nil allows every
+	// KG triple (Config.WholeKG).
+	inside map[int32]bool
 }
 
 func (s *standIn) score(ctx context.Context, c Chain, steps []Step) ([]float32, []float32, error) {
@@ -412,7 +474,12 @@ func (s *standIn) conclude(_ context.Context, c *Chain) error {
 
 func (s *standIn) stops() bool { return true }
 
-func (s *standIn) allowed() func(int32) bool { return nil }
+func (s *standIn) allowed() func(int32) bool {
+	if s.inside == nil {
+		return nil
+	}
+	return func(id int32) bool { return s.inside[id] }
+}
 
 // candidates returns the steps chain c may continue by: the triples of
 // the query-centric subgraph, those at an entity c visited, that c does

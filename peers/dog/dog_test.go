@@ -10,6 +10,7 @@ import (
 
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models/llm/llmtest"
+	"github.com/stem-kgqa/stem/models/wordvec"
 	"github.com/stem-kgqa/stem/peers/signals"
 	"github.com/stem-kgqa/stem/peers/signals/signalstest"
 	"github.com/stem-kgqa/stem/plan"
@@ -305,5 +306,42 @@ func TestSettings(t *testing.T) {
 	}
 	if _, err := New(context.Background(), plan.Env{}, DefaultConfig()); err == nil {
 		t.Error("no encoder: no error")
+	}
+}
+
+// The paper's table 6 worked examples through the default stand-in (no
+// LLM, the word-vector encoder stem ships, inside the example's context
+// graph): what it answers is recorded here, right or wrong, so a change
+// to the stand-in shows in its worked examples. The question entity is
+// the head of the example's first step.
+func TestTable6StandIn(t *testing.T) {
+	ctx := context.Background()
+	enc := wordvec.New(nil, wordvec.Options{})
+	// None of the three is the paper's answer: relation words alone do
+	// not tell "in" (example 1) from "head of government", and example 2's
+	// profession triples lose to a quotation's longer words.
+	recorded := [][]string{
+		{"Hubert Ingraham"},
+		{"By the time these works were published in 1609, Shakespeare was an acknowledged master of drama and an established country gentleman."},
+		{"Toronto St. Patricks"},
+	}
+	for i, ex := range table6Examples(t) {
+		g := signalstest.Graph(t, ex.context)
+		r, err := New(ctx, plan.Env{Graph: g, Encoder: enc}, DefaultConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := ex.steps[0][0]
+		ev, err := r.Retrieve(ctx, plan.Request{Question: ex.question, Graph: g, Anchors: []int32{signalstest.Entity(t, g, start)}, Mentions: []string{start}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, a := range ev.Trace.Answers {
+			got = append(got, a.Name)
+		}
+		if !slices.Equal(got, recorded[i]) {
+			t.Errorf("example %d %q: stand-in answers %q, recorded %q (paper: %q)", i+1, ex.question, got, recorded[i], ex.answers)
+		}
 	}
 }

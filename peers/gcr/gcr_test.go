@@ -325,3 +325,42 @@ func TestReasonReplies(t *testing.T) {
 		}
 	}
 }
+
+// The trained stand-in (Config.Learnt) decodes the relation path its
+// training pairs give the question's words, where the encoder would have
+// chosen another; in the beam a first step scores the training paths it
+// begins, so a beam of one still reaches a trained two-hop path.
+func TestRetrieveTrained(t *testing.T) {
+	g, req, enc := sonsFather(t)
+	for _, c := range []struct {
+		name      string
+		pairs     []signals.Pair
+		beam      int
+		wantFirst string
+	}{
+		{"one hop taught", []signals.Pair{
+			{Question: "what is the father of anna 's son ?", Key: "children>"},
+			{Question: "what is the father of bob 's son ?", Key: "children>"},
+			{Question: "who wrote the song ?", Key: "parents<"},
+		}, 10, "mumtaz_mahal -> children -> shah_shuja"},
+		{"two hops through a beam of one", []signals.Pair{
+			{Question: "what is the father of anna 's son ?", Key: "children>parents>"},
+			{Question: "who wrote the song ?", Key: "parents<"},
+		}, 1, "mumtaz_mahal -> children -> shah_shuja -> parents -> "},
+	} {
+		cfg := DefaultConfig()
+		cfg.Beam, cfg.Learnt = c.beam, signals.Train(c.pairs)
+		r := stand(t, g, cfg, enc)
+		ev, err := r.Retrieve(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if chains := ev.Trace.Chains; len(chains) == 0 || !strings.HasPrefix(chains[0], c.wantFirst) ||
+			c.name == "one hop taught" && chains[0] != c.wantFirst {
+			t.Errorf("%s: chains %q, want %q first", c.name, chains, c.wantFirst)
+		}
+		if r.Mode() != "standalone, encoder, trained" || ev.Trace.Unbacked != 0 {
+			t.Errorf("%s: mode %q, %d unbacked", c.name, r.Mode(), ev.Trace.Unbacked)
+		}
+	}
+}

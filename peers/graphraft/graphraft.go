@@ -45,6 +45,25 @@
 // tracing.Audit counts the ones that are not (it must be 0). At
 // PlanWeight 0, the default, Retrieve reads neither the projection nor
 // the strategy.
+//
+// What the paper does, what stands in here, and why (the default mode):
+//
+//   - Templates and grounding: as the paper (appendix A.2), executed over
+//     the kg.Reader instead of Neo4j.
+//   - Query generation. Paper: L1 (gemma2-9b-text2cypher) fine-tuned on
+//     queries synthesised from the training questions (section 4.1).
+//     Here, untrained ("graphraft (stand-in)"): the encoder's cosine of
+//     the question and the query's relation words. Trained ("graphraft
+//     (stand-in, trained)", --graphraft-model): a selector learnt from
+//     the training questions' gold relation paths (the pairs `stem train
+//     peer` writes from the same files as STEM's planner; Synthesize is
+//     §4.1's synthesis, used by the tests) adds its posterior to the
+//     cosine; no LLM can be fine-tuned here.
+//   - Answers. Paper: L2 picks the answers among the retrieved nodes.
+//     Here: the nodes themselves, up to 20, the paper's "w/o L2" setting,
+//     so hit and f1 read a long list: compare hits@1, mrr and hit@5.
+//   - The paper reports STaRK only (table 1), which stem does not run: no
+//     figure of its own is printed beside ours.
 package graphraft
 
 import (
@@ -83,6 +102,9 @@ type Settings struct {
 	Choices int `flag:"graphraft-choices" min:"1" max:"200" category:"peers" usage:"graphraft: best grounded queries the LLM chooses among with --graphraft-llm (20)"`
 	// LLM has the LLM choose the queries.
 	LLM bool `flag:"graphraft-llm" category:"peers" usage:"graphraft: the LLM chooses the executed queries among the grounded ones, shown as numbered Cypher queries (needs --llm-model); never a free-form query"`
+	// Model is the training pairs of the trained stand-in (the selector
+	// learnt in place of the paper's fine-tuned L1); "" runs untrained.
+	Model string `flag:"graphraft-model" placeholder:"FILE" category:"peers" usage:"graphraft: training pairs from 'stem train peer' (the training questions' relation paths): a query selector learnt from them adds its posterior to each query's score, the trained stand-in for the paper's fine-tuned L1 (row 'graphraft (stand-in, trained)')"`
 }
 
 // DefaultSettings returns m = 5, 20 nodes, two hops, 20 choices, no LLM.
@@ -106,6 +128,13 @@ func Open(ctx context.Context, env plan.Env, s Settings) (plan.Retriever, error)
 			return nil, err
 		}
 		cfg.Chat = c
+	}
+	if s.Model != "" {
+		sel, err := signals.Learn(ctx, s.Model)
+		if err != nil {
+			return nil, fmt.Errorf("--graphraft-model: %w", err)
+		}
+		cfg.Selector = sel
 	}
 	r, err := New(ctx, env, cfg)
 	if err != nil {
@@ -208,7 +237,9 @@ func (r *Retriever) UsesPlan() bool { return r.cfg.PlanWeight > 0 }
 func (r *Retriever) Reach() int { return r.cfg.Hops }
 
 // Mode implements plan.Moder.
-func (r *Retriever) Mode() string { return signals.Mode(r.cfg.PlanWeight, r.cfg.Chat != nil) }
+func (r *Retriever) Mode() string {
+	return signals.Mode(r.cfg.PlanWeight, r.cfg.Chat != nil) + signals.TrainedMode(r.cfg.Selector != nil)
+}
 
 // Scored is a grounded query with its selection score.
 type Scored struct {

@@ -140,11 +140,11 @@ func TestConfig(t *testing.T) {
 
 func TestSelector(t *testing.T) {
 	s := Train([]Pair{
-		{"who is the spouse of anna ?", "spouse>"},
-		{"who is the wife of bob ?", "spouse>"},
-		{"where was the son of anna born ?", "children>place_of_birth>"},
-		{"where was carl 's son born ?", "children>place_of_birth>"},
-		{"", ""},
+		{Question: "who is the spouse of anna ?", Key: "spouse>"},
+		{Question: "who is the wife of bob ?", Key: "spouse>"},
+		{Question: "where was the son of anna born ?", Key: "children>place_of_birth>"},
+		{Question: "where was carl 's son born ?", Key: "children>place_of_birth>"},
+		{Question: "", Key: ""},
 	})
 	if got := s.Keys(); !slices.Equal(got, []string{"spouse>", "children>place_of_birth>"}) {
 		t.Fatalf("keys %v", got)

@@ -114,6 +114,15 @@ func Mode(planWeight float32, llm bool) string {
 	return "standalone, " + scorer
 }
 
+// TrainedMode is what Mode's label gains for a peer with a learnt
+// scorer (Classifier): ", trained", else "".
+func TrainedMode(trained bool) string {
+	if trained {
+		return ", trained"
+	}
+	return ""
+}
+
 // LLMFlag is a peer's switch of its LLM mode: the flag's name and
 // whether it is on.
 type LLMFlag struct {

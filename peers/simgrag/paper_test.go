@@ -2,6 +2,7 @@ package simgrag
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/models/llm/llmtest"
+	"github.com/stem-kgqa/stem/models/wordvec"
 	"github.com/stem-kgqa/stem/peers/signals"
 	"github.com/stem-kgqa/stem/peers/signals/signalstest"
 	"github.com/stem-kgqa/stem/plan"
@@ -127,8 +130,9 @@ func TestLinkedEntityHasCandidates(t *testing.T) {
 	}
 }
 
-// Standing alone, the pattern is the relation path whose words the
-// question is nearest, from the question's entity; another plan and
+// Standing alone with the pattern from KG paths (--simgrag-pattern kg),
+// the pattern is the relation path whose words the question is nearest,
+// from the question's entity; another plan and
 // strategy in the request change nothing.
 func TestStandInPattern(t *testing.T) {
 	g := films(t)
@@ -137,7 +141,9 @@ func TestStandInPattern(t *testing.T) {
 		"directed by nationality":                    unit(0.99),
 		"starred actors nationality":                 unit(0.5),
 	})
-	r, err := New(context.Background(), plan.Env{Graph: g, Encoder: enc}, DefaultConfig())
+	cfg := DefaultConfig()
+	cfg.PatternFromKG = true
+	r, err := New(context.Background(), plan.Env{Graph: g, Encoder: enc}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +166,7 @@ func TestStandInPattern(t *testing.T) {
 	if err != nil || !slices.Equal(names(ev2.Trace.Answers), names(ev.Trace.Answers)) {
 		t.Errorf("another plan changed a standalone result: %v, %v", err, names(ev2.Trace.Answers))
 	}
-	if r.UsesPlan() || r.Mode() != "standalone, encoder" {
+	if r.UsesPlan() || r.Mode() != "standalone, encoder, pattern from KG paths" {
 		t.Errorf("UsesPlan %v, mode %q", r.UsesPlan(), r.Mode())
 	}
 }
@@ -310,5 +316,118 @@ func TestRenderAnswer(t *testing.T) {
 	want := "step by step\nquery: who?\nevidences: {\n\"graph [1]\": [\n(\"A\", \"r\", \"B's \\\"C\\\"\"),\n],\n\"graph [2]\": [\n(\"D\", \"s\", \"E\\\\F\"),\n]\n}\n"
 	if !strings.HasSuffix(got, want) {
 		t.Errorf("answer prompt ends %q, want %q", got[len(got)-len(want):], want)
+	}
+}
+
+// Standing alone by default, the pattern is written from the question's
+// words alone (the paper's data flow): the mention is the known node and
+// the content words, nearest the mention first, are cut into one group
+// per edge, for every length up to Hops; no KG is read.
+func TestQuestionPatterns(t *testing.T) {
+	for _, c := range []struct {
+		q, mention string
+		want       []string
+	}{
+		{"what is the father of mumtaz_mahal 's son ?", "mumtaz_mahal",
+			[]string{"mumtaz_mahal -[son father]-> [ENT1]", "mumtaz_mahal -[son]-> [ENT1]; [ENT1] -[father]-> [ENT2]"}},
+		{"which person directed the movies starred by john krasinski", "john krasinski",
+			[]string{"john krasinski -[starred movies directed person]-> [ENT1]",
+				"john krasinski -[starred movies]-> [ENT1]; [ENT1] -[directed person]-> [ENT2]"}},
+		{"who is anna ?", "anna", nil},
+	} {
+		gs := questionPatterns(plan.Request{Question: c.q, Mentions: []string{c.mention}}, 2)
+		var got []string
+		for _, g := range gs {
+			var parts []string
+			for _, tr := range g.Triples {
+				parts = append(parts, fmt.Sprintf("%s -[%s]-> %s", tr.Head, tr.Rel, tr.Tail))
+			}
+			got = append(got, strings.Join(parts, "; "))
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%q: patterns %q, want %q", c.q, got, c.want)
+		}
+	}
+}
+
+// Section 4.3's example 2 ("Who is the director of the movie Tokyo
+// Godfathers?", figure 3) through the default stand-in: the pattern from
+// the question alone, the word-vector encoder stem ships, over a small
+// KG around the film. What it answers is recorded, right or wrong, with
+// the pattern it wrote.
+func TestExample2StandIn(t *testing.T) {
+	g := tokyoGodfathers(t)
+	ctx := context.Background()
+	r, err := New(ctx, plan.Env{Graph: g, Encoder: wordvec.New(nil, wordvec.Options{})}, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := plan.Request{Question: "Who is the director of the movie Tokyo Godfathers?", Graph: g, Mentions: []string{"Tokyo Godfathers"}}
+	if ps := questionPatterns(req, 2); len(ps) != 2 || ps[0].Triples[0].Rel != "movie director" {
+		t.Errorf("patterns %v, want 'movie director' first", ps)
+	}
+	ev, err := r.Retrieve(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(ev.Trace.Answers); len(got) == 0 || got[0] != "Satoshi Kon" {
+		t.Errorf("answers %q, recorded Satoshi Kon first (chains %q)", got, ev.Trace.Chains)
+	}
+	if ev.Trace.Unbacked != 0 {
+		t.Errorf("%d unbacked", ev.Trace.Unbacked)
+	}
+}
+
+// tokyoGodfathers is a small KG around section 4.3's example 2.
+func tokyoGodfathers(t *testing.T) *kg.Graph {
+	t.Helper()
+	g, err := kg.GraphOf([][3]string{
+		{"Tokyo Godfathers", "directed_by", "Satoshi Kon"},
+		{"Tokyo Godfathers", "written_by", "Keiko Nobumoto"},
+		{"Tokyo Godfathers", "release_year", "2003"},
+		{"Tokyo Godfathers", "has_genre", "Animation"},
+		{"Paprika", "directed_by", "Satoshi Kon"},
+		{"Tokyo Story", "directed_by", "Yasujiro Ozu"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// Example 2 through the LLM mode against the scripted server, as a
+// contract: the pattern the paper's figure 3 draws ("Tokyo Godfathers"
+// -director-> "UNKNOWN director 1") is read and matched with its unknown
+// node, the answer prompt carries the matched subgraph, and the model's
+// answer, an entity of it, is the answer.
+func TestExample2LLM(t *testing.T) {
+	g := tokyoGodfathers(t)
+	isPattern := func(r llmtest.Request) bool { return strings.HasPrefix(r.Messages[0].Content, "You need to segment") }
+	var answerPrompt string
+	srv := llmtest.NewServer(t,
+		llmtest.ScriptedReply{Match: isPattern, Content: []string{`{"divided": ["the director of the movie Tokyo Godfathers"], "triples": [("Tokyo Godfathers", "director", "UNKNOWN director 1")]}`}},
+		llmtest.ScriptedReply{Match: func(r llmtest.Request) bool {
+			answerPrompt = r.LastUser()
+			return !isPattern(r)
+		}, Content: []string{"According to graph [1], the director is Satoshi Kon."}},
+	)
+	cfg := DefaultConfig()
+	cfg.Chat, cfg.K = llmClient(t, srv), 1
+	r, err := New(context.Background(), plan.Env{Graph: g, Encoder: wordvec.New(nil, wordvec.Options{})}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := r.Retrieve(context.Background(), plan.Request{Question: "Who is the director of the movie Tokyo Godfathers?", Graph: g, Mentions: []string{"Tokyo Godfathers"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(ev.Trace.Answers); !slices.Equal(got, []string{"Satoshi Kon"}) || ev.Trace.Unbacked != 0 {
+		t.Errorf("answers %q (%d unbacked), want [Satoshi Kon]", got, ev.Trace.Unbacked)
+	}
+	if !strings.Contains(answerPrompt, `("Tokyo Godfathers", "directed_by", "Satoshi Kon")`) {
+		t.Errorf("answer prompt lacks the matched triple:\n%s", answerPrompt)
+	}
+	if r.Mode() != "standalone, llm" {
+		t.Errorf("mode %q", r.Mode())
 	}
 }

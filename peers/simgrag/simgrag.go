@@ -51,6 +51,26 @@
 //
 // At PlanWeight 0, the default, Retrieve reads neither the projection nor
 // the strategy.
+//
+// What the paper does, what stands in here, and why (the default mode):
+//
+//   - Pattern. Paper: an LLM rewrites the question alone into a pattern
+//     graph (12 shots, Llama 3 70B); the KG enters only at retrieval.
+//     Here: no LLM runs on this machine, and the stand-in chooses the
+//     pattern among the relation paths the question entity really has in
+//     the KG (standin.go), so the KG enters before retrieval and the
+//     search re-finds a relation path already chosen; the figure it
+//     reaches is an upper bound on a pattern read off the question alone,
+//     not the paper's method. --simgrag-llm is the paper's flow.
+//   - Candidates, distance, search: as the paper (eq. 2-3, Algorithm 1),
+//     with the encoder's vectors in place of its embedding model.
+//   - Answers. Paper: the LLM reads the top-k subgraphs (table 18). Here:
+//     every kept subgraph's answer node, by GSD (an answer list of up to
+//     k, 3); the LLM mode keeps the LLM's answers that are subgraph nodes.
+//   - Training: none, as in the paper (it trains nothing).
+//   - The paper's figures (table 1: Hits@1 98.0, 98.4, 97.8 on MetaQA 1-3
+//     hops, 88.7 and 78.6 on PQ 2- and 3-hop) are printed beside ours by
+//     stem compare (peers.Reported).
 package simgrag
 
 import (
@@ -93,16 +113,31 @@ type Settings struct {
 	KRelations int `flag:"simgrag-kr" min:"1" max:"1000" category:"peers" usage:"simgrag: candidate relations per pattern edge, k(r) (the paper's 16 for MetaQA, appendix C.1)"`
 	// Hops bounds the stand-in pattern's relation path.
 	Hops int `flag:"simgrag-hops" min:"1" max:"4" category:"peers" usage:"simgrag: the longest relation path the no-LLM stand-in writes as the pattern graph (2, the reach of GCR's L and GraphRAFT's templates; 3 for 3-hop questions)"`
+	// Pattern is where the no-LLM stand-in's pattern graph comes from:
+	// PatternQuestion (the question's words alone, the paper's data flow)
+	// or PatternKG (the question entity's KG relation paths).
+	Pattern string `flag:"simgrag-pattern" placeholder:"question|kg" category:"peers" usage:"simgrag: the no-LLM stand-in's pattern graph from the question's words alone, as the paper's LLM writes it (question), or chosen among the question entity's KG relation paths (kg: the KG enters before retrieval, an upper bound on a pattern from the question)"`
 	// LLM writes the pattern and reads the answers with the LLM.
 	LLM bool `flag:"simgrag-llm" category:"peers" usage:"simgrag: the pattern graph from the LLM (table 16 with stem's own examples) and the answers from its reading of the k subgraphs (table 18) (needs --llm-model)"`
 }
 
 // DefaultSettings returns k = 3, k(n) = k(r) = 16, a 2-hop stand-in
 // pattern, no LLM.
-func DefaultSettings() Settings { return Settings{K: 3, KNodes: 16, KRelations: 16, Hops: 2} }
+func DefaultSettings() Settings {
+	return Settings{K: 3, KNodes: 16, KRelations: 16, Hops: 2, Pattern: PatternQuestion}
+}
+
+// Where the stand-in's pattern comes from (Settings.Pattern).
+const (
+	PatternQuestion = "question"
+	PatternKG       = "kg"
+)
 
 // Check implements plan.SettingsChecker.
 func (s Settings) Check(llm bool) error {
+	if s.Pattern != "" && s.Pattern != PatternQuestion && s.Pattern != PatternKG {
+		return fmt.Errorf("--simgrag-pattern %q: want %s or %s", s.Pattern, PatternQuestion, PatternKG)
+	}
 	return signals.LLMFlag{Name: "--simgrag-llm", On: s.LLM}.Check(llm)
 }
 
@@ -111,6 +146,7 @@ func (s Settings) Check(llm bool) error {
 func Open(ctx context.Context, env plan.Env, s Settings) (plan.Retriever, error) {
 	cfg := DefaultConfig()
 	cfg.K, cfg.KNodes, cfg.KRelations, cfg.Hops, cfg.PlanWeight = s.K, s.KNodes, s.KRelations, s.Hops, env.PlanWeight
+	cfg.PatternFromKG = s.Pattern == PatternKG
 	if s.LLM {
 		c, err := signals.OpenChat(env, "--simgrag-llm")
 		if err != nil {
@@ -138,6 +174,10 @@ type Config struct {
 	KRelations int
 	// Hops bounds the stand-in pattern's relation path (2).
 	Hops int
+	// PatternFromKG has the stand-in choose its pattern among the
+	// question entity's KG relation paths (standInPattern) instead of
+	// writing it from the question's words (questionPatterns).
+	PatternFromKG bool
 	// PlanWeight above 0 is the planner-assisted mode: the planner's
 	// schema graphs are the patterns. 0 runs SimGRAG standing alone.
 	PlanWeight float32
@@ -282,7 +322,13 @@ func (r *Retriever) UsesPlan() bool { return r.cfg.PlanWeight > 0 }
 func (r *Retriever) Reach() int { return r.cfg.Hops }
 
 // Mode implements plan.Moder.
-func (r *Retriever) Mode() string { return signals.Mode(r.cfg.PlanWeight, r.cfg.Chat != nil) }
+func (r *Retriever) Mode() string {
+	m := signals.Mode(r.cfg.PlanWeight, r.cfg.Chat != nil)
+	if r.cfg.PatternFromKG && r.cfg.Chat == nil && r.cfg.PlanWeight == 0 {
+		m += ", pattern from KG paths"
+	}
+	return m
+}
 
 // Totals returns the search work summed over every Retrieve so far, and
 // how many searches that was.
@@ -320,7 +366,7 @@ func (r *Retriever) Match(ctx context.Context, req plan.Request) (*plan.Evidence
 	res := &tracing.Result{}
 	timings := map[string]time.Duration{}
 	var graphs []schema.Graph
-	unranked := false
+	unranked, perTerm := false, false
 	switch {
 	case r.cfg.Chat != nil:
 		g, ok, probs, err := r.askPattern(ctx, req.Question)
@@ -337,13 +383,22 @@ func (r *Retriever) Match(ctx context.Context, req plan.Request) (*plan.Evidence
 		if len(graphs) == 0 {
 			res.Problems = append(res.Problems, "no schema graph to match")
 		}
-	default:
+	case r.cfg.PatternFromKG:
 		g, ok, err := r.standInPattern(ctx, gs.g, req, res)
 		if err != nil {
 			return nil, st, fmt.Errorf("simgrag: question %q: %w", req.Question, err)
 		}
 		if ok {
 			graphs = []schema.Graph{g}
+		}
+	default:
+		graphs, perTerm = questionPatterns(req, r.cfg.Hops), true
+		if len(graphs) == 0 {
+			res.Problems = append(res.Problems, "no entity mention and relation words in the question to write a pattern graph from")
+		} else if m := signals.Mentions(req)[0]; len(gs.g.EntitiesByNorm(m)) == 0 {
+			// A note only: the pattern is the question's, and its known
+			// node finds its candidates by similarity whatever this says.
+			res.Problems = append(res.Problems, fmt.Sprintf("mention %q names no KG entity exactly: its nearest by similarity stand in", m))
 		}
 	}
 	var all []found
@@ -382,9 +437,12 @@ func (r *Retriever) Match(ctx context.Context, req plan.Request) (*plan.Evidence
 		for _, sub := range subs {
 			all = append(all, found{graph: gi, pat: c, sub: sub})
 		}
-		if !unranked {
+		if !unranked && !perTerm {
 			break
 		}
+	}
+	if perTerm {
+		all = bestPerTerm(all)
 	}
 	slices.SortStableFunc(all, func(a, b found) int {
 		if a.sub.GSD != b.sub.GSD || a.sub.NRev != b.sub.NRev {

@@ -179,7 +179,7 @@ func directorNationality() *signalstest.Encoder {
 func TestRetrieveEvidence(t *testing.T) {
 	g := films(t)
 	ctx := context.Background()
-	r, err := New(ctx, plan.Env{Graph: g, Encoder: directorNationality()}, Config{K: 1, KNodes: 4, KRelations: 4})
+	r, err := New(ctx, plan.Env{Graph: g, Encoder: directorNationality()}, Config{K: 1, KNodes: 4, KRelations: 4, PatternFromKG: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestRetrieveOwnGraphAndConcurrency(t *testing.T) {
 	g := films(t)
 	ctx := context.Background()
 	cfg := DefaultConfig()
-	cfg.K = 1
+	cfg.K, cfg.PatternFromKG = 1, true
 	r, err := New(ctx, plan.Env{Encoder: directorNationality()}, cfg)
 	if err != nil {
 		t.Fatal(err)
