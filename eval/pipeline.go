@@ -54,6 +54,10 @@ func (p Pipeline) Answer(ctx context.Context, q benchmark.Question) (Prediction,
 		}
 		pred.Answers = append(pred.Answers, a.Name)
 	}
+	if sel := res.Selection; sel != nil {
+		pred.Confidence, pred.Calibrated = sel.Confidence, sel.Calibrated
+	}
+	pred.Abstained, pred.Abstain = res.Abstained, res.Abstain
 	pred.Trace = stageOutput(res)
 	for k, d := range res.Timings {
 		pred.Stages[k] = time.Duration(d)
