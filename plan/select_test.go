@@ -5,11 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stem-kgqa/stem/kg"
-	"github.com/stem-kgqa/stem/kgvec"
-	"github.com/stem-kgqa/stem/models/wordvec"
 	"github.com/stem-kgqa/stem/projection"
-	"github.com/stem-kgqa/stem/projection/linking"
 	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/selection"
 )
@@ -45,19 +41,6 @@ func (founderPlanner) Plan(_ context.Context, in projection.Input) (projection.P
 // and withheld under --min-confidence; the one it can answer is kept.
 func TestMinConfidence(t *testing.T) {
 	ctx := context.Background()
-	g, err := kg.ReadTSV(strings.NewReader(companyKG), "company")
-	if err != nil {
-		t.Fatal(err)
-	}
-	enc := wordvec.New(nil, wordvec.Options{})
-	ents, err := kgvec.Build(ctx, g, enc, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ret, err := NewTracing(ctx, Env{Graph: g, Entities: ents, Encoder: enc, Tracing: DefaultSettings().Tracing})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, tc := range []struct {
 		question, entity string
 		min              float64
@@ -69,7 +52,8 @@ func TestMinConfidence(t *testing.T) {
 		// Tracing's soft match reads founded_by's reading to an employee.
 		{"in which country was the founder of globex born ?", "globex", 0, "carol_diaz", false},
 	} {
-		p := &Pipeline{Graph: g, Linker: linking.New(g, ents), Planner: founderPlanner{}, Retriever: ret, MinConfidence: tc.min}
+		p := readPipeline(t, strings.NewReader(companyKG), "company", founderPlanner{})
+		p.MinConfidence = tc.min
 		r, err := p.Answer(ctx, Query{Question: tc.question, Entities: []string{tc.entity}})
 		if err != nil {
 			t.Fatal(err)
@@ -100,15 +84,6 @@ func TestMinConfidence(t *testing.T) {
 func TestSelectorChooses(t *testing.T) {
 	ctx := context.Background()
 	known := strings.Replace(companyKG, "grace_kim\tworks_for\tglobex\n", "grace_kim\tborn_in\tseoul\nseoul\tcountry\tsouth_korea\n", 1)
-	g, err := kg.ReadTSV(strings.NewReader(known), "company")
-	if err != nil {
-		t.Fatal(err)
-	}
-	enc := wordvec.New(nil, wordvec.Options{})
-	ret, err := NewTracing(ctx, Env{Graph: g, Encoder: enc, Tracing: DefaultSettings().Tracing})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The planner ranks the works_for reading first here.
 	swapped := plannerFunc(func(ctx context.Context, in projection.Input) (projection.Projection, error) {
 		p, err := founderPlanner{}.Plan(ctx, in)
@@ -121,7 +96,8 @@ func TestSelectorChooses(t *testing.T) {
 		sel  *selection.Model
 		want string
 	}{{nil, "canada"}, {lex, "south_korea"}} {
-		p := &Pipeline{Graph: g, Planner: swapped, Retriever: ret, Selector: tc.sel}
+		p := readPipeline(t, strings.NewReader(known), "company", swapped)
+		p.Selector = tc.sel
 		r, err := p.Answer(ctx, Query{Question: "in which country was the founder of globex born ?", Entities: []string{"globex"}})
 		if err != nil {
 			t.Fatal(err)
