@@ -24,6 +24,7 @@ func trainCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			trainGNNSubcommand(),
 			trainThetaSubcommand(),
+			trainSelectorSubcommand(),
 			{
 				Name:  "planner",
 				Usage: "learn the pattern planner (question pattern -> relation paths + strategy) from questions with gold paths, or from a KG alone",
