@@ -26,6 +26,7 @@ import (
 	"github.com/stem-kgqa/stem/constraint"
 	"github.com/stem-kgqa/stem/generation"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/models/llm"
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/projection/linking"
@@ -196,6 +197,9 @@ type Pipeline struct {
 	// selection); nil means selection.Default, which keeps the planner's
 	// choice and only rates it.
 	Selector *selection.Model
+	// Encoder, when not nil, lets plan selection compare the question
+	// with each reading's relation names; Open sets it.
+	Encoder models.Encoder
 	// MinConfidence, above 0, answers "no answer" where the answer's
 	// confidence is below it (Result.Abstained).
 	MinConfidence float64
@@ -265,7 +269,9 @@ func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
 		return nil, err
 	}
 	res.Chains, res.Guidance = ev.Trace.Chains, ev.Guidance
-	res.Evidence, res.Selection = p.choose(req, ev)
+	if res.Evidence, res.Selection, err = p.choose(ctx, req, ev); err != nil {
+		return nil, err
+	}
 	if !p.NoConstraints {
 		c := p.constrain(ctx, req, res.Evidence, clock)
 		res.Projection, res.Evidence, res.Constraints = c.projection, c.evidence, c.reports

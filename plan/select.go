@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/stem-kgqa/stem/selection"
@@ -39,16 +40,19 @@ func (p *Pipeline) selector() *selection.Model {
 // (tracing.Result.Alternatives) and returns the evidence with the chosen
 // reading's answers in place of the first's; evidence without
 // alternatives (a peer's) comes back as it was, with no selection.
-func (p *Pipeline) choose(req Request, ev *Evidence) (*tracing.Result, *Selection) {
+func (p *Pipeline) choose(ctx context.Context, req Request, ev *Evidence) (*tracing.Result, *Selection, error) {
 	tr := ev.Trace
 	if tr == nil || len(tr.Alternatives) == 0 {
-		return tr, nil
+		return tr, nil, nil
 	}
 	m := p.selector()
-	cands := selection.Candidates(selection.Input{Question: req.Question, Graph: req.Graph, Projection: req.Projection, Trace: tr, GNN: ev.Scores})
+	cands, err := selection.Candidates(ctx, selection.Input{Question: req.Question, Graph: req.Graph, Projection: req.Projection, Trace: tr, GNN: ev.Scores, Encoder: p.Encoder})
+	if err != nil {
+		return nil, nil, err
+	}
 	sel := &Selection{Candidates: cands, Chosen: m.Choose(cands), Calibrated: m.Calibrated(), Selected: m.Select, Model: m.Note}
 	if sel.Chosen < 0 {
-		return tr, sel
+		return tr, sel, nil
 	}
 	c := cands[sel.Chosen]
 	sel.Confidence = c.Confidence
@@ -56,14 +60,14 @@ func (p *Pipeline) choose(req Request, ev *Evidence) (*tracing.Result, *Selectio
 		if len(a.Answers) > 0 {
 			if i == sel.Chosen {
 				// Tracing's own pick: its answers as it merged them.
-				return tr, sel
+				return tr, sel, nil
 			}
 			break
 		}
 	}
 	out := *tr
 	out.Answers = c.Answers
-	return &out, sel
+	return &out, sel, nil
 }
 
 // abstain answers "no answer" when the selection's confidence is below

@@ -255,7 +255,7 @@ func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() 
 	p = &Pipeline{Graph: a.Graph, src: &src, Planner: planner, Strategy: s.Strategy.Override(), Generator: generation.Structural{}, MaxQuestion: s.MaxQuestion, MaxHops: s.MaxHops,
 		// The constraint check is STEM's stage: a peer system answers as
 		// its paper describes, on its own signals.
-		NoConstraints: s.NoConstraints || s.Retriever != DefaultStrategy, MinConfidence: s.MinConfidence}
+		NoConstraints: s.NoConstraints || s.Retriever != DefaultStrategy, MinConfidence: s.MinConfidence, Encoder: a.Encoder}
 	if s.Selector != "" {
 		if p.Selector, err = selection.Load(string(s.Selector)); err != nil {
 			return nil, close, err

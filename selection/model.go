@@ -22,6 +22,12 @@ type Model struct {
 	Features []string  `json:"features"`
 	Weights  []float64 `json:"weights"`
 	Bias     float64   `json:"bias"`
+	// Choice, when set (a trained model), weighs the readings against
+	// each other to choose one: fitted on the training questions' readings
+	// as a softmax over each question's readings (conditional logit),
+	// where Weights are fitted to each reading's own chance of being
+	// right, for the confidence.
+	Choice []float64 `json:"choice,omitempty"`
 	// Platt is the calibration, nil for an uncalibrated model (the
 	// default heuristic).
 	Platt *Platt `json:"platt,omitempty"`
@@ -65,13 +71,7 @@ func (m *Model) Calibrated() bool { return m.Platt != nil }
 
 // logit is m's raw log-odds for features x.
 func (m *Model) logit(x []float64) float64 {
-	z := m.Bias
-	for i, w := range m.Weights {
-		if i < len(x) {
-			z += w * x[i]
-		}
-	}
-	return z
+	return m.Bias + dot(m.Weights, x)
 }
 
 // Score fills each candidate's Score and Confidence; a reading that binds
@@ -97,6 +97,10 @@ func (m *Model) Score(cands []Candidate) {
 // answer; -1 when none binds one.
 func (m *Model) Choose(cands []Candidate) int {
 	m.Score(cands)
+	by := func(c Candidate) float64 { return c.Score }
+	if len(m.Choice) > 0 {
+		by = func(c Candidate) float64 { return dot(m.Choice, c.Features) }
+	}
 	pick := -1
 	for i, c := range cands {
 		if len(c.Answers) == 0 {
@@ -107,11 +111,20 @@ func (m *Model) Choose(cands []Candidate) int {
 			if !m.Select {
 				break
 			}
-		} else if c.Score > cands[pick].Score {
+		} else if by(c) > by(cands[pick]) {
 			pick = i
 		}
 	}
 	return pick
+}
+
+// dot is w . x over their common length.
+func dot(w, x []float64) float64 {
+	z := 0.0
+	for i := range min(len(w), len(x)) {
+		z += w[i] * x[i]
+	}
+	return z
 }
 
 // Load reads a model written by Save and checks its features are Names.
@@ -124,7 +137,7 @@ func Load(path string) (*Model, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("selector %s: %w", path, err)
 	}
-	if !slices.Equal(m.Features, Names) || len(m.Weights) != len(Names) {
+	if !slices.Equal(m.Features, Names) || len(m.Weights) != len(Names) || (m.Choice != nil && len(m.Choice) != len(Names)) {
 		return nil, fmt.Errorf("selector %s: features %v, this stem reads %v: train it again (stem train selector)", path, m.Features, Names)
 	}
 	return &m, nil
@@ -199,7 +212,7 @@ func Train(qs []Question, o TrainOptions) (*Model, error) {
 		return nil, ErrNoExamples
 	}
 	w, b := logistic(xs, ys, o)
-	m := &Model{Features: slices.Clone(Names), Weights: w, Bias: b, Select: true, Trained: len(fit), Held: len(held)}
+	m := &Model{Features: slices.Clone(Names), Weights: w, Bias: b, Choice: conditional(fit, o), Select: true, Trained: len(fit), Held: len(held)}
 	var zs, ls []float64
 	for _, q := range held {
 		cands := make([]Candidate, len(q.Rows))
@@ -251,6 +264,66 @@ func logistic(xs [][]float64, ys []float64, o TrainOptions) ([]float64, float64)
 		b -= lr * gb / n
 	}
 	return w, b
+}
+
+// conditional fits choice weights by gradient descent on the
+// conditional-logit loss: for each question whose readings are neither
+// all right nor all wrong, minus the log of the softmax mass of its right
+// readings.
+func conditional(qs []Question, o TrainOptions) []float64 {
+	d := len(Names)
+	w := make([]float64, d)
+	g := make([]float64, d)
+	var mixed []Question
+	for _, q := range qs {
+		right := 0
+		for _, l := range q.Labels {
+			if l {
+				right++
+			}
+		}
+		if right > 0 && right < len(q.Labels) {
+			mixed = append(mixed, q)
+		}
+	}
+	if len(mixed) == 0 {
+		return nil
+	}
+	n := float64(len(mixed))
+	p := make([]float64, 0, 8)
+	for step := 0; step < o.Steps; step++ {
+		clear(g)
+		for _, q := range mixed {
+			p = p[:0]
+			hi := math.Inf(-1)
+			for _, x := range q.Rows {
+				z := dot(w, x)
+				p = append(p, z)
+				hi = math.Max(hi, z)
+			}
+			all, right := 0.0, 0.0
+			for i := range p {
+				p[i] = math.Exp(p[i] - hi)
+				all += p[i]
+				if q.Labels[i] {
+					right += p[i]
+				}
+			}
+			for i, x := range q.Rows {
+				e := p[i] / all
+				if q.Labels[i] {
+					e -= p[i] / right
+				}
+				for j := 0; j < d && j < len(x); j++ {
+					g[j] += e * x[j]
+				}
+			}
+		}
+		for j := range w {
+			w[j] -= 0.5 * (g[j]/n + o.L2*w[j])
+		}
+	}
+	return w
 }
 
 // platt fits p = sigmoid(a*z + c) to labels ls by gradient descent on the

@@ -20,12 +20,15 @@
 package selection
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"strings"
 	"unicode"
 
 	"github.com/stem-kgqa/stem/constraint"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/tracing"
@@ -47,6 +50,9 @@ var Names = []string{
 	"type_fit",    // +1 the KG says the first answer is of the type the question asks for, -1 it says not, 0 unknown
 	"gnn",         // the Triple-GNN's probability of the first answer (0 without guidance)
 	"log_degree",  // log(1 + degree of the first answer), over log(1e5)
+	"sem",         // the encoder's cosine of the question and the reading's relation names
+	"sem_best",    // 1 for the reading whose relation names the encoder finds nearest the question
+	"unnamed",     // 1 when the first answer's name is a bare id (m.0abc, g.11x), no name a reader knows
 }
 
 // Input is what the features of one question's readings are computed
@@ -59,6 +65,9 @@ type Input struct {
 	// GNN holds the Triple-GNN's probabilities of the question's subgraph
 	// entities, nil without guidance.
 	GNN map[int32]float32
+	// Encoder, when not nil, compares the question with each reading's
+	// relation names (the sem features).
+	Encoder models.Encoder
 }
 
 // Candidate is one reading of the question with what it binds and how
@@ -78,13 +87,16 @@ type Candidate struct {
 	// reading that binds no answer.
 	Score      float64
 	Confidence float64
+	// graph is the reading's first schema graph.
+	graph schema.Graph
 }
 
 // Candidates returns the readings in in.Trace.Alternatives with their
-// features, in the planner's order; nil when tracing returned none.
-func Candidates(in Input) []Candidate {
+// features, in the planner's order; nil when tracing returned none. An
+// error is the encoder's.
+func Candidates(ctx context.Context, in Input) ([]Candidate, error) {
 	if in.Trace == nil || len(in.Trace.Alternatives) == 0 {
-		return nil
+		return nil, nil
 	}
 	alts := in.Trace.Alternatives
 	cands := in.Projection.Candidates
@@ -112,6 +124,7 @@ func Candidates(in Input) []Candidate {
 		if len(a.Graphs) > 0 && a.Graphs[0] < len(cands) {
 			pc := cands[a.Graphs[0]]
 			g = pc.Graph
+			c.graph = g
 			c.Plan = g.String()
 			f[2] = clip(float64(best-pc.Score), 0, 1)
 		}
@@ -134,10 +147,78 @@ func Candidates(in Input) []Candidate {
 			if in.Graph != nil {
 				f[12] = math.Log1p(float64(in.Graph.Degree(top.Entity))) / math.Log(1e5)
 			}
+			if bareID(top.Name) {
+				f[15] = 1
+			}
 		}
 		out[i] = c
 	}
-	return out
+	if err := semFit(ctx, in, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// semFit fills the sem features: the encoder's cosine of the question and
+// each reading's relation names, and which reading is nearest.
+func semFit(ctx context.Context, in Input, out []Candidate) error {
+	if in.Encoder == nil || len(out) == 0 {
+		return nil
+	}
+	texts := []string{in.Question}
+	for _, c := range out {
+		texts = append(texts, relText(c.graph))
+	}
+	d := in.Encoder.Dim()
+	vs := make([]float32, len(texts)*d)
+	if err := in.Encoder.Encode(ctx, texts, vs); err != nil {
+		return fmt.Errorf("selection: encode %q's readings: %w", in.Question, err)
+	}
+	q := vs[:d]
+	best := -1
+	for i := range out {
+		v := vs[(i+1)*d : (i+2)*d]
+		dot := 0.0
+		for j := range q {
+			dot += float64(q[j] * v[j])
+		}
+		out[i].Features[13] = dot
+		if len(out[i].Answers) > 0 && (best < 0 || dot > out[best].Features[13]) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		out[best].Features[14] = 1
+	}
+	return nil
+}
+
+// relText is a schema graph's relation names as words: the last two
+// dotted parts of a Freebase symbol, underscores as spaces.
+func relText(g schema.Graph) string {
+	var parts []string
+	for _, t := range g.Triples {
+		rel := t.Rel
+		if ps := strings.Split(rel, "."); len(ps) > 2 {
+			rel = strings.Join(ps[len(ps)-2:], " ")
+		}
+		parts = append(parts, strings.Join(words(rel), " "))
+	}
+	return strings.Join(parts, " ")
+}
+
+// bareID reports whether name is an id rather than a name: a Freebase
+// mid (m.0abc) or g. id.
+func bareID(name string) bool {
+	if len(name) < 3 || (name[0] != 'm' && name[0] != 'g') || name[1] != '.' {
+		return false
+	}
+	for _, r := range name[2:] {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 // agreement is the share of the readings other than i that bind answers

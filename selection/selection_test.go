@@ -1,6 +1,7 @@
 package selection
 
 import (
+	"context"
 	"errors"
 	"math"
 	"path/filepath"
@@ -39,7 +40,10 @@ func TestAgreementAndChoose(t *testing.T) {
 	if got := agreement(alts, 1); math.Abs(got-0.5) > 1e-9 {
 		t.Errorf("agreement %v, want 0.5 (one of the two others)", got)
 	}
-	cands := Candidates(Input{Question: "q", Trace: &tracing.Result{Alternatives: alts}})
+	cands, err := Candidates(context.Background(), Input{Question: "q", Trace: &tracing.Result{Alternatives: alts}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(cands) != 4 || cands[0].Features[0] != 1 || cands[1].Features[4] != 1 || cands[2].Features[4] != 0 {
 		t.Fatalf("candidates %+v", cands)
 	}

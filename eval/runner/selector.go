@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -24,6 +25,9 @@ type SelectorOptions struct {
 	Force   bool
 	Workers int
 	Held    int
+	// Rows, when not "", is a JSON-lines FILE written with every
+	// question's readings: plan, first answers, features and label.
+	Rows string
 }
 
 // TrainSelector learns the plan selector (package selection) from d's
@@ -52,11 +56,16 @@ func TrainSelector(ctx context.Context, w, log io.Writer, d Dataset, s plan.Sett
 	if err != nil {
 		return err
 	}
-	col := &collector{p: eval.Pipeline{Pipeline: p}, rows: map[string]selection.Question{}}
+	col := &collector{p: eval.Pipeline{Pipeline: p}, rows: map[string]selection.Question{}, seen: map[string][]readingRow{}}
 	if _, err := eval.Run(ctx, data.Questions, col, eval.Options{Graph: data.Graph, KeepGoing: true, Workers: max(1, o.Workers), Progress: log}); err != nil {
 		return err
 	}
 	qs, st := col.questions()
+	if o.Rows != "" {
+		if err := col.writeRows(o.Rows); err != nil {
+			return err
+		}
+	}
 	m, err := selection.Train(qs, selection.TrainOptions{Held: o.Held})
 	if err != nil {
 		return err
@@ -68,9 +77,13 @@ func TrainSelector(ctx context.Context, w, log io.Writer, d Dataset, s plan.Sett
 	n := float64(max(1, len(qs)))
 	fmt.Fprintf(w, "%d questions, %d with a reading that binds answers, %.0f readings\n", len(data.Questions), st.answered, st.readings)
 	fmt.Fprintf(w, "the planner's pick right: %.2f%%; some reading right: %.2f%%\n", 100*float64(st.first)/n, 100*float64(st.some)/n)
-	fmt.Fprintf(w, "weights (fitted on %d questions, calibrated on %d):\n", m.Trained, m.Held)
+	fmt.Fprintf(w, "weights (fitted on %d questions, calibrated on %d): confidence, choice\n", m.Trained, m.Held)
 	for i, name := range selection.Names {
-		fmt.Fprintf(w, "  %-12s %+.3f\n", name, m.Weights[i])
+		fmt.Fprintf(w, "  %-12s %+.3f", name, m.Weights[i])
+		if m.Choice != nil {
+			fmt.Fprintf(w, " %+.3f", m.Choice[i])
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "  %-12s %+.3f\n", "bias", m.Bias)
 	if m.Platt != nil {
@@ -86,6 +99,38 @@ type collector struct {
 	p    eval.Pipeline
 	mu   sync.Mutex
 	rows map[string]selection.Question
+	seen map[string][]readingRow
+}
+
+// readingRow is one reading as --rows writes it.
+type readingRow struct {
+	ID       string             `json:"id"`
+	Question string             `json:"question"`
+	Plan     string             `json:"plan"`
+	Answers  []string           `json:"answers"`
+	Bound    int                `json:"bound"`
+	Right    bool               `json:"right"`
+	Features map[string]float64 `json:"features"`
+}
+
+// writeRows writes every question's readings, in id order, as JSON lines.
+func (c *collector) writeRows(path string) error {
+	ids := make([]string, 0, len(c.seen))
+	for id := range c.seen {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+		e := json.NewEncoder(w)
+		for _, id := range ids {
+			for _, r := range c.seen[id] {
+				if err := e.Encode(r); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 }
 
 // Answer implements eval.Answerer.
@@ -95,6 +140,7 @@ func (c *collector) Answer(ctx context.Context, q benchmark.Question) (eval.Pred
 		return pred, err
 	}
 	var row selection.Question
+	var seen []readingRow
 	for _, cand := range res.Selection.Candidates {
 		if len(cand.Answers) == 0 {
 			continue
@@ -105,9 +151,18 @@ func (c *collector) Answer(ctx context.Context, q benchmark.Question) (eval.Pred
 		}
 		row.Rows = append(row.Rows, cand.Features)
 		row.Labels = append(row.Labels, right)
+		r := readingRow{ID: q.ID, Question: q.Text, Plan: cand.Plan, Bound: len(cand.Answers), Right: right, Features: map[string]float64{}}
+		for _, a := range cand.Answers[:min(3, len(cand.Answers))] {
+			r.Answers = append(r.Answers, a.Name)
+		}
+		for i, n := range selection.Names {
+			r.Features[n] = cand.Features[i]
+		}
+		seen = append(seen, r)
 	}
 	c.mu.Lock()
 	c.rows[q.ID] = row
+	c.seen[q.ID] = seen
 	c.mu.Unlock()
 	return pred, nil
 }
