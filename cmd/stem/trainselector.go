@@ -11,7 +11,7 @@ import (
 // confidence on a held-out share of them.
 func trainSelectorSubcommand() *cli.Command {
 	d := runner.NewDataset()
-	s := evalSettings()
+	s := runner.PipelineSettings()
 	enc := catalog.DefaultEncoderSettings()
 	o := runner.SelectorOptions{Workers: 2}
 	return &cli.Command{

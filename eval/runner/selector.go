@@ -38,6 +38,9 @@ type SelectorOptions struct {
 // model to o.Out. The questions must be training questions: nothing
 // measured with the selector may be among them.
 func TrainSelector(ctx context.Context, w, log io.Writer, d Dataset, s plan.Settings, enc catalog.EncoderSettings, o SelectorOptions) error {
+	if s.Planner == "oracle" {
+		return fmt.Errorf("--planner oracle plans from the gold paths, which no question asked has: train the selector with the planner it will choose among")
+	}
 	if err := d.Source().Check(); err != nil {
 		return err
 	}
