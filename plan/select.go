@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/stem-kgqa/stem/selection"
 	"github.com/stem-kgqa/stem/tracing"
@@ -25,6 +26,15 @@ type Selection struct {
 	Selected bool
 	// Model says which selector judged: its note.
 	Model string
+	// in is what the readings were judged from, for AnswerFeatures.
+	in selection.Input
+}
+
+// AnswerFeatures returns the features of reading i's answers
+// (selection.AnswerFeatures), for training the answer order.
+func (s *Selection) AnswerFeatures(i int) [][]float64 {
+	c := s.Candidates[i]
+	return selection.AnswerFeatures(s.in, c, c.Answers)
 }
 
 // selector is the model that judges readings: the pipeline's, or the
@@ -46,27 +56,27 @@ func (p *Pipeline) choose(ctx context.Context, req Request, ev *Evidence) (*trac
 		return tr, nil, nil
 	}
 	m := p.selector()
-	cands, err := selection.Candidates(ctx, selection.Input{Question: req.Question, Graph: req.Graph, Projection: req.Projection, Trace: tr, GNN: ev.Scores, Encoder: p.Encoder})
+	in := selection.Input{Question: req.Question, Graph: req.Graph, Projection: req.Projection, Trace: tr, GNN: ev.Scores, Encoder: p.Encoder}
+	cands, err := selection.Candidates(ctx, in)
 	if err != nil {
 		return nil, nil, err
 	}
-	sel := &Selection{Candidates: cands, Chosen: m.Choose(cands), Calibrated: m.Calibrated(), Selected: m.Select, Model: m.Note}
+	sel := &Selection{Candidates: cands, Chosen: m.Choose(cands), Calibrated: m.Calibrated(), Selected: m.Select, Model: m.Note, in: in}
 	if sel.Chosen < 0 {
 		return tr, sel, nil
 	}
 	c := cands[sel.Chosen]
 	sel.Confidence = c.Confidence
-	for i, a := range cands {
-		if len(a.Answers) > 0 {
-			if i == sel.Chosen {
-				// Tracing's own pick: its answers as it merged them.
-				return tr, sel, nil
-			}
-			break
+	answers := c.Answers
+	if i := slices.IndexFunc(cands, func(a selection.Candidate) bool { return len(a.Answers) > 0 }); i == sel.Chosen {
+		// Tracing's own pick: its answers as it merged them.
+		if len(m.Answer) == 0 {
+			return tr, sel, nil
 		}
+		answers = tr.Answers
 	}
 	out := *tr
-	out.Answers = c.Answers
+	out.Answers = m.Order(in, c, answers)
 	return &out, sel, nil
 }
 

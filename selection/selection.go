@@ -106,12 +106,7 @@ func Candidates(ctx context.Context, in Input) ([]Candidate, error) {
 	}
 	beam := float64(max(len(alts), 1))
 	qwords := words(in.Question)
-	var types []schema.Constraint
-	for _, c := range constraint.Detect(in.Question) {
-		if c.Kind == constraint.Type {
-			types = append(types, c)
-		}
-	}
+	types := typeConstraints(in.Question)
 	out := make([]Candidate, len(alts))
 	for i, a := range alts {
 		c := Candidate{Group: a.Group, Rank: i, Answers: a.Answers, Features: make([]float64, len(Names))}
@@ -219,6 +214,18 @@ func bareID(name string) bool {
 		}
 	}
 	return true
+}
+
+// typeConstraints are the type words the question states ("which
+// country").
+func typeConstraints(question string) []schema.Constraint {
+	var types []schema.Constraint
+	for _, c := range constraint.Detect(question) {
+		if c.Kind == constraint.Type {
+			types = append(types, c)
+		}
+	}
+	return types
 }
 
 // agreement is the share of the readings other than i that bind answers

@@ -101,3 +101,42 @@ func TestTrain(t *testing.T) {
 		t.Error("a missing file loaded")
 	}
 }
+
+// TestTrainAnswers learns an answer order where the gold answer is the
+// one more readings bind, placed second by tracing: the model puts it
+// first, and a reading is labelled by the answer it then puts first.
+func TestTrainAnswers(t *testing.T) {
+	var qs []Question
+	for range 200 {
+		row := make([]float64, len(Names))
+		first, second := make([]float64, len(AnswerNames)), make([]float64, len(AnswerNames))
+		second[2], second[7] = 1, 0.5 // readings, position
+		qs = append(qs, Question{Rows: [][]float64{row}, Labels: []bool{false},
+			Answers: [][][]float64{{first, second}}, AnswerLabels: [][]bool{{false, true}}})
+	}
+	m, err := Train(qs, TrainOptions{Steps: 500, Answers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Answer) != len(AnswerNames) || m.Answer[2] <= 0 {
+		t.Fatalf("answer weights %v, want readings weighed up", m.Answer)
+	}
+	alts := []tracing.Alternative{{Answers: []tracing.Answer{{Entity: 1, Name: "a", Score: 2}, {Entity: 2, Name: "b", Score: 2}}},
+		{Group: 1, Answers: []tracing.Answer{{Entity: 2, Name: "b", Score: 2}}}}
+	in := Input{Question: "q", Trace: &tracing.Result{Alternatives: alts}}
+	cands, err := Candidates(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := m.Order(in, cands[0], alts[0].Answers)
+	if got[0].Name != "b" || got[1].Name != "a" {
+		t.Errorf("ordered %v, want b (bound by both readings) first", got)
+	}
+	m.Score(cands)
+	if cands[0].Confidence < 0.9 {
+		t.Errorf("confidence %.3f, want the relabelled readings (all right now) to be sure", cands[0].Confidence)
+	}
+	if plain, _ := Train(qs, TrainOptions{Steps: 10}); plain.Answer != nil {
+		t.Errorf("answer weights learnt without TrainOptions.Answers: %v", plain.Answer)
+	}
+}

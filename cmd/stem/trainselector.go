@@ -31,6 +31,7 @@ func trainSelectorSubcommand() *cli.Command {
 			&cli.BoolFlag{Name: "force", Destination: &o.Force, Usage: forceFlag.Usage},
 			&cli.IntFlag{Name: "workers", Value: o.Workers, Destination: &o.Workers, Usage: "questions answered at once"},
 			&cli.StringFlag{Name: "rows", Destination: &o.Rows, Usage: "also write every question's readings (plan, first answers, features, label) to FILE as JSON lines, to inspect what the selector learns from"},
+			&cli.BoolFlag{Name: "order-answers", Destination: &o.Answers, Usage: "also learn the order of the chosen reading's answers (by S, direction, agreement, degree, type, GNN score) instead of tracing's"},
 			&cli.IntFlag{Name: "held", Destination: &o.Held, Usage: "every HELD-th question calibrates the confidence instead of fitting the weights (0 = 5)"},
 		}, flagsOf(&d)...), flagsOf(&s)...), flagsOf(&enc)...),
 		Before: bind(&d, &s, &enc),

@@ -25,6 +25,8 @@ type SelectorOptions struct {
 	Force   bool
 	Workers int
 	Held    int
+	// Answers also learns the order of the chosen reading's answers.
+	Answers bool
 	// Rows, when not "", is a JSON-lines FILE written with every
 	// question's readings: plan, first answers, features and label.
 	Rows string
@@ -69,7 +71,7 @@ func TrainSelector(ctx context.Context, w, log io.Writer, d Dataset, s plan.Sett
 			return err
 		}
 	}
-	m, err := selection.Train(qs, selection.TrainOptions{Held: o.Held})
+	m, err := selection.Train(qs, selection.TrainOptions{Held: o.Held, Answers: o.Answers})
 	if err != nil {
 		return err
 	}
@@ -89,6 +91,12 @@ func TrainSelector(ctx context.Context, w, log io.Writer, d Dataset, s plan.Sett
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "  %-12s %+.3f\n", "bias", m.Bias)
+	if m.Answer != nil {
+		fmt.Fprintf(w, "answer order weights:\n")
+		for i, name := range selection.AnswerNames {
+			fmt.Fprintf(w, "  %-12s %+.3f\n", name, m.Answer[i])
+		}
+	}
 	if m.Platt != nil {
 		fmt.Fprintf(w, "calibration: sigmoid(%.3f*z %+.3f)\n", m.Platt.A, m.Platt.B)
 	}
@@ -144,16 +152,28 @@ func (c *collector) Answer(ctx context.Context, q benchmark.Question) (eval.Pred
 	}
 	var row selection.Question
 	var seen []readingRow
-	for _, cand := range res.Selection.Candidates {
+	gold := func(name string) bool {
+		for _, g := range q.Answers {
+			if eval.Match(name, g) {
+				return true
+			}
+		}
+		return false
+	}
+	for i, cand := range res.Selection.Candidates {
 		if len(cand.Answers) == 0 {
 			continue
 		}
-		right := false
-		for _, g := range q.Answers {
-			right = right || eval.Match(cand.Answers[0].Name, g)
-		}
+		right := gold(cand.Answers[0].Name)
 		row.Rows = append(row.Rows, cand.Features)
 		row.Labels = append(row.Labels, right)
+		fs := res.Selection.AnswerFeatures(i)
+		labels := make([]bool, len(fs))
+		for j := range fs {
+			labels[j] = gold(cand.Answers[j].Name)
+		}
+		row.Answers = append(row.Answers, fs)
+		row.AnswerLabels = append(row.AnswerLabels, labels)
 		r := readingRow{ID: q.ID, Question: q.Text, Plan: cand.Plan, Bound: len(cand.Answers), Right: right, Features: map[string]float64{}}
 		for _, a := range cand.Answers[:min(3, len(cand.Answers))] {
 			r.Answers = append(r.Answers, a.Name)
