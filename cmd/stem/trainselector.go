@@ -36,7 +36,7 @@ func trainSelectorSubcommand() *cli.Command {
 		}, flagsOf(&d)...), flagsOf(&s)...), flagsOf(&enc)...),
 		Before: bind(&d, &s, &enc),
 		Action: func(c *cli.Context) error {
-			return runner.TrainSelector(c.Context, c.App.Writer, c.App.ErrWriter, d, s, enc, o)
+			return runner.TrainSelector(c.Context, c.App.Writer, c.App.ErrWriter, runner.SelectorJob{Data: d, Settings: s, Encoder: enc, SelectorOptions: o})
 		},
 	}
 }

@@ -16,6 +16,16 @@ import (
 	"github.com/stem-kgqa/stem/selection"
 )
 
+// SelectorJob is what stem train selector trains on: the training
+// questions, the settings they are answered with, the encoder, and the
+// command's own options.
+type SelectorJob struct {
+	Data     Dataset
+	Settings plan.Settings
+	Encoder  catalog.EncoderSettings
+	SelectorOptions
+}
+
 // SelectorOptions are stem train selector's own: the selector file
 // written, whether it may replace one, the questions answered at once
 // and how many questions in each of the calibration's shares (every
@@ -32,14 +42,15 @@ type SelectorOptions struct {
 	Rows string
 }
 
-// TrainSelector learns the plan selector (package selection) from d's
-// training questions: each is answered with s's planner, every reading
+// TrainSelector learns the plan selector (package selection) from the
+// job's training questions: each is answered with its settings' planner, every reading
 // of its beam is traced and labelled right when its first answer is a
 // gold one, and a logistic model is fitted on four questions in five and
 // calibrated on the fifth. It prints what it learnt to w and writes the
 // model to o.Out. The questions must be training questions: nothing
 // measured with the selector may be among them.
-func TrainSelector(ctx context.Context, w, log io.Writer, d Dataset, s plan.Settings, enc catalog.EncoderSettings, o SelectorOptions) error {
+func TrainSelector(ctx context.Context, w, log io.Writer, job SelectorJob) error {
+	d, s, enc, o := job.Data, job.Settings, job.Encoder, job.SelectorOptions
 	if s.Planner == "oracle" {
 		return fmt.Errorf("--planner oracle plans from the gold paths, which no question asked has: train the selector with the planner it will choose among")
 	}
