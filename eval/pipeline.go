@@ -30,6 +30,15 @@ func (p Pipeline) LLMUsage() llm.Usage {
 
 // Answer implements Answerer.
 func (p Pipeline) Answer(ctx context.Context, q benchmark.Question) (Prediction, error) {
+	pred, _, err := p.AnswerResult(ctx, q)
+	return pred, err
+}
+
+// AnswerResult is Answer with the pipeline's whole result beside the
+// prediction (nil where nothing was linked), for a caller that reads
+// more than the metrics do (training the plan selector reads every
+// reading's answers).
+func (p Pipeline) AnswerResult(ctx context.Context, q benchmark.Question) (Prediction, *plan.Result, error) {
 	query := plan.Query{Question: q.Text, Entities: q.Entities, Gold: &projection.Gold{Paths: q.Gold, Answers: len(q.Answers)}, AnswersOnly: true}
 	if q.Graph != nil {
 		query.Graph = q.Graph
@@ -38,10 +47,10 @@ func (p Pipeline) Answer(ctx context.Context, q benchmark.Question) (Prediction,
 	if errors.Is(err, plan.ErrNoEntity) {
 		// Nothing was linked: an empty trace attributes the miss to
 		// linking.
-		return Prediction{Trace: &StageOutput{}}, nil
+		return Prediction{Trace: &StageOutput{}}, nil, nil
 	}
 	if err != nil {
-		return Prediction{}, err
+		return Prediction{}, nil, err
 	}
 	pred := Prediction{EvidenceTriples: res.EvidenceTriples(), Chains: res.Chains, Unbacked: res.Unsupported(),
 		Stages: make(map[string]time.Duration, len(res.Timings))}
@@ -54,11 +63,15 @@ func (p Pipeline) Answer(ctx context.Context, q benchmark.Question) (Prediction,
 		}
 		pred.Answers = append(pred.Answers, a.Name)
 	}
+	if sel := res.Selection; sel != nil {
+		pred.Confidence, pred.Calibrated = sel.Confidence, sel.Calibrated
+	}
+	pred.Abstained, pred.Abstain = res.Abstained, res.Abstain
 	pred.Trace = stageOutput(res)
 	for k, d := range res.Timings {
 		pred.Stages[k] = time.Duration(d)
 	}
-	return pred, nil
+	return pred, res, nil
 }
 
 // stageOutput collects what res's stages produced, for Attribute.

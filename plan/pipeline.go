@@ -26,10 +26,12 @@ import (
 	"github.com/stem-kgqa/stem/constraint"
 	"github.com/stem-kgqa/stem/generation"
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/models/llm"
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/projection/linking"
 	"github.com/stem-kgqa/stem/schema"
+	"github.com/stem-kgqa/stem/selection"
 	"github.com/stem-kgqa/stem/tracing"
 )
 
@@ -104,6 +106,17 @@ type Result struct {
 	// Graph is the KG the question was answered over, to name the ids in
 	// Evidence.
 	Graph kg.Reader
+	// Selection is how the planner's readings were judged by their
+	// evidence, and how sure the answer is; nil for a retrieval strategy
+	// that returns no readings (a peer system's).
+	Selection *Selection
+	// Abstained is set when the confidence fell below
+	// Pipeline.MinConfidence: Answers is then empty, Withheld holds what
+	// would have been answered, and Abstain says why ("best candidate
+	// 0.21 < 0.5").
+	Abstained bool
+	Abstain   string
+	Withheld  []generation.Answer
 }
 
 // Unsupported counts answers that no evidence backs: tracing's audit
@@ -188,6 +201,16 @@ type Pipeline struct {
 	// compose, or demo for the demo KG's own), or "" when the retrieval
 	// strategy reads no plan (a peer standing alone); Open sets it.
 	PlannerName string
+	// Selector judges the planner's readings by their evidence (package
+	// selection); nil means selection.Default, which keeps the planner's
+	// choice and only rates it.
+	Selector *selection.Model
+	// Encoder, when not nil, lets plan selection compare the question
+	// with each reading's relation names; Open sets it.
+	Encoder models.Encoder
+	// MinConfidence, above 0, answers "no answer" where the answer's
+	// confidence is below it (Result.Abstained).
+	MinConfidence float64
 	// src is where questions' graphs come from, chosen by Open; nil for
 	// a Pipeline built field by field, whose Graph then says (source).
 	src *Source
@@ -254,7 +277,10 @@ func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.Evidence, res.Chains, res.Guidance = ev.Trace, ev.Trace.Chains, ev.Guidance
+	res.Chains, res.Guidance = ev.Trace.Chains, ev.Guidance
+	if res.Evidence, res.Selection, err = p.choose(ctx, req, ev); err != nil {
+		return nil, err
+	}
 	if !p.NoConstraints {
 		c := p.constrain(ctx, req, res.Evidence, clock)
 		res.Projection, res.Evidence, res.Constraints = c.projection, c.evidence, c.reports
@@ -262,6 +288,7 @@ func (p *Pipeline) Answer(ctx context.Context, q Query) (*Result, error) {
 	if res.Answers, err = p.generate(ctx, q, g, res.Evidence, clock); err != nil {
 		return nil, err
 	}
+	p.abstain(res)
 	return res, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -39,8 +40,15 @@ func (s scriptedChat) Chat(context.Context, llm.Request) (llm.Reply, error) {
 
 func demoPipeline(t testing.TB, rels ...string) *Pipeline {
 	t.Helper()
+	return readPipeline(t, demo.KG(), demo.KGName, fixedPlanner{rels})
+}
+
+// readPipeline is a pipeline over the TSV KG r with planner pl, tracing
+// with the default configuration.
+func readPipeline(t testing.TB, r io.Reader, name string, pl projection.Planner) *Pipeline {
+	t.Helper()
 	ctx := context.Background()
-	g, err := kg.ReadTSV(demo.KG(), demo.KGName)
+	g, err := kg.ReadTSV(r, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +61,7 @@ func demoPipeline(t testing.TB, rels ...string) *Pipeline {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Pipeline{Graph: g, Linker: linking.New(g, ents), Planner: fixedPlanner{rels}, Retriever: ret}
+	return &Pipeline{Graph: g, Linker: linking.New(g, ents), Planner: pl, Retriever: ret}
 }
 
 func TestAsk(t *testing.T) {

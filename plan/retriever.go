@@ -93,6 +93,9 @@ type Evidence struct {
 	Guidance []string
 	// Timings holds the strategy's own stages (StageGuide, StageTrace).
 	Timings map[string]time.Duration
+	// Scores are the guidance model's probabilities of the question's
+	// subgraph entities, nil without guidance; plan selection reads them.
+	Scores map[int32]float32
 }
 
 // Guider builds the guidance graph for a question (the Triple-GNN's top-K
@@ -171,7 +174,7 @@ func (r *Tracing) Retrieve(ctx context.Context, req Request) (*Evidence, error) 
 		return nil, fmt.Errorf("no KG: give a shared KG or a per-question graph")
 	}
 	treq := tracing.Request{Graphs: req.Projection.Graphs(), Strategy: req.Strategy, Strategies: req.Strategies, Ranked: !req.Projection.Unranked,
-		Groups: req.Projection.Groups(), Anchors: req.Anchors, Mentions: req.Mentions}
+		Groups: req.Projection.Groups(), Anchors: req.Anchors, Mentions: req.Mentions, Alternatives: true}
 	if r.guider != nil {
 		start := time.Now()
 		gu, err := r.guider.Guide(ctx, req.Graph, req.Input, req.Projection)
@@ -181,6 +184,7 @@ func (r *Tracing) Retrieve(ctx context.Context, req Request) (*Evidence, error) 
 		ev.Timings[StageGuide] = time.Since(start)
 		treq.Guidance = gu
 		if gu != nil {
+			ev.Scores = gu.Scores
 			for e := range gu.Entities {
 				ev.Guidance = append(ev.Guidance, req.Graph.EntityName(e))
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/stem-kgqa/stem/projection/linking"
 	"github.com/stem-kgqa/stem/projection/llmplan"
 	"github.com/stem-kgqa/stem/schema"
+	"github.com/stem-kgqa/stem/selection"
 	"github.com/stem-kgqa/stem/tracing"
 )
 
@@ -40,8 +41,15 @@ type Settings struct {
 	Retriever string `flag:"retriever" placeholder:"NAME" usage:"retrieval strategy, by NAME: stem (guidance + structure tracing), simgrag, gcr, dog or graphraft (the peer systems, see docs/rivals.md)"`
 	// GNN is the Triple-GNN model file whose guidance graph biases
 	// tracing; "" means none.
-	GNN       OptionalFile  `flag:"gnn" placeholder:"MODEL" category:"guidance" usage:"Triple-GNN MODEL file (from 'stem train gnn') whose guidance graph biases tracing"`
-	Generator GeneratorName `flag:"generator" usage:"structural (the entities bound to the answer slot) or llm (prompt P3 over the chains)"`
+	GNN OptionalFile `flag:"gnn" placeholder:"MODEL" category:"guidance" usage:"Triple-GNN MODEL file (from 'stem train gnn') whose guidance graph biases tracing"`
+	// Selector is the plan selector file (stem train selector); "" means
+	// the default heuristic, which keeps the planner's choice and rates
+	// it.
+	Selector OptionalFile `flag:"selector" placeholder:"FILE" category:"selection" usage:"plan selector FILE (from 'stem train selector') that chooses among the planner's readings by their evidence and calibrates the confidence; default: keep the planner's choice, rated by a fixed heuristic"`
+	// MinConfidence is the confidence below which the answer is "no
+	// answer" (Pipeline.MinConfidence).
+	MinConfidence float64       `flag:"min-confidence" placeholder:"P" min:"0" max:"1" category:"selection" usage:"answer \"no answer\" when the answer's confidence is below P (0 = always answer)"`
+	Generator     GeneratorName `flag:"generator" usage:"structural (the entities bound to the answer slot) or llm (prompt P3 over the chains)"`
 
 	// MaxQuestion is the longest question answered, in characters.
 	MaxQuestion int `flag:"max-question" min:"1" usage:"longest question answered, in characters"`
@@ -249,8 +257,13 @@ func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() 
 	p = &Pipeline{Graph: a.Graph, src: &src, Planner: planner, Strategy: s.Strategy.Override(), Generator: generation.Structural{}, MaxQuestion: s.MaxQuestion, MaxHops: s.MaxHops,
 		// The constraint check is STEM's stage: a peer system answers as
 		// its paper describes, on its own signals.
-		NoConstraints: s.NoConstraints || s.Retriever != DefaultStrategy}
+		NoConstraints: s.NoConstraints || s.Retriever != DefaultStrategy, MinConfidence: s.MinConfidence, Encoder: a.Encoder}
 	p.Kinds, _ = a.Lexicon.(constraint.Instances)
+	if s.Selector != "" {
+		if p.Selector, err = selection.Load(string(s.Selector)); err != nil {
+			return nil, close, err
+		}
+	}
 	p.Usage = func() llm.Usage {
 		if chat == nil {
 			return llm.Usage{}

@@ -12,6 +12,7 @@ import (
 	"github.com/stem-kgqa/stem/generation"
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/projection/linking"
+	"github.com/stem-kgqa/stem/selection"
 	"github.com/stem-kgqa/stem/tracing"
 )
 
@@ -24,8 +25,49 @@ type View struct {
 	Timings  map[string]Duration `json:"timings_ms"`
 	// Audit is always there: a caller should never have to ask whether
 	// the answers are backed by the KG.
-	Audit   AuditView    `json:"audit"`
-	Explain *ExplainView `json:"explain,omitempty"`
+	Audit AuditView `json:"audit"`
+	// Confidence is the probability, in [0, 1], that the first answer
+	// is right (plan selection's, package selection), with Calibrated
+	// when it was fitted on held-out questions; absent for a retrieval
+	// strategy that rates none (a peer system's).
+	Confidence *float64 `json:"confidence,omitempty"`
+	Calibrated bool     `json:"calibrated,omitempty"`
+	// Abstained says the answer was withheld for a confidence below
+	// --min-confidence, Abstain why ("best candidate 0.21 < 0.5").
+	Abstained bool         `json:"abstained,omitempty"`
+	Abstain   string       `json:"abstain,omitempty"`
+	Explain   *ExplainView `json:"explain,omitempty"`
+}
+
+// CandidateView is one reading of the question as plan selection judged
+// it, for --explain.
+type CandidateView struct {
+	Rank       int                `json:"rank"`
+	Plan       string             `json:"plan"`
+	Answers    []string           `json:"answers"`
+	Bound      int                `json:"bound"`
+	Features   map[string]float64 `json:"features"`
+	Score      float64            `json:"score"`
+	Confidence float64            `json:"confidence"`
+	Chosen     bool               `json:"chosen"`
+}
+
+// candidates returns the selection's readings as views, with up to three
+// answer names each.
+func (s *Selection) views() []CandidateView {
+	out := make([]CandidateView, 0, len(s.Candidates))
+	for i, c := range s.Candidates {
+		v := CandidateView{Rank: c.Rank, Plan: c.Plan, Answers: []string{}, Bound: len(c.Answers), Features: map[string]float64{},
+			Score: c.Score, Confidence: c.Confidence, Chosen: i == s.Chosen}
+		for _, a := range c.Answers[:min(3, len(c.Answers))] {
+			v.Answers = append(v.Answers, a.Name)
+		}
+		for j, n := range selection.Names {
+			v.Features[n] = c.Features[j]
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // ExplainView is the trace behind a View's answers.
@@ -44,6 +86,12 @@ type ExplainView struct {
 	// the answers, or that the KG could not check it.
 	Constraints []constraint.Report `json:"constraints,omitempty"`
 	Problems    []string            `json:"problems,omitempty"`
+	// Selection is every reading plan selection judged, with its
+	// features and score.
+	Selection []CandidateView `json:"selection,omitempty"`
+	// Withheld are the answers a confidence below --min-confidence held
+	// back.
+	Withheld []string `json:"withheld,omitempty"`
 }
 
 // MatchedTripleView is one evidence triple with its scores.
@@ -73,11 +121,22 @@ func (r *Result) View(explain bool) View {
 	if out.Answers == nil {
 		out.Answers = []generation.Answer{}
 	}
+	if sel := r.Selection; sel != nil {
+		c := sel.Confidence
+		out.Confidence, out.Calibrated = &c, sel.Calibrated
+	}
+	out.Abstained, out.Abstain = r.Abstained, r.Abstain
 	if !explain {
 		return out
 	}
 	ex := &ExplainView{Entities: r.Links, Mentions: r.Mentions, Plan: r.Projection, Strategy: r.Strategy, Anchors: ev.Anchors, Guidance: r.Guidance,
 		Constraints: r.Constraints, Problems: ev.Problems}
+	if r.Selection != nil {
+		ex.Selection = r.Selection.views()
+	}
+	for _, a := range r.Withheld {
+		ex.Withheld = append(ex.Withheld, a.Name)
+	}
 	for _, gr := range r.Projection.Graphs() {
 		ex.Schema = append(ex.Schema, gr.String())
 	}
@@ -95,7 +154,10 @@ func (r *Result) View(explain bool) View {
 // timings, start-up first when it is not 0 (a warm server has none).
 func (r *Result) WriteText(w io.Writer, explain bool, maxChains int, startup time.Duration) {
 	fmt.Fprintf(w, "Q: %s\n", r.Question)
-	if len(r.Answers) == 0 {
+	switch {
+	case r.Abstained:
+		fmt.Fprintf(w, "no answer: %s (withheld: %s)\n", r.Abstain, r.withheld())
+	case len(r.Answers) == 0:
 		fmt.Fprintln(w, "no answer: the KG holds no evidence that matches the question's plan")
 		for _, pr := range r.Evidence.Problems {
 			fmt.Fprintf(w, "  (%s)\n", pr)
@@ -132,7 +194,25 @@ func (r *Result) WriteText(w io.Writer, explain bool, maxChains int, startup tim
 			sep = ", "
 		}
 	}
+	if r.Selection != nil && r.Selection.Chosen >= 0 {
+		fmt.Fprintf(w, "; confidence %.2f", r.Selection.Confidence)
+		if !r.Selection.Calibrated {
+			fmt.Fprint(w, " (uncalibrated)")
+		}
+	}
 	fmt.Fprintln(w)
+}
+
+// withheld names the answers an abstention held back, up to three.
+func (r *Result) withheld() string {
+	var names []string
+	for _, a := range r.Withheld[:min(3, len(r.Withheld))] {
+		names = append(names, a.Name)
+	}
+	if len(r.Withheld) > 3 {
+		names = append(names, fmt.Sprintf("%d more", len(r.Withheld)-3))
+	}
+	return strings.Join(names, ", ")
 }
 
 func (r *Result) writeExplain(w io.Writer) {
@@ -181,6 +261,7 @@ func (r *Result) writeExplain(w io.Writer) {
 	for _, p := range ev.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
 	}
+	r.Selection.writeText(w)
 	fmt.Fprintln(w)
 }
 
@@ -211,5 +292,30 @@ func writeMentions(w io.Writer, ms []linking.Mention) {
 			cs = append(cs, fmt.Sprintf("%s (%s, %d edges)", c.Entity, near, c.Degree))
 		}
 		fmt.Fprintf(w, "    candidates: %s\n", strings.Join(cs, ", "))
+	}
+}
+
+// writeText prints every reading plan selection judged: its rank,
+// score, confidence, answers and features; nothing for no selection.
+func (s *Selection) writeText(w io.Writer) {
+	if s == nil {
+		return
+	}
+	how := "keeps the planner's first reading that binds answers"
+	if s.Selected {
+		how = "chooses the most probable reading"
+	}
+	fmt.Fprintf(w, "selection (%s; %s):\n", s.Model, how)
+	for _, v := range s.views() {
+		mark := " "
+		if v.Chosen {
+			mark = "*"
+		}
+		fmt.Fprintf(w, " %s[%d] p %.3f  confidence %.3f  %d answers %v  %s\n", mark, v.Rank, v.Score, v.Confidence, v.Bound, v.Answers, v.Plan)
+		var fs []string
+		for _, n := range selection.Names {
+			fs = append(fs, fmt.Sprintf("%s %.2f", n, v.Features[n]))
+		}
+		fmt.Fprintf(w, "        %s\n", strings.Join(fs, ", "))
 	}
 }

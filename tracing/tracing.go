@@ -300,6 +300,10 @@ type Request struct {
 	// first group that binds any, every graph of it together. nil puts
 	// each graph in a group of its own.
 	Groups []int
+	// Alternatives asks, under Ranked, for each group's own answers
+	// beside the merged ones (Result.Alternatives), so that a caller can
+	// choose among the planner's readings by their evidence.
+	Alternatives bool
 }
 
 // Anchor is a question entity placed in the KG.
@@ -357,6 +361,9 @@ type Result struct {
 	// It must be 0; it exists so that a faithfulness audit is a number.
 	Unbacked int
 	Problems []string // non-fatal issues met while tracing
+	// Alternatives are each group's own answers, in group order, when
+	// the request asked for them (Request.Alternatives).
+	Alternatives []Alternative
 }
 
 // Tracer traces schema graphs over one KG. It is safe for concurrent use.
@@ -589,6 +596,7 @@ const tieEps = 1e-5
 func (t *Tracer) merge(s *searches, res *Result) {
 	res.Evidence = t.evidence(s)
 	res.Answers = t.answers(s, res.Anchors)
+	res.Alternatives = t.alternatives(s, res.Anchors)
 	res.Problems = append(res.Problems, s.problems()...)
 	if p := budgetProblem(t.cfg, s.outs); p != "" {
 		res.Problems = append(res.Problems, p)

@@ -25,6 +25,7 @@ func trainCommand() *cli.Command {
 			trainGNNSubcommand(),
 			trainThetaSubcommand(),
 			trainPeerSubcommand(),
+			trainSelectorSubcommand(),
 			{
 				Name:  "planner",
 				Usage: "learn the pattern planner (question pattern -> relation paths + strategy) from questions with gold paths, or from a KG alone",

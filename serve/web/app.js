@@ -91,6 +91,9 @@ async function ask(question) {
   setState("done");
 }
 
+// NO_ANSWER is what the page says when the KG holds no evidence at all.
+const NO_ANSWER = "No answer: the KG holds no evidence that matches the question's plan.";
+
 function render(v) {
   $("result").hidden = false;
   renderAnswers(v.answers || []);
@@ -98,6 +101,11 @@ function render(v) {
   const audit = $("audit");
   audit.textContent = `Audit: ${count(a.evidence_triples, "evidence triple")}, ${count(a.answers, "answer")}, ${a.unbacked ?? 0} unbacked`;
   audit.classList.toggle("warn", (a.unbacked || 0) > 0);
+  // The answer's confidence (plan selection's), and why it was withheld.
+  if (typeof v.confidence === "number") {
+    audit.textContent += ` · confidence ${v.confidence.toFixed(2)}${v.calibrated ? "" : " (uncalibrated)"}`;
+  }
+  $("none").textContent = v.abstained ? `No answer: ${v.abstain}.` : NO_ANSWER;
   const t = v.timings_ms || {};
   const names = STAGES.filter((s) => s in t).concat(Object.keys(t).filter((s) => !STAGES.includes(s)).sort());
   $("timings").textContent = "Timings: " + (names.map((s) => `${s} ${fmtMs(t[s])}`).join(", ") || "none");

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"github.com/stem-kgqa/stem/eval/runner"
+	"github.com/stem-kgqa/stem/models/catalog"
+	"github.com/urfave/cli/v2"
+)
+
+// trainSelectorSubcommand learns the plan selector (package selection)
+// from training questions asked of their KG, and calibrates its
+// confidence on a held-out share of them.
+func trainSelectorSubcommand() *cli.Command {
+	d := runner.NewDataset()
+	s := runner.PipelineSettings()
+	enc := catalog.DefaultEncoderSettings()
+	o := runner.SelectorOptions{Workers: 2}
+	return &cli.Command{
+		Name:  "selector",
+		Usage: "learn the plan selector (which of the planner's readings to answer with, and how sure) from training questions, written as a --selector file",
+		Description: "Answers the training questions with the planner and settings given (the same flags as stem eval),\n" +
+			"traces every reading of each question's beam, labels a reading right when its first answer is a gold\n" +
+			"one, and fits a logistic model over the readings' features (planner score and rank, answers bound,\n" +
+			"agreement between readings, T-Score, reversed edges, how the question's words name the relations, the\n" +
+			"answer's type, the Triple-GNN's score with --gnn) on four questions in five; the fifth calibrates the\n" +
+			"chosen reading's probability (Platt scaling) into the confidence stem ask, eval and serve report.\n" +
+			"Use training questions only, never the split you measure (--ids keeps a fixed half: stem data split).\n\n" +
+			"Example:\n  stem train selector --format pq --questions splits/PQ-3H.train.txt --kg 3H-kb.txt --planner-model pq3.stempat --out pq3.selector\n" +
+			"  stem eval --selector pq3.selector --min-confidence 0.5 --format pq --questions splits/PQ-3H.test.txt --kg 3H-kb.txt --planner-model pq3.stempat",
+		Flags: append(append(append([]cli.Flag{
+			&cli.StringFlag{Name: "out", Destination: &o.Out, Required: true, Usage: "selector FILE to write (JSON)"},
+			&cli.BoolFlag{Name: "force", Destination: &o.Force, Usage: forceFlag.Usage},
+			&cli.IntFlag{Name: "workers", Value: o.Workers, Destination: &o.Workers, Usage: "questions answered at once"},
+			&cli.StringFlag{Name: "rows", Destination: &o.Rows, Usage: "also write every question's readings (plan, first answers, features, label) to FILE as JSON lines, to inspect what the selector learns from"},
+			&cli.BoolFlag{Name: "order-answers", Destination: &o.Answers, Usage: "also learn the order of the chosen reading's answers (by S, direction, agreement, degree, type, GNN score) instead of tracing's"},
+			&cli.IntFlag{Name: "held", Destination: &o.Held, Usage: "every HELD-th question calibrates the confidence instead of fitting the weights (0 = 5)"},
+		}, flagsOf(&d)...), flagsOf(&s)...), flagsOf(&enc)...),
+		Before: bind(&d, &s, &enc),
+		Action: func(c *cli.Context) error {
+			return runner.TrainSelector(c.Context, c.App.Writer, c.App.ErrWriter, runner.SelectorJob{Data: d, Settings: s, Encoder: enc, SelectorOptions: o})
+		},
+	}
+}

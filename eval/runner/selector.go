@@ -1,0 +1,239 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+
+	"github.com/stem-kgqa/stem/atomicfile"
+	"github.com/stem-kgqa/stem/benchmark"
+	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/models/catalog"
+	"github.com/stem-kgqa/stem/plan"
+	"github.com/stem-kgqa/stem/selection"
+)
+
+// SelectorJob is what stem train selector trains on: the training
+// questions, the settings they are answered with, the encoder, and the
+// command's own options.
+type SelectorJob struct {
+	Data     Dataset
+	Settings plan.Settings
+	Encoder  catalog.EncoderSettings
+	SelectorOptions
+}
+
+// SelectorOptions are stem train selector's own: the selector file
+// written, whether it may replace one, the questions answered at once
+// and how many questions in each of the calibration's shares (every
+// Held-th question calibrates; 0: 5).
+type SelectorOptions struct {
+	Out     string
+	Force   bool
+	Workers int
+	Held    int
+	// Answers also learns the order of the chosen reading's answers.
+	Answers bool
+	// Rows, when not "", is a JSON-lines FILE written with every
+	// question's readings: plan, first answers, features and label.
+	Rows string
+}
+
+// TrainSelector learns the plan selector (package selection) from the
+// job's training questions: each is answered with its settings' planner, every reading
+// of its beam is traced and labelled right when its first answer is a
+// gold one, and a logistic model is fitted on four questions in five and
+// calibrated on the fifth. It prints what it learnt to w and writes the
+// model to o.Out. The questions must be training questions: nothing
+// measured with the selector may be among them.
+func TrainSelector(ctx context.Context, w, log io.Writer, job SelectorJob) error {
+	d, s, enc, o := job.Data, job.Settings, job.Encoder, job.SelectorOptions
+	if s.Planner == "oracle" {
+		return fmt.Errorf("--planner oracle plans from the gold paths, which no question asked has: train the selector with the planner it will choose among")
+	}
+	if err := d.Source().Check(); err != nil {
+		return err
+	}
+	ins := append(append([]string{d.KG, d.GoldPaths, d.IDs, s.PlannerModel}, d.Questions...), d.QType...)
+	if err := atomicfile.CheckOutput("--out", o.Out, o.Force, ins...); err != nil {
+		return err
+	}
+	data, env, err := d.Open(ctx, enc, log)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	s.Selector, s.MinConfidence = "", 0
+	p, closeP, err := env.Pipeline(ctx, s)
+	defer closeP()
+	if err != nil {
+		return err
+	}
+	col := &collector{p: eval.Pipeline{Pipeline: p}, rows: map[string]selection.Question{}, seen: map[string][]readingRow{}}
+	if _, err := eval.Run(ctx, data.Questions, col, eval.Options{Graph: data.Graph, KeepGoing: true, Workers: max(1, o.Workers), Progress: log}); err != nil {
+		return err
+	}
+	qs, st := col.questions()
+	if o.Rows != "" {
+		if err := col.writeRows(o.Rows); err != nil {
+			return err
+		}
+	}
+	m, err := selection.Train(qs, selection.TrainOptions{Held: o.Held, Answers: o.Answers})
+	if err != nil {
+		return err
+	}
+	m.Note = fmt.Sprintf("trained on %d questions (%s planner)", len(qs), p.PlannerName)
+	if err := m.Save(o.Out); err != nil {
+		return fmt.Errorf("--out %s: %w", o.Out, err)
+	}
+	n := float64(max(1, len(qs)))
+	fmt.Fprintf(w, "%d questions, %d with a reading that binds answers, %.0f readings\n", len(data.Questions), st.answered, st.readings)
+	fmt.Fprintf(w, "the planner's pick right: %.2f%%; some reading right: %.2f%%\n", 100*float64(st.first)/n, 100*float64(st.some)/n)
+	fmt.Fprintf(w, "weights (fitted on %d questions, calibrated on %d): confidence, choice\n", m.Trained, m.Held)
+	for i, name := range selection.Names {
+		fmt.Fprintf(w, "  %-12s %+.3f", name, m.Weights[i])
+		if m.Choice != nil {
+			fmt.Fprintf(w, " %+.3f", m.Choice[i])
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "  %-12s %+.3f\n", "bias", m.Bias)
+	if m.Answer != nil {
+		fmt.Fprintf(w, "answer order weights:\n")
+		for i, name := range selection.AnswerNames {
+			fmt.Fprintf(w, "  %-12s %+.3f\n", name, m.Answer[i])
+		}
+	}
+	if m.Platt != nil {
+		fmt.Fprintf(w, "calibration: sigmoid(%.3f*z %+.3f)\n", m.Platt.A, m.Platt.B)
+	}
+	fmt.Fprintf(w, "wrote %s\n", o.Out)
+	return nil
+}
+
+// collector answers training questions and keeps every reading's
+// features and label, by question id.
+type collector struct {
+	p    eval.Pipeline
+	mu   sync.Mutex
+	rows map[string]selection.Question
+	seen map[string][]readingRow
+}
+
+// readingRow is one reading as --rows writes it.
+type readingRow struct {
+	ID       string             `json:"id"`
+	Question string             `json:"question"`
+	Plan     string             `json:"plan"`
+	Answers  []string           `json:"answers"`
+	Bound    int                `json:"bound"`
+	Right    bool               `json:"right"`
+	Features map[string]float64 `json:"features"`
+}
+
+// writeRows writes every question's readings, in id order, as JSON lines.
+func (c *collector) writeRows(path string) error {
+	ids := make([]string, 0, len(c.seen))
+	for id := range c.seen {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+		e := json.NewEncoder(w)
+		for _, id := range ids {
+			for _, r := range c.seen[id] {
+				if err := e.Encode(r); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// Answer implements eval.Answerer.
+func (c *collector) Answer(ctx context.Context, q benchmark.Question) (eval.Prediction, error) {
+	pred, res, err := c.p.AnswerResult(ctx, q)
+	if err != nil || res == nil || res.Selection == nil {
+		return pred, err
+	}
+	var row selection.Question
+	var seen []readingRow
+	gold := func(name string) bool {
+		for _, g := range q.Answers {
+			if eval.Match(name, g) {
+				return true
+			}
+		}
+		return false
+	}
+	for i, cand := range res.Selection.Candidates {
+		if len(cand.Answers) == 0 {
+			continue
+		}
+		right := gold(cand.Answers[0].Name)
+		row.Rows = append(row.Rows, cand.Features)
+		row.Labels = append(row.Labels, right)
+		fs := res.Selection.AnswerFeatures(i)
+		labels := make([]bool, len(fs))
+		for j := range fs {
+			labels[j] = gold(cand.Answers[j].Name)
+		}
+		row.Answers = append(row.Answers, fs)
+		row.AnswerLabels = append(row.AnswerLabels, labels)
+		r := readingRow{ID: q.ID, Question: q.Text, Plan: cand.Plan, Bound: len(cand.Answers), Right: right, Features: map[string]float64{}}
+		for _, a := range cand.Answers[:min(3, len(cand.Answers))] {
+			r.Answers = append(r.Answers, a.Name)
+		}
+		for i, n := range selection.Names {
+			r.Features[n] = cand.Features[i]
+		}
+		seen = append(seen, r)
+	}
+	c.mu.Lock()
+	c.rows[q.ID] = row
+	c.seen[q.ID] = seen
+	c.mu.Unlock()
+	return pred, nil
+}
+
+// collected counts what the training questions' readings hold.
+type collected struct {
+	answered, first, some int
+	readings              float64
+}
+
+// questions returns the questions' readings in id order (the calibration
+// share is then the same whatever the workers' order) and their counts.
+func (c *collector) questions() ([]selection.Question, collected) {
+	ids := make([]string, 0, len(c.rows))
+	for id := range c.rows {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var st collected
+	qs := make([]selection.Question, 0, len(ids))
+	for _, id := range ids {
+		q := c.rows[id]
+		qs = append(qs, q)
+		if len(q.Rows) == 0 {
+			continue
+		}
+		st.answered++
+		st.readings += float64(len(q.Rows))
+		if q.Labels[0] {
+			st.first++
+		}
+		for _, l := range q.Labels {
+			if l {
+				st.some++
+				break
+			}
+		}
+	}
+	return qs, st
+}

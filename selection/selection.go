@@ -1,0 +1,319 @@
+// Package selection chooses among a planner's readings of a question by
+// the evidence each finds in the KG, and says how sure the choice is.
+//
+// Tracing traces every candidate schema graph of the beam; with
+// tracing.Request.Alternatives it returns each reading's own answers
+// (tracing.Alternative). Candidates turns each into a row of features
+// (the planner's score and rank, how many answers it binds, whether they
+// fit the type the question asks for, how many other readings agree on
+// its first answer, the T-Score, reversed edges, how well the question's
+// words name its relations, the Triple-GNN's score of its first answer),
+// and a Model, a logistic scorer over those features, gives each the
+// probability that its first answer is right. Choose takes the most
+// probable (or, without a trained model, the planner's own first reading)
+// and reports that probability, calibrated on held-out questions when
+// the model was trained (Platt scaling), as the answer's confidence.
+//
+// The package reads the KG, schema graphs, the planner's projection and
+// tracing's result; it imports no other stage and no training code. The
+// model is plain slices of weights stored as JSON, small enough to read.
+package selection
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"unicode"
+
+	"github.com/stem-kgqa/stem/constraint"
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/models"
+	"github.com/stem-kgqa/stem/projection"
+	"github.com/stem-kgqa/stem/schema"
+	"github.com/stem-kgqa/stem/tracing"
+)
+
+// Names are the features of a candidate, in the order of
+// Candidate.Features and Model.Weights.
+var Names = []string{
+	"first",       // 1 for the planner's first reading
+	"rank",        // the reading's rank in the beam, 0 first, over the beam size
+	"gap",         // planner score below the best reading's, clipped to [0, 1]
+	"log_answers", // log(1 + answers bound), over log(1001)
+	"one_answer",  // 1 when exactly one answer is bound
+	"agree",       // share of the other readings with answers whose first answer is this one's
+	"hops",        // schema triples of the reading, over 3
+	"lex_fit",     // share of its relations the question's words name
+	"tscore",      // the first answer's cumulative T-Score S over its hops + 1 (1 where every hop matched exactly)
+	"reversed",    // the first answer's edges matched against the schema's direction, over its hops
+	"type_fit",    // +1 the KG says the first answer is of the type the question asks for, -1 it says not, 0 unknown
+	"gnn",         // the Triple-GNN's probability of the first answer (0 without guidance)
+	"log_degree",  // log(1 + degree of the first answer), over log(1e5)
+	"sem",         // the encoder's cosine of the question and the reading's relation names
+	"sem_best",    // 1 for the reading whose relation names the encoder finds nearest the question
+	"unnamed",     // 1 when the first answer's name is a bare id (m.0abc, g.11x), no name a reader knows
+}
+
+// Input is what the features of one question's readings are computed
+// from.
+type Input struct {
+	Question   string
+	Graph      kg.Reader
+	Projection projection.Projection
+	Trace      *tracing.Result
+	// GNN holds the Triple-GNN's probabilities of the question's subgraph
+	// entities, nil without guidance.
+	GNN map[int32]float32
+	// Encoder, when not nil, compares the question with each reading's
+	// relation names (the sem features).
+	Encoder models.Encoder
+}
+
+// Candidate is one reading of the question with what it binds and how
+// the model judges it.
+type Candidate struct {
+	// Group is the reading's group of schema graphs (tracing.Alternative),
+	// Rank its place among the readings, 0 first.
+	Group int
+	Rank  int
+	// Plan is the reading's first schema graph, as text.
+	Plan    string
+	Answers []tracing.Answer
+	// Features are parallel to Names.
+	Features []float64
+	// Score is the model's raw probability; Confidence is it calibrated
+	// (equal to Score for an uncalibrated model). Both are 0 for a
+	// reading that binds no answer.
+	Score      float64
+	Confidence float64
+	// graph is the reading's first schema graph.
+	graph schema.Graph
+}
+
+// Candidates returns the readings in in.Trace.Alternatives with their
+// features, in the planner's order; nil when tracing returned none. An
+// error is the encoder's.
+func Candidates(ctx context.Context, in Input) ([]Candidate, error) {
+	if in.Trace == nil || len(in.Trace.Alternatives) == 0 {
+		return nil, nil
+	}
+	alts := in.Trace.Alternatives
+	cands := in.Projection.Candidates
+	best := float32(math.Inf(-1))
+	for _, c := range cands {
+		best = max(best, c.Score)
+	}
+	beam := float64(max(len(alts), 1))
+	qwords := words(in.Question)
+	types := typeConstraints(in.Question)
+	out := make([]Candidate, len(alts))
+	for i, a := range alts {
+		c := Candidate{Group: a.Group, Rank: i, Answers: a.Answers, Features: make([]float64, len(Names))}
+		f := c.Features
+		if i == 0 {
+			f[0] = 1
+		}
+		f[1] = float64(i) / beam
+		var g schema.Graph
+		if len(a.Graphs) > 0 && a.Graphs[0] < len(cands) {
+			pc := cands[a.Graphs[0]]
+			g = pc.Graph
+			c.graph = g
+			c.Plan = g.String()
+			f[2] = clip(float64(best-pc.Score), 0, 1)
+		}
+		hops := float64(max(len(g.Triples), 1))
+		f[3] = math.Log1p(float64(len(a.Answers))) / math.Log(1001)
+		if len(a.Answers) == 1 {
+			f[4] = 1
+		}
+		f[6] = float64(len(g.Triples)) / 3
+		f[7] = lexFit(qwords, g)
+		if len(a.Answers) > 0 {
+			top := a.Answers[0]
+			f[5] = agreement(alts, i)
+			f[8] = float64(top.Score) / (hops + 1)
+			f[9] = float64(top.Reversed) / hops
+			f[10] = typeFit(in.Graph, types, top.Entity)
+			if in.GNN != nil {
+				f[11] = float64(in.GNN[top.Entity])
+			}
+			if in.Graph != nil {
+				f[12] = math.Log1p(float64(in.Graph.Degree(top.Entity))) / math.Log(1e5)
+			}
+			if bareID(top.Name) {
+				f[15] = 1
+			}
+		}
+		out[i] = c
+	}
+	if err := semFit(ctx, in, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// semFit fills the sem features: the encoder's cosine of the question and
+// each reading's relation names, and which reading is nearest.
+func semFit(ctx context.Context, in Input, out []Candidate) error {
+	if in.Encoder == nil || len(out) == 0 {
+		return nil
+	}
+	texts := []string{in.Question}
+	for _, c := range out {
+		texts = append(texts, relText(c.graph))
+	}
+	d := in.Encoder.Dim()
+	vs := make([]float32, len(texts)*d)
+	if err := in.Encoder.Encode(ctx, texts, vs); err != nil {
+		return fmt.Errorf("selection: encode %q's readings: %w", in.Question, err)
+	}
+	q := vs[:d]
+	best := -1
+	for i := range out {
+		v := vs[(i+1)*d : (i+2)*d]
+		dot := 0.0
+		for j := range q {
+			dot += float64(q[j] * v[j])
+		}
+		out[i].Features[13] = dot
+		if len(out[i].Answers) > 0 && (best < 0 || dot > out[best].Features[13]) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		out[best].Features[14] = 1
+	}
+	return nil
+}
+
+// relText is a schema graph's relation names as words: the last two
+// dotted parts of a Freebase symbol, underscores as spaces.
+func relText(g schema.Graph) string {
+	var parts []string
+	for _, t := range g.Triples {
+		rel := t.Rel
+		if ps := strings.Split(rel, "."); len(ps) > 2 {
+			rel = strings.Join(ps[len(ps)-2:], " ")
+		}
+		parts = append(parts, strings.Join(words(rel), " "))
+	}
+	return strings.Join(parts, " ")
+}
+
+// bareID reports whether name is an id rather than a name: a Freebase
+// mid (m.0abc) or g. id.
+func bareID(name string) bool {
+	if len(name) < 3 || (name[0] != 'm' && name[0] != 'g') || name[1] != '.' {
+		return false
+	}
+	for _, r := range name[2:] {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// typeConstraints are the type words the question states ("which
+// country").
+func typeConstraints(question string) []schema.Constraint {
+	var types []schema.Constraint
+	for _, c := range constraint.Detect(question) {
+		if c.Kind == constraint.Type {
+			types = append(types, c)
+		}
+	}
+	return types
+}
+
+// agreement is the share of the readings other than i that bind answers
+// and whose first answer is reading i's.
+func agreement(alts []tracing.Alternative, i int) float64 {
+	top := alts[i].Answers[0].Entity
+	n, same := 0, 0
+	for j, a := range alts {
+		if j == i || len(a.Answers) == 0 {
+			continue
+		}
+		n++
+		if a.Answers[0].Entity == top {
+			same++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(same) / float64(n)
+}
+
+// typeFit judges e against the type words the question states: +1 when
+// the KG says it is of such a type, -1 when it says it is not, 0 when it
+// holds no type for it or the question states none.
+func typeFit(g kg.Reader, types []schema.Constraint, e int32) float64 {
+	if g == nil || len(types) == 0 {
+		return 0
+	}
+	v := 0.0
+	for _, c := range types {
+		switch constraint.Check(g, c, constraint.Answer{Entity: e}) {
+		case constraint.Holds:
+			return 1
+		case constraint.Fails:
+			v = -1
+		}
+	}
+	return v
+}
+
+// stop are relation-name words that name no thing a question asks about.
+var stop = map[string]bool{"of": true, "the": true, "for": true, "in": true, "to": true, "by": true, "is": true, "a": true, "an": true,
+	"at": true, "on": true, "from": true, "with": true, "and": true, "has": true, "type": true, "object": true, "common": true, "topic": true}
+
+// words returns s's lower-case words of letters and digits.
+func words(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+// lexFit is the share of g's relations that a question word names: a
+// word of the relation's name (its last two dotted parts, for a Freebase
+// symbol) equal to a question word, or sharing its first four letters
+// with one (founder, founded_by).
+func lexFit(qwords []string, g schema.Graph) float64 {
+	if len(g.Triples) == 0 {
+		return 0
+	}
+	hit := 0
+	for _, t := range g.Triples {
+		rel := t.Rel
+		if parts := strings.Split(rel, "."); len(parts) > 2 {
+			rel = strings.Join(parts[len(parts)-2:], " ")
+		}
+		if named(qwords, words(rel)) {
+			hit++
+		}
+	}
+	return float64(hit) / float64(len(g.Triples))
+}
+
+// named reports whether a word of rel is one of q's, or shares its first
+// four letters with one.
+func named(q, rel []string) bool {
+	for _, r := range rel {
+		if stop[r] {
+			continue
+		}
+		for _, w := range q {
+			if w == r || (len(w) >= 4 && len(r) >= 4 && w[:4] == r[:4]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// clip bounds v to [lo, hi].
+func clip(v, lo, hi float64) float64 {
+	return math.Max(lo, math.Min(hi, v))
+}

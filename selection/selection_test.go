@@ -1,0 +1,142 @@
+package selection
+
+import (
+	"context"
+	"errors"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/stem-kgqa/stem/schema"
+	"github.com/stem-kgqa/stem/tracing"
+)
+
+func TestLexFit(t *testing.T) {
+	q := words("in which country was the founder of globex born ?")
+	for _, tc := range []struct {
+		rels []string
+		want float64
+	}{
+		{[]string{"founded_by", "born_in", "country"}, 1},
+		{[]string{"works_for", "born_in", "country"}, 2.0 / 3},
+		{[]string{"people.person.place_of_birth"}, 0},
+		{[]string{"location.country.capital"}, 1},
+	} {
+		if got := lexFit(q, schema.Path("globex", tc.rels...)); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%v: lex_fit %v, want %v", tc.rels, got, tc.want)
+		}
+	}
+}
+
+func TestAgreementAndChoose(t *testing.T) {
+	a := func(es ...int32) []tracing.Answer {
+		var out []tracing.Answer
+		for _, e := range es {
+			out = append(out, tracing.Answer{Entity: e, Score: 3})
+		}
+		return out
+	}
+	alts := []tracing.Alternative{{Answers: nil}, {Group: 1, Graphs: []int{1}, Answers: a(7)}, {Group: 2, Graphs: []int{2}, Answers: a(7, 8)}, {Group: 3, Graphs: []int{3}, Answers: a(9)}}
+	if got := agreement(alts, 1); math.Abs(got-0.5) > 1e-9 {
+		t.Errorf("agreement %v, want 0.5 (one of the two others)", got)
+	}
+	cands, err := Candidates(context.Background(), Input{Question: "q", Trace: &tracing.Result{Alternatives: alts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cands) != 4 || cands[0].Features[0] != 1 || cands[1].Features[4] != 1 || cands[2].Features[4] != 0 {
+		t.Fatalf("candidates %+v", cands)
+	}
+	m := &Model{Features: Names, Weights: make([]float64, len(Names))}
+	if k := m.Choose(cands); k != 1 || cands[0].Score != 0 {
+		t.Errorf("non-selecting model chose %d (scores %v), want 1, the first that binds", k, cands[0].Score)
+	}
+	m.Weights[5] = 5 // agree
+	m.Select = true
+	if k := m.Choose(cands); k != 1 && k != 2 {
+		t.Errorf("selecting model chose %d, want an agreeing reading", k)
+	}
+	m.Weights[5], m.Weights[3] = 0, -5 // fewer answers
+	if k := m.Choose(cands); k != 1 && k != 3 {
+		t.Errorf("selecting model chose %d, want a one-answer reading", k)
+	}
+}
+
+// TestTrain fits a model on readings whose first feature says they are
+// right three times in four: it chooses by it, and its calibrated
+// confidence of the chosen reading is near 0.75.
+func TestTrain(t *testing.T) {
+	if _, err := Train(nil, TrainOptions{}); !errors.Is(err, ErrNoExamples) {
+		t.Errorf("no questions: %v, want ErrNoExamples", err)
+	}
+	var qs []Question
+	for i := 0; i < 400; i++ {
+		good, bad := make([]float64, len(Names)), make([]float64, len(Names))
+		good[7], bad[7] = 1, 0 // lex_fit
+		qs = append(qs, Question{Rows: [][]float64{bad, good}, Labels: []bool{false, i%4 != 0}})
+	}
+	m, err := Train(qs, TrainOptions{Steps: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Select || !m.Calibrated() || m.Trained != 320 || m.Held != 80 || m.Weights[7] <= 0 {
+		t.Fatalf("model %+v", m)
+	}
+	cands := []Candidate{{Features: qs[0].Rows[0], Answers: nonEmpty}, {Features: qs[0].Rows[1], Answers: nonEmpty}}
+	if k := m.Choose(cands); k != 1 || math.Abs(cands[1].Confidence-0.75) > 0.05 {
+		t.Errorf("chose %d with confidence %.3f, want 1 at about 0.75", k, cands[1].Confidence)
+	}
+	path := filepath.Join(t.TempDir(), "sel.json")
+	if err := m.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Bias != m.Bias || back.Platt.A != m.Platt.A || back.Weights[7] != m.Weights[7] {
+		t.Errorf("loaded %+v, saved %+v", back, m)
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "none.json")); err == nil {
+		t.Error("a missing file loaded")
+	}
+}
+
+// TestTrainAnswers learns an answer order where the gold answer is the
+// one more readings bind, placed second by tracing: the model puts it
+// first, and a reading is labelled by the answer it then puts first.
+func TestTrainAnswers(t *testing.T) {
+	var qs []Question
+	for range 200 {
+		row := make([]float64, len(Names))
+		first, second := make([]float64, len(AnswerNames)), make([]float64, len(AnswerNames))
+		second[2], second[7] = 1, 0.5 // readings, position
+		qs = append(qs, Question{Rows: [][]float64{row}, Labels: []bool{false},
+			Answers: [][][]float64{{first, second}}, AnswerLabels: [][]bool{{false, true}}})
+	}
+	m, err := Train(qs, TrainOptions{Steps: 500, Answers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Answer) != len(AnswerNames) || m.Answer[2] <= 0 {
+		t.Fatalf("answer weights %v, want readings weighed up", m.Answer)
+	}
+	alts := []tracing.Alternative{{Answers: []tracing.Answer{{Entity: 1, Name: "a", Score: 2}, {Entity: 2, Name: "b", Score: 2}}},
+		{Group: 1, Answers: []tracing.Answer{{Entity: 2, Name: "b", Score: 2}}}}
+	in := Input{Question: "q", Trace: &tracing.Result{Alternatives: alts}}
+	cands, err := Candidates(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := m.Order(in, cands[0], alts[0].Answers)
+	if got[0].Name != "b" || got[1].Name != "a" {
+		t.Errorf("ordered %v, want b (bound by both readings) first", got)
+	}
+	m.Score(cands)
+	if cands[0].Confidence < 0.9 {
+		t.Errorf("confidence %.3f, want the relabelled readings (all right now) to be sure", cands[0].Confidence)
+	}
+	if plain, _ := Train(qs, TrainOptions{Steps: 10}); plain.Answer != nil {
+		t.Errorf("answer weights learnt without TrainOptions.Answers: %v", plain.Answer)
+	}
+}
