@@ -31,8 +31,11 @@ const (
 )
 
 var (
-	yearRE   = regexp.MustCompile(`\b(1[0-9]{3}|20[0-9]{2})\b`)
-	decadeRE = regexp.MustCompile(`\b(?:(1[0-9]|20)([0-9])0s|(?:the )?([0-9])0s)\b`)
+	yearRE = regexp.MustCompile(`\b(1[0-9]{3}|20[0-9]{2})\b`)
+	// compareRE is a comparative over time: "before 1990", "after
+	// 2001", "since 1985".
+	compareRE = regexp.MustCompile(`\b(before|after|since)\s+(1[0-9]{3}|20[0-9]{2})\b`)
+	decadeRE  = regexp.MustCompile(`\b(?:(1[0-9]|20)([0-9])0s|(?:the )?([0-9])0s)\b`)
 )
 
 // Words that ask for the answer at a time: now, or first or last of
@@ -77,6 +80,17 @@ func Detect(question string) []schema.Constraint {
 		}
 		from := century + d + "0"
 		out = append(out, schema.Constraint{Kind: Time, Value: from + "-" + century + d + "9", Text: strings.TrimSpace(m[0])})
+	} else if m := compareRE.FindStringSubmatch(q); m != nil {
+		// A comparative: the fact held before (after) the year.
+		y, _ := strconv.Atoi(m[2])
+		v := "-" + strconv.Itoa(y-1)
+		if m[1] != "before" {
+			v = strconv.Itoa(y+1) + "-"
+			if m[1] == "since" {
+				v = m[2] + "-"
+			}
+		}
+		out = append(out, schema.Constraint{Kind: Time, Value: v, Text: m[0]})
 	} else if m := yearRE.FindString(q); m != "" {
 		out = append(out, schema.Constraint{Kind: Time, Value: m, Text: m})
 	} else if w := has(currentWords); w != "" {
@@ -266,7 +280,8 @@ func year(name string) int {
 	return y
 }
 
-// during judges a time constraint: a year, "YYYY-YYYY" or "current".
+// during judges a time constraint: a year, "YYYY-YYYY", "-YYYY" (up
+// to), "YYYY-" (from) or "current".
 func during(g kg.Reader, a Answer, value string) Verdict {
 	ss := spans(g, a)
 	if len(ss) == 0 {
@@ -282,8 +297,12 @@ func during(g kg.Reader, a Answer, value string) Verdict {
 		return Fails
 	}
 	if from, to, ok := strings.Cut(value, "-"); ok {
+		// "-1989" is before 1990, "1991-" after 1990.
 		lo, _ = strconv.Atoi(from)
 		hi, _ = strconv.Atoi(to)
+		if to == "" {
+			hi = 1 << 30
+		}
 	} else {
 		lo, _ = strconv.Atoi(value)
 		hi = lo

@@ -30,7 +30,7 @@ func (p Pipeline) LLMUsage() llm.Usage {
 
 // Answer implements Answerer.
 func (p Pipeline) Answer(ctx context.Context, q benchmark.Question) (Prediction, error) {
-	query := plan.Query{Question: q.Text, Entities: q.Entities, Gold: &projection.Gold{Paths: q.Gold, Answers: len(q.Answers)}, AnswersOnly: true}
+	query := plan.Query{Question: q.Text, Entities: q.Entities, Gold: &projection.Gold{Paths: q.Gold, Answers: len(q.Answers), Graphs: q.GoldGraphs}, AnswersOnly: true}
 	if q.Graph != nil {
 		query.Graph = q.Graph
 	}
