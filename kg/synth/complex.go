@@ -159,36 +159,47 @@ func setOf(xs []int32) []int32 {
 	return slices.Compact(xs)
 }
 
-// complexQuestions writes up to n questions of each kind (ComplexKinds)
-// as JSON lines, ids prefix-1, prefix-2, ...; seen holds the keys of
+// complexSplit is one complex split being written: n questions of each
+// kind, ids prefix-1, prefix-2, ..., drawn with r; seen holds the keys of
 // questions written already, so that a train split repeats no test
-// question. counts gets the number written per kind.
-func (g *gen) complexQuestions(ctx context.Context, r *rand.Rand, ix *inIndex, n int, prefix string, w *bufio.Writer, seen map[string]bool, counts map[string]int) error {
-	enc := json.NewEncoder(w)
+// question, and counts gets the number written per kind.
+type complexSplit struct {
+	r      *rand.Rand
+	n      int
+	prefix string
+	w      *bufio.Writer
+	seen   map[string]bool
+	counts map[string]int
+}
+
+// complexQuestions writes up to sp.n questions of each kind (ComplexKinds)
+// as JSON lines.
+func (g *gen) complexQuestions(ctx context.Context, ix *inIndex, sp complexSplit) error {
+	enc := json.NewEncoder(sp.w)
 	enc.SetEscapeHTML(false)
 	id := 0
 	for _, kind := range ComplexKinds {
 		made := 0
-		for tries := 0; made < n && tries < 200*n; tries++ {
+		for tries := 0; made < sp.n && tries < 200*sp.n; tries++ {
 			if tries%256 == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
 			}
-			q, key, ok := g.complexOne(r, ix, kind)
-			if !ok || seen[key] {
+			q, key, ok := g.complexOne(sp.r, ix, kind)
+			if !ok || sp.seen[key] {
 				continue
 			}
-			seen[key] = true
+			sp.seen[key] = true
 			id++
-			q.ID = prefix + "-" + strconv.Itoa(id)
+			q.ID = sp.prefix + "-" + strconv.Itoa(id)
 			q.Kind = kind
 			if err := enc.Encode(q); err != nil {
 				return fmt.Errorf("synth: write complex questions: %w", err)
 			}
 			made++
 		}
-		counts[kind] += made
+		sp.counts[kind] += made
 	}
 	return nil
 }

@@ -247,7 +247,7 @@ func (g *gen) writeComplex(ctx context.Context, cfg Config, ws []io.Writer, st *
 		}
 		qr := rand.New(rand.NewPCG(cfg.Seed, split.stream))
 		qw := bufio.NewWriterSize(ws[i], 1<<16)
-		if err := g.complexQuestions(ctx, qr, ix, split.n, split.prefix, qw, seen, split.counts); err != nil {
+		if err := g.complexQuestions(ctx, ix, complexSplit{r: qr, n: split.n, prefix: split.prefix, w: qw, seen: seen, counts: split.counts}); err != nil {
 			return err
 		}
 		if err := qw.Flush(); err != nil {
