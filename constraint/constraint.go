@@ -44,6 +44,10 @@ var (
 	currentWords = []string{"current", "currently", "now", "today", "present", "presently", "nowadays"}
 	firstWords   = []string{"first", "earliest", "original"}
 	lastWords    = []string{"last", "latest", "newest", "recent", "recently"}
+	// Superlatives over a number the KG gives the answer (an area, a
+	// height, a population): the greatest or the least.
+	maxWords = []string{"largest", "biggest", "highest", "tallest", "longest", "heaviest"}
+	minWords = []string{"smallest", "lowest", "shortest", "lightest"}
 )
 
 // Relational nouns that name the answer's gender.
@@ -100,6 +104,10 @@ func Detect(question string) []schema.Constraint {
 		out = append(out, schema.Constraint{Kind: Order, Value: "first", Text: w})
 	} else if w := has(lastWords); w != "" {
 		out = append(out, schema.Constraint{Kind: Order, Value: "last", Text: w})
+	} else if w := has(maxWords); w != "" {
+		out = append(out, schema.Constraint{Kind: Order, Value: "max", Text: w})
+	} else if w := has(minWords); w != "" {
+		out = append(out, schema.Constraint{Kind: Order, Value: "min", Text: w})
 	}
 	if slices.Contains(words, "who") || slices.Contains(words, "whom") || slices.Contains(words, "name") {
 		if w, female := answerNoun(words); w != "" {
@@ -394,6 +402,9 @@ func rank(v Verdict) int {
 // order keeps, of keep, the answers with the earliest (first) or latest
 // (last) start date.
 func order(g kg.Reader, c schema.Constraint, answers []Answer, keep []int) ([]int, Report) {
+	if c.Value == "max" || c.Value == "min" {
+		return extreme(g, c, answers, keep)
+	}
 	rep := Report{Constraint: c}
 	best, when := 0, map[int]int{}
 	for _, i := range keep {
@@ -428,6 +439,64 @@ func order(g kg.Reader, c schema.Constraint, answers []Answer, keep []int) ([]in
 	return out, rep
 }
 
+// extreme keeps, of keep, the answers with the greatest (max) or least
+// (min) number among their own out-edges' literals (an area, a height);
+// answers with none are unknown, and where no answer has one the
+// constraint is unchecked.
+func extreme(g kg.Reader, c schema.Constraint, answers []Answer, keep []int) ([]int, Report) {
+	rep := Report{Constraint: c}
+	val := map[int]float64{}
+	for _, i := range keep {
+		found := false
+		var v float64
+		for _, tid := range g.Out(answers[i].Entity) {
+			x, ok := number(g.EntityName(g.Triple(tid).Tail))
+			if ok && (!found || c.Value == "max" && x > v || c.Value == "min" && x < v) {
+				v, found = x, true
+			}
+		}
+		if !found {
+			rep.Unknown++
+			continue
+		}
+		val[i] = v
+	}
+	if len(val) == 0 {
+		return keep, rep
+	}
+	first := true
+	var best float64
+	for _, v := range val {
+		if first || c.Value == "max" && v > best || c.Value == "min" && v < best {
+			best, first = v, false
+		}
+	}
+	var out []int
+	for _, i := range keep {
+		if v, ok := val[i]; ok && v == best {
+			rep.Held++
+			out = append(out, i)
+		} else if ok {
+			rep.Failed++
+		}
+	}
+	rep.Dropped = len(keep) - len(out)
+	return out, rep
+}
+
+// number reads a numeric literal's name ("1250.5", "3e6", "42"^^xsd:int as
+// a backend names it), ok false for anything else, dates included.
+func number(name string) (float64, bool) {
+	if i := strings.Index(name, "^^"); i >= 0 {
+		name = strings.Trim(name[:i], `"`)
+	}
+	if name == "" || strings.Count(name, "-") > 1 || strings.ContainsAny(name, ":/ ") {
+		return 0, false
+	}
+	x, err := strconv.ParseFloat(name, 64)
+	return x, err == nil
+}
+
 // note says in words what a report means, for --explain.
 func note(r Report, n int) string {
 	c := r.Constraint
@@ -448,8 +517,10 @@ func note(r Report, n int) string {
 
 func attribute(kind string) string {
 	switch kind {
-	case Time, Order:
+	case Time:
 		return "dates"
+	case Order:
+		return "dates or numbers"
 	case Gender:
 		return "gender"
 	}
