@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/kg/synth"
 )
 
 // TestKGSynth runs the workflow the help text teaches: kg synth, kg build,
@@ -160,7 +161,7 @@ func TestKGSynthComplex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "100 complex questions (conjunction 20, conjunction-cvt 20, superlative 20, comparative 20, typed 20)") {
+	if !strings.Contains(out, "120 complex questions (conjunction 20, conjunction-cvt 20, superlative 20, comparative 20, typed 20, superlative-number 20)") {
 		t.Errorf("output:\n%s", out)
 	}
 	for _, bad := range [][]string{{"--complex", "5"}, {"--complex-questions", filepath.Join(dir, "x.jsonl")}, {"--complex", "-1", "--complex-questions", filepath.Join(dir, "x.jsonl")}} {
@@ -188,7 +189,7 @@ func TestKGSynthComplex(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
-		if len(rep.ByType) != 5 {
+		if len(rep.ByType) != len(synth.ComplexKinds) {
 			t.Fatalf("%v: by type %+v", pl, rep.ByType)
 		}
 		for _, b := range rep.ByType {

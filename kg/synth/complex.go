@@ -29,10 +29,13 @@ const (
 	// KindTyped: the answer's type word picks the last step out of a CVT
 	// ("which film character does the film of A have ?").
 	KindTyped = "typed"
+	// KindLargest: the superlative over a numeric literal ("which
+	// location has containedby A and the largest area ?").
+	KindLargest = "superlative-number"
 )
 
 // ComplexKinds lists the complex question kinds.
-var ComplexKinds = []string{KindConjunction, KindConjunctionCVT, KindSuperlative, KindComparative, KindTyped}
+var ComplexKinds = []string{KindConjunction, KindConjunctionCVT, KindSuperlative, KindComparative, KindTyped, KindLargest}
 
 // ComplexQuestion is one line of a complex question file (JSON lines, the
 // benchmark format "synth"): the question, its topic entities in the
@@ -79,6 +82,8 @@ type inIndex struct {
 	// dated are the edges from a named entity to a CVT with dates, which
 	// superlative and comparative questions start from.
 	dated []int32
+	// areas are the edges giving a place its area.
+	areas []int32
 }
 
 func (g *gen) buildIn() *inIndex {
@@ -93,6 +98,9 @@ func (g *gen) buildIn() *inIndex {
 	for i, t := range g.tails {
 		if t >= g.nNamed && g.heads[i] < g.nNamed && g.dateOf(t, dateFrom) >= 0 {
 			ix.dated = append(ix.dated, int32(i))
+		}
+		if g.s.rels[g.rels[i]].name == areaRel {
+			ix.areas = append(ix.areas, int32(i))
 		}
 	}
 	fill := slices.Clone(ix.start[:n])
@@ -217,6 +225,11 @@ func (g *gen) complexOne(r *rand.Rand, ix *inIndex, kind string) (ComplexQuestio
 		return g.conjunction(r, ix, h, rel, t)
 	case KindTyped:
 		return g.typed(r, h, rel, t)
+	case KindLargest:
+		if len(ix.areas) == 0 {
+			return ComplexQuestion{}, "", false
+		}
+		return g.largest(r, ix, g.heads[ix.areas[r.IntN(len(ix.areas))]])
 	default:
 		return g.dated(r, kind, h, rel, t)
 	}
@@ -425,4 +438,70 @@ func (g *gen) typed(r *rand.Rand, p, r0, c int32) (ComplexQuestion, string, bool
 			Constraints: []ComplexConstraint{{Kind: "type", Value: tw[strings.LastIndexByte(tw, ' ')+1:], Text: tw}}},
 	}
 	return q, fmt.Sprint("t", p, r0, r2), true
+}
+
+// area returns e's area, its greatest (most) or least where it has
+// several, as package constraint reads them; ok false when it has none.
+func (g *gen) area(e int32, most bool) (v float64, ok bool) {
+	for j := g.first[e]; j < g.first[e]+g.cnt[e]; j++ {
+		if g.s.rels[g.rels[j]].name != areaRel {
+			continue
+		}
+		x, err := strconv.ParseFloat(g.name(g.tails[j]), 64)
+		if err == nil && (!ok || most && x > v || !most && x < v) {
+			v, ok = x, true
+		}
+	}
+	return v, ok
+}
+
+// largest asks which of the places sharing an edge (rel, a) with x has
+// the largest (smallest) area: the places with an area and the greatest
+// (least) one, where at least two have one.
+func (g *gen) largest(r *rand.Rand, ix *inIndex, x int32) (ComplexQuestion, string, bool) {
+	if x >= g.nNamed || g.cnt[x] < 2 {
+		return ComplexQuestion{}, "", false
+	}
+	j := g.first[x] + r.Int32N(g.cnt[x])
+	rel, a := g.rels[j], g.tails[j]
+	if !g.plain(a) || ix.start[a+1]-ix.start[a] > 20*maxAnswers {
+		// A hub's places are too many to rank, and to scan per draw.
+		return ComplexQuestion{}, "", false
+	}
+	cands := setOf(g.in(ix, a, rel))
+	if len(cands) > 4*maxAnswers {
+		return ComplexQuestion{}, "", false
+	}
+	most := r.IntN(2) == 0
+	var best float64
+	var ans []int32
+	with := 0
+	for _, c := range cands {
+		v, ok := g.area(c, most)
+		if !ok {
+			continue
+		}
+		with++
+		switch {
+		case len(ans) == 0 || most && v > best || !most && v < best:
+			best, ans = v, []int32{c}
+		case v == best:
+			ans = append(ans, c)
+		}
+	}
+	if with < 2 || len(ans) == with {
+		return ComplexQuestion{}, "", false
+	}
+	word, value := "largest", "max"
+	if !most {
+		word, value = "smallest", "min"
+	}
+	an := g.name(a)
+	q := ComplexQuestion{
+		Question: fmt.Sprintf("which %s has %s %s and the %s area ?", g.typeWord(x), g.relWords(rel), an, word),
+		Entities: []string{an}, Answers: g.names(ans),
+		Graph: ComplexGraph{Triples: []ComplexTriple{{"[ENT1]", g.s.rels[rel].name, an}}, Answer: "[ENT1]",
+			Constraints: []ComplexConstraint{{Kind: "order", Value: value, Text: word}}},
+	}
+	return q, fmt.Sprint("n", a, rel, most), true
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -33,6 +34,24 @@ type typeSpec struct {
 // held (Freebase's from and to), read by comparative and superlative
 // questions.
 const dateType = "type.datetime"
+
+// numberType is the numeric literals' type, and areaRel the relation
+// that gives places a number (Config.Complex), read by superlatives over
+// numbers ("the largest area").
+const (
+	numberType = "type.float"
+	areaRel    = "location.location.area"
+)
+
+// numbers are the numeric literals' names: areas from 1.5 to 3000 in
+// steps of 1.5.
+func numbers() []string {
+	out := make([]string, 2000)
+	for i := range out {
+		out[i] = strconv.FormatFloat(1.5*float64(i+1), 'f', -1, 64)
+	}
+	return out
+}
 
 var datedCVTs = []string{"government.government_position_held", "sports.sports_team_roster", "people.marriage"}
 
@@ -248,7 +267,7 @@ func buildSchema(r *rand.Rand, nRel int, literals bool) (*schema, error) {
 	core := withDates(core, literals)
 	for _, ts := range core {
 		typeIdx[ts.name] = len(s.types)
-		s.types = append(s.types, etype{name: ts.name, weight: ts.weight, hub: ts.hub, cvt: ts.cvt, style: ts.style, literal: ts.name == dateType})
+		s.types = append(s.types, etype{name: ts.name, weight: ts.weight, hub: ts.hub, cvt: ts.cvt, style: ts.style, literal: ts.name == dateType || ts.name == numberType})
 	}
 	addRel := func(name string, target int) int {
 		if i, ok := relIdx[name]; ok {
@@ -372,7 +391,8 @@ func buildSchema(r *rand.Rand, nRel int, literals bool) (*schema, error) {
 }
 
 // withDates returns types, with literals a copy in which the dated CVT
-// types emit from and to edges to a date literal type.
+// types emit from and to edges to a date literal type, and places an
+// area, a numeric literal.
 func withDates(types []typeSpec, literals bool) []typeSpec {
 	if !literals {
 		return types
@@ -387,6 +407,9 @@ func withDates(types []typeSpec, literals bool) []typeSpec {
 		if dated[t.name] {
 			t.props = append(t.props, prop{name: t.name + ".from", target: dateType}, prop{name: t.name + ".to", target: dateType})
 		}
+		if t.name == "location.location" {
+			t.props = append(t.props, prop{name: areaRel, target: numberType})
+		}
 		for i, p := range t.props {
 			if p.cvt != nil && dated[p.target] {
 				t.props[i].cvt = append(slices.Clone(p.cvt), p.target+".from", p.target+".to")
@@ -394,7 +417,7 @@ func withDates(types []typeSpec, literals bool) []typeSpec {
 		}
 		out = append(out, t)
 	}
-	return append(out, typeSpec{name: dateType, hub: dates()})
+	return append(out, typeSpec{name: dateType, hub: dates()}, typeSpec{name: numberType, hub: numbers()})
 }
 
 func titleWord(w string) string {
