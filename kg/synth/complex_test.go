@@ -47,8 +47,8 @@ func TestComplex(t *testing.T) {
 	if !bytes.Equal(k, k2) || !bytes.Equal(test, test2) {
 		t.Fatal("the same config gave other bytes")
 	}
-	if !bytes.Contains(k, []byte("government.government_position_held.from\t19")) {
-		t.Error("no date literals in the KG")
+	if !bytes.Contains(k, []byte("government.government_position_held.from\t19")) || !bytes.Contains(k, []byte(areaRel+"\t")) {
+		t.Error("no date or numeric literals in the KG")
 	}
 	plain, _, _ := synthesize(t, Config{Triples: 150000, Seed: 11})
 	if bytes.Contains(plain, []byte(".from\t")) {
@@ -86,6 +86,12 @@ func TestComplex(t *testing.T) {
 				if !has(a, tr[0].Rel, tr[0].Tail) || !has(a, tr[1].Rel, tr[1].Tail) {
 					t.Errorf("%s: answer %s misses a branch of %v", q.ID, a, tr)
 				}
+			case KindLargest:
+				e, _ := g.Entity(a)
+				ar, _ := g.Relation(areaRel)
+				if !has(a, tr[0].Rel, tr[0].Tail) || len(g.OutRel(e, ar)) == 0 {
+					t.Errorf("%s: answer %s lacks %v or an area", q.ID, a, tr[0])
+				}
 			default:
 				// Some CVT of the topic reaches the answer (and, at a
 				// CVT conjunction, the second anchor).
@@ -103,7 +109,7 @@ func TestComplex(t *testing.T) {
 				}
 			}
 		}
-		if (q.Kind == KindSuperlative || q.Kind == KindComparative) && len(q.Graph.Constraints) != 1 {
+		if (q.Kind == KindSuperlative || q.Kind == KindComparative || q.Kind == KindLargest) && len(q.Graph.Constraints) != 1 {
 			t.Errorf("%s: constraints %v", q.ID, q.Graph.Constraints)
 		}
 	}
