@@ -1,8 +1,9 @@
 // Package constraint reads what a question states about its answer beyond
 // the relation path to it, and checks answers against it in the KG: a time
-// ("in 2011", "in the 90s", "current", "now"), an order in time ("first",
-// "last"), a gender ("his wife", "her brother") and a type ("which
-// state"). Detect writes them as the constraint edges of a schema graph
+// ("in 2011", "in the 90s", "current", "now", "before 1990", "after
+// 2001"), an order in time ("first", "last") or by a number the answer
+// has ("largest", "smallest"), a gender ("his wife", "her brother") and a
+// type ("which state"). Detect writes them as the constraint edges of a schema graph
 // (schema.Constraint); Apply judges the traced answers where the KG holds
 // the attribute (a CVT's from and to dates, people.person.gender, the
 // types the answer's relations and type edges name) and says so where it
