@@ -237,7 +237,7 @@ func synthComplex(ctx context.Context) benchmarkSet {
 		t.Helper()
 		once.Do(func() {
 			dir = t.TempDir()
-			_, err = synth.WriteFiles(ctx, synth.Config{Triples: 40000, Seed: 4, Complex: 12},
+			_, err = synth.WriteFiles(ctx, synth.Config{Triples: 20000, Seed: 4, Complex: 6},
 				synth.Files{KG: filepath.Join(dir, "kg.tsv"), Complex: filepath.Join(dir, "test.jsonl"), ComplexTrain: filepath.Join(dir, "train.jsonl")}, nil)
 		})
 		if err != nil {
@@ -252,7 +252,7 @@ func synthComplex(ctx context.Context) benchmarkSet {
 			return must[[]benchmark.Question](t)(benchmark.LoadSynth(ctx, files(t).Complex))
 		},
 		every:       1,
-		schemaEvery: 6,
+		schemaEvery: 12,
 		train: func(t testing.TB) []pattern.Example {
 			return planeval.Examples(must[[]benchmark.Question](t)(benchmark.LoadSynth(ctx, files(t).ComplexTrain)))
 		},
