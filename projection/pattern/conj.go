@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/schema"
 )
 
@@ -97,25 +96,4 @@ func ConjunctionGraph(entities []string, steps []schema.Step) (schema.Graph, boo
 		}
 	}
 	return g, true
-}
-
-// conjunctionReach is how many entities conjunction path steps reaches
-// in g from starts (one per part): those every part's path reaches.
-// -1 when there are fewer starts than parts.
-func conjunctionReach(g kg.Reader, starts []int32, steps []schema.Step) int {
-	ps := parts(steps)
-	if len(starts) < len(ps) {
-		return -1
-	}
-	var common []int32
-	for i, p := range ps {
-		r := reached(g, starts[i:i+1], p, reachCap)
-		slices.Sort(r)
-		if i == 0 {
-			common = r
-			continue
-		}
-		common = slices.DeleteFunc(common, func(e int32) bool { _, ok := slices.BinarySearch(r, e); return !ok })
-	}
-	return len(common)
 }

@@ -271,13 +271,10 @@ func (p *Planner) checkKG(w walkIn, cands []projection.ScoredPath, starts []int3
 			continue
 		}
 		if isConjunction(c.Steps) {
-			if hops == 0 {
-				c.Reach = conjunctionReach(g, starts, c.Steps)
-			}
-			if c.Reach == 0 {
-				dead = append(dead, c)
-				continue
-			}
+			// Its reach is left unknown: each part's walk from a hub is
+			// cut at reachCap, so an empty intersection of the cut sets
+			// says nothing, and over a neighbourhood or an endpoint the
+			// plan must rank as over the whole KG.
 		} else if len(starts) > 0 && (hops == 0 || len(c.Steps) <= hops) {
 			c.Reach = Reach(g, starts, c.Steps, reachCap)
 			if c.Reach == 0 {
