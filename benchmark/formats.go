@@ -60,6 +60,9 @@ func Formats() []Format {
 		{Name: "pq", SharedKG: true, Doc: "PathQuestion: --questions Q.txt --kg KB.txt", load: func(ctx context.Context, src Source) ([]Question, error) {
 			return eachFile(ctx, src.Questions, LoadPathQuestion)
 		}},
+		{Name: "synth", SharedKG: true, Doc: "complex questions of stem kg synth --complex, JSON lines with gold schema graphs: --questions C.jsonl --kg KB.tsv", load: func(ctx context.Context, src Source) ([]Question, error) {
+			return eachFile(ctx, src.Questions, LoadSynth)
+		}},
 		{Name: "metaqa", SharedKG: true, Doc: "MetaQA: --questions qa_test_2hop.txt --kg kb.txt --qtype qtype_test_2hop.txt", load: loadMetaQA},
 		{Name: "webqsp-mini", Doc: "WebQSP as released by GNN-RAG: --questions gnnrag_sbert_test.jsonl,gnnrag_lmsr_test.jsonl --gold-paths rog_paths_test.jsonl (each question's KG = the union of its evidence paths; with --kg, every question is asked of that one KG instead, e.g. the union of all of them written by 'stem data union')",
 			load: func(ctx context.Context, src Source) ([]Question, error) {

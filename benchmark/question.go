@@ -17,6 +17,10 @@ type Question struct {
 	Entities []string
 	// Gold lists the ground-truth reasoning paths.
 	Gold []schema.GoldPath
+	// GoldGraphs are the gold schema graphs, where the dataset gives
+	// them (synth: a conjunction's two anchors, a constraint edge); the
+	// oracle planner plans them instead of the paths.
+	GoldGraphs []schema.Graph
 	// Hops is the length of the shortest gold path (0 when there is none).
 	Hops int
 	// Type is the dataset's question type when it has one (MetaQA qtype).

@@ -1,8 +1,9 @@
 // Package constraint reads what a question states about its answer beyond
 // the relation path to it, and checks answers against it in the KG: a time
-// ("in 2011", "in the 90s", "current", "now"), an order in time ("first",
-// "last"), a gender ("his wife", "her brother") and a type ("which
-// state"). Detect writes them as the constraint edges of a schema graph
+// ("in 2011", "in the 90s", "current", "now", "before 1990", "after
+// 2001"), an order in time ("first", "last") or by a number the answer
+// has ("largest", "smallest"), a gender ("his wife", "her brother") and a
+// type ("which state"). Detect writes them as the constraint edges of a schema graph
 // (schema.Constraint); Apply judges the traced answers where the KG holds
 // the attribute (a CVT's from and to dates, people.person.gender, the
 // types the answer's relations and type edges name) and says so where it
@@ -35,8 +36,11 @@ const (
 )
 
 var (
-	yearRE   = regexp.MustCompile(`\b(1[0-9]{3}|20[0-9]{2})\b`)
-	decadeRE = regexp.MustCompile(`\b(?:(1[0-9]|20)([0-9])0s|(?:the )?([0-9])0s)\b`)
+	yearRE = regexp.MustCompile(`\b(1[0-9]{3}|20[0-9]{2})\b`)
+	// compareRE is a comparative over time: "before 1990", "after
+	// 2001", "since 1985".
+	compareRE = regexp.MustCompile(`\b(before|after|since)\s+(1[0-9]{3}|20[0-9]{2})\b`)
+	decadeRE  = regexp.MustCompile(`\b(?:(1[0-9]|20)([0-9])0s|(?:the )?([0-9])0s)\b`)
 )
 
 // Words that ask for the answer at a time: now, or first or last of
@@ -45,6 +49,10 @@ var (
 	currentWords = []string{"current", "currently", "now", "today", "present", "presently", "nowadays"}
 	firstWords   = []string{"first", "earliest", "original"}
 	lastWords    = []string{"last", "latest", "newest", "recent", "recently"}
+	// Superlatives over a number the KG gives the answer (an area, a
+	// height, a population): the greatest or the least.
+	maxWords = []string{"largest", "biggest", "highest", "tallest", "longest", "heaviest"}
+	minWords = []string{"smallest", "lowest", "shortest", "lightest"}
 )
 
 // Relational nouns that name the answer's gender.
@@ -81,6 +89,17 @@ func Detect(question string) []schema.Constraint {
 		}
 		from := century + d + "0"
 		out = append(out, schema.Constraint{Kind: Time, Value: from + "-" + century + d + "9", Text: strings.TrimSpace(m[0])})
+	} else if m := compareRE.FindStringSubmatch(q); m != nil {
+		// A comparative: the fact held before (after) the year.
+		y, _ := strconv.Atoi(m[2])
+		v := "-" + strconv.Itoa(y-1)
+		if m[1] != "before" {
+			v = strconv.Itoa(y+1) + "-"
+			if m[1] == "since" {
+				v = m[2] + "-"
+			}
+		}
+		out = append(out, schema.Constraint{Kind: Time, Value: v, Text: m[0]})
 	} else if m := yearRE.FindString(q); m != "" {
 		out = append(out, schema.Constraint{Kind: Time, Value: m, Text: m})
 	} else if w := has(currentWords); w != "" {
@@ -90,6 +109,10 @@ func Detect(question string) []schema.Constraint {
 		out = append(out, schema.Constraint{Kind: Order, Value: "first", Text: w})
 	} else if w := has(lastWords); w != "" {
 		out = append(out, schema.Constraint{Kind: Order, Value: "last", Text: w})
+	} else if w := has(maxWords); w != "" {
+		out = append(out, schema.Constraint{Kind: Order, Value: "max", Text: w})
+	} else if w := has(minWords); w != "" {
+		out = append(out, schema.Constraint{Kind: Order, Value: "min", Text: w})
 	}
 	if slices.Contains(words, "who") || slices.Contains(words, "whom") || slices.Contains(words, "name") {
 		if w, female := answerNoun(words); w != "" {
@@ -279,7 +302,8 @@ func year(name string) int {
 	return y
 }
 
-// during judges a time constraint: a year, "YYYY-YYYY" or "current".
+// during judges a time constraint: a year, "YYYY-YYYY", "-YYYY" (up
+// to), "YYYY-" (from) or "current".
 func during(g kg.Reader, a Answer, value string) Verdict {
 	ss := spans(g, a)
 	if len(ss) == 0 {
@@ -295,8 +319,12 @@ func during(g kg.Reader, a Answer, value string) Verdict {
 		return Fails
 	}
 	if from, to, ok := strings.Cut(value, "-"); ok {
+		// "-1989" is before 1990, "1991-" after 1990.
 		lo, _ = strconv.Atoi(from)
 		hi, _ = strconv.Atoi(to)
+		if to == "" {
+			hi = 1 << 30
+		}
 	} else {
 		lo, _ = strconv.Atoi(value)
 		hi = lo
@@ -438,6 +466,9 @@ func rank(v Verdict) int {
 // order keeps, of keep, the answers with the earliest (first) or latest
 // (last) start date.
 func order(g kg.Reader, c schema.Constraint, answers []Answer, keep []int) ([]int, Report) {
+	if c.Value == "max" || c.Value == "min" {
+		return extreme(g, c, answers, keep)
+	}
 	rep := Report{Constraint: c}
 	best, when := 0, map[int]int{}
 	for _, i := range keep {
@@ -472,6 +503,64 @@ func order(g kg.Reader, c schema.Constraint, answers []Answer, keep []int) ([]in
 	return out, rep
 }
 
+// extreme keeps, of keep, the answers with the greatest (max) or least
+// (min) number among their own out-edges' literals (an area, a height);
+// answers with none are unknown, and where no answer has one the
+// constraint is unchecked.
+func extreme(g kg.Reader, c schema.Constraint, answers []Answer, keep []int) ([]int, Report) {
+	rep := Report{Constraint: c}
+	val := map[int]float64{}
+	for _, i := range keep {
+		found := false
+		var v float64
+		for _, tid := range g.Out(answers[i].Entity) {
+			x, ok := number(g.EntityName(g.Triple(tid).Tail))
+			if ok && (!found || c.Value == "max" && x > v || c.Value == "min" && x < v) {
+				v, found = x, true
+			}
+		}
+		if !found {
+			rep.Unknown++
+			continue
+		}
+		val[i] = v
+	}
+	if len(val) == 0 {
+		return keep, rep
+	}
+	first := true
+	var best float64
+	for _, v := range val {
+		if first || c.Value == "max" && v > best || c.Value == "min" && v < best {
+			best, first = v, false
+		}
+	}
+	var out []int
+	for _, i := range keep {
+		if v, ok := val[i]; ok && v == best {
+			rep.Held++
+			out = append(out, i)
+		} else if ok {
+			rep.Failed++
+		}
+	}
+	rep.Dropped = len(keep) - len(out)
+	return out, rep
+}
+
+// number reads a numeric literal's name ("1250.5", "3e6", "42"^^xsd:int as
+// a backend names it), ok false for anything else, dates included.
+func number(name string) (float64, bool) {
+	if i := strings.Index(name, "^^"); i >= 0 {
+		name = strings.Trim(name[:i], `"`)
+	}
+	if name == "" || strings.Count(name, "-") > 1 || strings.ContainsAny(name, ":/ ") {
+		return 0, false
+	}
+	x, err := strconv.ParseFloat(name, 64)
+	return x, err == nil
+}
+
 // note says in words what a report means, for --explain.
 func note(r Report, n int) string {
 	c := r.Constraint
@@ -494,8 +583,10 @@ func note(r Report, n int) string {
 
 func attribute(kind string) string {
 	switch kind {
-	case Time, Order:
+	case Time:
 		return "dates"
+	case Order:
+		return "dates or numbers"
 	case Gender:
 		return "gender"
 	}

@@ -30,6 +30,11 @@ func TestDetect(t *testing.T) {
 		{"which countries border germany", "[(type country countries)]"},
 		{"what kind of language do they speak in iran", "[(type language language)]"},
 		{"the screenwriter of the thief lord also wrote which movies", "[(type movie movies)]"},
+		{"what is the position of the teams of ann lee before 1990 ?", "[(time -1989 before 1990)]"},
+		{"which team did he play for after 2003", "[(time 2004- after 2003) (type team team)]"},
+		{"who has led the party since 1985", "[(time 1985- since 1985)]"},
+		{"what is the largest city in texas", "[(order max largest)]"},
+		{"which is the smallest country in europe", "[(order min smallest)]"},
 		{"what is the capital of france", "[]"},
 		{"what year did the war end", "[]"},
 		{"where did william morris go to college", "[]"},
@@ -63,6 +68,9 @@ func beckham(t *testing.T) *kg.Graph {
 		{"Brooklyn Beckham", "people.person.gender", "Male"},
 		{"Washington", "location.us_state.capital", "Olympia"},
 		{"North America", "location.continent.countries", "United States"},
+		{"Lyon", "location.location.area", "47.87"},
+		{"Paris", "location.location.area", "105.4"},
+		{"Paris", "location.location.founded", "0250-01-01"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +84,7 @@ func TestApply(t *testing.T) {
 	teams := []Answer{{Entity: id("Manchester United"), Via: []int32{id("m.01")}}, {Entity: id("LA Galaxy"), Via: []int32{id("m.02")}},
 		{Entity: id("Paris Saint-Germain"), Via: []int32{id("m.03")}}}
 	people := []Answer{{Entity: id("Victoria Beckham")}, {Entity: id("Brooklyn Beckham")}, {Entity: id("David Beckham")}}
+	cities := []Answer{{Entity: id("Lyon")}, {Entity: id("Paris")}, {Entity: id("Olympia")}}
 	places := []Answer{{Entity: id("North America")}, {Entity: id("Olympia")}, {Entity: id("Washington")}}
 	for _, tc := range []struct {
 		name    string
@@ -89,11 +98,16 @@ func TestApply(t *testing.T) {
 		{"current: no end date", schema.Constraint{Kind: Time, Value: "current", Text: "current"}, teams, []int{2}, 2},
 		{"first", schema.Constraint{Kind: Order, Value: "first", Text: "first"}, teams, []int{0}, 2},
 		{"last", schema.Constraint{Kind: Order, Value: "last", Text: "last"}, teams, []int{2}, 2},
+		{"before 2000", schema.Constraint{Kind: Time, Value: "-1999", Text: "before 2000"}, teams, []int{0}, 2},
+		{"after 2003: a fact that ended in 2003 fails, one with no end holds", schema.Constraint{Kind: Time, Value: "2004-", Text: "after 2003"}, teams, []int{1, 2}, 1},
 		{"in 1950: every answer fails, none dropped", schema.Constraint{Kind: Time, Value: "1950", Text: "1950"}, teams, []int{0, 1, 2}, 0},
 		{"female ranks first, drops none", schema.Constraint{Kind: Gender, Value: "female", Text: "wife"}, people, []int{0, 1, 2}, 0},
 		{"male ranks first, the others keep their order", schema.Constraint{Kind: Gender, Value: "male", Text: "husband"}, people, []int{1, 0, 2}, 0},
 		{"type state ranks first, drops none", schema.Constraint{Kind: Type, Value: "state", Text: "state"}, places, []int{2, 0, 1}, 0},
 		{"no dates: unchecked", schema.Constraint{Kind: Time, Value: "2011", Text: "2011"}, people, []int{0, 1, 2}, 0},
+		{"largest by area", schema.Constraint{Kind: Order, Value: "max", Text: "largest"}, cities, []int{1}, 2},
+		{"smallest by area, a city with none unknown", schema.Constraint{Kind: Order, Value: "min", Text: "smallest"}, cities, []int{0}, 2},
+		{"no numbers: unchecked", schema.Constraint{Kind: Order, Value: "max", Text: "largest"}, people, []int{0, 1, 2}, 0},
 	} {
 		keep, reps := Apply(g, []schema.Constraint{tc.c}, tc.answers)
 		if !slices.Equal(keep, tc.want) || reps[0].Dropped != tc.dropped {

@@ -39,7 +39,7 @@ func (p Pipeline) Answer(ctx context.Context, q benchmark.Question) (Prediction,
 // more than the metrics do (training the plan selector reads every
 // reading's answers).
 func (p Pipeline) AnswerResult(ctx context.Context, q benchmark.Question) (Prediction, *plan.Result, error) {
-	query := plan.Query{Question: q.Text, Entities: q.Entities, Gold: &projection.Gold{Paths: q.Gold, Answers: len(q.Answers)}, AnswersOnly: true}
+	query := plan.Query{Question: q.Text, Entities: q.Entities, Gold: &projection.Gold{Paths: q.Gold, Answers: len(q.Answers), Graphs: q.GoldGraphs}, AnswersOnly: true}
 	if q.Graph != nil {
 		query.Graph = q.Graph
 	}

@@ -301,7 +301,10 @@ type Report struct {
 	Answerable   *AnswerableScores   `json:"answerable,omitempty"`
 	ByAnswers    []Bucket            `json:"by_answers"`
 	ByHops       []Bucket            `json:"by_hops"`
-	Questions    []Result            `json:"questions,omitempty"`
+	// ByType buckets by the dataset's question type (MetaQA's qtype,
+	// the kind of a synth complex question), where it gives one.
+	ByType    []Bucket `json:"by_type,omitempty"`
+	Questions []Result `json:"questions,omitempty"`
 }
 
 // answerBuckets are the paper's Table 2 groups by gold answer count.
@@ -542,6 +545,7 @@ func aggregate(questions []benchmark.Question, outs []outcome, perQuestion bool)
 	var all acc
 	byAns := make([]acc, len(answerBuckets))
 	byHops := map[int]*acc{}
+	byType := map[string]*acc{}
 	var lat []float64
 	stages := map[string][]float64{}
 	var results []Result
@@ -592,6 +596,12 @@ func aggregate(questions []benchmark.Question, outs []outcome, perQuestion bool)
 			byHops[q.Hops] = h
 		}
 		h.add(res)
+		if q.Type != "" {
+			if byType[q.Type] == nil {
+				byType[q.Type] = &acc{}
+			}
+			byType[q.Type].add(res)
+		}
 		if perQuestion {
 			rep.Questions = append(rep.Questions, res)
 		}
@@ -613,6 +623,14 @@ func aggregate(questions []benchmark.Question, outs []outcome, perQuestion bool)
 		rep.ByHops = append(rep.ByHops, Bucket{Label: label, Scores: byHops[h].scores()})
 	}
 	rep.Calibration = calibrate(results)
+	types := make([]string, 0, len(byType))
+	for t := range byType {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	for _, t := range types {
+		rep.ByType = append(rep.ByType, Bucket{Label: t, Scores: byType[t].scores()})
+	}
 	rep.Latency = summarise(lat)
 	if len(stages) > 0 {
 		rep.StageMS = make(map[string]Latency, len(stages))
@@ -781,6 +799,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	for _, b := range r.ByHops {
 		row("hops "+b.Label, b.Scores)
+	}
+	for _, b := range r.ByType {
+		row("type "+b.Label, b.Scores)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

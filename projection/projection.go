@@ -66,6 +66,10 @@ type Input struct {
 type Gold struct {
 	Paths   []schema.GoldPath
 	Answers int
+	// Graphs are the gold schema graphs where the benchmark gives them
+	// (two anchors, constraint edges): the oracle plans them rather than
+	// Paths.
+	Graphs []schema.Graph
 }
 
 // Candidate is one planned decomposition: a schema graph and the planner's

@@ -1,8 +1,10 @@
 package tracing
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/stem-kgqa/stem/internal/editdist"
@@ -128,12 +130,56 @@ func (t *Tracer) assign(sgs []*sGraph, anchors []Anchor) []job {
 				bestAt[n] = r
 			}
 		}
+		var mine []job
 		for ai := range anchors {
 			if nodes[ai] < 0 || ratios[ai] < bestAt[nodes[ai]] {
 				continue
 			}
-			jobs = append(jobs, job{graph: gi, anchor: ai, node: nodes[ai]})
+			mine = append(mine, job{graph: gi, anchor: ai, node: nodes[ai]})
 		}
+		jobs = append(jobs, t.join(mine, anchors)...)
 	}
 	return jobs
+}
+
+// join turns the searches of one schema graph whose mentions are anchored
+// at two or more of its nodes (a conjunction: "the film directed by A in
+// language B", or two anchors meeting at a CVT) into one search: from the
+// anchor of fewest edges, with every other anchored node pinned to its
+// anchor (the best-scored one where a node has several), so that the
+// branches towards them intersect instead of each search binding
+// whatever its own anchor reaches. A graph anchored at one node keeps
+// its searches as they are.
+func (t *Tracer) join(jobs []job, anchors []Anchor) []job {
+	best := map[int]int{} // node -> its best anchor
+	for _, j := range jobs {
+		if b, ok := best[j.node]; !ok || anchors[j.anchor].Score > anchors[b].Score {
+			best[j.node] = j.anchor
+		}
+	}
+	if len(best) < 2 {
+		return jobs
+	}
+	start := -1
+	for _, j := range jobs {
+		if best[j.node] != j.anchor {
+			continue
+		}
+		if start < 0 {
+			start = j.node
+			continue
+		}
+		d, ds := t.g.Degree(anchors[j.anchor].Entity), t.g.Degree(anchors[best[start]].Entity)
+		if d < ds || (d == ds && j.node < start) {
+			start = j.node
+		}
+	}
+	var pins []pin
+	for n, a := range best {
+		if n != start {
+			pins = append(pins, pin{node: n, entity: anchors[a].Entity})
+		}
+	}
+	slices.SortFunc(pins, func(a, b pin) int { return cmp.Compare(a.node, b.node) })
+	return []job{{graph: jobs[0].graph, anchor: best[start], node: start, pins: pins}}
 }

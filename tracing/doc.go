@@ -59,6 +59,15 @@
 //   - S is threaded through the schema edges of a node, and an answer is
 //     scored by the best completed S of the branch that bound it, so
 //     constraint edges matched after the answer node still rank it.
+//   - A schema graph whose mentions anchor two or more of its nodes (a
+//     conjunction: "the film directed by A in language B", or two anchors
+//     meeting at a CVT) is one search, from the anchor of fewest edges,
+//     with the other anchored nodes bound before it starts (anchor.go,
+//     join). At every node the edges towards those nodes are matched
+//     first, and a branch that cannot reach one ends there, its evidence
+//     dropped: the answers are those every branch reaches, the
+//     intersection of the branches, where separate searches would each
+//     bind whatever their own anchor reaches.
 //   - Config.MaxBranch caps the KG edges kept per step (best first), a safety
 //     valve for Breadth on hubs; 0 means no cap, as in the paper.
 //   - Every search (one schema graph from one anchor) has a budget, the same

@@ -41,10 +41,14 @@ type run struct {
 	arrival    []int32 // schema node -> KG triple that bound it on this branch, -1 for the anchor
 	reversed   int     // edges on this branch matched against their schema direction
 	bufs       [][]cand
-	rows       [][]int32            // per depth: the rows a step narrowed (prune.go)
-	cache      map[string][]float32 // triple text -> unit vector (non-additive encoders)
-	parts      map[int32][]float32  // entity -> encoder part, when the tracer's are lazy
-	out        runOut
+	rows       [][]int32 // per depth: the rows a step narrowed (prune.go)
+	// join and adj are set where the search has pinned nodes (order):
+	// the join edges, and each node's edges in the order matched.
+	join  []bool
+	adj   [][]int
+	cache map[string][]float32 // triple text -> unit vector (non-additive encoders)
+	parts map[int32][]float32  // entity -> encoder part, when the tracer's are lazy
+	out   runOut
 }
 
 func newRun(t *Tracer, s *sGraph, guide *Guidance, strat schema.Strategy) *run {
@@ -69,12 +73,68 @@ func newRun(t *Tracer, s *sGraph, guide *Guidance, strat schema.Strategy) *run {
 	return r
 }
 
-// trace runs Algorithm 1 from schema node node bound to KG entity anchor.
-func (r *run) trace(ctx context.Context, node int, anchor int32, s0 float32) error {
-	r.bind[node] = anchor
-	r.out.bound[node] = true
-	_, err := r.match(ctx, node, s0, 0)
+// trace runs Algorithm 1 from schema node j.node bound to KG entity
+// anchor, with j's pinned nodes bound before it starts.
+func (r *run) trace(ctx context.Context, j job, anchor int32, s0 float32) error {
+	r.bind[j.node] = anchor
+	r.out.bound[j.node] = true
+	for _, p := range j.pins {
+		r.bind[p.node] = p.entity
+		r.out.bound[p.node] = true
+	}
+	if len(j.pins) > 0 {
+		r.order(j.node)
+	}
+	_, _, err := r.match(ctx, j.node, s0, 0)
 	return err
+}
+
+// order prepares a search with pinned nodes (a conjunction): it marks
+// the join edges, those (walked away from root) whose far side holds a
+// pinned node, and orders each node's edges so that the join edges are
+// matched first and, of them, those towards the answer last. Matching
+// is depth first and an answer is bound as soon as its branch is matched,
+// so a branch must have reached its pinned nodes before it goes on to the
+// answer: a join edge that matches nothing ends the branch (match's dead).
+func (r *run) order(root int) {
+	s := r.s
+	r.join = make([]bool, len(s.edges))
+	toAnswer := make([]bool, len(s.edges))
+	pinned := make([]bool, len(s.nodes))
+	for n, b := range r.bind {
+		pinned[n] = b >= 0 && n != root
+	}
+	seen := make([]bool, len(s.edges))
+	var walk func(n int) (pin, ans bool)
+	walk = func(n int) (pin, ans bool) {
+		for _, ei := range s.adj[n] {
+			if seen[ei] {
+				continue
+			}
+			seen[ei] = true
+			far := s.edges[ei].from(n).to
+			p, a := walk(far)
+			r.join[ei] = p || pinned[far]
+			toAnswer[ei] = a || far == s.answer
+			pin, ans = pin || r.join[ei], ans || toAnswer[ei]
+		}
+		return pin, ans
+	}
+	walk(root)
+	r.adj = make([][]int, len(s.adj))
+	rank := func(ei int) int {
+		switch {
+		case r.join[ei] && !toAnswer[ei]:
+			return 0
+		case r.join[ei]:
+			return 1
+		}
+		return 2
+	}
+	for n, es := range s.adj {
+		r.adj[n] = slices.Clone(es)
+		slices.SortStableFunc(r.adj[n], func(a, b int) int { return cmp.Compare(rank(a), rank(b)) })
+	}
 }
 
 // match is Algorithm 1's MATCH: every schema edge at n not yet matched on
@@ -82,18 +142,26 @@ func (r *run) trace(ctx context.Context, node int, anchor int32, s0 float32) err
 // so the value returned is the cumulative score of the best completion of
 // the subgraph below n (Algorithm 1 hands every edge the same S and never
 // uses S to choose, and the authors' released code computes S but never
-// uses it to choose between results).
-func (r *run) match(ctx context.Context, n int, S float32, depth int) (float32, error) {
-	for _, ei := range r.s.adj[n] {
+// uses it to choose between results). dead says a join edge at n matched
+// nothing: n's binding cannot reach a pinned node, and the branch ends.
+func (r *run) match(ctx context.Context, n int, S float32, depth int) (float32, bool, error) {
+	adj := r.s.adj[n]
+	if r.adj != nil {
+		adj = r.adj[n]
+	}
+	for _, ei := range adj {
 		if r.usedSchema[ei] {
 			continue
 		}
-		var err error
-		if S, err = r.step(ctx, n, ei, S, depth); err != nil {
-			return S, err
+		var (
+			dead bool
+			err  error
+		)
+		if S, dead, err = r.step(ctx, n, ei, S, depth); err != nil || dead {
+			return S, dead, err
 		}
 	}
-	return S, nil
+	return S, false, nil
 }
 
 // reusable reports whether KG triple tid may match a schema edge leaving
@@ -123,34 +191,44 @@ func (r *run) used(tid int32) bool {
 
 // step is Algorithm 2: score every unused KG edge at n's entity against
 // schema edge ei, keep the selected ones and recurse from their far ends.
-// It returns the best completed S over the kept edges, S when none is kept.
-func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float32, error) {
+// It returns the best completed S over the kept edges, S when none is
+// kept, and whether ei is a join edge none of whose kept edges reaches
+// the pinned nodes beyond it (their evidence is then dropped).
+func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float32, bool, error) {
 	if err := ctx.Err(); err != nil {
-		return S, err
+		return S, false, err
 	}
+	join := r.join != nil && r.join[ei]
 	w := r.s.edges[ei].from(n)
 	cands, err := r.candidates(ctx, w, depth)
 	if err != nil || len(cands) == 0 {
-		return S, err
+		return S, join && err == nil, err
 	}
 	if err := r.score(ctx, w, cands); err != nil {
-		return S, err
+		return S, false, err
 	}
 	r.bias.apply(cands)
 	sel := r.out.spent.keep(r.t.cfg.MaxKeep, r.selectCands(cands), r.t.byName)
 	best := float32(math.Inf(-1))
+	alive := 0
 	for i, c := range sel {
 		S2 := S + c.score
+		mark := len(r.out.matches)
 		r.out.matches = append(r.out.matches, Match{SchemaTriple: ei, Triple: c.tid, TScore: c.score, Bias: c.bias, Cum: S2})
 		u := r.push(w, c)
 		rev := r.reversed
 		outer := r.out.spent.share(r.t.cfg.MaxKeep, len(sel)-i)
-		end, err := r.match(ctx, w.to, S2, depth+1)
+		end, dead, err := r.match(ctx, w.to, S2, depth+1)
 		r.out.spent.limit = outer
 		r.pop(u)
 		if err != nil {
-			return S, err
+			return S, false, err
 		}
+		if dead {
+			r.out.matches = r.out.matches[:mark]
+			continue
+		}
+		alive++
 		// An answer bound mid-graph is scored by its branch's completion,
 		// so constraint edges below it count.
 		if w.to == r.s.answer {
@@ -158,10 +236,10 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 		}
 		best = max(best, end)
 	}
-	if len(sel) == 0 {
-		return S, nil
+	if alive == 0 {
+		return S, join, nil
 	}
-	return best, nil
+	return best, false, nil
 }
 
 // candidates returns the KG edges at the walk's entity that may match

@@ -462,6 +462,15 @@ type job struct {
 	graph  int
 	anchor int // index into Result.Anchors
 	node   int // schema node the anchor binds
+	// pins are the graph's other anchored nodes, bound before the search
+	// starts (join): a conjunction's branches must reach them.
+	pins []pin
+}
+
+// pin is a schema node bound to a KG entity before a search starts.
+type pin struct {
+	node   int
+	entity int32
 }
 
 // Trace retrieves the evidence for req. Bad input (invalid schema graphs,
@@ -567,7 +576,7 @@ func (t *Tracer) runJobs(ctx context.Context, s *searches, anchors []Anchor) err
 				}
 				j := jobs[i]
 				r := newRun(t, s.sgs[j.graph], s.req.Guidance, s.strats[j.graph])
-				err := r.trace(ctx, j.node, anchors[j.anchor].Entity, anchors[j.anchor].Score)
+				err := r.trace(ctx, j, anchors[j.anchor].Entity, anchors[j.anchor].Score)
 				if err != nil {
 					mu.Lock()
 					if firstErr == nil {

@@ -26,6 +26,10 @@ func kgSynthCommand() *cli.Command {
 			"(1-3 hops, some through hubs and CVTs) and answers are computed on the generated graph.\n" +
 			"With --train-questions it also writes training questions (another random draw, none of them a\n" +
 			"test question), for training a planner on the synthetic KG (stem train planner --format pq).\n" +
+			"With --complex N it also gives the KG date literals (the from and to of position, roster and\n" +
+			"marriage CVTs) and writes N complex questions of each kind (conjunction, conjunction-cvt,\n" +
+			"superlative, comparative, typed) to --complex-questions and 4N to --complex-train, JSON lines with\n" +
+			"gold answers and gold schema graphs (stem eval --format synth; stem train planner --format synth).\n" +
 			"The same --seed gives the same bytes. Use it to measure load time, memory and retrieval at\n" +
 			"Freebase scale without Freebase.\n\n" +
 			"Next steps:\n" +
@@ -42,13 +46,16 @@ func kgSynthCommand() *cli.Command {
 			&cli.StringFlag{Name: "train-questions", Usage: "PathQuestion file to write training questions to, disjoint from --questions (default: none)"},
 			&cli.IntFlag{Name: "n-train", Value: synth.DefaultTrainQuestions, Usage: "how many training questions to write"},
 			&cli.IntFlag{Name: "relations", Value: synth.DefaultRelations, Usage: "relations in the schema (small graphs use only some)"},
+			&cli.IntFlag{Name: "complex", Usage: "complex questions of each kind to write (0: none, and no date literals in the KG)"},
+			&cli.StringFlag{Name: "complex-questions", Usage: "JSON-lines file to write the complex test questions to (with --complex)"},
+			&cli.StringFlag{Name: "complex-train", Usage: "JSON-lines file to write the complex training questions to, disjoint from --complex-questions (with --complex)"},
 			forceFlag,
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return fmt.Errorf("kg synth takes no arguments (got %q); give --out", c.Args().First())
 			}
-			cfg := synth.Config{Triples: c.Int("triples"), Seed: c.Uint64("seed"), Relations: c.Int("relations"), Questions: c.Int("n-questions"), TrainQuestions: c.Int("n-train")}
+			cfg := synth.Config{Triples: c.Int("triples"), Seed: c.Uint64("seed"), Relations: c.Int("relations"), Questions: c.Int("n-questions"), TrainQuestions: c.Int("n-train"), Complex: c.Int("complex")}
 			if cfg.Triples <= 0 {
 				return fmt.Errorf("--triples %d: want a positive number", cfg.Triples)
 			}
@@ -62,13 +69,24 @@ func kgSynthCommand() *cli.Command {
 				return fmt.Errorf("--relations %d: want a positive number", cfg.Relations)
 			}
 			out, qout, tout := c.String("out"), c.String("questions"), c.String("train-questions")
-			if (qout != "" && qout == out) || (tout != "" && (tout == out || tout == qout)) {
-				return fmt.Errorf("--out, --questions and --train-questions must be three different files")
+			cout, ctout := c.String("complex-questions"), c.String("complex-train")
+			if cfg.Complex < 0 {
+				return fmt.Errorf("--complex %d: want 0 or more", cfg.Complex)
+			}
+			if (cout != "" || ctout != "") != (cfg.Complex > 0) {
+				return fmt.Errorf("--complex N and --complex-questions or --complex-train go together")
+			}
+			seen := map[string]bool{}
+			for _, p := range []string{out, qout, tout, cout, ctout} {
+				if p != "" && seen[p] {
+					return fmt.Errorf("--out, --questions, --train-questions, --complex-questions and --complex-train must be different files (%s twice)", p)
+				}
+				seen[p] = true
 			}
 			if err := synth.CheckKGName("--out", out); err != nil {
 				return fmt.Errorf("kg synth: %w (it writes TSV, or N-Triples to a .nt file)", err)
 			}
-			for _, o := range []struct{ flag, path string }{{"--out", out}, {"--questions", qout}, {"--train-questions", tout}} {
+			for _, o := range []struct{ flag, path string }{{"--out", out}, {"--questions", qout}, {"--train-questions", tout}, {"--complex-questions", cout}, {"--complex-train", ctout}} {
 				if o.path == "" {
 					continue
 				}
@@ -78,7 +96,7 @@ func kgSynthCommand() *cli.Command {
 			}
 			start := time.Now()
 			bar := progress.New(c.App.ErrWriter, "synth", int64(cfg.Triples))
-			files := synth.Files{KG: out, Questions: qout, Train: tout}
+			files := synth.Files{KG: out, Questions: qout, Train: tout, Complex: cout, ComplexTrain: ctout}
 			st, err := synth.WriteFiles(c.Context, cfg, files, func(done, _ int64) { bar.Set(done) })
 			bar.Finish()
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/kg/synth"
 )
 
 // TestKGSynth runs the workflow the help text teaches: kg synth, kg build,
@@ -143,5 +144,59 @@ func TestFormatWords(t *testing.T) {
 	}
 	if _, _, err := run(t, "kg", "stats", "--format", "webqsp-mini", kb); err == nil || !strings.Contains(err.Error(), "that is a dataset format") {
 		t.Errorf("kg stats --format webqsp-mini: %v, want the word explained", err)
+	}
+}
+
+// TestKGSynthComplex runs the complex questions' workflow: kg synth
+// --complex, stem eval --format synth with the oracle (gold schema
+// graphs) and with the pattern planner trained on the complex training
+// split, each kind in its own row.
+func TestKGSynthComplex(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: trains a planner")
+	}
+	dir := t.TempDir()
+	kgf, cq, ct, model := filepath.Join(dir, "s.tsv"), filepath.Join(dir, "c.jsonl"), filepath.Join(dir, "ct.jsonl"), filepath.Join(dir, "c.stempat")
+	out, _, err := run(t, "kg", "synth", "--triples", "60000", "--seed", "2", "--out", kgf, "--complex", "20", "--complex-questions", cq, "--complex-train", ct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "120 complex questions (conjunction 20, conjunction-cvt 20, superlative 20, comparative 20, typed 20, superlative-number 20)") {
+		t.Errorf("output:\n%s", out)
+	}
+	for _, bad := range [][]string{{"--complex", "5"}, {"--complex-questions", filepath.Join(dir, "x.jsonl")}, {"--complex", "-1", "--complex-questions", filepath.Join(dir, "x.jsonl")}} {
+		args := append([]string{"kg", "synth", "--triples", "100", "--out", filepath.Join(dir, "bad.tsv")}, bad...)
+		if _, _, err := run(t, args...); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+	}
+	if _, _, err := run(t, "train", "planner", "--format", "synth", "--questions", ct, "--out", model); err != nil {
+		t.Fatal(err)
+	}
+	for _, pl := range [][]string{{"--planner", "oracle"}, {"--planner", "pattern", "--planner-model", model}} {
+		args := append([]string{"eval", "--format", "synth", "--questions", cq, "--kg", kgf, "--json"}, pl...)
+		out, _, err := run(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep struct {
+			ByType []struct {
+				Label string  `json:"label"`
+				N     int     `json:"n"`
+				Hits1 float64 `json:"hits1"`
+			} `json:"by_type"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if len(rep.ByType) != len(synth.ComplexKinds) {
+			t.Fatalf("%v: by type %+v", pl, rep.ByType)
+		}
+		for _, b := range rep.ByType {
+			t.Logf("%v %s: n %d Hits@1 %.1f", pl[1], b.Label, b.N, b.Hits1)
+			if b.N != 20 || b.Hits1 < 85 {
+				t.Errorf("%v %s: n %d Hits@1 %.1f, want 20 and >= 85", pl[1], b.Label, b.N, b.Hits1)
+			}
+		}
 	}
 }

@@ -47,6 +47,12 @@ func FromBenchmark(q benchmark.Question) Question {
 	if len(q.Gold) > 0 {
 		pq.Gold = q.GoldSteps()
 	}
+	if len(q.GoldGraphs) > 0 {
+		// A gold graph with two anchors is one conjunction path.
+		if steps, ok := pattern.ConjunctionPath(q.GoldGraphs[0], q.Entities); ok {
+			pq.Gold = [][]schema.Step{steps}
+		}
+	}
 	return pq
 }
 
@@ -73,7 +79,7 @@ func Load(ctx context.Context, src benchmark.Source) ([]Question, error) {
 	}
 	var out []Question
 	switch src.Format {
-	case "pq", "metaqa", "webqsp-mini", "rog":
+	case "pq", "metaqa", "webqsp-mini", "rog", "synth":
 		f, err := benchmark.LookupFormat(src.Format)
 		if err != nil {
 			return nil, err

@@ -27,6 +27,7 @@ import (
 	"github.com/stem-kgqa/stem/internal/shareddata"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kg/sparql"
+	"github.com/stem-kgqa/stem/kg/synth"
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/models/wordvec"
 	"github.com/stem-kgqa/stem/plan"
@@ -178,6 +179,7 @@ func benchmarkSets(ctx context.Context) []benchmarkSet {
 		}
 	}
 	return []benchmarkSet{
+		synthComplex(ctx),
 		pq("2H-kb.txt", "PQ-2H.test.txt"),
 		pq("3H-kb.txt", "PQ-3H.test.txt"),
 		pq("PQL2-KB.txt", "PQL-2H.test.txt"),
@@ -214,6 +216,45 @@ func benchmarkSets(ctx context.Context) []benchmarkSet {
 				return exs
 			},
 			freebase: true,
+		},
+	}
+}
+
+// synthComplex is a synthetic Freebase-shaped KG written by kg/synth with
+// its complex questions (Config.Complex): conjunctions whose two anchors
+// meet at the answer or at a CVT, superlatives and comparatives over the
+// CVTs' date literals, typed questions. Their schema graphs are traced
+// with one anchor pinned (tracing's join), which the endpoint must
+// answer alike. Generated in the test's temporary directory: it needs no
+// shared data.
+func synthComplex(ctx context.Context) benchmarkSet {
+	var (
+		once sync.Once
+		dir  string
+		err  error
+	)
+	files := func(t testing.TB) synth.Files {
+		t.Helper()
+		once.Do(func() {
+			dir = t.TempDir()
+			_, err = synth.WriteFiles(ctx, synth.Config{Triples: 20000, Seed: 4, Complex: 6},
+				synth.Files{KG: filepath.Join(dir, "kg.tsv"), Complex: filepath.Join(dir, "test.jsonl"), ComplexTrain: filepath.Join(dir, "train.jsonl")}, nil)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return synth.Files{KG: filepath.Join(dir, "kg.tsv"), Complex: filepath.Join(dir, "test.jsonl"), ComplexTrain: filepath.Join(dir, "train.jsonl")}
+	}
+	return benchmarkSet{
+		name: "synth-complex",
+		kb:   func(t testing.TB, _ []benchmark.Question) string { return files(t).KG },
+		test: func(t testing.TB) []benchmark.Question {
+			return must[[]benchmark.Question](t)(benchmark.LoadSynth(ctx, files(t).Complex))
+		},
+		every:       1,
+		schemaEvery: 12,
+		train: func(t testing.TB) []pattern.Example {
+			return planeval.Examples(must[[]benchmark.Question](t)(benchmark.LoadSynth(ctx, files(t).ComplexTrain)))
 		},
 	}
 }

@@ -12,9 +12,12 @@ import (
 )
 
 // Files names the files WriteFiles writes: the KG, and the test and
-// training questions when their names are not empty.
+// training questions when their names are not empty; with
+// Config.Complex, the complex test and training questions (JSON lines,
+// ComplexQuestion) where named.
 type Files struct {
-	KG, Questions, Train string
+	KG, Questions, Train  string
+	Complex, ComplexTrain string
 }
 
 // ntriples reports whether the KG file path is written as N-Triples: its
@@ -43,17 +46,18 @@ func CheckKGName(flag, path string) error {
 // to export it.
 func WriteFiles(ctx context.Context, cfg Config, f Files, progress func(done, total int64)) (Stats, error) {
 	var st Stats
-	err := writeAll([]string{f.KG, f.Questions, f.Train}, func(ws []io.Writer) error {
+	err := writeAll([]string{f.KG, f.Questions, f.Train, f.Complex, f.ComplexTrain}, func(ws []io.Writer) error {
+		qs := [4]io.Writer{ws[1], ws[2], ws[3], ws[4]}
 		if !ntriples(f.KG) {
 			var err error
-			st, err = WriteSplits(ctx, cfg, ws[0], ws[1], ws[2], progress)
+			st, err = writeSplits(ctx, cfg, ws[0], qs, progress)
 			return err
 		}
 		enc, err := kg.NewNTriplesEncoder(ws[0], "")
 		if err != nil {
 			return err
 		}
-		if st, err = WriteSplits(ctx, cfg, &tsvToNT{enc: enc}, ws[1], ws[2], progress); err != nil {
+		if st, err = writeSplits(ctx, cfg, &tsvToNT{enc: enc}, qs, progress); err != nil {
 			return err
 		}
 		return enc.Flush()
@@ -74,6 +78,21 @@ func (st Stats) WriteText(w io.Writer, f Files) {
 	}
 	if f.Train != "" {
 		fmt.Fprintf(w, "wrote %s: %d training questions\n", f.Train, st.TrainQuestions)
+	}
+	for _, c := range []struct {
+		path   string
+		counts map[string]int
+	}{{f.Complex, st.Complex}, {f.ComplexTrain, st.ComplexTrain}} {
+		if c.path == "" || c.counts == nil {
+			continue
+		}
+		var parts []string
+		total := 0
+		for _, k := range ComplexKinds {
+			parts = append(parts, fmt.Sprintf("%s %d", k, c.counts[k]))
+			total += c.counts[k]
+		}
+		fmt.Fprintf(w, "wrote %s: %d complex questions (%s)\n", c.path, total, strings.Join(parts, ", "))
 	}
 }
 

@@ -3,6 +3,8 @@ package synth
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -25,6 +27,44 @@ type typeSpec struct {
 	hub    []string // fixed names: hub entities
 	cvt    bool     // mediator type: nodes are created per edge, unnamed
 	style  []string // name prefixes for generated names
+}
+
+// The literal dates of Config.Complex graphs: a type whose entities are
+// dates, and the CVT types whose nodes say from when to when their fact
+// held (Freebase's from and to), read by comparative and superlative
+// questions.
+const dateType = "type.datetime"
+
+// numberType is the numeric literals' type, and areaRel the relation
+// that gives places a number (Config.Complex), read by superlatives over
+// numbers ("the largest area").
+const (
+	numberType = "type.float"
+	areaRel    = "location.location.area"
+)
+
+// numbers are the numeric literals' names: areas from 1.5 to 3000 in
+// steps of 1.5.
+func numbers() []string {
+	out := make([]string, 2000)
+	for i := range out {
+		out[i] = strconv.FormatFloat(1.5*float64(i+1), 'f', -1, 64)
+	}
+	return out
+}
+
+var datedCVTs = []string{"government.government_position_held", "sports.sports_team_roster", "people.marriage"}
+
+// dates are the date literals' names, ascending: the first of each
+// quarter from 1950 to 2019.
+func dates() []string {
+	var out []string
+	for y := 1950; y < 2020; y++ {
+		for _, m := range []string{"01", "04", "07", "10"} {
+			out = append(out, fmt.Sprintf("%d-%s-01", y, m))
+		}
+	}
+	return out
 }
 
 var personFirst = []string{"John", "Mary", "Anna", "Peter", "Lucas", "Maria", "David", "Sofia", "James", "Elena", "Omar", "Yuki",
@@ -182,7 +222,18 @@ type relation struct {
 	words  string // the property words, for question text
 	target int    // index of the tail's type
 	cvt    []int  // for a CVT relation: the relations the new node emits
+	date   dateEnd
 }
+
+// dateEnd says which end of a fact's time a relation to a date literal
+// gives.
+type dateEnd uint8
+
+const (
+	noDate dateEnd = iota
+	dateFrom
+	dateTo
+)
 
 // etype is one entity type of the generated schema, with its id range.
 type etype struct {
@@ -191,10 +242,13 @@ type etype struct {
 	hub    []string
 	cvt    bool
 	style  []string
-	rels   []int // relations its entities emit, most frequent first
-	lo, n  int32 // entity ids [lo, lo+n)
-	relZ   *rand.Zipf
-	tailZ  *rand.Zipf
+	// literal marks the date literals' type: its tails are drawn
+	// uniformly, not Zipf-wise as a hub's.
+	literal bool
+	rels    []int // relations its entities emit, most frequent first
+	lo, n   int32 // entity ids [lo, lo+n)
+	relZ    *rand.Zipf
+	tailZ   *rand.Zipf
 }
 
 // schema is the generated type system: core types first, then synthetic
@@ -204,13 +258,16 @@ type schema struct {
 	rels  []relation
 }
 
-func buildSchema(r *rand.Rand, nRel int) (*schema, error) {
+// buildSchema builds the schema of nRel relations; with literals, the
+// dated CVTs emit from and to edges to date literals (Config.Complex).
+func buildSchema(r *rand.Rand, nRel int, literals bool) (*schema, error) {
 	s := &schema{}
 	typeIdx := map[string]int{}
 	relIdx := map[string]int{}
+	core := withDates(core, literals)
 	for _, ts := range core {
 		typeIdx[ts.name] = len(s.types)
-		s.types = append(s.types, etype{name: ts.name, weight: ts.weight, hub: ts.hub, cvt: ts.cvt, style: ts.style})
+		s.types = append(s.types, etype{name: ts.name, weight: ts.weight, hub: ts.hub, cvt: ts.cvt, style: ts.style, literal: ts.name == dateType || ts.name == numberType})
 	}
 	addRel := func(name string, target int) int {
 		if i, ok := relIdx[name]; ok {
@@ -238,7 +295,14 @@ func buildSchema(r *rand.Rand, nRel int) (*schema, error) {
 			if err != nil {
 				return nil, err
 			}
-			s.types[ti].rels = append(s.types[ti].rels, addRel(p.name, t))
+			ri := addRel(p.name, t)
+			switch {
+			case strings.HasSuffix(p.name, ".from"):
+				s.rels[ri].date = dateFrom
+			case strings.HasSuffix(p.name, ".to"):
+				s.rels[ri].date = dateTo
+			}
+			s.types[ti].rels = append(s.types[ti].rels, ri)
 		}
 	}
 	for ti, ts := range core {
@@ -324,6 +388,36 @@ func buildSchema(r *rand.Rand, nRel int) (*schema, error) {
 		}
 	}
 	return s, nil
+}
+
+// withDates returns types, with literals a copy in which the dated CVT
+// types emit from and to edges to a date literal type, and places an
+// area, a numeric literal.
+func withDates(types []typeSpec, literals bool) []typeSpec {
+	if !literals {
+		return types
+	}
+	out := make([]typeSpec, 0, len(types)+1)
+	dated := map[string]bool{}
+	for _, t := range datedCVTs {
+		dated[t] = true
+	}
+	for _, t := range types {
+		t.props = slices.Clone(t.props)
+		if dated[t.name] {
+			t.props = append(t.props, prop{name: t.name + ".from", target: dateType}, prop{name: t.name + ".to", target: dateType})
+		}
+		if t.name == "location.location" {
+			t.props = append(t.props, prop{name: areaRel, target: numberType})
+		}
+		for i, p := range t.props {
+			if p.cvt != nil && dated[p.target] {
+				t.props[i].cvt = append(slices.Clone(p.cvt), p.target+".from", p.target+".to")
+			}
+		}
+		out = append(out, t)
+	}
+	return append(out, typeSpec{name: dateType, hub: dates()}, typeSpec{name: numberType, hub: numbers()})
 }
 
 func titleWord(w string) string {

@@ -76,6 +76,12 @@ type Config struct {
 	// TrainQuestions is how many training questions WriteSplits writes,
 	// DefaultTrainQuestions when 0.
 	TrainQuestions int
+	// Complex, when > 0, gives the graph date literals (the from and to
+	// of its position, roster and marriage CVTs) and asks for that many
+	// complex questions per kind (ComplexKinds) in each of the complex
+	// splits WriteComplex writes. 0 leaves the graph as without it, byte
+	// for byte.
+	Complex int
 }
 
 // Stats describes what Write produced.
@@ -97,7 +103,14 @@ type Stats struct {
 	// TrainQuestions is the number of training questions written
 	// (WriteSplits), none of which is a test question.
 	TrainQuestions int
+	// Complex and ComplexTrain count the complex questions written per
+	// kind (Config.Complex), nil when none were asked for.
+	Complex, ComplexTrain map[string]int
 }
+
+// ComplexTrainFactor is how many times Config.Complex questions of each
+// kind the complex training split holds.
+const ComplexTrainFactor = 4
 
 // ErrConfig marks an invalid Config.
 var ErrConfig = errors.New("synth: invalid config")
@@ -137,10 +150,18 @@ func Write(ctx context.Context, cfg Config, kgOut, questionsOut io.Writer, progr
 // so that a planner trained on them (stem train planner) is tested on
 // questions it has not seen.
 func WriteSplits(ctx context.Context, cfg Config, kgOut, questionsOut, trainOut io.Writer, progress func(done, total int64)) (Stats, error) {
+	return writeSplits(ctx, cfg, kgOut, [4]io.Writer{questionsOut, trainOut}, progress)
+}
+
+// writeSplits is WriteSplits with the complex splits' writers too: out
+// holds the test and training questions', then the complex test and
+// training questions' (each nil for none).
+func writeSplits(ctx context.Context, cfg Config, kgOut io.Writer, out [4]io.Writer, progress func(done, total int64)) (Stats, error) {
+	questionsOut, trainOut := out[0], out[1]
 	if cfg.Triples <= 0 || cfg.Triples > MaxTriples {
 		return Stats{}, fmt.Errorf("%w: Triples = %d, want 1..%d", ErrConfig, cfg.Triples, MaxTriples)
 	}
-	if cfg.Relations < 0 || cfg.Questions < 0 || cfg.TrainQuestions < 0 {
+	if cfg.Relations < 0 || cfg.Questions < 0 || cfg.TrainQuestions < 0 || cfg.Complex < 0 {
 		return Stats{}, fmt.Errorf("%w: negative Relations (%d), Questions (%d) or TrainQuestions (%d)", ErrConfig, cfg.Relations, cfg.Questions, cfg.TrainQuestions)
 	}
 	if cfg.Relations == 0 {
@@ -159,7 +180,7 @@ func WriteSplits(ctx context.Context, cfg Config, kgOut, questionsOut, trainOut 
 		return Stats{}, fmt.Errorf("%w: no KG writer", ErrConfig)
 	}
 	r := rand.New(rand.NewPCG(cfg.Seed, 0x5eed_57e3_c0de_0001))
-	s, err := buildSchema(r, cfg.Relations)
+	s, err := buildSchema(r, cfg.Relations, cfg.Complex > 0)
 	if err != nil {
 		return Stats{}, err
 	}
@@ -198,7 +219,42 @@ func WriteSplits(ctx context.Context, cfg Config, kgOut, questionsOut, trainOut 
 			st.TrainQuestions = qs.Questions
 		}
 	}
+	if cfg.Complex > 0 && (out[2] != nil || out[3] != nil) {
+		if err := g.writeComplex(ctx, cfg, out[2:], &st); err != nil {
+			return st, err
+		}
+	}
 	return st, nil
+}
+
+// writeComplex writes the complex test and training splits (either
+// writer nil for none): cfg.Complex questions of each kind in the test
+// split and ComplexTrainFactor times as many in the training split, from
+// random streams of their own, the training split repeating no test
+// question.
+func (g *gen) writeComplex(ctx context.Context, cfg Config, ws []io.Writer, st *Stats) error {
+	ix := g.buildIn()
+	seen := map[string]bool{}
+	st.Complex, st.ComplexTrain = map[string]int{}, map[string]int{}
+	for i, split := range []struct {
+		n      int
+		stream uint64
+		prefix string
+		counts map[string]int
+	}{{cfg.Complex, 0x5eed_57e3_c0de_0004, "complex-test", st.Complex}, {cfg.Complex * ComplexTrainFactor, 0x5eed_57e3_c0de_0005, "complex-train", st.ComplexTrain}} {
+		if ws[i] == nil {
+			continue
+		}
+		qr := rand.New(rand.NewPCG(cfg.Seed, split.stream))
+		qw := bufio.NewWriterSize(ws[i], 1<<16)
+		if err := g.complexQuestions(ctx, ix, complexSplit{r: qr, n: split.n, prefix: split.prefix, w: qw, seen: seen, counts: split.counts}); err != nil {
+			return err
+		}
+		if err := qw.Flush(); err != nil {
+			return fmt.Errorf("synth: write %s questions: %w", split.prefix, err)
+		}
+	}
+	return nil
 }
 
 // layout assigns id ranges: hubs first, then every named type a range in
@@ -255,6 +311,9 @@ func (g *gen) pickTail(ti int) int32 {
 	t := &g.s.types[ti]
 	if t.n <= 1 {
 		return t.lo
+	}
+	if t.literal {
+		return t.lo + g.r.Int32N(t.n)
 	}
 	if t.hub != nil || g.r.IntN(3) == 0 {
 		return t.lo + int32(g.tailZ(ti))
@@ -353,8 +412,18 @@ func (g *gen) generate(ctx context.Context, n int, w *bufio.Writer, progress fun
 				continue
 			}
 			var out []edge
+			from := int32(-1)
 			for _, cr := range rel.cvt {
-				out = append(out, edge{int32(cr), g.pickTail(g.s.rels[cr].target)})
+				tail := g.pickTail(g.s.rels[cr].target)
+				switch g.s.rels[cr].date {
+				case dateFrom:
+					from = tail
+				case dateTo:
+					// A fact ends after it starts: up to two years on.
+					t := &g.s.types[g.s.rels[cr].target]
+					tail = min(from+1+g.r.Int32N(8), t.lo+t.n-1)
+				}
+				out = append(out, edge{int32(cr), tail})
 			}
 			if err := g.emit(w, e.tail, out); err != nil {
 				return err

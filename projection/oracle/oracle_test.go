@@ -48,6 +48,13 @@ func TestPlan(t *testing.T) {
 	if p, _ = (Planner{Beam: 1}).Plan(ctx, in); len(p.Candidates) != 1 {
 		t.Errorf("beam 1 plan = %+v", p)
 	}
+	// Gold schema graphs (two anchors, constraints) are planned as they are.
+	conj := schema.Graph{Triples: []schema.Triple{{Head: "[ENT1]", Rel: "r1", Tail: "A"}, {Head: "[ENT1]", Rel: "r2", Tail: "B"}}, Answer: "[ENT1]"}
+	in = projection.Input{Entities: []string{"A", "B"}, Gold: &projection.Gold{Answers: 1, Graphs: []schema.Graph{conj},
+		Paths: []schema.GoldPath{{Start: "A", Steps: []schema.Step{{Rel: "r1", Dir: schema.Inverse}}}}}}
+	if p, _ = (Planner{}).Plan(ctx, in); len(p.Candidates) != 1 || !reflect.DeepEqual(p.Candidates[0].Graph, conj) {
+		t.Errorf("gold graph plan = %+v", p)
+	}
 	// Outside evaluation there is no answer sheet.
 	if _, err := (Planner{}).Plan(ctx, projection.Input{Question: "who?"}); !errors.Is(err, ErrNoGold) {
 		t.Errorf("no gold: err = %v, want ErrNoGold", err)

@@ -498,7 +498,9 @@ func (m *Model) index() {
 	m.undirected = len(m.f.Paths) > 0
 	for i, p := range m.f.Paths {
 		m.pathID[p.key()] = int32(i)
-		m.maxHops = max(m.maxHops, len(p))
+		if !isConjunction(p) {
+			m.maxHops = max(m.maxHops, len(p))
+		}
 		for _, s := range p {
 			m.rels[s.Rel] = true
 			if s.Dir != schema.Either {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models"
@@ -144,6 +145,10 @@ func (p *Planner) predict(ctx context.Context, w walkIn, question string, entiti
 		cands = append(cands, projection.ScoredPath{Steps: m.f.Paths[id], Score: s, Reach: -1})
 	}
 	slices.SortFunc(cands, byScore)
+	if len(entities) < 2 {
+		// A conjunction path anchors on two entities.
+		cands = slices.DeleteFunc(cands, func(c projection.ScoredPath) bool { return isConjunction(c.Steps) })
+	}
 	// Paths the model never saw come after every path it knows, ranked
 	// among themselves by their parts: they are fallbacks for a question
 	// whose graph walks none of the known paths. Ranked by score with the
@@ -256,7 +261,7 @@ func (p *Planner) checkKG(w walkIn, cands []projection.ScoredPath, starts []int3
 	for _, c := range cands {
 		missing := ""
 		for _, s := range c.Steps {
-			if _, ok := rels.Relation(s.Rel); !ok {
+			if _, ok := rels.Relation(s.Rel); !ok && s.Rel != JoinRel {
 				missing = s.Rel
 				break
 			}
@@ -265,7 +270,12 @@ func (p *Planner) checkKG(w walkIn, cands []projection.ScoredPath, starts []int3
 			pred.Notes = append(pred.Notes, fmt.Sprintf("dropped path %s: relation %q is not in the KG", formatSteps(c.Steps), missing))
 			continue
 		}
-		if len(starts) > 0 && (hops == 0 || len(c.Steps) <= hops) {
+		if isConjunction(c.Steps) {
+			// Its reach is left unknown: each part's walk from a hub is
+			// cut at reachCap, so an empty intersection of the cut sets
+			// says nothing, and over a neighbourhood or an endpoint the
+			// plan must rank as over the whole KG.
+		} else if len(starts) > 0 && (hops == 0 || len(c.Steps) <= hops) {
 			c.Reach = Reach(g, starts, c.Steps, reachCap)
 			if c.Reach == 0 {
 				dead = append(dead, c)
@@ -457,7 +467,8 @@ func reached(g kg.Reader, starts []int32, steps []schema.Step, limit int) []int3
 }
 
 // Plan implements projection.Planner: the top-B paths as schema graphs
-// anchored on in.Entities[0].
+// anchored on in.Entities[0], and conjunction paths (JoinRel) as graphs
+// anchored on the entities in the order the question names them.
 func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Projection, error) {
 	if len(in.Entities) == 0 {
 		return projection.Projection{}, errors.New("pattern: plan: the question has no linked entity to anchor the paths on")
@@ -494,6 +505,13 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 	out := projection.Projection{Strategy: pred.Strategy, Notes: pred.Notes}
 	for i, c := range pred.Paths {
 		cand := projection.Candidate{Graph: schema.PathGraph(in.Entities[0], c.Steps), Score: c.Score}
+		if isConjunction(c.Steps) {
+			g, ok := ConjunctionGraph(textOrder(in), c.Steps)
+			if !ok {
+				continue
+			}
+			cand.Graph = g
+		}
 		// Under Breadth every answer counts, and a KG may record one fact
 		// under several relations (WebQSP-mini, own graphs: F1 55.51 ->
 		// 62.95 with the variants beside the first path).
@@ -571,4 +589,30 @@ func FromExamples(ctx context.Context, g kg.Reader, enc models.Encoder, exs []Ex
 		return nil, err
 	}
 	return New(m, enc, Config{Beam: beam, Graph: g})
+}
+
+// textOrder returns the question's entities in the order its text names
+// them (by their mentions, where each has one; as given otherwise), the
+// order a conjunction path's parts are in.
+func textOrder(in projection.Input) []string {
+	if len(in.Mentions) != len(in.Entities) {
+		return in.Entities
+	}
+	q := strings.ToLower(in.Question)
+	idx := make([]int, len(in.Entities))
+	for i := range idx {
+		idx[i] = i
+	}
+	at := func(i int) int {
+		if k := strings.Index(q, strings.ToLower(in.Mentions[i])); k >= 0 {
+			return k
+		}
+		return len(q)
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return at(a) - at(b) })
+	out := make([]string, len(idx))
+	for i, j := range idx {
+		out[i] = in.Entities[j]
+	}
+	return out
 }
