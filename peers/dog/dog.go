@@ -514,6 +514,22 @@ func (s *standIn) chainScores(ctx context.Context, c Chain, steps []Step) ([]flo
 	return s.sim.Scores(ctx, texts)
 }
 
+// addPlan adds w times the plan score of c continued by each of steps to
+// out, in the planner-assisted mode (w above 0).
+func (s *standIn) addPlan(c Chain, steps []Step, out []float32, w float32) {
+	if w <= 0 {
+		return
+	}
+	path := c.Path()
+	for i, st := range steps {
+		// Only a chain that is a path from an anchor can follow a
+		// planned relation path.
+		if path != nil && (len(c.Steps) == 0 || st.From == c.Steps[len(c.Steps)-1].To) {
+			out[i] += w * signals.PlanScore(s.plans, append(slices.Clip(path), st.Rel))
+		}
+	}
+}
+
 // tripleWords is a triple as the stand-in reads it: its head's name, its
 // relation's words and its tail's name, in the KG's order.
 func tripleWords(g kg.Reader, id int32) string {
@@ -532,16 +548,14 @@ func (s *standIn) score(ctx context.Context, c Chain, steps []Step) ([]float32, 
 	if err != nil {
 		return nil, nil, err
 	}
-	if s.weight > 0 {
-		path := c.Path()
-		for i, st := range steps {
-			// Only a chain that is a path from an anchor can follow a
-			// planned relation path.
-			if path != nil && (len(c.Steps) == 0 || st.From == c.Steps[len(c.Steps)-1].To) {
-				out[i] += s.weight * signals.PlanScore(s.plans, append(slices.Clip(path), st.Rel))
-			}
-		}
+	w := s.weight
+	if s.triples != nil {
+		// Under eq. 3 a triple's score is a cosine over the
+		// temperature, so the plan term is too: a plan score of 1
+		// weighs as a cosine 1 higher in either mode.
+		w /= s.temperature
 	}
+	s.addPlan(c, steps, out, w)
 	return out, out, nil
 }
 
@@ -575,7 +589,8 @@ func (s *standIn) tripleScores(ctx context.Context, c Chain, steps []Step) ([]fl
 
 // grew is where, under eq. 3's scores, the stand-in concludes for the
 // model: a chain stops when no continuation's relation words fit the
-// question better than its own (the stopping rule of the chain score).
+// question better than its own (the stopping rule of the chain score,
+// the plan term included in the planner-assisted mode).
 func (s *standIn) grew(ctx context.Context, c *Chain) error {
 	if s.triples == nil {
 		return nil
@@ -584,7 +599,8 @@ func (s *standIn) grew(ctx context.Context, c *Chain) error {
 	if len(cands) == 0 {
 		return nil
 	}
-	own, err := s.chainScores(ctx, Chain{Steps: c.Steps[:len(c.Steps)-1]}, c.Steps[len(c.Steps)-1:])
+	prefix, last := Chain{Steps: c.Steps[:len(c.Steps)-1]}, c.Steps[len(c.Steps)-1:]
+	own, err := s.chainScores(ctx, prefix, last)
 	if err != nil {
 		return err
 	}
@@ -592,6 +608,9 @@ func (s *standIn) grew(ctx context.Context, c *Chain) error {
 	if err != nil {
 		return err
 	}
+	// The plan term as the chain score has it (planner-assisted mode).
+	s.addPlan(prefix, last, own, s.weight)
+	s.addPlan(*c, cands, next, s.weight)
 	if slices.Max(next) <= own[0] {
 		c.Done = true
 	}
