@@ -782,14 +782,16 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "slice\tn\thits@1\thit\tf1\tprecision\trecall\tcoverage\tcov n\t")
+	// The rank metrics beside hits@1, then hit and f1 with the list
+	// length they grow with (answers/q), as compare's table has them.
+	fmt.Fprintf(tw, "slice\tn\thits@1\tmrr\thit@%d\thit\tanswers/q\tf1\tprecision\trecall\tcoverage\tcov n\t\n", HitAtK)
 	row := func(label string, s Scores) {
 		cov := "-"
 		if s.CoverageN > 0 {
 			cov = fmt.Sprintf("%.2f", s.Coverage)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%d\t\n",
-			label, s.N, s.Hits1, s.Hit, s.F1, s.Precision, s.Recall, cov, s.CoverageN)
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%d\t\n",
+			label, s.N, s.Hits1, s.MRR, s.HitK, s.Hit, s.Answers, s.F1, s.Precision, s.Recall, cov, s.CoverageN)
 	}
 	row("all", r.Scores)
 	for _, b := range r.ByAnswers {

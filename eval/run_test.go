@@ -145,6 +145,12 @@ func TestReportJSONAndTable(t *testing.T) {
 		lines[foot+2] != "gold path reaches gold answers only in 100.00% of 37 questions (the Hits@1 a relation-level method is sure of)" {
 		t.Errorf("table:\n%s", buf.String())
 	}
+	// The rank metrics and the list length stand beside hits@1 (the
+	// oracle answers every question first, one answer each).
+	if head, all := strings.Fields(lines[0]), strings.Fields(lines[1]); len(head) < 7 || strings.Join(head[2:7], " ") != "hits@1 mrr hit@5 hit answers/q" ||
+		len(all) < 7 || strings.Join(all[2:6], " ") != "100.00 100.00 100.00 100.00" {
+		t.Errorf("rank columns: %q / %q", lines[0], lines[1])
+	}
 	// Aligned: every table row has the same width.
 	for _, l := range lines[1:foot] {
 		if len(l) != len(lines[0]) {

@@ -60,6 +60,12 @@ const (
 	tableColumnHead  = "config\tmode\tn\thits@1\tmrr\thit@5\thit\tanswers/q\tf1\tprecision\trecall\tcoverage\tunbacked\tp50 ms\tp95 ms\tqps\tllm calls/q\ttokens/q\t"
 )
 
+// SetMetricsNote is the line under compare's table on hit and f1: they
+// score each row's answer list as a set, so a row that returns a ranked
+// list (GCR's hypotheses, GraphRAFT's nodes, SimGRAG's subgraphs) gains
+// hit with its length, and rows are compared on the rank metrics.
+const SetMetricsNote = "hit and f1 grow with answers/q (each row's answer list is scored as a set, ranked or not): compare rows on hits@1, mrr and hit@5\n"
+
 // row formats an entry's headline figures, tab-separated, in the order of
 // tableColumnHead after the name.
 func row(e Entry) []string {
@@ -115,7 +121,7 @@ func WriteTable(w io.Writer, entries []Entry) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := io.WriteString(w, plannerNote(entries))
+	_, err := io.WriteString(w, SetMetricsNote+plannerNote(entries))
 	return err
 }
 
@@ -164,6 +170,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	for _, n := range c.Notes {
 		fmt.Fprintf(&b, "\n%s\n", n)
 	}
+	fmt.Fprintf(&b, "\n%s", SetMetricsNote)
 	fmt.Fprintf(&b, "\nScores in percent; mrr is the mean reciprocal rank of the first right answer and hit@5 a right answer among the first five, rank metrics that do not grow with the answer list as hit and f1 do (answers/q is its mean length); mode is how the retrieval strategy ran (STEM's follows its planner; a peer stands alone, with the encoder standing in for its paper's LLM unless it says llm, or is planner-assisted; trained where it learnt from the training questions); coverage is the paper's Eq. 17; p50 and p95 are the retriever's time per question; qps is questions answered per second of wall time; llm calls/q and tokens/q are the language model's requests and prompt plus completion tokens per question, where one was used.\n\n")
 	fmt.Fprintf(&b, "![F1 by answer count](%s)\n\n![F1 by hops](%s)\n\n![Latency](%s)\n\n", F1AnswersFile, F1HopsFile, LatencyFile)
 	if a := c.Agreement; a != nil {

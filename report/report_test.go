@@ -181,7 +181,8 @@ func TestWriteTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
-	if len(lines) != 3 || len(lines[1]) != len(lines[0]) || !strings.Contains(strings.Join(strings.Fields(lines[1]), " "), "full planner 10 80.00 84.50 88.00 90.00 3.50 75.50 70.00 85.00 66.67 1 2.50 9.00 123.46 2.00 850") {
+	// Under the two rows: the set metrics' note (no planner recorded).
+	if len(lines) != 4 || lines[3]+"\n" != SetMetricsNote || len(lines[1]) != len(lines[0]) || !strings.Contains(strings.Join(strings.Fields(lines[1]), " "), "full planner 10 80.00 84.50 88.00 90.00 3.50 75.50 70.00 85.00 66.67 1 2.50 9.00 123.46 2.00 850") {
 		t.Errorf("table:\n%s", buf.String())
 	}
 }

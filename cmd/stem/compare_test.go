@@ -70,7 +70,7 @@ func TestCompareDemo(t *testing.T) {
 	}
 	wantNames := []string{"adaptive", "only-greedy", "only-threshold", "breadth"}
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	if len(lines) != 2+len(wantNames) || !strings.Contains(lines[0], "hits@1") || !strings.Contains(lines[0], "qps") {
+	if len(lines) != 3+len(wantNames) || lines[len(wantNames)+1]+"\n" != report.SetMetricsNote || !strings.Contains(lines[0], "hits@1") || !strings.Contains(lines[0], "qps") {
 		t.Fatalf("table:\n%s", out)
 	}
 	// compare plans with the gold paths by default, as eval does, and

@@ -27,15 +27,21 @@
 //     ("Therefore, the answer is * X"), which ends the chain. The answers
 //     are the entities of the top chain its conclusion names.
 //
-//     Without an LLM, the neutral stand-in every peer shares
-//     (signals.Similarity) scores a chain by the question's cosine with
-//     its relation words in order, and stands in for the model's choice
-//     to conclude: a chain stops when no continuation scores better (ties
-//     stop). The answer step reads the top chain as the paper's examples
-//     do: the far end of its last triple, with the ends of the chain's
-//     other triples that leave the same entity by the same relation
-//     (table 6's second example answers "playwright, and poet" from two
-//     such triples).
+//     Without an LLM, the stand-in follows eq. 3's flow: a chain's score
+//     S is the sum of its triples' scores, each triple scored one by one
+//     as it is generated, by the log-probability of that triple among the
+//     chain's continuations: the log-softmax, over the continuations, of
+//     the encoder's cosine of the whole question and the triple's words
+//     (head's name, relation words, tail's name) over a temperature of
+//     0.05. For the model's choice to conclude, a chain stops when no
+//     continuation's relation words fit the question (signals.Similarity,
+//     entity mentions masked) better than its own. The answer step reads
+//     the top chain as the paper's examples do: the far end of its last
+//     triple, with the ends of the chain's other triples that leave the
+//     same entity by the same relation (table 6's second example answers
+//     "playwright, and poet" from two such triples). --dog-score chain
+//     keeps the earlier stand-in: one cosine of the question and the
+//     chain's relation words in order, stopping one of the beam's options.
 //
 // Only the top chain answers (the paper's model answers from the chain it
 // generated); its triples are the evidence, so every answer is backed
@@ -56,13 +62,20 @@
 //     graph encodes up to 20,000 triples per question, the stand-in's
 //     main cost on a hub-heavy KG (MetaQA).
 //   - Scoring. Paper: an LLM scores each generated triple by its
-//     log-probability given the prompt, the chain so far and the entity
-//     names (eq. 3 sums them). Here: the encoder's cosine of the question
-//     and the chain's relation words in order, so entity names are not
-//     read and a chain is scored whole, not triple by triple; no LLM can
-//     run here, and no training is involved (the paper fine-tunes none).
-//   - Conclusion. Paper: the LLM writes "Therefore, the answer is".
-//     Here: a chain stops when no continuation scores better.
+//     log-probability given the prompt and the chain so far, entity names
+//     and all, and S sums them (eq. 3). Here: the same sum, each triple's
+//     score a log-probability among the chain's continuations from the
+//     encoder's cosine of the question and the triple's words, names
+//     included; what the chain said before a triple is not read (a
+//     sentence encoder has no such conditioning; the LLM's is the
+//     prompt). Why: no LLM can run here, and a softmax over the allowed
+//     triples is what graph-constrained decoding normalises over. No
+//     training is involved (the paper fine-tunes none). --dog-score chain
+//     scores the chain whole by its relation words instead (names unread).
+//   - Conclusion. Paper: the LLM writes "Therefore, the answer is". Here:
+//     a chain stops when no continuation's relation words fit the question
+//     better than its own; why: a sum of log-probabilities only falls as a
+//     chain grows, so it cannot itself say when to stop.
 //   - Answers: the top chain's last triple's far end (one answer, or a
 //     few that leave the same entity by the same relation).
 //   - The paper's figure (table 2: WebQSP Hits@1 90.99, Llama-3.1-8B,
@@ -74,6 +87,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -89,7 +103,7 @@ import (
 const Name = "dog"
 
 // Doc describes the strategy in --help and errors.
-const Doc = "DoG: well-formed triple chains from the question entities, graph-constrained triple by triple, beam bs=2 up to T=3 triples, the top chain's answer (encoder stand-in: a chain stops when no continuation scores better; --dog-llm: the paper's table 6 prompt over the 120-triple question graph, the LLM's log-probabilities of each triple, its own text between triples and its conclusion)"
+const Doc = "DoG: well-formed triple chains from the question entities, graph-constrained triple by triple, beam bs=2 up to T=3 triples, the top chain's answer (encoder stand-in: each triple's log-probability among the continuations from its words and names, summed as eq. 3, a chain stops when no continuation's relation words fit better; --dog-llm: the paper's table 6 prompt over the 120-triple question graph, the LLM's log-probabilities of each triple, its own text between triples and its conclusion)"
 
 // Settings are DoG's flags.
 type Settings struct {
@@ -103,15 +117,27 @@ type Settings struct {
 	// WholeKG has the stand-in's chains grow over the whole KG instead of
 	// the question graph.
 	WholeKG bool `flag:"dog-whole-kg" category:"peers" usage:"dog: the no-LLM stand-in's chains grow over the whole KG from the question entities instead of inside the 120-triple question graph the paper (and --dog-llm) works in"`
+	// Score is how the no-LLM stand-in scores a chain: ScoreTriple (eq.
+	// 3's flow, the default) or ScoreChain (the earlier stand-in).
+	Score string `flag:"dog-score" placeholder:"triple|chain" category:"peers" usage:"dog: the no-LLM stand-in's chain score: the sum of its triples' scores, each triple's log-probability among the chain's continuations from the encoder's cosine of the question and the triple's words, entity names included (triple, the paper's eq. 3), or one cosine of the question and the chain's relation words in order (chain, the earlier stand-in)"`
 	// LLM runs the paper's procedure over the LLM.
 	LLM bool `flag:"dog-llm" category:"peers" usage:"dog: the paper's procedure over the LLM: table 6 prompt over the 120-triple question graph, each triple scored by its log-probability (/v1/completions with echo and logprobs), the model's own text between triples and its conclusion (needs --llm-model)"`
 }
 
-// DefaultSettings returns bs = 2, T = 3, no LLM.
-func DefaultSettings() Settings { return Settings{Beam: 2, Depth: 3} }
+// DefaultSettings returns bs = 2, T = 3, triple scores, no LLM.
+func DefaultSettings() Settings { return Settings{Beam: 2, Depth: 3, Score: ScoreTriple} }
+
+// How the no-LLM stand-in scores a chain (Settings.Score).
+const (
+	ScoreTriple = "triple"
+	ScoreChain  = "chain"
+)
 
 // Check implements plan.SettingsChecker.
 func (s Settings) Check(llm bool) error {
+	if s.Score != "" && s.Score != ScoreTriple && s.Score != ScoreChain {
+		return fmt.Errorf("--dog-score %q: want %s or %s", s.Score, ScoreTriple, ScoreChain)
+	}
 	return signals.LLMFlag{Name: "--dog-llm", On: s.LLM}.Check(llm)
 }
 
@@ -120,6 +146,7 @@ func (s Settings) Check(llm bool) error {
 func Open(ctx context.Context, env plan.Env, s Settings) (plan.Retriever, error) {
 	cfg := DefaultConfig()
 	cfg.Beam, cfg.Depth, cfg.PlanWeight, cfg.WholeKG = s.Beam, s.Depth, env.PlanWeight, s.WholeKG
+	cfg.ChainScore = s.Score == ScoreChain
 	if s.LLM {
 		c, err := signals.OpenChat(env, "--dog-llm")
 		if err != nil {
@@ -158,6 +185,16 @@ type Config struct {
 	// default they grow inside the question graph (QuestionGraph), as the
 	// paper's and the LLM mode's do.
 	WholeKG bool
+	// ChainScore has the stand-in score a chain by one cosine of the
+	// question and its relation words in order, a continuation kept only
+	// when it scores better than stopping (the earlier stand-in), instead
+	// of eq. 3's sum of triple scores.
+	ChainScore bool
+	// Temperature turns the stand-in's cosines of the question and each
+	// continuation into log-probabilities (log-softmax of cosine over
+	// Temperature among a chain's continuations): 0.05, so a cosine 0.05
+	// higher is e times likelier. Chosen once, not tuned.
+	Temperature float32
 
 	// LLM, when set, runs the paper's procedure (package doc);
 	// *llm.Client implements it.
@@ -167,12 +204,12 @@ type Config struct {
 // DefaultConfig returns bs = 2, T = 3, the bounds above, no planner help
 // and no LLM.
 func DefaultConfig() Config {
-	return Config{Beam: 2, Depth: 3, MaxCandidates: 2000, GraphTriples: 120, GraphScan: 20000, MaxTextTokens: 64}
+	return Config{Beam: 2, Depth: 3, MaxCandidates: 2000, GraphTriples: 120, GraphScan: 20000, MaxTextTokens: 64, Temperature: 0.05}
 }
 
 // withDefaults fills zero fields and rejects negative ones.
 func (c Config) withDefaults() (Config, error) {
-	if c.Beam < 0 || c.Depth < 0 || c.PlanWeight < 0 || c.MaxCandidates < 0 || c.GraphTriples < 0 || c.GraphScan < 0 || c.MaxTextTokens < 0 {
+	if c.Beam < 0 || c.Depth < 0 || c.PlanWeight < 0 || c.MaxCandidates < 0 || c.GraphTriples < 0 || c.GraphScan < 0 || c.MaxTextTokens < 0 || c.Temperature < 0 {
 		return c, fmt.Errorf("dog: config %+v: negative value", c)
 	}
 	d := DefaultConfig()
@@ -181,6 +218,9 @@ func (c Config) withDefaults() (Config, error) {
 		if *f.v == 0 {
 			*f.v = *f.def
 		}
+	}
+	if c.Temperature == 0 {
+		c.Temperature = d.Temperature
 	}
 	return c, nil
 }
@@ -218,6 +258,9 @@ func (r *Retriever) Mode() string {
 	m := signals.Mode(r.cfg.PlanWeight, r.cfg.LLM != nil)
 	if r.cfg.WholeKG && r.cfg.LLM == nil {
 		m += ", whole KG"
+	}
+	if r.cfg.ChainScore && r.cfg.LLM == nil {
+		m += ", chain score"
 	}
 	return m
 }
@@ -399,18 +442,30 @@ func (r *Retriever) decode(ctx context.Context, g kg.Reader, req plan.Request, a
 	return &beam[0], nil
 }
 
-// standIn is the no-LLM session: a chain's score is the question's
-// similarity to its relation words (signals.Similarity), plus the plan
-// term in the planner-assisted mode; stopping keeps the score. Its
-// chains grow inside the question graph the LLM mode reads
-// (QuestionGraph, 120 triples), unless Config.WholeKG; problem says
-// where that graph's scan bound was hit.
+// standIn is the no-LLM session. By default (eq. 3's flow) a chain's
+// score is the sum of its triples' scores, each the log-probability of
+// the triple among the chain's continuations, from the encoder's cosine
+// of the whole question (entity names and all) and the triple's words
+// (tripleWords); a chain concludes when no continuation's relation words
+// fit the question better than its own (chain.conclude). With
+// Config.ChainScore, a chain's score is the question's similarity to its
+// relation words in order, stopping keeps the score. The plan term is
+// added in the planner-assisted mode. Its chains grow inside the question
+// graph the LLM mode reads (QuestionGraph, 120 triples), unless
+// Config.WholeKG; problem says where that graph's scan bound was hit.
 func (r *Retriever) standIn(ctx context.Context, g kg.Reader, req plan.Request, anchors []int32, plans []signals.PlanPath) (session, string, error) {
 	sim, err := signals.NewSimilarity(ctx, r.enc, req.Question, signals.Mentions(req))
 	if err != nil {
 		return nil, "", err
 	}
-	s := &standIn{g: g, sim: sim, plans: plans, weight: r.cfg.PlanWeight}
+	s := &standIn{g: g, sim: sim, plans: plans, weight: r.cfg.PlanWeight, anchors: anchors, limit: r.cfg.MaxCandidates, temperature: r.cfg.Temperature}
+	if !r.cfg.ChainScore {
+		// The whole question: a triple's entity names are read against
+		// the names the question gives, as the LLM reads them.
+		if s.triples, err = signals.NewSimilarity(ctx, r.enc, req.Question, nil); err != nil {
+			return nil, "", err
+		}
+	}
 	if r.cfg.WholeKG {
 		return s, "", nil
 	}
@@ -430,16 +485,24 @@ func (r *Retriever) standIn(ctx context.Context, g kg.Reader, req plan.Request, 
 }
 
 type standIn struct {
-	g      kg.Reader
-	sim    *signals.Similarity
-	plans  []signals.PlanPath
-	weight float32
+	g   kg.Reader
+	sim *signals.Similarity
+	// triples scores a triple's words against the whole question; nil
+	// under Config.ChainScore.
+	triples     *signals.Similarity
+	temperature float32
+	anchors     []int32
+	limit       int
+	plans       []signals.PlanPath
+	weight      float32
 	// inside is the question graph a step must be in; nil allows every
 	// KG triple (Config.WholeKG).
 	inside map[int32]bool
 }
 
-func (s *standIn) score(ctx context.Context, c Chain, steps []Step) ([]float32, []float32, error) {
+// chainScores returns the question's cosine with the relation words of
+// c continued by each of steps (the earlier stand-in's chain score).
+func (s *standIn) chainScores(ctx context.Context, c Chain, steps []Step) ([]float32, error) {
 	prefix := make([]signals.Step, len(c.Steps))
 	for i, st := range c.Steps {
 		prefix[i] = st.Rel
@@ -448,31 +511,120 @@ func (s *standIn) score(ctx context.Context, c Chain, steps []Step) ([]float32, 
 	for i, st := range steps {
 		texts[i] = signals.Words(s.g, append(slices.Clip(prefix), st.Rel))
 	}
-	out, err := s.sim.Scores(ctx, texts)
+	return s.sim.Scores(ctx, texts)
+}
+
+// addPlan adds w times the plan score of c continued by each of steps to
+// out, in the planner-assisted mode (w above 0).
+func (s *standIn) addPlan(c Chain, steps []Step, out []float32, w float32) {
+	if w <= 0 {
+		return
+	}
+	path := c.Path()
+	for i, st := range steps {
+		// Only a chain that is a path from an anchor can follow a
+		// planned relation path.
+		if path != nil && (len(c.Steps) == 0 || st.From == c.Steps[len(c.Steps)-1].To) {
+			out[i] += w * signals.PlanScore(s.plans, append(slices.Clip(path), st.Rel))
+		}
+	}
+}
+
+// tripleWords is a triple as the stand-in reads it: its head's name, its
+// relation's words and its tail's name, in the KG's order.
+func tripleWords(g kg.Reader, id int32) string {
+	t := g.Triple(id)
+	return g.EntityName(t.Head) + " " + kg.RelationTextOf(g, t.Rel) + " " + g.EntityName(t.Tail)
+}
+
+func (s *standIn) score(ctx context.Context, c Chain, steps []Step) ([]float32, []float32, error) {
+	var out []float32
+	var err error
+	if s.triples == nil {
+		out, err = s.chainScores(ctx, c, steps)
+	} else {
+		out, err = s.tripleScores(ctx, c, steps)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	if s.weight > 0 {
-		path := c.Path()
-		for i, st := range steps {
-			// Only a chain that is a path from an anchor can follow a
-			// planned relation path.
-			if path != nil && (len(c.Steps) == 0 || st.From == c.Steps[len(c.Steps)-1].To) {
-				out[i] += s.weight * signals.PlanScore(s.plans, append(slices.Clip(path), st.Rel))
-			}
-		}
+	w := s.weight
+	if s.triples != nil {
+		// Under eq. 3 a triple's score is a cosine over the
+		// temperature, so the plan term is too: a plan score of 1
+		// weighs as a cosine 1 higher in either mode.
+		w /= s.temperature
 	}
+	s.addPlan(c, steps, out, w)
 	return out, out, nil
 }
 
-func (s *standIn) grew(context.Context, *Chain) error { return nil }
+// tripleScores returns S of c continued by each of steps (eq. 3): c's
+// score plus the step's triple score, the log-softmax over steps of the
+// question's cosine with each triple's words over the temperature.
+func (s *standIn) tripleScores(ctx context.Context, c Chain, steps []Step) ([]float32, error) {
+	texts := make([]string, len(steps))
+	for i, st := range steps {
+		texts[i] = tripleWords(s.g, st.Triple)
+	}
+	cos, err := s.triples.Scores(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+	top := float32(math.Inf(-1))
+	for _, v := range cos {
+		top = max(top, v/s.temperature)
+	}
+	var sum float64
+	for _, v := range cos {
+		sum += math.Exp(float64(v/s.temperature - top))
+	}
+	norm := top + float32(math.Log(sum))
+	out := make([]float32, len(cos))
+	for i, v := range cos {
+		out[i] = c.Score + v/s.temperature - norm
+	}
+	return out, nil
+}
+
+// grew is where, under eq. 3's scores, the stand-in concludes for the
+// model: a chain stops when no continuation's relation words fit the
+// question better than its own (the stopping rule of the chain score,
+// the plan term included in the planner-assisted mode).
+func (s *standIn) grew(ctx context.Context, c *Chain) error {
+	if s.triples == nil {
+		return nil
+	}
+	cands, _ := candidates(s.g, s.anchors, *c, s.allowed(), s.limit)
+	if len(cands) == 0 {
+		return nil
+	}
+	prefix, last := Chain{Steps: c.Steps[:len(c.Steps)-1]}, c.Steps[len(c.Steps)-1:]
+	own, err := s.chainScores(ctx, prefix, last)
+	if err != nil {
+		return err
+	}
+	next, err := s.chainScores(ctx, *c, cands)
+	if err != nil {
+		return err
+	}
+	// The plan term as the chain score has it (planner-assisted mode).
+	s.addPlan(prefix, last, own, s.weight)
+	s.addPlan(*c, cands, next, s.weight)
+	if slices.Max(next) <= own[0] {
+		c.Done = true
+	}
+	return nil
+}
 
 func (s *standIn) conclude(_ context.Context, c *Chain) error {
 	c.Done = true
 	return nil
 }
 
-func (s *standIn) stops() bool { return true }
+// stops is the earlier stand-in's rule (stopping competes in the beam);
+// under eq. 3 the stand-in concludes in grew, as the model would.
+func (s *standIn) stops() bool { return s.triples == nil }
 
 func (s *standIn) allowed() func(int32) bool {
 	if s.inside == nil {

@@ -304,44 +304,67 @@ func TestSettings(t *testing.T) {
 	if err := (Settings{LLM: true}).Check(false); err == nil || !strings.Contains(err.Error(), "--dog-llm needs --llm-model") {
 		t.Errorf("Check: %v", err)
 	}
+	if s := DefaultSettings(); s.Score != ScoreTriple {
+		t.Errorf("default score %q, want eq. 3's %q", s.Score, ScoreTriple)
+	}
+	if err := (Settings{Score: "sum"}).Check(false); err == nil || !strings.Contains(err.Error(), `--dog-score "sum"`) {
+		t.Errorf("Check of an unknown score: %v", err)
+	}
+	if err := (Settings{Score: ScoreChain}).Check(false); err != nil {
+		t.Errorf("Check of the chain score: %v", err)
+	}
 	if _, err := New(context.Background(), plan.Env{}, DefaultConfig()); err == nil {
 		t.Error("no encoder: no error")
 	}
 }
 
-// The paper's table 6 worked examples through the default stand-in (no
-// LLM, the word-vector encoder stem ships, inside the example's context
-// graph): what it answers is recorded here, right or wrong, so a change
-// to the stand-in shows in its worked examples. The question entity is
-// the head of the example's first step.
+// The paper's table 6 worked examples through the stand-in (no LLM, the
+// word-vector encoder stem ships, inside the example's context graph),
+// by default (eq. 3's triple scores) and with the earlier chain score:
+// what it answers is recorded here, right or wrong, so a change to the
+// stand-in shows in its worked examples. The question entity is the head
+// of the example's first step.
 func TestTable6StandIn(t *testing.T) {
 	ctx := context.Background()
 	enc := wordvec.New(nil, wordvec.Options{})
-	// None of the three is the paper's answer: relation words alone do
-	// not tell "in" (example 1) from "head of government", and example 2's
-	// profession triples lose to a quotation's longer words.
-	recorded := [][]string{
-		{"Hubert Ingraham"},
-		{"By the time these works were published in 1609, Shakespeare was an acknowledged master of drama and an established country gentleman."},
-		{"Toronto St. Patricks"},
-	}
-	for i, ex := range table6Examples(t) {
-		g := signalstest.Graph(t, ex.context)
-		r, err := New(ctx, plan.Env{Graph: g, Encoder: enc}, DefaultConfig())
-		if err != nil {
-			t.Fatal(err)
-		}
-		start := ex.steps[0][0]
-		ev, err := r.Retrieve(ctx, plan.Request{Question: ex.question, Graph: g, Anchors: []int32{signalstest.Entity(t, g, start)}, Mentions: []string{start}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, a := range ev.Trace.Answers {
-			got = append(got, a.Name)
-		}
-		if !slices.Equal(got, recorded[i]) {
-			t.Errorf("example %d %q: stand-in answers %q, recorded %q (paper: %q)", i+1, ex.question, got, recorded[i], ex.answers)
+	quote := "By the time these works were published in 1609, Shakespeare was an acknowledged master of drama and an established country gentleman."
+	for _, tc := range []struct {
+		name  string
+		chain bool
+		// None of the three is the paper's answer in either mode.
+		recorded [][]string
+	}{
+		// Triple scores read entity names: example 3's question says
+		// "mascot" and the one-triple chain to the type Mascot shares
+		// the word; in example 1 every triple leaving Grand Bahama
+		// shares the island's name and a people-born-here triple
+		// scores first; both chains conclude after one triple.
+		{"triple", false, [][]string{{"Juan Lewis"}, {quote}, {"Mascot"}}},
+		// Relation words alone do not tell "in" (example 1) from "head
+		// of government", and example 2's profession triples lose to a
+		// quotation's longer words.
+		{"chain", true, [][]string{{"Hubert Ingraham"}, {quote}, {"Toronto St. Patricks"}}},
+	} {
+		for i, ex := range table6Examples(t) {
+			g := signalstest.Graph(t, ex.context)
+			cfg := DefaultConfig()
+			cfg.ChainScore = tc.chain
+			r, err := New(ctx, plan.Env{Graph: g, Encoder: enc}, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := ex.steps[0][0]
+			ev, err := r.Retrieve(ctx, plan.Request{Question: ex.question, Graph: g, Anchors: []int32{signalstest.Entity(t, g, start)}, Mentions: []string{start}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, a := range ev.Trace.Answers {
+				got = append(got, a.Name)
+			}
+			if !slices.Equal(got, tc.recorded[i]) {
+				t.Errorf("%s score, example %d %q: stand-in answers %q, recorded %q (paper: %q)", tc.name, i+1, ex.question, got, tc.recorded[i], ex.answers)
+			}
 		}
 	}
 }
