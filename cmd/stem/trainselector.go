@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/eval/runner"
 	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/urfave/cli/v2"
@@ -13,7 +14,7 @@ func trainSelectorSubcommand() *cli.Command {
 	d := runner.NewDataset()
 	s := runner.PipelineSettings()
 	enc := catalog.DefaultEncoderSettings()
-	o := runner.SelectorOptions{Workers: 2}
+	o := runner.SelectorOptions{Workers: 2, Negatives: benchmark.DefaultUnanswerableFraction}
 	return &cli.Command{
 		Name:  "selector",
 		Usage: "learn the plan selector (which of the planner's readings to answer with, and how sure) from training questions, written as a --selector file",
@@ -32,6 +33,7 @@ func trainSelectorSubcommand() *cli.Command {
 			&cli.IntFlag{Name: "workers", Value: o.Workers, Destination: &o.Workers, Usage: "questions answered at once"},
 			&cli.StringFlag{Name: "rows", Destination: &o.Rows, Usage: "also write every question's readings (plan, first answers, features, label) to FILE as JSON lines, to inspect what the selector learns from"},
 			&cli.BoolFlag{Name: "order-answers", Destination: &o.Answers, Usage: "also learn the order of the chosen reading's answers (by S, direction, agreement, degree, type, GNN score) instead of tracing's"},
+			&cli.Float64Flag{Name: "unanswerable-fraction", Value: o.Negatives, Destination: &o.Negatives, Usage: "share of the training questions traced over a KG without their answer edges (a hash sample salted apart from stem data unanswerable's), every reading of theirs labelled wrong, so the confidence learns what a KG that cannot answer looks like; 0: none"},
 			&cli.IntFlag{Name: "held", Destination: &o.Held, Usage: "every HELD-th question calibrates the confidence instead of fitting the weights (0 = 5)"},
 		}, flagsOf(&d)...), flagsOf(&s)...), flagsOf(&enc)...),
 		Before: bind(&d, &s, &enc),

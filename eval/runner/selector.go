@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 
+	"github.com/stem-kgqa/stem/assets"
 	"github.com/stem-kgqa/stem/atomicfile"
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/selection"
@@ -40,6 +44,13 @@ type SelectorOptions struct {
 	// Rows, when not "", is a JSON-lines FILE written with every
 	// question's readings: plan, first answers, features and label.
 	Rows string
+	// Negatives is the share of the training questions whose answer
+	// edges are removed from the KG they are traced over
+	// (benchmark.RemoveSampled with benchmark.NegativesSalt): every
+	// reading of a question that lost its answer is labelled wrong, so
+	// the selector sees what a reading looks like when the KG cannot
+	// answer. 0 trains on the KG as it is.
+	Negatives float64
 }
 
 // TrainSelector learns the plan selector (package selection) from the
@@ -61,7 +72,7 @@ func TrainSelector(ctx context.Context, w, log io.Writer, job SelectorJob) error
 	if err := atomicfile.CheckOutput("--out", o.Out, o.Force, ins...); err != nil {
 		return err
 	}
-	data, env, err := d.Open(ctx, enc, log)
+	data, env, lost, err := openNegatives(ctx, d, enc, o.Negatives, log)
 	if err != nil {
 		return err
 	}
@@ -72,7 +83,7 @@ func TrainSelector(ctx context.Context, w, log io.Writer, job SelectorJob) error
 	if err != nil {
 		return err
 	}
-	col := &collector{p: eval.Pipeline{Pipeline: p}, rows: map[string]selection.Question{}, seen: map[string][]readingRow{}}
+	col := &collector{p: eval.Pipeline{Pipeline: p}, rows: map[string]selection.Question{}, seen: map[string][]readingRow{}, lost: lost}
 	if _, err := eval.Run(ctx, data.Questions, col, eval.Options{Graph: data.Graph, KeepGoing: true, Workers: max(1, o.Workers), Progress: log}); err != nil {
 		return err
 	}
@@ -92,6 +103,9 @@ func TrainSelector(ctx context.Context, w, log io.Writer, job SelectorJob) error
 	}
 	n := float64(max(1, len(qs)))
 	fmt.Fprintf(w, "%d questions, %d with a reading that binds answers, %.0f readings\n", len(data.Questions), st.answered, st.readings)
+	if lost != nil {
+		fmt.Fprintf(w, "%d questions traced without their answer edges (--unanswerable-fraction %.2f), every reading labelled wrong\n", len(lost), o.Negatives)
+	}
 	fmt.Fprintf(w, "the planner's pick right: %.2f%%; some reading right: %.2f%%\n", 100*float64(st.first)/n, 100*float64(st.some)/n)
 	fmt.Fprintf(w, "weights (fitted on %d questions, calibrated on %d): confidence, choice\n", m.Trained, m.Held)
 	for i, name := range selection.Names {
@@ -115,6 +129,50 @@ func TrainSelector(ctx context.Context, w, log io.Writer, job SelectorJob) error
 	return nil
 }
 
+// openNegatives loads d's training questions and opens its KG as
+// Dataset.Open does, except that with fraction > 0 the KG is the variant
+// without the answer edges of a fraction of them (sampled with
+// benchmark.NegativesSalt, not the test variants' salt), written to a
+// temporary file so that the entity index is keyed by its content. lost
+// are the ids of the questions whose answers the variant lacks; nil with
+// fraction 0 or without a shared KG in memory (then the KG is d's own,
+// and log says so).
+func openNegatives(ctx context.Context, d Dataset, enc catalog.EncoderSettings, fraction float64, log io.Writer) (*assets.Data, *assets.Env, map[string]bool, error) {
+	if fraction < 0 || fraction >= 1 {
+		return nil, nil, nil, fmt.Errorf("--unanswerable-fraction %v: want one in [0, 1)", fraction)
+	}
+	if fraction == 0 {
+		data, env, err := d.Open(ctx, enc, log)
+		return data, env, nil, err
+	}
+	data, err := d.Load(ctx, log)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if data.Graph == nil {
+		fmt.Fprintf(log, "--unanswerable-fraction: no shared KG in memory to remove answers from; training without negatives\n")
+		env, err := assets.Open(ctx, assets.Config{KG: d.KG, Graph: data.KG, Encoder: enc, Log: log})
+		return data, env, nil, err
+	}
+	g, u, err := benchmark.RemoveSampled(ctx, data.Graph, data.Questions, benchmark.Sample{Fraction: fraction, Salt: benchmark.NegativesSalt})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("--unanswerable-fraction: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "stem-negatives-")
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("--unanswerable-fraction: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "kg.tsv")
+	if err := kg.WriteFile(ctx, path, g, kg.FreebaseNS); err != nil {
+		return nil, nil, nil, fmt.Errorf("--unanswerable-fraction: %w", err)
+	}
+	fmt.Fprintf(log, "negatives: %s\n", VariantSummary(u))
+	data.KG, data.Graph = g, g
+	env, err := assets.Open(ctx, assets.Config{KG: path, Graph: g, Encoder: enc, Log: log})
+	return data, env, u.Lost(), err
+}
+
 // collector answers training questions and keeps every reading's
 // features and label, by question id.
 type collector struct {
@@ -122,6 +180,9 @@ type collector struct {
 	mu   sync.Mutex
 	rows map[string]selection.Question
 	seen map[string][]readingRow
+	// lost are the questions whose answer edges the KG was traced
+	// without: none of their readings is right.
+	lost map[string]bool
 }
 
 // readingRow is one reading as --rows writes it.
@@ -164,6 +225,9 @@ func (c *collector) Answer(ctx context.Context, q benchmark.Question) (eval.Pred
 	var row selection.Question
 	var seen []readingRow
 	gold := func(name string) bool {
+		if c.lost[q.ID] {
+			return false
+		}
 		for _, g := range q.Answers {
 			if eval.Match(name, g) {
 				return true
