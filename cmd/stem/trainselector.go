@@ -34,6 +34,8 @@ func trainSelectorSubcommand() *cli.Command {
 			&cli.StringFlag{Name: "rows", Destination: &o.Rows, Usage: "also write every question's readings (plan, first answers, features, label) to FILE as JSON lines, to inspect what the selector learns from"},
 			&cli.BoolFlag{Name: "order-answers", Destination: &o.Answers, Usage: "also learn the order of the chosen reading's answers (by S, direction, agreement, degree, type, GNN score) instead of tracing's"},
 			&cli.Float64Flag{Name: "unanswerable-fraction", Value: o.Negatives, Destination: &o.Negatives, Usage: "share of the training questions traced over a KG without their answer edges (a hash sample salted apart from stem data unanswerable's), every reading of theirs labelled wrong, so the confidence learns what a KG that cannot answer looks like; 0: none"},
+			&cli.BoolFlag{Name: "calibrate-answerable", Destination: &o.CalibrateAnswerable, Usage: "with --unanswerable-fraction: calibrate the confidence on the held-out questions that kept their answers only (the negatives still shape the weights)"},
+			&cli.BoolFlag{Name: "confidence-on-chosen", Destination: &o.ChosenOnly, Usage: "fit the confidence's weights on the reading chosen for each question (is the answer given right?) instead of on every reading"},
 			&cli.IntFlag{Name: "held", Destination: &o.Held, Usage: "every HELD-th question calibrates the confidence instead of fitting the weights (0 = 5)"},
 		}, flagsOf(&d)...), flagsOf(&s)...), flagsOf(&enc)...),
 		Before: bind(&d, &s, &enc),

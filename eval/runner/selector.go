@@ -51,6 +51,13 @@ type SelectorOptions struct {
 	// the selector sees what a reading looks like when the KG cannot
 	// answer. 0 trains on the KG as it is.
 	Negatives float64
+	// CalibrateAnswerable calibrates the confidence on the held-out
+	// questions that kept their answers only
+	// (selection.TrainOptions.CalibrateAnswerable).
+	CalibrateAnswerable bool
+	// ChosenOnly fits the confidence on the chosen readings only
+	// (selection.TrainOptions.ChosenOnly).
+	ChosenOnly bool
 }
 
 // TrainSelector learns the plan selector (package selection) from the
@@ -93,7 +100,7 @@ func TrainSelector(ctx context.Context, w, log io.Writer, job SelectorJob) error
 			return err
 		}
 	}
-	m, err := selection.Train(qs, selection.TrainOptions{Held: o.Held, Answers: o.Answers})
+	m, err := selection.Train(qs, selection.TrainOptions{Held: o.Held, Answers: o.Answers, CalibrateAnswerable: o.CalibrateAnswerable, ChosenOnly: o.ChosenOnly})
 	if err != nil {
 		return err
 	}
@@ -222,7 +229,7 @@ func (c *collector) Answer(ctx context.Context, q benchmark.Question) (eval.Pred
 	if err != nil || res == nil || res.Selection == nil {
 		return pred, err
 	}
-	var row selection.Question
+	row := selection.Question{Negative: c.lost[q.ID]}
 	var seen []readingRow
 	gold := func(name string) bool {
 		if c.lost[q.ID] {
