@@ -36,6 +36,7 @@ func trainSelectorSubcommand() *cli.Command {
 			&cli.Float64Flag{Name: "unanswerable-fraction", Value: o.Negatives, Destination: &o.Negatives, Usage: "share of the training questions traced over a KG without their answer edges (a hash sample salted apart from stem data unanswerable's), every reading of theirs labelled wrong, so the confidence learns what a KG that cannot answer looks like; 0: none"},
 			&cli.BoolFlag{Name: "calibrate-answerable", Destination: &o.CalibrateAnswerable, Usage: "with --unanswerable-fraction: calibrate the confidence on the held-out questions that kept their answers only (the negatives still shape the weights)"},
 			&cli.BoolFlag{Name: "confidence-on-chosen", Destination: &o.ChosenOnly, Usage: "fit the confidence's weights on the reading chosen for each question (is the answer given right?) instead of on every reading"},
+			&cli.BoolFlag{Name: "selfsup", Destination: &o.SelfSup, Usage: "train on questions the KG itself yields (the ones stem train planner --from-kg writes) instead of --questions: a selector for a KG with no training questions"},
 			&cli.IntFlag{Name: "held", Destination: &o.Held, Usage: "every HELD-th question calibrates the confidence instead of fitting the weights (0 = 5)"},
 		}, flagsOf(&d)...), flagsOf(&s)...), flagsOf(&enc)...),
 		Before: bind(&d, &s, &enc),

@@ -17,7 +17,9 @@ import (
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/plan"
+	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/selection"
+	"github.com/stem-kgqa/stem/train/selfsup"
 )
 
 // SelectorJob is what stem train selector trains on: the training
@@ -58,6 +60,9 @@ type SelectorOptions struct {
 	// ChosenOnly fits the confidence on the chosen readings only
 	// (selection.TrainOptions.ChosenOnly).
 	ChosenOnly bool
+	// SelfSup trains on questions the KG itself yields (train/selfsup)
+	// instead of the dataset's: for a KG with no training questions.
+	SelfSup bool
 }
 
 // TrainSelector learns the plan selector (package selection) from the
@@ -72,14 +77,23 @@ func TrainSelector(ctx context.Context, w, log io.Writer, job SelectorJob) error
 	if s.Planner == "oracle" {
 		return fmt.Errorf("--planner oracle plans from the gold paths, which no question asked has: train the selector with the planner it will choose among")
 	}
-	if err := d.Source().Check(); err != nil {
-		return err
+	if o.SelfSup && len(d.Questions) > 0 {
+		return fmt.Errorf("--selfsup writes its own questions from the KG: give --kg alone, no --questions")
+	}
+	if !o.SelfSup {
+		if err := d.Source().Check(); err != nil {
+			return err
+		}
 	}
 	ins := append(append([]string{d.KG, d.GoldPaths, d.IDs, s.PlannerModel}, d.Questions...), d.QType...)
 	if err := atomicfile.CheckOutput("--out", o.Out, o.Force, ins...); err != nil {
 		return err
 	}
-	data, env, lost, err := openNegatives(ctx, d, enc, o.Negatives, log)
+	data, err := trainingData(ctx, d, o.SelfSup, log)
+	if err != nil {
+		return err
+	}
+	env, lost, err := openNegatives(ctx, d.KG, data, enc, o.Negatives, log)
 	if err != nil {
 		return err
 	}
@@ -136,48 +150,80 @@ func TrainSelector(ctx context.Context, w, log io.Writer, job SelectorJob) error
 	return nil
 }
 
-// openNegatives loads d's training questions and opens its KG as
+// trainingData loads d's training questions and its KG, or with selfSup
+// opens d's KG and writes questions from it (train/selfsup): each
+// synthesized question asks for the entities its relation path reaches
+// from its entity, and that path is its gold path.
+func trainingData(ctx context.Context, d Dataset, selfSup bool, log io.Writer) (*assets.Data, error) {
+	if !selfSup {
+		return d.Load(ctx, log)
+	}
+	r, err := assets.OpenKG(ctx, d.KG, kg.OpenOptions{Settings: d.Backends})
+	if err != nil {
+		return nil, err
+	}
+	g, ok := r.(*kg.Graph)
+	if !ok {
+		return nil, fmt.Errorf("--selfsup: --kg %s: the questions are written from a KG in memory; give the KG as a file", d.KG)
+	}
+	exs, st, err := selfsup.Synthesize(ctx, g, selfsup.Options{Seed: 1}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("--selfsup: --kg %s: %w", d.KG, err)
+	}
+	fmt.Fprintf(log, "selfsup: %d questions over %d relation paths of %d relations\n", st.Examples, st.Paths, st.Relations)
+	data := &assets.Data{KG: g, Graph: g}
+	for i, ex := range exs {
+		q := benchmark.Question{ID: fmt.Sprintf("selfsup-%d", i), Text: ex.Question, Entities: []string{ex.Mention},
+			Gold: []schema.GoldPath{{Start: ex.Mention, Steps: ex.Path}}}
+		for _, e := range benchmark.GoldEnds(g, q) {
+			q.Answers = append(q.Answers, g.EntityName(e))
+		}
+		if len(q.Answers) > 0 {
+			data.Questions = append(data.Questions, q)
+		}
+	}
+	if len(data.Questions) == 0 {
+		return nil, fmt.Errorf("--selfsup: --kg %s yields no question", d.KG)
+	}
+	return data, nil
+}
+
+// openNegatives opens the KG of data's training questions as
 // Dataset.Open does, except that with fraction > 0 the KG is the variant
 // without the answer edges of a fraction of them (sampled with
 // benchmark.NegativesSalt, not the test variants' salt), written to a
-// temporary file so that the entity index is keyed by its content. lost
-// are the ids of the questions whose answers the variant lacks; nil with
-// fraction 0 or without a shared KG in memory (then the KG is d's own,
-// and log says so).
-func openNegatives(ctx context.Context, d Dataset, enc catalog.EncoderSettings, fraction float64, log io.Writer) (*assets.Data, *assets.Env, map[string]bool, error) {
+// temporary file so that the entity index is keyed by its content; data's
+// KG is then the variant. lost are the ids of the questions whose answers
+// the variant lacks; nil with fraction 0 or without a shared KG in
+// memory (then the KG is kgPath's own, and log says so).
+func openNegatives(ctx context.Context, kgPath string, data *assets.Data, enc catalog.EncoderSettings, fraction float64, log io.Writer) (*assets.Env, map[string]bool, error) {
 	if fraction < 0 || fraction >= 1 {
-		return nil, nil, nil, fmt.Errorf("--unanswerable-fraction %v: want one in [0, 1)", fraction)
+		return nil, nil, fmt.Errorf("--unanswerable-fraction %v: want one in [0, 1)", fraction)
 	}
-	if fraction == 0 {
-		data, env, err := d.Open(ctx, enc, log)
-		return data, env, nil, err
-	}
-	data, err := d.Load(ctx, log)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if data.Graph == nil {
+	if fraction > 0 && data.Graph == nil {
 		fmt.Fprintf(log, "--unanswerable-fraction: no shared KG in memory to remove answers from; training without negatives\n")
-		env, err := assets.Open(ctx, assets.Config{KG: d.KG, Graph: data.KG, Encoder: enc, Log: log})
-		return data, env, nil, err
+	}
+	if fraction == 0 || data.Graph == nil {
+		env, err := assets.Open(ctx, assets.Config{KG: kgPath, Graph: data.KG, Encoder: enc, Log: log})
+		return env, nil, err
 	}
 	g, u, err := benchmark.RemoveSampled(ctx, data.Graph, data.Questions, benchmark.Sample{Fraction: fraction, Salt: benchmark.NegativesSalt})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("--unanswerable-fraction: %w", err)
+		return nil, nil, fmt.Errorf("--unanswerable-fraction: %w", err)
 	}
 	dir, err := os.MkdirTemp("", "stem-negatives-")
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("--unanswerable-fraction: %w", err)
+		return nil, nil, fmt.Errorf("--unanswerable-fraction: %w", err)
 	}
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "kg.tsv")
 	if err := kg.WriteFile(ctx, path, g, kg.FreebaseNS); err != nil {
-		return nil, nil, nil, fmt.Errorf("--unanswerable-fraction: %w", err)
+		return nil, nil, fmt.Errorf("--unanswerable-fraction: %w", err)
 	}
 	fmt.Fprintf(log, "negatives: %s\n", VariantSummary(u))
 	data.KG, data.Graph = g, g
 	env, err := assets.Open(ctx, assets.Config{KG: path, Graph: g, Encoder: enc, Log: log})
-	return data, env, u.Lost(), err
+	return env, u.Lost(), err
 }
 
 // collector answers training questions and keeps every reading's
