@@ -93,7 +93,7 @@ func TrainSelector(ctx context.Context, w, log io.Writer, job SelectorJob) error
 	if err != nil {
 		return err
 	}
-	env, lost, err := openNegatives(ctx, d.KG, data, enc, o.Negatives, log)
+	env, lost, err := negatives{kgPath: d.KG, data: data, enc: enc, fraction: o.Negatives}.open(ctx, log)
 	if err != nil {
 		return err
 	}
@@ -188,15 +188,26 @@ func trainingData(ctx context.Context, d Dataset, selfSup bool, log io.Writer) (
 	return data, nil
 }
 
-// openNegatives opens the KG of data's training questions as
-// Dataset.Open does, except that with fraction > 0 the KG is the variant
+// negatives are what TrainSelector's KG is opened from: the KG file, the
+// training questions over it, the encoder and the share of questions
+// whose answer edges go (SelectorOptions.Negatives).
+type negatives struct {
+	kgPath   string
+	data     *assets.Data
+	enc      catalog.EncoderSettings
+	fraction float64
+}
+
+// open opens the KG of the training questions as Dataset.Open does,
+// except that with fraction > 0 the KG is the variant
 // without the answer edges of a fraction of them (sampled with
 // benchmark.NegativesSalt, not the test variants' salt), written to a
 // temporary file so that the entity index is keyed by its content; data's
 // KG is then the variant. lost are the ids of the questions whose answers
 // the variant lacks; nil with fraction 0 or without a shared KG in
 // memory (then the KG is kgPath's own, and log says so).
-func openNegatives(ctx context.Context, kgPath string, data *assets.Data, enc catalog.EncoderSettings, fraction float64, log io.Writer) (*assets.Env, map[string]bool, error) {
+func (n negatives) open(ctx context.Context, log io.Writer) (*assets.Env, map[string]bool, error) {
+	kgPath, data, enc, fraction := n.kgPath, n.data, n.enc, n.fraction
 	if fraction < 0 || fraction >= 1 {
 		return nil, nil, fmt.Errorf("--unanswerable-fraction %v: want one in [0, 1)", fraction)
 	}
