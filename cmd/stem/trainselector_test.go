@@ -26,8 +26,11 @@ func TestTrainSelector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(stdout, "some reading right") || !strings.Contains(stdout, "wrote "+out) {
+	if !strings.Contains(stdout, "some reading right") || !strings.Contains(stdout, "wrote "+out) || !strings.Contains(stdout, "traced without their answer edges (--unanswerable-fraction 0.20)") {
 		t.Errorf("train selector printed:\n%s", stdout)
+	}
+	if _, _, err := run(t, append(args[:2:2], "--selfsup", "--format", "pq", "--questions", qs, "--kg", kb, "--out", out+"3")...); err == nil || !strings.Contains(err.Error(), "--selfsup") {
+		t.Errorf("train selector --selfsup --questions: %v, want it refused", err)
 	}
 	if _, _, err := run(t, append(args[:2:2], "--planner", "oracle", "--format", "pq", "--questions", qs, "--kg", kb, "--out", out+"2")...); err == nil || !strings.Contains(err.Error(), "oracle") {
 		t.Errorf("train selector --planner oracle: %v, want it refused", err)
