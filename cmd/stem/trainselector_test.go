@@ -21,7 +21,7 @@ func TestTrainSelector(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "sel.json")
-	args := []string{"train", "selector", "--vectors", tinyVectors, "--format", "pq", "--questions", qs, "--kg", kb, "--out", out}
+	args := []string{"train", "selector", "--vectors", tinyVectors, "--format", "pq", "--questions", qs, "--kg", kb, "--out", out, "--unanswerable-fraction", "0.2", "--confidence-on-chosen", "--calibrate-answerable"}
 	stdout, _, err := run(t, args...)
 	if err != nil {
 		t.Fatal(err)
