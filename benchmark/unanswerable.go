@@ -23,14 +23,35 @@ const DefaultUnanswerableFraction = 0.2
 // too closely) and read as a fraction in [0, 1), falls below fraction. Like HalfOf it depends on the id alone; the prefix
 // keeps the sample independent of HalfOf's split.
 func UnanswerableSampled(id string, fraction float64) bool {
+	return Sample{Fraction: fraction, Salt: "unanswerable"}.Sampled(id)
+}
+
+// NegativesSalt is the salt of the sample stem train selector removes the
+// answers of (its negatives): another salt than the test variants' makes
+// the training sample independent of which questions a variant removes.
+const NegativesSalt = "selector-negatives"
+
+// Sample is a fixed sample of questions by id hash: Fraction of them,
+// drawn by the hash salted with Salt (different salts, independent
+// samples).
+type Sample struct {
+	Fraction float64
+	Salt     string
+}
+
+// Sampled reports whether the question with this id is in the sample: the
+// FNV-1a 64-bit hash of the salt, a zero byte and the id, mixed by
+// SplitMix64's finaliser, read as a fraction in [0, 1), falls below
+// s.Fraction.
+func (s Sample) Sampled(id string) bool {
 	h := fnv.New64a()
-	h.Write([]byte("unanswerable\x00"))
+	h.Write([]byte(s.Salt + "\x00"))
 	h.Write([]byte(id))
 	x := h.Sum64()
 	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
 	x = (x ^ x>>27) * 0x94d049bb133111eb
 	x ^= x >> 31
-	return float64(x>>11)/(1<<53) < fraction
+	return float64(x>>11)/(1<<53) < s.Fraction
 }
 
 // Unanswerable is the manifest of an unanswerable variant of a benchmark
@@ -110,6 +131,14 @@ func (u *Unanswerable) Write(w io.Writer) error {
 // answer, not the question's entities. Removing edges can cut other
 // questions off their answers too; those are listed in Unreachable.
 func RemoveAnswers(ctx context.Context, g *kg.Graph, qs []Question, fraction float64) (*kg.Graph, *Unanswerable, error) {
+	return RemoveSampled(ctx, g, qs, Sample{Fraction: fraction, Salt: "unanswerable"})
+}
+
+// RemoveSampled is RemoveAnswers over the questions s samples: stem train
+// selector removes the answers of its training questions with another
+// salt (NegativesSalt) than the test variants'.
+func RemoveSampled(ctx context.Context, g *kg.Graph, qs []Question, s Sample) (*kg.Graph, *Unanswerable, error) {
+	fraction := s.Fraction
 	if g == nil {
 		return nil, nil, fmt.Errorf("unanswerable variant: a shared KG is needed")
 	}
@@ -131,7 +160,7 @@ func RemoveAnswers(ctx context.Context, g *kg.Graph, qs []Question, fraction flo
 			continue
 		}
 		reached[i] = true
-		if !UnanswerableSampled(q.ID, fraction) {
+		if !s.Sampled(q.ID) {
 			continue
 		}
 		u.Removed = append(u.Removed, q.ID)

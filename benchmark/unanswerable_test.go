@@ -132,3 +132,30 @@ func hasTriple(g *kg.Graph, h, r, t string) bool {
 	ti, ok3 := g.Entity(t)
 	return ok1 && ok2 && ok3 && g.HasTriple(hi, ri, ti)
 }
+
+// TestNegativesSample: stem train selector's negatives (NegativesSalt)
+// are as many as asked and independent of the test variants' sample:
+// about a fifth of the variant's questions are among them, as of all.
+func TestNegativesSample(t *testing.T) {
+	neg := Sample{Fraction: 0.2, Salt: NegativesSalt}
+	test := Sample{Fraction: 0.2, Salt: "unanswerable"}
+	n, both, sampled := 0, 0, 0
+	for i := range 20000 {
+		id := fmt.Sprint("q", i)
+		if test.Sampled(id) != UnanswerableSampled(id, 0.2) {
+			t.Fatalf("%s: Sample with the variants' salt differs from UnanswerableSampled", id)
+		}
+		if test.Sampled(id) {
+			sampled++
+		}
+		if neg.Sampled(id) {
+			n++
+			if test.Sampled(id) {
+				both++
+			}
+		}
+	}
+	if n < 3800 || n > 4200 || both < sampled*17/100 || both > sampled*23/100 {
+		t.Errorf("negatives %d of 20000 (want about 4000), %d of the variant's %d (want about a fifth)", n, both, sampled)
+	}
+}

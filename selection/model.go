@@ -171,6 +171,11 @@ type Question struct {
 	// when its first answer in that order is.
 	Answers      [][][]float64
 	AnswerLabels [][]bool
+	// Negative marks a question traced over a KG without its answer
+	// edges (stem train selector --unanswerable-fraction): its readings,
+	// all wrong, fit the weights, but with TrainOptions.CalibrateAnswerable
+	// it is left out of the calibration.
+	Negative bool
 }
 
 // TrainOptions set the fit: L2 is the weight penalty, Steps the
@@ -185,6 +190,18 @@ type TrainOptions struct {
 	// stands (on WebQSP's shared KG out of fold, the learnt order lost
 	// 1 Hits@1 point).
 	Answers bool
+	// CalibrateAnswerable leaves the Negative questions out of the
+	// calibration: the confidence then says how often a question of a KG
+	// that holds its answer is answered right (the negatives still push
+	// the weights of unsupported readings down), instead of mixing in the
+	// training's share of questions made unanswerable.
+	CalibrateAnswerable bool
+	// ChosenOnly fits the confidence weights on the reading each
+	// question's choice weights pick (is the answer given right?)
+	// instead of on every reading (is this reading right?): the second
+	// question mixes in the readings that lose to a better one, which
+	// teaches that an exactly matching reading is often wrong.
+	ChosenOnly bool
 }
 
 // ErrNoExamples is returned when no training question has a reading that
@@ -223,10 +240,14 @@ func Train(qs []Question, o TrainOptions) (*Model, error) {
 	if answer != nil {
 		fit, held = relabel(fit, answer), relabel(held, answer)
 	}
+	choice := conditional(groups(fit), len(Names), o)
 	var xs [][]float64
 	var ys []float64
 	for _, q := range fit {
 		for i, r := range q.Rows {
+			if o.ChosenOnly && i != chosen(choice, q.Rows) {
+				continue
+			}
 			xs = append(xs, r)
 			ys = append(ys, b2f(q.Labels[i]))
 		}
@@ -235,9 +256,12 @@ func Train(qs []Question, o TrainOptions) (*Model, error) {
 		return nil, ErrNoExamples
 	}
 	w, b := logistic(xs, ys, o)
-	m := &Model{Features: slices.Clone(Names), Weights: w, Bias: b, Choice: conditional(groups(fit), len(Names), o), Answer: answer, Select: true, Trained: len(fit), Held: len(held)}
+	m := &Model{Features: slices.Clone(Names), Weights: w, Bias: b, Choice: choice, Answer: answer, Select: true, Trained: len(fit), Held: len(held)}
 	var zs, ls []float64
 	for _, q := range held {
+		if q.Negative && o.CalibrateAnswerable {
+			continue
+		}
 		cands := make([]Candidate, len(q.Rows))
 		for i, r := range q.Rows {
 			cands[i] = Candidate{Features: r, Answers: nonEmpty}
@@ -251,6 +275,21 @@ func Train(qs []Question, o TrainOptions) (*Model, error) {
 		m.Platt = &Platt{A: a, B: c}
 	}
 	return m, nil
+}
+
+// chosen is the row the choice weights pick (the first when there are
+// none), as Choose picks among readings that bind answers.
+func chosen(choice []float64, rows [][]float64) int {
+	pick := 0
+	if len(choice) == 0 {
+		return pick
+	}
+	for i, r := range rows {
+		if dot(choice, r) > dot(choice, rows[pick]) {
+			pick = i
+		}
+	}
+	return pick
 }
 
 // nonEmpty stands for a reading's answers where training only needs to

@@ -53,6 +53,8 @@ var Names = []string{
 	"sem",         // the encoder's cosine of the question and the reading's relation names
 	"sem_best",    // 1 for the reading whose relation names the encoder finds nearest the question
 	"unnamed",     // 1 when the first answer's name is a bare id (m.0abc, g.11x), no name a reader knows
+	"fallback",    // 1 when a reading the planner ranked above this one binds no answer: the KG lacked what the preferred plan asks, and this one answers in its place
+	"exact",       // 1 when the first answer matched every hop exactly (T-Score S at its maximum) and in the schema's direction: no relaxed or reversed edge stands in for a missing one
 }
 
 // Input is what the features of one question's readings are computed
@@ -144,6 +146,15 @@ func Candidates(ctx context.Context, in Input) ([]Candidate, error) {
 			}
 			if bareID(top.Name) {
 				f[15] = 1
+			}
+			if f[8] >= 1-1e-6 && top.Reversed == 0 {
+				f[17] = 1
+			}
+		}
+		for _, above := range alts[:i] {
+			if len(above.Answers) == 0 {
+				f[16] = 1
+				break
 			}
 		}
 		out[i] = c

@@ -21,13 +21,16 @@ func TestTrainSelector(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "sel.json")
-	args := []string{"train", "selector", "--vectors", tinyVectors, "--format", "pq", "--questions", qs, "--kg", kb, "--out", out}
+	args := []string{"train", "selector", "--vectors", tinyVectors, "--format", "pq", "--questions", qs, "--kg", kb, "--out", out, "--unanswerable-fraction", "0.2", "--confidence-on-chosen", "--calibrate-answerable"}
 	stdout, _, err := run(t, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(stdout, "some reading right") || !strings.Contains(stdout, "wrote "+out) {
+	if !strings.Contains(stdout, "some reading right") || !strings.Contains(stdout, "wrote "+out) || !strings.Contains(stdout, "traced without their answer edges (--unanswerable-fraction 0.20)") {
 		t.Errorf("train selector printed:\n%s", stdout)
+	}
+	if _, _, err := run(t, append(args[:2:2], "--selfsup", "--format", "pq", "--questions", qs, "--kg", kb, "--out", out+"3")...); err == nil || !strings.Contains(err.Error(), "--selfsup") {
+		t.Errorf("train selector --selfsup --questions: %v, want it refused", err)
 	}
 	if _, _, err := run(t, append(args[:2:2], "--planner", "oracle", "--format", "pq", "--questions", qs, "--kg", kb, "--out", out+"2")...); err == nil || !strings.Contains(err.Error(), "oracle") {
 		t.Errorf("train selector --planner oracle: %v, want it refused", err)

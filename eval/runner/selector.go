@@ -5,15 +5,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 
+	"github.com/stem-kgqa/stem/assets"
 	"github.com/stem-kgqa/stem/atomicfile"
 	"github.com/stem-kgqa/stem/benchmark"
 	"github.com/stem-kgqa/stem/eval"
+	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models/catalog"
 	"github.com/stem-kgqa/stem/plan"
+	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/selection"
+	"github.com/stem-kgqa/stem/train/selfsup"
 )
 
 // SelectorJob is what stem train selector trains on: the training
@@ -40,6 +46,23 @@ type SelectorOptions struct {
 	// Rows, when not "", is a JSON-lines FILE written with every
 	// question's readings: plan, first answers, features and label.
 	Rows string
+	// Negatives is the share of the training questions whose answer
+	// edges are removed from the KG they are traced over
+	// (benchmark.RemoveSampled with benchmark.NegativesSalt): every
+	// reading of a question that lost its answer is labelled wrong, so
+	// the selector sees what a reading looks like when the KG cannot
+	// answer. 0 trains on the KG as it is.
+	Negatives float64
+	// CalibrateAnswerable calibrates the confidence on the held-out
+	// questions that kept their answers only
+	// (selection.TrainOptions.CalibrateAnswerable).
+	CalibrateAnswerable bool
+	// ChosenOnly fits the confidence on the chosen readings only
+	// (selection.TrainOptions.ChosenOnly).
+	ChosenOnly bool
+	// SelfSup trains on questions the KG itself yields (train/selfsup)
+	// instead of the dataset's: for a KG with no training questions.
+	SelfSup bool
 }
 
 // TrainSelector learns the plan selector (package selection) from the
@@ -54,14 +77,23 @@ func TrainSelector(ctx context.Context, w, log io.Writer, job SelectorJob) error
 	if s.Planner == "oracle" {
 		return fmt.Errorf("--planner oracle plans from the gold paths, which no question asked has: train the selector with the planner it will choose among")
 	}
-	if err := d.Source().Check(); err != nil {
-		return err
+	if o.SelfSup && len(d.Questions) > 0 {
+		return fmt.Errorf("--selfsup writes its own questions from the KG: give --kg alone, no --questions")
+	}
+	if !o.SelfSup {
+		if err := d.Source().Check(); err != nil {
+			return err
+		}
 	}
 	ins := append(append([]string{d.KG, d.GoldPaths, d.IDs, s.PlannerModel}, d.Questions...), d.QType...)
 	if err := atomicfile.CheckOutput("--out", o.Out, o.Force, ins...); err != nil {
 		return err
 	}
-	data, env, err := d.Open(ctx, enc, log)
+	data, err := trainingData(ctx, d, o.SelfSup, log)
+	if err != nil {
+		return err
+	}
+	env, lost, err := negatives{kgPath: d.KG, data: data, enc: enc, fraction: o.Negatives}.open(ctx, log)
 	if err != nil {
 		return err
 	}
@@ -72,7 +104,7 @@ func TrainSelector(ctx context.Context, w, log io.Writer, job SelectorJob) error
 	if err != nil {
 		return err
 	}
-	col := &collector{p: eval.Pipeline{Pipeline: p}, rows: map[string]selection.Question{}, seen: map[string][]readingRow{}}
+	col := &collector{p: eval.Pipeline{Pipeline: p}, rows: map[string]selection.Question{}, seen: map[string][]readingRow{}, lost: lost}
 	if _, err := eval.Run(ctx, data.Questions, col, eval.Options{Graph: data.Graph, KeepGoing: true, Workers: max(1, o.Workers), Progress: log}); err != nil {
 		return err
 	}
@@ -82,7 +114,7 @@ func TrainSelector(ctx context.Context, w, log io.Writer, job SelectorJob) error
 			return err
 		}
 	}
-	m, err := selection.Train(qs, selection.TrainOptions{Held: o.Held, Answers: o.Answers})
+	m, err := selection.Train(qs, selection.TrainOptions{Held: o.Held, Answers: o.Answers, CalibrateAnswerable: o.CalibrateAnswerable, ChosenOnly: o.ChosenOnly})
 	if err != nil {
 		return err
 	}
@@ -92,6 +124,9 @@ func TrainSelector(ctx context.Context, w, log io.Writer, job SelectorJob) error
 	}
 	n := float64(max(1, len(qs)))
 	fmt.Fprintf(w, "%d questions, %d with a reading that binds answers, %.0f readings\n", len(data.Questions), st.answered, st.readings)
+	if lost != nil {
+		fmt.Fprintf(w, "%d questions traced without their answer edges (--unanswerable-fraction %.2f), every reading labelled wrong\n", len(lost), o.Negatives)
+	}
 	fmt.Fprintf(w, "the planner's pick right: %.2f%%; some reading right: %.2f%%\n", 100*float64(st.first)/n, 100*float64(st.some)/n)
 	fmt.Fprintf(w, "weights (fitted on %d questions, calibrated on %d): confidence, choice\n", m.Trained, m.Held)
 	for i, name := range selection.Names {
@@ -115,6 +150,93 @@ func TrainSelector(ctx context.Context, w, log io.Writer, job SelectorJob) error
 	return nil
 }
 
+// trainingData loads d's training questions and its KG, or with selfSup
+// opens d's KG and writes questions from it (train/selfsup): each
+// synthesized question asks for the entities its relation path reaches
+// from its entity, and that path is its gold path.
+func trainingData(ctx context.Context, d Dataset, selfSup bool, log io.Writer) (*assets.Data, error) {
+	if !selfSup {
+		return d.Load(ctx, log)
+	}
+	r, err := assets.OpenKG(ctx, d.KG, kg.OpenOptions{Settings: d.Backends})
+	if err != nil {
+		return nil, err
+	}
+	g, ok := r.(*kg.Graph)
+	if !ok {
+		return nil, fmt.Errorf("--selfsup: --kg %s: the questions are written from a KG in memory; give the KG as a file", d.KG)
+	}
+	exs, st, err := selfsup.Synthesize(ctx, g, selfsup.Options{Seed: 1}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("--selfsup: --kg %s: %w", d.KG, err)
+	}
+	fmt.Fprintf(log, "selfsup: %d questions over %d relation paths of %d relations\n", st.Examples, st.Paths, st.Relations)
+	data := &assets.Data{KG: g, Graph: g}
+	for i, ex := range exs {
+		q := benchmark.Question{ID: fmt.Sprintf("selfsup-%d", i), Text: ex.Question, Entities: []string{ex.Mention},
+			Gold: []schema.GoldPath{{Start: ex.Mention, Steps: ex.Path}}}
+		for _, e := range benchmark.GoldEnds(g, q) {
+			q.Answers = append(q.Answers, g.EntityName(e))
+		}
+		if len(q.Answers) > 0 {
+			data.Questions = append(data.Questions, q)
+		}
+	}
+	if len(data.Questions) == 0 {
+		return nil, fmt.Errorf("--selfsup: --kg %s yields no question", d.KG)
+	}
+	return data, nil
+}
+
+// negatives are what TrainSelector's KG is opened from: the KG file, the
+// training questions over it, the encoder and the share of questions
+// whose answer edges go (SelectorOptions.Negatives).
+type negatives struct {
+	kgPath   string
+	data     *assets.Data
+	enc      catalog.EncoderSettings
+	fraction float64
+}
+
+// open opens the KG of the training questions as Dataset.Open does,
+// except that with fraction > 0 the KG is the variant
+// without the answer edges of a fraction of them (sampled with
+// benchmark.NegativesSalt, not the test variants' salt), written to a
+// temporary file so that the entity index is keyed by its content; data's
+// KG is then the variant. lost are the ids of the questions whose answers
+// the variant lacks; nil with fraction 0 or without a shared KG in
+// memory (then the KG is kgPath's own, and log says so).
+func (n negatives) open(ctx context.Context, log io.Writer) (*assets.Env, map[string]bool, error) {
+	kgPath, data, enc, fraction := n.kgPath, n.data, n.enc, n.fraction
+	if fraction < 0 || fraction >= 1 {
+		return nil, nil, fmt.Errorf("--unanswerable-fraction %v: want one in [0, 1)", fraction)
+	}
+	if fraction > 0 && data.Graph == nil {
+		fmt.Fprintf(log, "--unanswerable-fraction: no shared KG in memory to remove answers from; training without negatives\n")
+	}
+	if fraction == 0 || data.Graph == nil {
+		env, err := assets.Open(ctx, assets.Config{KG: kgPath, Graph: data.KG, Encoder: enc, Log: log})
+		return env, nil, err
+	}
+	g, u, err := benchmark.RemoveSampled(ctx, data.Graph, data.Questions, benchmark.Sample{Fraction: fraction, Salt: benchmark.NegativesSalt})
+	if err != nil {
+		return nil, nil, fmt.Errorf("--unanswerable-fraction: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "stem-negatives-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("--unanswerable-fraction: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "kg.tsv")
+	if err := kg.WriteFile(ctx, path, g, kg.FreebaseNS); err != nil {
+		return nil, nil, fmt.Errorf("--unanswerable-fraction: %w", err)
+	}
+	fmt.Fprintf(log, "negatives: %s\n", VariantSummary(u))
+	data.KG, data.Graph = g, g
+	env, err := assets.Open(ctx, assets.Config{KG: path, Graph: g, Encoder: enc, Log: log})
+	return env, u.Lost(), err
+}
+
 // collector answers training questions and keeps every reading's
 // features and label, by question id.
 type collector struct {
@@ -122,6 +244,9 @@ type collector struct {
 	mu   sync.Mutex
 	rows map[string]selection.Question
 	seen map[string][]readingRow
+	// lost are the questions whose answer edges the KG was traced
+	// without: none of their readings is right.
+	lost map[string]bool
 }
 
 // readingRow is one reading as --rows writes it.
@@ -161,9 +286,12 @@ func (c *collector) Answer(ctx context.Context, q benchmark.Question) (eval.Pred
 	if err != nil || res == nil || res.Selection == nil {
 		return pred, err
 	}
-	var row selection.Question
+	row := selection.Question{Negative: c.lost[q.ID]}
 	var seen []readingRow
 	gold := func(name string) bool {
+		if c.lost[q.ID] {
+			return false
+		}
 		for _, g := range q.Answers {
 			if eval.Match(name, g) {
 				return true
