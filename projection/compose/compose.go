@@ -78,6 +78,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 
@@ -193,10 +194,13 @@ type Planner struct {
 	words map[string][]float32 // unit vectors of single words
 }
 
-// relWord is one content word of a relation's name.
+// relWord is one content word of a relation's name, with what New reads
+// of it once per KG: its stem and its unit vector.
 type relWord struct {
 	word   string
 	weight float32 // 1 for the property part, domainWeight for the domain part
+	stem   string
+	vec    []float32
 }
 
 var _ projection.Planner = (*Planner)(nil)
@@ -229,6 +233,12 @@ func New(ctx context.Context, g kg.Reader, enc models.Encoder, cfg Config) (*Pla
 	if err := p.encodeWords(ctx, all); err != nil {
 		return nil, fmt.Errorf("compose: encode relation words: %w", err)
 	}
+	for _, ws := range p.rels {
+		for i := range ws {
+			ws[i].stem = stem(ws[i].word)
+			ws[i].vec = p.words[ws[i].word]
+		}
+	}
 	return p, nil
 }
 
@@ -244,7 +254,7 @@ func relationWords(g kg.Reader, r int32) []relWord {
 				continue
 			}
 			seen[w] = true
-			out = append(out, relWord{w, weight})
+			out = append(out, relWord{word: w, weight: weight})
 		}
 	}
 	name := g.RelationName(r)
@@ -329,15 +339,39 @@ func (p *Planner) sim(w, u string, vw []float32, lex models.Lexicon) float32 {
 	return dot
 }
 
-// relSim is how well question word w names relation r.
-func (p *Planner) relSim(w string, vw []float32, r int32) float32 {
+// relSim is how well question word w names relation r: wordSim against
+// each of r's words, with their stems and vectors read once per KG.
+func (p *Planner) relSim(w qword, r int32) float32 {
 	best := float32(0)
 	for _, u := range p.rels[r] {
-		if s := u.weight * p.wordSim(w, u.word, vw); s > best {
+		if s := u.weight * p.relWordSim(w, u, p.cfg.Lexicon); s > best {
 			best = s
 		}
 	}
 	return best
+}
+
+// qword is a question word with its stem and unit vector, read once per
+// question.
+type qword struct {
+	word, stem string
+	vec        []float32
+}
+
+// relWordSim is sim for a relation word, its stem and vector read once per
+// KG: the same figure.
+func (p *Planner) relWordSim(w qword, u relWord, lex models.Lexicon) float32 {
+	if w.word == u.word || stemsMatch(w.word, u.word, w.stem, u.stem) {
+		return 1
+	}
+	var dot float32
+	for i, x := range w.vec {
+		dot += x * u.vec[i]
+	}
+	if lex != nil {
+		dot = max(dot, lex.Related(w.word, u.word))
+	}
+	return dot
 }
 
 // question is a question read for alignment.
@@ -561,27 +595,37 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 	if len(walks) == 0 {
 		return Prediction{}, fmt.Errorf("compose: entity %q has no edges in the KG", anchor)
 	}
-	// sims[i][r]: word i against each relation around the entity.
-	local := map[int32]bool{}
-	for _, w := range walks {
-		for _, s := range w.Steps {
-			local[s.Rel] = true
+	// sims[i][l]: word i against each relation around the entity, by its
+	// place in local (the order the walks first meet them).
+	var local []int32
+	slot := map[int32]int32{}
+	hops := make([][]int32, len(walks))
+	for wi, w := range walks {
+		hops[wi] = make([]int32, len(w.Steps))
+		for j, s := range w.Steps {
+			l, ok := slot[s.Rel]
+			if !ok {
+				l = int32(len(local))
+				slot[s.Rel] = l
+				local = append(local, s.Rel)
+			}
+			hops[wi][j] = l
 		}
 	}
 	nw := len(rq.words)
-	sims := make([]map[int32]float32, nw)
-	named := make([]map[int32]bool, nw)
+	sims := make([][]float32, nw)
+	named := make([][]bool, nw)
 	cost := make([]float32, nw)
 	for i, w := range rq.words {
-		vw := p.vec(w)
-		sims[i] = make(map[int32]float32, len(local))
-		named[i] = map[int32]bool{}
+		qw := qword{word: w, stem: stem(w), vec: p.vec(w)}
+		sims[i] = make([]float32, len(local))
+		named[i] = make([]bool, len(local))
 		best, mean := float32(0), float32(0)
-		for r := range local {
-			s := p.relSim(w, vw, r)
-			sims[i][r] = s
+		for l, r := range local {
+			s := p.relSim(qw, r)
+			sims[i][l] = s
 			if s >= nameFloor {
-				named[i][r] = true
+				named[i][l] = true
 			}
 			best = max(best, s)
 			mean += s
@@ -589,8 +633,8 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 		// A word is read against its own level: "films" resembles every
 		// relation of a film KG a little, "directed" one of them much.
 		mean /= float32(max(1, len(local)))
-		for r := range sims[i] {
-			sims[i][r] -= mean
+		for l := range sims[i] {
+			sims[i][l] -= mean
 		}
 		if i != rq.typ {
 			cost[i] = p.cfg.Unused * max(0, best-mean-relnessFloor)
@@ -601,8 +645,9 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 	}
 	fit := p.typeFitter(rq)
 	all := make([]projection.ScoredPath, 0, len(walks))
-	for _, w := range walks {
-		s := p.align(rq, sims, named, cost, w.Steps) + typeWeight*fit(w.Front) - reachTie*float32(math.Log(float64(max(1, w.Reach))))
+	al := &alignment{sims: sims, named: named, cost: cost}
+	for wi, w := range walks {
+		s := p.align(rq, al, w.Steps, hops[wi]) + typeWeight*fit(w.Front) - reachTie*float32(math.Log(float64(max(1, w.Reach))))
 		all = append(all, projection.ScoredPath{Steps: zeroshot.SchemaSteps(p.g, w.Steps), Score: s, Reach: w.Reach})
 	}
 	byScore := func(a, b projection.ScoredPath) int {
@@ -642,6 +687,33 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 	return pred, nil
 }
 
+// alignment is what align reads of a question's words against the
+// relations around its entity: each word's similarity to each relation
+// (by its place in the question's local relations), whether the word names
+// it outright, and the word's cost when no hop uses it.
+type alignment struct {
+	sims  [][]float32
+	named [][]bool
+	cost  []float32
+	// f and e are align's tables, reused from path to path.
+	f, e [][]float32
+}
+
+// scratch returns align's tables for k hops and n words, grown as needed;
+// align sets every cell it reads.
+func (a *alignment) scratch(k, n int) (f, e [][]float32) {
+	for len(a.f) <= k {
+		a.f = append(a.f, nil)
+		a.e = append(a.e, nil)
+	}
+	for j := 0; j <= k; j++ {
+		if len(a.f[j]) < n+1 {
+			a.f[j], a.e[j] = make([]float32, n+1), make([]float32, n+1)
+		}
+	}
+	return a.f[:k+1], a.e[:k+1]
+}
+
 // align returns the best score of steps against the question's words: the
 // sum over hops of the matched word's similarity to the hop's relation
 // plus the unused-word cost that word no longer pays, less HopCost per
@@ -649,15 +721,16 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 // or a run of adjacent words that all resemble its relation ("release
 // years"), or none; hops take words in distance order. A question that
 // says the answer shares a relation ("together", "same") adds shareBonus
-// to a path that walks a relation and straight back.
-func (p *Planner) align(rq question, sims []map[int32]float32, named []map[int32]bool, cost []float32, steps []zeroshot.Step) float32 {
+// to a path that walks a relation and straight back. hops holds each
+// step's relation by its place in the question's local relations.
+func (p *Planner) align(rq question, a *alignment, steps []zeroshot.Step, hops []int32) float32 {
+	sims, named, cost := a.sims, a.named, a.cost
 	k, n := len(steps), len(rq.words)
 	neg := float32(math.Inf(-1))
 	// f[j][i]: best score of hops 1..j within words[:i]; e[j][i]: the same
 	// with hop j's last word i-1.
-	f, e := make([][]float32, k+1), make([][]float32, k+1)
+	f, e := a.scratch(k, n)
 	for j := range f {
-		f[j], e[j] = make([]float32, n+1), make([]float32, n+1)
 		for i := range f[j] {
 			e[j][i] = neg
 			if j > 0 {
@@ -666,7 +739,7 @@ func (p *Planner) align(rq question, sims []map[int32]float32, named []map[int32
 		}
 	}
 	for j := 1; j <= k; j++ {
-		r := steps[j-1].Rel
+		r := hops[j-1]
 		for i := 0; i <= n; i++ {
 			best := f[j-1][i] + nullGain // hop j has no word
 			// The type noun names the answer: only a last hop that
@@ -755,10 +828,7 @@ func (p *Planner) typeFitter(rq question) func(front []int32) float32 {
 	for i, w := range want {
 		vw[i] = p.vec(w)
 	}
-	type key struct {
-		rel int32
-		in  bool
-	}
+	type key = relKey
 	fits := map[key]float32{}
 	relFit := func(k key) float32 {
 		if f, ok := fits[k]; ok {
@@ -782,30 +852,70 @@ func (p *Planner) typeFitter(rq question) func(front []int32) float32 {
 		fits[k] = f
 		return f
 	}
+	// What an entity's edges show is read once per question: many paths
+	// reach the same entities.
+	shown := map[int32][]key{}
+	var count []keyCount
 	return func(front []int32) float32 {
 		n := min(len(front), typeSample)
 		if n == 0 {
 			return 0
 		}
-		count := map[key]int{}
+		count = count[:0]
 		for _, e := range front[:n] {
-			seen := map[key]bool{}
-			for _, t := range p.g.In(e) {
-				seen[key{p.g.Triple(t).Rel, true}] = true
+			ks, ok := shown[e]
+			if !ok {
+				ks = p.edgeKeys(e)
+				shown[e] = ks
 			}
-			for _, t := range p.g.Out(e) {
-				seen[key{p.g.Triple(t).Rel, false}] = true
-			}
-			for k := range seen {
-				count[k]++
+			for _, k := range ks {
+				if i := slices.IndexFunc(count, func(c keyCount) bool { return c.k == k }); i >= 0 {
+					count[i].n++
+				} else {
+					count = append(count, keyCount{k, 1})
+				}
 			}
 		}
 		best := float32(0)
-		for k, c := range count {
-			best = max(best, relFit(k)*float32(c)/float32(n))
+		for _, c := range count {
+			best = max(best, relFit(c.k)*float32(c.n)/float32(n))
 		}
 		return best
 	}
+}
+
+// relKey is a relation entering an entity (in) or leaving it.
+type relKey struct {
+	rel int32
+	in  bool
+}
+
+// keyCount counts the sampled entities a relKey touches.
+type keyCount struct {
+	k relKey
+	n int
+}
+
+// edgeKeys returns the distinct relations entering and leaving e. Out and
+// In are sorted by relation, so each relation's run is skipped over by
+// binary search: a hub's thousands of edges cost a few lookups.
+func (p *Planner) edgeKeys(e int32) []relKey {
+	var out []relKey
+	for _, in := range []bool{true, false} {
+		ts := p.g.Out(e)
+		if in {
+			ts = p.g.In(e)
+		}
+		for i := 0; i < len(ts); {
+			r := p.g.Triple(ts[i]).Rel
+			out = append(out, relKey{r, in})
+			i++
+			if i < len(ts) && p.g.Triple(ts[i]).Rel == r {
+				i += sort.Search(len(ts)-i, func(j int) bool { return p.g.Triple(ts[i+j]).Rel != r })
+			}
+		}
+	}
+	return out
 }
 
 // looksLikeDate reports whether an entity name is a year or a date:

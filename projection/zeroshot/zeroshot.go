@@ -270,9 +270,9 @@ func Walks(ctx context.Context, g kg.Reader, start []int32, cfg Config) (walks [
 // than the same KG read from its file.
 func expand(g kg.Reader, level []Walk, frontierCap int) []Walk {
 	var out []Walk
+	var x grouper
 	for _, pa := range level {
-		groups := map[Step]map[int32]bool{}
-		var order []Step
+		x.reset()
 		front := pa.Front
 		if len(front) > frontierCap {
 			front = slices.Clone(front)
@@ -280,15 +280,10 @@ func expand(g kg.Reader, level []Walk, frontierCap int) []Walk {
 			front = front[:frontierCap]
 		}
 		for _, e := range front {
-			for _, t := range g.Out(e) {
-				tr := g.Triple(t)
-				add(groups, &order, Step{tr.Rel, false}, tr.Tail)
-			}
-			for _, t := range g.In(e) {
-				tr := g.Triple(t)
-				add(groups, &order, Step{tr.Rel, true}, tr.Head)
-			}
+			x.edges(g, g.Out(e), false)
+			x.edges(g, g.In(e), true)
 		}
+		order := slices.Clone(x.order)
 		slices.SortFunc(order, func(a, b Step) int {
 			if c := strings.Compare(g.RelationName(a.Rel), g.RelationName(b.Rel)); c != 0 {
 				return c
@@ -296,14 +291,96 @@ func expand(g kg.Reader, level []Walk, frontierCap int) []Walk {
 			return cmp.Compare(btoi(a.Inv), btoi(b.Inv))
 		})
 		for _, s := range order {
-			set := groups[s]
-			nf := make([]int32, 0, len(set))
-			for e := range set {
-				nf = append(nf, e)
-			}
-			slices.Sort(nf)
+			nf := x.set(x.groups[s])
 			out = append(out, Walk{Steps: append(slices.Clone(pa.Steps), s), Front: nf, Reach: len(nf)})
 		}
+	}
+	return out
+}
+
+// grouper groups the entities one step reaches by the step, in the order
+// they are met, with buffers reused from walk to walk.
+type grouper struct {
+	groups map[Step]int // index in order and lists
+	order  []Step       // the steps in the order first met
+	lists  [][]int32    // each step's entities as met, repeats included
+	pairs  []entityAt
+}
+
+// entityAt is an entity and where it was first met.
+type entityAt struct{ e, at int32 }
+
+func (x *grouper) reset() {
+	if x.groups == nil {
+		x.groups = map[Step]int{}
+	}
+	clear(x.groups)
+	x.order = x.order[:0]
+}
+
+// edges adds the far ends of triples ts (sorted by relation, as Out and In
+// return them), walked against their direction when inv is set.
+func (x *grouper) edges(g kg.Reader, ts []int32, inv bool) {
+	last, gi := int32(-1), -1
+	for _, t := range ts {
+		tr := g.Triple(t)
+		if tr.Rel != last || gi < 0 {
+			last = tr.Rel
+			gi = x.group(Step{tr.Rel, inv})
+		}
+		e := tr.Tail
+		if inv {
+			e = tr.Head
+		}
+		x.lists[gi] = append(x.lists[gi], e)
+	}
+}
+
+// group returns step s's index, adding it when new.
+func (x *grouper) group(s Step) int {
+	if i, ok := x.groups[s]; ok {
+		return i
+	}
+	i := len(x.order)
+	x.groups[s] = i
+	x.order = append(x.order, s)
+	if i < len(x.lists) {
+		x.lists[i] = x.lists[i][:0]
+	} else {
+		x.lists = append(x.lists, nil)
+	}
+	return i
+}
+
+// set returns group i's distinct entities in id order: the first reachCap
+// of them met, where more are.
+func (x *grouper) set(i int) []int32 {
+	l := x.lists[i]
+	if len(l) <= reachCap {
+		slices.Sort(l)
+		return slices.Clone(slices.Compact(l))
+	}
+	// Which reachCap entities are kept depends on the order they were
+	// met: each distinct entity's first place decides.
+	x.pairs = x.pairs[:0]
+	for at, e := range l {
+		x.pairs = append(x.pairs, entityAt{e, int32(at)})
+	}
+	slices.SortFunc(x.pairs, func(a, b entityAt) int {
+		if a.e != b.e {
+			return cmp.Compare(a.e, b.e)
+		}
+		return cmp.Compare(a.at, b.at)
+	})
+	x.pairs = slices.CompactFunc(x.pairs, func(a, b entityAt) bool { return a.e == b.e })
+	if len(x.pairs) > reachCap {
+		slices.SortFunc(x.pairs, func(a, b entityAt) int { return cmp.Compare(a.at, b.at) })
+		x.pairs = x.pairs[:reachCap]
+		slices.SortFunc(x.pairs, func(a, b entityAt) int { return cmp.Compare(a.e, b.e) })
+	}
+	out := make([]int32, len(x.pairs))
+	for j, p := range x.pairs {
+		out[j] = p.e
 	}
 	return out
 }
@@ -326,18 +403,6 @@ func compareSteps(a, b []schema.Step) int {
 		}
 	}
 	return cmp.Compare(len(a), len(b))
-}
-
-func add(groups map[Step]map[int32]bool, order *[]Step, s Step, e int32) {
-	set, ok := groups[s]
-	if !ok {
-		set = map[int32]bool{}
-		groups[s] = set
-		*order = append(*order, s)
-	}
-	if len(set) < reachCap {
-		set[e] = true
-	}
 }
 
 // SchemaSteps names a walk's steps as schema steps.
