@@ -588,29 +588,45 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 	if err := p.encodeWords(ctx, rq.words); err != nil {
 		return Prediction{}, fmt.Errorf("compose: encode question words: %w", err)
 	}
-	walks, notes, err := zeroshot.Walks(ctx, p.g, start, zeroshot.Config{MaxHops: p.cfg.MaxHops, FrontierCap: p.cfg.FrontierCap, MaxPaths: p.cfg.MaxPaths})
+	walks, last, notes, err := p.walks(ctx, start)
 	if err != nil {
 		return Prediction{}, err
 	}
-	if len(walks) == 0 {
+	var pending [][]zeroshot.Step // the last hop's paths, when Fill may leave some out
+	if last.Cut() {
+		lw, note := last.Fill(nil)
+		walks = append(walks, lw...)
+		notes = append(notes, note)
+	} else {
+		pending = last.Steps
+	}
+	if len(walks)+len(pending) == 0 {
 		return Prediction{}, fmt.Errorf("compose: entity %q has no edges in the KG", anchor)
 	}
 	// sims[i][l]: word i against each relation around the entity, by its
-	// place in local (the order the walks first meet them).
+	// place in local (the order the paths first meet them).
 	var local []int32
 	slot := map[int32]int32{}
-	hops := make([][]int32, len(walks))
-	for wi, w := range walks {
-		hops[wi] = make([]int32, len(w.Steps))
-		for j, s := range w.Steps {
+	hopsOf := func(steps []zeroshot.Step) []int32 {
+		hs := make([]int32, len(steps))
+		for j, s := range steps {
 			l, ok := slot[s.Rel]
 			if !ok {
 				l = int32(len(local))
 				slot[s.Rel] = l
 				local = append(local, s.Rel)
 			}
-			hops[wi][j] = l
+			hs[j] = l
 		}
+		return hs
+	}
+	hops := make([][]int32, len(walks), len(walks)+len(pending))
+	for wi, w := range walks {
+		hops[wi] = hopsOf(w.Steps)
+	}
+	pendingHops := make([][]int32, len(pending))
+	for i, steps := range pending {
+		pendingHops[i] = hopsOf(steps)
 	}
 	nw := len(rq.words)
 	sims := make([][]float32, nw)
@@ -644,11 +660,32 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 		}
 	}
 	fit := p.typeFitter(rq)
-	all := make([]projection.ScoredPath, 0, len(walks))
 	al := &alignment{sims: sims, named: named, cost: cost}
+	score := func(w zeroshot.Walk, hs []int32) projection.ScoredPath {
+		s := p.align(rq, al, w.Steps, hs) + typeWeight*fit(w.Front) - reachTie*float32(math.Log(float64(max(1, w.Reach))))
+		return projection.ScoredPath{Steps: zeroshot.SchemaSteps(p.g, w.Steps), Score: s, Reach: w.Reach}
+	}
+	all := make([]projection.ScoredPath, 0, len(walks)+len(pending))
 	for wi, w := range walks {
-		s := p.align(rq, al, w.Steps, hops[wi]) + typeWeight*fit(w.Front) - reachTie*float32(math.Log(float64(max(1, w.Reach))))
-		all = append(all, projection.ScoredPath{Steps: zeroshot.SchemaSteps(p.g, w.Steps), Score: s, Reach: w.Reach})
+		all = append(all, score(w, hops[wi]))
+	}
+	if pending != nil {
+		// The beam is bounded by score: a last-hop path whose alignment
+		// with the best type fit and no reach cost still falls below the
+		// k-th best shorter path cannot rank, so the entities it reaches
+		// are never gathered.
+		floor := p.floor(all)
+		var kept []int
+		lw, _ := last.Fill(func(i int) bool {
+			if p.align(rq, al, pending[i], pendingHops[i])+typeWeight < floor {
+				return false
+			}
+			kept = append(kept, i)
+			return true
+		})
+		for j, w := range lw {
+			all = append(all, score(w, pendingHops[kept[j]]))
+		}
 	}
 	byScore := func(a, b projection.ScoredPath) int {
 		switch {
@@ -685,6 +722,53 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 		pred.Strategy = schema.Breadth
 	}
 	return pred, nil
+}
+
+// walks returns the paths of up to MaxHops-1 hops from start, with their
+// notes, and the last hop pending: its steps known, the entities its
+// paths reach not gathered yet.
+func (p *Planner) walks(ctx context.Context, start []int32) ([]zeroshot.Walk, *zeroshot.Pending, []string, error) {
+	zc := zeroshot.Config{MaxHops: p.cfg.MaxHops - 1, FrontierCap: p.cfg.FrontierCap, MaxPaths: p.cfg.MaxPaths}
+	level := []zeroshot.Walk{{Front: start, Reach: len(start)}}
+	var walks []zeroshot.Walk
+	var notes []string
+	if zc.MaxHops > 0 {
+		var err error
+		if walks, notes, err = zeroshot.Walks(ctx, p.g, start, zc); err != nil {
+			return nil, nil, nil, err
+		}
+		level = level[:0]
+		for _, w := range walks {
+			if len(w.Steps) == zc.MaxHops {
+				level = append(level, w)
+			}
+		}
+	}
+	last, err := zeroshot.Extend(ctx, p.g, level, zc)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return walks, last, notes, nil
+}
+
+// floor returns the score below which a path cannot be among the ones
+// Predict returns (or, with Config.Learnt, the ones it rescores), given
+// the scores of some paths: the k-th best of them, or -Inf when there are
+// fewer.
+func (p *Planner) floor(scored []projection.ScoredPath) float32 {
+	k := p.cfg.Beam
+	if p.cfg.Learnt != nil && p.cfg.LearntWeight != 0 {
+		k = max(k, learntTop)
+	}
+	if len(scored) < k {
+		return float32(math.Inf(-1))
+	}
+	s := make([]float32, len(scored))
+	for i, c := range scored {
+		s[i] = c.Score
+	}
+	slices.Sort(s)
+	return s[len(s)-k]
 }
 
 // alignment is what align reads of a question's words against the
