@@ -451,60 +451,62 @@ func (p *Pending) Fill(keep func(i int) bool) (walks []Walk, note string) {
 // grouper gathers the entities a path's runs reach, with buffers reused
 // from path to path.
 type grouper struct {
-	list  []int32 // the entities as met, repeats included
-	pairs []entityAt
+	list []int32 // the entities as met
+	seen map[int32]struct{}
 }
-
-// entityAt is an entity and where it was first met.
-type entityAt struct{ e, at int32 }
 
 // gather returns the distinct far ends of runs in id order: the first
 // reachCap of them met, where more are.
 func (x *grouper) gather(g kg.Reader, runs []run) []int32 {
 	heads, _, tails := kg.ColumnsOf(g)
+	end := func(r run, t int32) int32 {
+		switch {
+		case heads != nil && r.inv:
+			return heads[t]
+		case heads != nil:
+			return tails[t]
+		case r.inv:
+			return g.Triple(t).Head
+		}
+		return g.Triple(t).Tail
+	}
+	total := 0
+	for _, r := range runs {
+		total += len(r.ts)
+	}
 	x.list = x.list[:0]
+	if total <= reachCap {
+		for _, r := range runs {
+			for _, t := range r.ts {
+				x.list = append(x.list, end(r, t))
+			}
+		}
+		slices.Sort(x.list)
+		return slices.Clone(slices.Compact(x.list))
+	}
+	// Which reachCap entities are kept depends on the order they were
+	// met: they are read in that order until reachCap distinct ones are
+	// found, and a hub's edges past them are never read.
+	if x.seen == nil {
+		x.seen = make(map[int32]struct{}, reachCap)
+	}
+	clear(x.seen)
+scan:
 	for _, r := range runs {
 		for _, t := range r.ts {
-			switch {
-			case heads != nil && r.inv:
-				x.list = append(x.list, heads[t])
-			case heads != nil:
-				x.list = append(x.list, tails[t])
-			case r.inv:
-				x.list = append(x.list, g.Triple(t).Head)
-			default:
-				x.list = append(x.list, g.Triple(t).Tail)
+			e := end(r, t)
+			if _, ok := x.seen[e]; ok {
+				continue
+			}
+			x.seen[e] = struct{}{}
+			x.list = append(x.list, e)
+			if len(x.list) == reachCap {
+				break scan
 			}
 		}
 	}
-	l := x.list
-	if len(l) <= reachCap {
-		slices.Sort(l)
-		return slices.Clone(slices.Compact(l))
-	}
-	// Which reachCap entities are kept depends on the order they were
-	// met: each distinct entity's first place decides.
-	x.pairs = x.pairs[:0]
-	for at, e := range l {
-		x.pairs = append(x.pairs, entityAt{e, int32(at)})
-	}
-	slices.SortFunc(x.pairs, func(a, b entityAt) int {
-		if a.e != b.e {
-			return cmp.Compare(a.e, b.e)
-		}
-		return cmp.Compare(a.at, b.at)
-	})
-	x.pairs = slices.CompactFunc(x.pairs, func(a, b entityAt) bool { return a.e == b.e })
-	if len(x.pairs) > reachCap {
-		slices.SortFunc(x.pairs, func(a, b entityAt) int { return cmp.Compare(a.at, b.at) })
-		x.pairs = x.pairs[:reachCap]
-		slices.SortFunc(x.pairs, func(a, b entityAt) int { return cmp.Compare(a.e, b.e) })
-	}
-	out := make([]int32, len(x.pairs))
-	for j, p := range x.pairs {
-		out[j] = p.e
-	}
-	return out
+	slices.Sort(x.list)
+	return slices.Clone(x.list)
 }
 
 func btoi(b bool) int {
