@@ -70,6 +70,18 @@
 //
 // Breadth when the best path reaches more than one entity, else Precision,
 // as in package zeroshot.
+//
+// # Cost
+//
+// What depends on the KG alone is read once, in New: each relation's
+// words, their stems and vectors. Per question, each content word is
+// scored once against each relation around the entity, and what an
+// entity's edges show the type check once. The beam is bounded by score:
+// the last hop's paths are read as steps first (zeroshot.Extend), and the
+// entities a path reaches are gathered only where its alignment, with the
+// best type fit and no reach cost, still reaches the Beam-th best shorter
+// path (the 64th with Config.Learnt): a path below it cannot rank, so the
+// paths returned and their scores are those of scoring every path.
 package compose
 
 import (
