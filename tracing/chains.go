@@ -30,7 +30,7 @@ func (t *Tracer) byName(a, b int32) int {
 // (t.byName), so the lines are deterministic and the same whichever
 // backend numbered the triples.
 func (t *Tracer) chains(res *Result) []string {
-	adj := map[int32][]int32{}
+	adj := make(map[int32][]int32, len(res.Evidence))
 	for _, m := range res.Evidence {
 		tr := t.g.Triple(m.Triple)
 		adj[tr.Head] = append(adj[tr.Head], m.Triple)
@@ -38,9 +38,9 @@ func (t *Tracer) chains(res *Result) []string {
 			adj[tr.Tail] = append(adj[tr.Tail], m.Triple)
 		}
 	}
-	for _, l := range adj {
-		slices.SortFunc(l, t.byName)
-	}
+	// Each entity's edges are sorted when the search first reaches it:
+	// with MaxChains, a hub's evidence is mostly never walked.
+	sorted := make(map[int32]bool, len(adj))
 	var (
 		out     []string
 		visited = map[int32]bool{}
@@ -50,6 +50,10 @@ func (t *Tracer) chains(res *Result) []string {
 	var dfs func(e int32)
 	dfs = func(e int32) {
 		extended := false
+		if !sorted[e] {
+			sorted[e] = true
+			slices.SortFunc(adj[e], t.byName)
+		}
 		for _, tid := range adj[e] {
 			if limit > 0 && len(out) >= limit {
 				return

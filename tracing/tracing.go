@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 
@@ -620,7 +621,12 @@ func (t *Tracer) merge(s *searches, res *Result) {
 // evidence returns each matched KG triple once, with the best Cum any
 // search gave it, by Cum descending, then by the triples' names.
 func (t *Tracer) evidence(s *searches) []Match {
-	best := map[int32]Match{}
+	n := 0
+	for _, o := range s.outs {
+		n += len(o.matches)
+	}
+	// Sized once: a plan through a hub matches thousands of edges.
+	best := make(map[int32]Match, n)
 	for i, o := range s.outs {
 		for _, m := range o.matches {
 			m.Graph = s.jobs[i].graph
@@ -629,16 +635,21 @@ func (t *Tracer) evidence(s *searches) []Match {
 			}
 		}
 	}
-	var out []Match
+	if len(best) == 0 {
+		return nil
+	}
+	out := make([]Match, 0, len(best))
 	for _, m := range best {
 		out = append(out, m)
 	}
-	sort.Slice(out, func(a, b int) bool {
-		x, y := out[a], out[b]
-		if x.Cum != y.Cum {
-			return x.Cum > y.Cum
+	slices.SortFunc(out, func(x, y Match) int {
+		switch {
+		case x.Cum > y.Cum:
+			return -1
+		case x.Cum < y.Cum:
+			return 1
 		}
-		return t.byName(x.Triple, y.Triple) < 0
+		return t.byName(x.Triple, y.Triple)
 	})
 	return out
 }
@@ -671,7 +682,11 @@ func (t *Tracer) answers(s *searches, anchors []Anchor) []Answer {
 // searches; under Ranked, only those of the first group of graphs that
 // binds any.
 func (t *Tracer) bestAnswers(s *searches) map[int32]Answer {
-	answers := map[int32]Answer{}
+	n := 0
+	for _, o := range s.outs {
+		n = max(n, len(o.answers))
+	}
+	answers := make(map[int32]Answer, n)
 	for i, o := range s.outs {
 		g := s.jobs[i].graph
 		for e, a := range o.answers {
@@ -712,8 +727,13 @@ func boundBy(s *searches) map[int32]int {
 		e     int32
 		graph int
 	}
-	bound := map[binding]bool{}
-	bounds := map[int32]int{}
+	n, most := 0, 0
+	for _, o := range s.outs {
+		n += len(o.answers)
+		most = max(most, len(o.answers))
+	}
+	bound := make(map[binding]bool, n)
+	bounds := make(map[int32]int, most)
 	for i, o := range s.outs {
 		for e := range o.answers {
 			if b := (binding{e, s.jobs[i].graph}); !bound[b] {

@@ -26,30 +26,8 @@ import (
 //	GOEXPERIMENT=simd go test -run '^$' -bench PlanMetaQA -benchtime 1x ./projection/compose
 func BenchmarkPlanMetaQA(b *testing.B) {
 	ctx := context.Background()
-	kbPath := shareddata.Path(b, "metaqa/kb.txt")
-	qPath := shareddata.Path(b, "metaqa/qa_dev_2hop.txt")
 	enc, lex := realEncoder(b), realLexicon(b)
-	g, err := kg.Load(ctx, kbPath, kg.FormatAuto)
-	if err != nil {
-		b.Fatal(err)
-	}
-	f, err := os.Open(qPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	type question struct{ text, entity string }
-	var qs []question
-	bracket := regexp.MustCompile(`\[([^\]]+)\]`)
-	sc := bufio.NewScanner(f)
-	for sc.Scan() && len(qs) < 500 {
-		line, _, _ := strings.Cut(sc.Text(), "\t")
-		if m := bracket.FindStringSubmatch(line); m != nil {
-			if _, ok := g.Entity(m[1]); ok {
-				qs = append(qs, question{line, m[1]})
-			}
-		}
-	}
+	g, qs := metaQADev(b, 500)
 	m, _, err := selfsup.Train(ctx, g, enc, selfsup.Options{Lexicon: lex}, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -85,4 +63,63 @@ func BenchmarkPlanMetaQA(b *testing.B) {
 		b.ReportMetric(float64(times[i][len(times[i])/2].Microseconds())/1000, name+"-p50-ms")
 		b.ReportMetric(float64(times[i][len(times[i])*95/100].Microseconds())/1000, name+"-p95-ms")
 	}
+}
+
+// BenchmarkPredictMetaQA plans the first 500 MetaQA dev 2-hop questions
+// with compose alone (no learnt prior, nothing trained first), so that a
+// profile of it is the planner's own:
+//
+//	GOEXPERIMENT=simd go test -run '^$' -bench PredictMetaQA -benchtime 3x -cpuprofile cpu.out ./projection/compose
+func BenchmarkPredictMetaQA(b *testing.B) {
+	ctx := context.Background()
+	g, qs := metaQADev(b, 500)
+	p, err := compose.New(ctx, g, realEncoder(b), compose.Config{Lexicon: realLexicon(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var times []time.Duration
+	for b.Loop() {
+		for _, q := range qs {
+			start := time.Now()
+			if _, err := p.Predict(ctx, q.text, []string{q.entity}, nil); err != nil {
+				b.Fatal(err)
+			}
+			times = append(times, time.Since(start))
+		}
+	}
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(times[len(times)*95/100].Microseconds())/1000, "p95-ms")
+}
+
+// metaQAQuestion is a MetaQA question and its bracketed entity.
+type metaQAQuestion struct{ text, entity string }
+
+// metaQADev loads the MetaQA KG and the first n dev 2-hop questions whose
+// entity it knows.
+func metaQADev(b *testing.B, n int) (*kg.Graph, []metaQAQuestion) {
+	ctx := context.Background()
+	kbPath := shareddata.Path(b, "metaqa/kb.txt")
+	qPath := shareddata.Path(b, "metaqa/qa_dev_2hop.txt")
+	g, err := kg.Load(ctx, kbPath, kg.FormatAuto)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Open(qPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var qs []metaQAQuestion
+	bracket := regexp.MustCompile(`\[([^\]]+)\]`)
+	sc := bufio.NewScanner(f)
+	for sc.Scan() && len(qs) < n {
+		line, _, _ := strings.Cut(sc.Text(), "\t")
+		if m := bracket.FindStringSubmatch(line); m != nil {
+			if _, ok := g.Entity(m[1]); ok {
+				qs = append(qs, metaQAQuestion{line, m[1]})
+			}
+		}
+	}
+	return g, qs
 }

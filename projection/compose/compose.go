@@ -75,6 +75,18 @@
 //
 // Breadth when the best path reaches more than one entity, else Precision,
 // as in package zeroshot.
+//
+// # Cost
+//
+// What depends on the KG alone is read once, in New: each relation's
+// words, their stems and vectors. Per question, each content word is
+// scored once against each relation around the entity, and what an
+// entity's edges show the type check once. The beam is bounded by score:
+// the last hop's paths are read as steps first (zeroshot.Extend), and the
+// entities a path reaches are gathered only where its alignment, with the
+// best type fit and no reach cost, still reaches the Beam-th best shorter
+// path (the 64th with Config.Learnt): a path below it cannot rank, so the
+// paths returned and their scores are those of scoring every path.
 package compose
 
 import (
@@ -83,6 +95,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 
@@ -198,10 +211,13 @@ type Planner struct {
 	words map[string][]float32 // unit vectors of single words
 }
 
-// relWord is one content word of a relation's name.
+// relWord is one content word of a relation's name, with what New reads
+// of it once per KG: its stem and its unit vector.
 type relWord struct {
 	word   string
 	weight float32 // 1 for the property part, domainWeight for the domain part
+	stem   string
+	vec    []float32
 }
 
 var _ projection.Planner = (*Planner)(nil)
@@ -234,6 +250,12 @@ func New(ctx context.Context, g kg.Reader, enc models.Encoder, cfg Config) (*Pla
 	if err := p.encodeWords(ctx, all); err != nil {
 		return nil, fmt.Errorf("compose: encode relation words: %w", err)
 	}
+	for _, ws := range p.rels {
+		for i := range ws {
+			ws[i].stem = stem(ws[i].word)
+			ws[i].vec = p.words[ws[i].word]
+		}
+	}
 	return p, nil
 }
 
@@ -249,7 +271,7 @@ func relationWords(g kg.Reader, r int32) []relWord {
 				continue
 			}
 			seen[w] = true
-			out = append(out, relWord{w, weight})
+			out = append(out, relWord{word: w, weight: weight})
 		}
 	}
 	name := g.RelationName(r)
@@ -334,15 +356,39 @@ func (p *Planner) sim(w, u string, vw []float32, lex models.Lexicon) float32 {
 	return dot
 }
 
-// relSim is how well question word w names relation r.
-func (p *Planner) relSim(w string, vw []float32, r int32) float32 {
+// relSim is how well question word w names relation r: wordSim against
+// each of r's words, with their stems and vectors read once per KG.
+func (p *Planner) relSim(w qword, r int32) float32 {
 	best := float32(0)
 	for _, u := range p.rels[r] {
-		if s := u.weight * p.wordSim(w, u.word, vw); s > best {
+		if s := u.weight * p.relWordSim(w, u, p.cfg.Lexicon); s > best {
 			best = s
 		}
 	}
 	return best
+}
+
+// qword is a question word with its stem and unit vector, read once per
+// question.
+type qword struct {
+	word, stem string
+	vec        []float32
+}
+
+// relWordSim is sim for a relation word, its stem and vector read once per
+// KG: the same figure.
+func (p *Planner) relWordSim(w qword, u relWord, lex models.Lexicon) float32 {
+	if w.word == u.word || stemsMatch(w.word, u.word, w.stem, u.stem) {
+		return 1
+	}
+	var dot float32
+	for i, x := range w.vec {
+		dot += x * u.vec[i]
+	}
+	if lex != nil {
+		dot = max(dot, lex.Related(w.word, u.word))
+	}
+	return dot
 }
 
 // question is a question read for alignment.
@@ -559,34 +605,60 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 	if err := p.encodeWords(ctx, rq.words); err != nil {
 		return Prediction{}, fmt.Errorf("compose: encode question words: %w", err)
 	}
-	walks, notes, err := zeroshot.Walks(ctx, p.g, start, zeroshot.Config{MaxHops: p.cfg.MaxHops, FrontierCap: p.cfg.FrontierCap, MaxPaths: p.cfg.MaxPaths})
+	walks, last, notes, err := p.walks(ctx, start)
 	if err != nil {
 		return Prediction{}, err
 	}
-	if len(walks) == 0 {
+	var pending [][]zeroshot.Step // the last hop's paths, when Fill may leave some out
+	if last.Cut() {
+		lw, note := last.Fill(nil)
+		walks = append(walks, lw...)
+		notes = append(notes, note)
+	} else {
+		pending = last.Steps
+	}
+	if len(walks)+len(pending) == 0 {
 		return Prediction{}, fmt.Errorf("compose: entity %q has no edges in the KG", anchor)
 	}
-	// sims[i][r]: word i against each relation around the entity.
-	local := map[int32]bool{}
-	for _, w := range walks {
-		for _, s := range w.Steps {
-			local[s.Rel] = true
+	// sims[i][l]: word i against each relation around the entity, by its
+	// place in local (the order the paths first meet them).
+	var local []int32
+	slot := map[int32]int32{}
+	hopsOf := func(steps []zeroshot.Step) []int32 {
+		hs := make([]int32, len(steps))
+		for j, s := range steps {
+			l, ok := slot[s.Rel]
+			if !ok {
+				l = int32(len(local))
+				slot[s.Rel] = l
+				local = append(local, s.Rel)
+			}
+			hs[j] = l
 		}
+		return hs
+	}
+	hops := make([][]int32, len(walks), len(walks)+len(pending))
+	for wi, w := range walks {
+		hops[wi] = hopsOf(w.Steps)
+	}
+	pendingHops := make([][]int32, len(pending))
+	for i, steps := range pending {
+		pendingHops[i] = hopsOf(steps)
 	}
 	nw := len(rq.words)
-	sims := make([]map[int32]float32, nw)
-	named := make([]map[int32]bool, nw)
+	sims := make([][]float32, nw)
+	named := make([][]bool, nw)
 	cost := make([]float32, nw)
 	for i, w := range rq.words {
-		vw := p.vec(w)
-		sims[i] = make(map[int32]float32, len(local))
-		named[i] = map[int32]bool{}
+		qw := qword{word: w, stem: stem(w), vec: p.vec(w)}
+		sims[i] = make([]float32, len(local))
+		named[i] = make([]bool, len(local))
 		best, mean := float32(0), float32(0)
-		for r := range local {
-			s := p.relSim(w, vw, r)
-			sims[i][r] = s
+		for l, r := range local {
+			s := p.relSim(qw, r)
+			sims[i][l] = s
 			if s >= nameFloor {
-				named[i][r] = true
+				named[i][l] = true
 			}
 			best = max(best, s)
 			mean += s
@@ -594,8 +666,8 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 		// A word is read against its own level: "films" resembles every
 		// relation of a film KG a little, "directed" one of them much.
 		mean /= float32(max(1, len(local)))
-		for r := range sims[i] {
-			sims[i][r] -= mean
+		for l := range sims[i] {
+			sims[i][l] -= mean
 		}
 		if i != rq.typ {
 			cost[i] = p.cfg.Unused * max(0, best-mean-relnessFloor)
@@ -606,13 +678,39 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 	}
 	kinds := p.kindFitter(q)
 	fit := p.typeFitter(rq)
-	all := make([]projection.ScoredPath, 0, len(walks))
+	al := &alignment{sims: sims, named: named, cost: cost}
+	// scored holds every walk scored, and walkOf where each path's walk
+	// is in it, for the walk on to the kind the question asks for.
+	scored := make([]zeroshot.Walk, 0, len(walks))
 	walkOf := make(map[string]int, len(walks))
-	for i, w := range walks {
-		s := p.align(rq, sims, named, cost, w.Steps) + typeWeight*max(fit(w.Front), kinds.fit(w.Front)) - reachTie*float32(math.Log(float64(max(1, w.Reach))))
+	score := func(w zeroshot.Walk, hs []int32) projection.ScoredPath {
+		s := p.align(rq, al, w.Steps, hs) + typeWeight*max(fit(w.Front), kinds.fit(w.Front)) - reachTie*float32(math.Log(float64(max(1, w.Reach))))
 		sp := projection.ScoredPath{Steps: zeroshot.SchemaSteps(p.g, w.Steps), Score: s, Reach: w.Reach}
-		walkOf[fmt.Sprint(sp.Steps)] = i
-		all = append(all, sp)
+		walkOf[fmt.Sprint(sp.Steps)] = len(scored)
+		scored = append(scored, w)
+		return sp
+	}
+	all := make([]projection.ScoredPath, 0, len(walks)+len(pending))
+	for wi, w := range walks {
+		all = append(all, score(w, hops[wi]))
+	}
+	if pending != nil {
+		// The beam is bounded by score: a last-hop path whose alignment
+		// with the best type fit and no reach cost still falls below the
+		// k-th best shorter path cannot rank, so the entities it reaches
+		// are never gathered.
+		floor := p.floor(all)
+		var kept []int
+		lw, _ := last.Fill(func(i int) bool {
+			if p.align(rq, al, pending[i], pendingHops[i])+typeWeight < floor {
+				return false
+			}
+			kept = append(kept, i)
+			return true
+		})
+		for j, w := range lw {
+			all = append(all, score(w, pendingHops[kept[j]]))
+		}
 	}
 	byScore := func(a, b projection.ScoredPath) int {
 		switch {
@@ -641,7 +739,7 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 		}
 		slices.SortStableFunc(top, byScore)
 	}
-	if note := kinds.walkOn(all, walks, walkOf, fit); note != "" {
+	if note := kinds.walkOn(all, scored, walkOf, fit); note != "" {
 		notes = append(notes, note)
 	}
 	if len(all) > p.cfg.Beam {
@@ -654,6 +752,80 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 	return pred, nil
 }
 
+// walks returns the paths of up to MaxHops-1 hops from start, with their
+// notes, and the last hop pending: its steps known, the entities its
+// paths reach not gathered yet.
+func (p *Planner) walks(ctx context.Context, start []int32) ([]zeroshot.Walk, *zeroshot.Pending, []string, error) {
+	zc := zeroshot.Config{MaxHops: p.cfg.MaxHops - 1, FrontierCap: p.cfg.FrontierCap, MaxPaths: p.cfg.MaxPaths}
+	level := []zeroshot.Walk{{Front: start, Reach: len(start)}}
+	var walks []zeroshot.Walk
+	var notes []string
+	if zc.MaxHops > 0 {
+		var err error
+		if walks, notes, err = zeroshot.Walks(ctx, p.g, start, zc); err != nil {
+			return nil, nil, nil, err
+		}
+		level = level[:0]
+		for _, w := range walks {
+			if len(w.Steps) == zc.MaxHops {
+				level = append(level, w)
+			}
+		}
+	}
+	last, err := zeroshot.Extend(ctx, p.g, level, zc)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return walks, last, notes, nil
+}
+
+// floor returns the score below which a path cannot be among the ones
+// Predict returns (or, with Config.Learnt, the ones it rescores), given
+// the scores of some paths: the k-th best of them, or -Inf when there are
+// fewer.
+func (p *Planner) floor(scored []projection.ScoredPath) float32 {
+	k := p.cfg.Beam
+	if p.cfg.Learnt != nil && p.cfg.LearntWeight != 0 {
+		k = max(k, learntTop)
+	}
+	if len(scored) < k {
+		return float32(math.Inf(-1))
+	}
+	s := make([]float32, len(scored))
+	for i, c := range scored {
+		s[i] = c.Score
+	}
+	slices.Sort(s)
+	return s[len(s)-k]
+}
+
+// alignment is what align reads of a question's words against the
+// relations around its entity: each word's similarity to each relation
+// (by its place in the question's local relations), whether the word names
+// it outright, and the word's cost when no hop uses it.
+type alignment struct {
+	sims  [][]float32
+	named [][]bool
+	cost  []float32
+	// f and e are align's tables, reused from path to path.
+	f, e [][]float32
+}
+
+// scratch returns align's tables for k hops and n words, grown as needed;
+// align sets every cell it reads.
+func (a *alignment) scratch(k, n int) (f, e [][]float32) {
+	for len(a.f) <= k {
+		a.f = append(a.f, nil)
+		a.e = append(a.e, nil)
+	}
+	for j := 0; j <= k; j++ {
+		if len(a.f[j]) < n+1 {
+			a.f[j], a.e[j] = make([]float32, n+1), make([]float32, n+1)
+		}
+	}
+	return a.f[:k+1], a.e[:k+1]
+}
+
 // align returns the best score of steps against the question's words: the
 // sum over hops of the matched word's similarity to the hop's relation
 // plus the unused-word cost that word no longer pays, less HopCost per
@@ -661,15 +833,16 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 // or a run of adjacent words that all resemble its relation ("release
 // years"), or none; hops take words in distance order. A question that
 // says the answer shares a relation ("together", "same") adds shareBonus
-// to a path that walks a relation and straight back.
-func (p *Planner) align(rq question, sims []map[int32]float32, named []map[int32]bool, cost []float32, steps []zeroshot.Step) float32 {
+// to a path that walks a relation and straight back. hops holds each
+// step's relation by its place in the question's local relations.
+func (p *Planner) align(rq question, a *alignment, steps []zeroshot.Step, hops []int32) float32 {
+	sims, named, cost := a.sims, a.named, a.cost
 	k, n := len(steps), len(rq.words)
 	neg := float32(math.Inf(-1))
 	// f[j][i]: best score of hops 1..j within words[:i]; e[j][i]: the same
 	// with hop j's last word i-1.
-	f, e := make([][]float32, k+1), make([][]float32, k+1)
+	f, e := a.scratch(k, n)
 	for j := range f {
-		f[j], e[j] = make([]float32, n+1), make([]float32, n+1)
 		for i := range f[j] {
 			e[j][i] = neg
 			if j > 0 {
@@ -678,7 +851,7 @@ func (p *Planner) align(rq question, sims []map[int32]float32, named []map[int32
 		}
 	}
 	for j := 1; j <= k; j++ {
-		r := steps[j-1].Rel
+		r := hops[j-1]
 		for i := 0; i <= n; i++ {
 			best := f[j-1][i] + nullGain // hop j has no word
 			// The type noun names the answer: only a last hop that
@@ -767,10 +940,7 @@ func (p *Planner) typeFitter(rq question) func(front []int32) float32 {
 	for i, w := range want {
 		vw[i] = p.vec(w)
 	}
-	type key struct {
-		rel int32
-		in  bool
-	}
+	type key = relKey
 	fits := map[key]float32{}
 	relFit := func(k key) float32 {
 		if f, ok := fits[k]; ok {
@@ -794,30 +964,70 @@ func (p *Planner) typeFitter(rq question) func(front []int32) float32 {
 		fits[k] = f
 		return f
 	}
+	// What an entity's edges show is read once per question: many paths
+	// reach the same entities.
+	shown := map[int32][]key{}
+	var count []keyCount
 	return func(front []int32) float32 {
 		n := min(len(front), typeSample)
 		if n == 0 {
 			return 0
 		}
-		count := map[key]int{}
+		count = count[:0]
 		for _, e := range front[:n] {
-			seen := map[key]bool{}
-			for _, t := range p.g.In(e) {
-				seen[key{p.g.Triple(t).Rel, true}] = true
+			ks, ok := shown[e]
+			if !ok {
+				ks = p.edgeKeys(e)
+				shown[e] = ks
 			}
-			for _, t := range p.g.Out(e) {
-				seen[key{p.g.Triple(t).Rel, false}] = true
-			}
-			for k := range seen {
-				count[k]++
+			for _, k := range ks {
+				if i := slices.IndexFunc(count, func(c keyCount) bool { return c.k == k }); i >= 0 {
+					count[i].n++
+				} else {
+					count = append(count, keyCount{k, 1})
+				}
 			}
 		}
 		best := float32(0)
-		for k, c := range count {
-			best = max(best, relFit(k)*float32(c)/float32(n))
+		for _, c := range count {
+			best = max(best, relFit(c.k)*float32(c.n)/float32(n))
 		}
 		return best
 	}
+}
+
+// relKey is a relation entering an entity (in) or leaving it.
+type relKey struct {
+	rel int32
+	in  bool
+}
+
+// keyCount counts the sampled entities a relKey touches.
+type keyCount struct {
+	k relKey
+	n int
+}
+
+// edgeKeys returns the distinct relations entering and leaving e. Out and
+// In are sorted by relation, so each relation's run is skipped over by
+// binary search: a hub's thousands of edges cost a few lookups.
+func (p *Planner) edgeKeys(e int32) []relKey {
+	var out []relKey
+	for _, in := range []bool{true, false} {
+		ts := p.g.Out(e)
+		if in {
+			ts = p.g.In(e)
+		}
+		for i := 0; i < len(ts); {
+			r := p.g.Triple(ts[i]).Rel
+			out = append(out, relKey{r, in})
+			i++
+			if i < len(ts) && p.g.Triple(ts[i]).Rel == r {
+				i += sort.Search(len(ts)-i, func(j int) bool { return p.g.Triple(ts[i+j]).Rel != r })
+			}
+		}
+	}
+	return out
 }
 
 // looksLikeDate reports whether an entity name is a year or a date:

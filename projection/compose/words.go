@@ -81,7 +81,11 @@ func stem(w string) string {
 // ending with the other ("screenwriter" and "writer", and by their stems
 // "written": MetaQA 2-hop dev Hits@1 89.95 -> 90.85).
 func sameStem(a, b string) bool {
-	sa, sb := stem(a), stem(b)
+	return stemsMatch(a, b, stem(a), stem(b))
+}
+
+// stemsMatch is sameStem with the stems sa and sb of a and b given.
+func stemsMatch(a, b, sa, sb string) bool {
 	return sa == sb || longPrefix(a, b) || longPrefix(sa, sb) || compound(a, b) || compound(b, a) || stemCompound(sa, sb) || stemCompound(sb, sa)
 }
 

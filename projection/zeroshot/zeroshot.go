@@ -35,6 +35,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/stem-kgqa/stem/kg"
@@ -248,14 +249,13 @@ func Walks(ctx context.Context, g kg.Reader, start []int32, cfg Config) (walks [
 	cfg = cfg.withDefaults()
 	level := []Walk{{Front: start, Reach: len(start)}}
 	for hop := 1; hop <= cfg.MaxHops; hop++ {
-		if err := ctx.Err(); err != nil {
+		pend, err := Extend(ctx, g, level, cfg)
+		if err != nil {
 			return nil, nil, err
 		}
-		next := expand(g, level, cfg.FrontierCap)
-		if len(next) > cfg.MaxPaths {
-			slices.SortStableFunc(next, func(a, b Walk) int { return a.Reach - b.Reach })
-			notes = append(notes, fmt.Sprintf("hub: kept %d of %d %d-hop paths", cfg.MaxPaths, len(next), hop))
-			next = next[:cfg.MaxPaths]
+		next, note := pend.Fill(nil)
+		if note != "" {
+			notes = append(notes, note)
 		}
 		walks = append(walks, next...)
 		level = next
@@ -263,49 +263,250 @@ func Walks(ctx context.Context, g kg.Reader, start []int32, cfg Config) (walks [
 	return walks, notes, nil
 }
 
-// expand extends every walk by one step in every direction its frontier
-// allows. Everything it keeps or cuts is chosen by names, never by ids,
-// so that the paths do not depend on how a backend numbers the KG: a
+// Pending is one hop of Walks before the entities its paths reach are
+// gathered: a caller that ranks paths can read their steps first and have
+// Fill gather only those that may rank.
+type Pending struct {
+	g   kg.Reader
+	cfg Config
+	hop int
+	// Steps holds each new path's steps, in the order Walks returns them.
+	Steps [][]Step
+	runs  [][]run // each path's triples, per entity of the frontier
+}
+
+// run is the triples of one relation leaving (or, inv, entering) one
+// entity: a sub-slice of Out or In.
+type run struct {
+	ts  []int32
+	inv bool
+}
+
+// Extend reads the steps that extend each walk of level (all of one hop
+// count) by one hop, in every direction its frontier allows, with cfg's
+// frontier cap. Everything it keeps or cuts is chosen by names, never by
+// ids, so that the paths do not depend on how a backend numbers the KG: a
 // question's neighbourhood fetched from an endpoint is numbered otherwise
 // than the same KG read from its file.
-func expand(g kg.Reader, level []Walk, frontierCap int) []Walk {
-	var out []Walk
+func Extend(ctx context.Context, g kg.Reader, level []Walk, cfg Config) (*Pending, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	p := &Pending{g: g, cfg: cfg, hop: 1}
+	if len(level) > 0 {
+		p.hop = len(level[0].Steps) + 1
+	}
+	_, rels, _ := kg.ColumnsOf(g)
+	relOf := func(t int32) int32 {
+		if rels != nil {
+			return rels[t]
+		}
+		return g.Triple(t).Rel
+	}
+	groups := map[Step]int32{}
+	var order []Step
+	var met []run        // the runs as met
+	var metGroup []int32 // each run's step, by its place in order
+	var count []int
 	for _, pa := range level {
-		groups := map[Step]map[int32]bool{}
-		var order []Step
+		clear(groups)
+		order, met, metGroup = order[:0], met[:0], metGroup[:0]
 		front := pa.Front
-		if len(front) > frontierCap {
-			front = slices.Clone(front)
-			slices.SortFunc(front, func(a, b int32) int { return strings.Compare(g.EntityName(a), g.EntityName(b)) })
-			front = front[:frontierCap]
+		if len(front) > cfg.FrontierCap {
+			front = firstByName(g, front, cfg.FrontierCap)
+		}
+		add := func(ts []int32, inv bool) {
+			for i := 0; i < len(ts); {
+				r := relOf(ts[i])
+				j := i + 1
+				if j < len(ts) && relOf(ts[j]) == r {
+					// Out and In are sorted by relation: a hub's run of
+					// one relation is skipped over by binary search.
+					j += sort.Search(len(ts)-j, func(k int) bool { return relOf(ts[j+k]) != r })
+				}
+				s := Step{r, inv}
+				gi, ok := groups[s]
+				if !ok {
+					gi = int32(len(order))
+					groups[s] = gi
+					order = append(order, s)
+				}
+				met = append(met, run{ts[i:j], inv})
+				metGroup = append(metGroup, gi)
+				i = j
+			}
 		}
 		for _, e := range front {
-			for _, t := range g.Out(e) {
-				tr := g.Triple(t)
-				add(groups, &order, Step{tr.Rel, false}, tr.Tail)
-			}
-			for _, t := range g.In(e) {
-				tr := g.Triple(t)
-				add(groups, &order, Step{tr.Rel, true}, tr.Head)
-			}
+			add(g.Out(e), false)
+			add(g.In(e), true)
 		}
-		slices.SortFunc(order, func(a, b Step) int {
-			if c := strings.Compare(g.RelationName(a.Rel), g.RelationName(b.Rel)); c != 0 {
+		// Each step's runs in the order met, side by side in one slice.
+		count = append(count[:0], make([]int, len(order)+1)...)
+		for _, gi := range metGroup {
+			count[gi+1]++
+		}
+		for i := 1; i < len(count); i++ {
+			count[i] += count[i-1]
+		}
+		byStep := make([]run, len(met))
+		at := slices.Clone(count[:len(order)])
+		for k, gi := range metGroup {
+			byStep[at[gi]] = met[k]
+			at[gi]++
+		}
+		idx := make([]int, len(order))
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortFunc(idx, func(a, b int) int {
+			sa, sb := order[a], order[b]
+			if c := strings.Compare(g.RelationName(sa.Rel), g.RelationName(sb.Rel)); c != 0 {
 				return c
 			}
-			return cmp.Compare(btoi(a.Inv), btoi(b.Inv))
+			return cmp.Compare(btoi(sa.Inv), btoi(sb.Inv))
 		})
-		for _, s := range order {
-			set := groups[s]
-			nf := make([]int32, 0, len(set))
-			for e := range set {
-				nf = append(nf, e)
-			}
-			slices.Sort(nf)
-			out = append(out, Walk{Steps: append(slices.Clone(pa.Steps), s), Front: nf, Reach: len(nf)})
+		for _, i := range idx {
+			p.Steps = append(p.Steps, append(slices.Clone(pa.Steps), order[i]))
+			p.runs = append(p.runs, byStep[count[i]:count[i+1]:count[i+1]])
 		}
 	}
-	return out
+	return p, nil
+}
+
+// firstByName returns the k entities of es whose names come first, in
+// name order: a hub's front of thousands is not sorted whole to expand its
+// first hundreds.
+func firstByName(g kg.Reader, es []int32, k int) []int32 {
+	// h is a max-heap by name of the k first names seen so far.
+	h := make([]int32, 0, k)
+	names := make([]string, 0, k)
+	down := func(i int) {
+		for {
+			c := 2*i + 1
+			if c >= len(h) {
+				return
+			}
+			if c+1 < len(h) && names[c+1] > names[c] {
+				c++
+			}
+			if names[c] <= names[i] {
+				return
+			}
+			h[i], h[c], names[i], names[c] = h[c], h[i], names[c], names[i]
+			i = c
+		}
+	}
+	for _, e := range es {
+		name := g.EntityName(e)
+		switch {
+		case len(h) < k:
+			h, names = append(h, e), append(names, name)
+			for i := len(h) - 1; i > 0; {
+				up := (i - 1) / 2
+				if names[up] >= names[i] {
+					break
+				}
+				h[i], h[up], names[i], names[up] = h[up], h[i], names[up], names[i]
+				i = up
+			}
+		case name < names[0]:
+			h[0], names[0] = e, name
+			down(0)
+		}
+	}
+	slices.SortFunc(h, func(a, b int32) int { return strings.Compare(g.EntityName(a), g.EntityName(b)) })
+	return h
+}
+
+// Cut reports whether there are more pending paths than Config.MaxPaths,
+// so that Fill keeps those reaching the fewest entities and does not ask
+// its keep.
+func (p *Pending) Cut() bool { return len(p.Steps) > p.cfg.MaxPaths }
+
+// Fill gathers the entities each pending path reaches and returns the
+// paths as Walks returns them. keep, when not nil, is asked about each
+// path (by its index in Steps) first, and a path it declines is left out;
+// where there are more paths than Config.MaxPaths, every path's reach
+// decides which are kept, so keep is not asked and note says how many
+// were cut.
+func (p *Pending) Fill(keep func(i int) bool) (walks []Walk, note string) {
+	cut := p.Cut()
+	var x grouper
+	for i, steps := range p.Steps {
+		if !cut && keep != nil && !keep(i) {
+			continue
+		}
+		nf := x.gather(p.g, p.runs[i])
+		walks = append(walks, Walk{Steps: steps, Front: nf, Reach: len(nf)})
+	}
+	if cut {
+		slices.SortStableFunc(walks, func(a, b Walk) int { return a.Reach - b.Reach })
+		note = fmt.Sprintf("hub: kept %d of %d %d-hop paths", p.cfg.MaxPaths, len(walks), p.hop)
+		walks = walks[:p.cfg.MaxPaths]
+	}
+	return walks, note
+}
+
+// grouper gathers the entities a path's runs reach, with buffers reused
+// from path to path.
+type grouper struct {
+	list []int32 // the entities as met
+	seen map[int32]struct{}
+}
+
+// gather returns the distinct far ends of runs in id order: the first
+// reachCap of them met, where more are.
+func (x *grouper) gather(g kg.Reader, runs []run) []int32 {
+	heads, _, tails := kg.ColumnsOf(g)
+	end := func(r run, t int32) int32 {
+		switch {
+		case heads != nil && r.inv:
+			return heads[t]
+		case heads != nil:
+			return tails[t]
+		case r.inv:
+			return g.Triple(t).Head
+		}
+		return g.Triple(t).Tail
+	}
+	total := 0
+	for _, r := range runs {
+		total += len(r.ts)
+	}
+	x.list = x.list[:0]
+	if total <= reachCap {
+		for _, r := range runs {
+			for _, t := range r.ts {
+				x.list = append(x.list, end(r, t))
+			}
+		}
+		slices.Sort(x.list)
+		return slices.Clone(slices.Compact(x.list))
+	}
+	// Which reachCap entities are kept depends on the order they were
+	// met: they are read in that order until reachCap distinct ones are
+	// found, and a hub's edges past them are never read.
+	if x.seen == nil {
+		x.seen = make(map[int32]struct{}, reachCap)
+	}
+	clear(x.seen)
+scan:
+	for _, r := range runs {
+		for _, t := range r.ts {
+			e := end(r, t)
+			if _, ok := x.seen[e]; ok {
+				continue
+			}
+			x.seen[e] = struct{}{}
+			x.list = append(x.list, e)
+			if len(x.list) == reachCap {
+				break scan
+			}
+		}
+	}
+	slices.Sort(x.list)
+	return slices.Clone(x.list)
 }
 
 func btoi(b bool) int {
@@ -326,18 +527,6 @@ func compareSteps(a, b []schema.Step) int {
 		}
 	}
 	return cmp.Compare(len(a), len(b))
-}
-
-func add(groups map[Step]map[int32]bool, order *[]Step, s Step, e int32) {
-	set, ok := groups[s]
-	if !ok {
-		set = map[int32]bool{}
-		groups[s] = set
-		*order = append(*order, s)
-	}
-	if len(set) < reachCap {
-		set[e] = true
-	}
 }
 
 // SchemaSteps names a walk's steps as schema steps.
