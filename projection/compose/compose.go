@@ -848,5 +848,16 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 	if err != nil {
 		return projection.Projection{}, err
 	}
-	return pred.Projection(), nil
+	out := pred.Projection()
+	if len(in.Linked) > 1 && len(pred.Paths) > 0 && pred.Paths[0].Reach > 1 {
+		// A second thing the question names narrows the best path's
+		// answers: the two-anchor graph is planned first.
+		if c, note, ok := p.conjunction(ctx, in, pred.Paths[0], pred.Anchor); ok {
+			out.Candidates = append([]projection.Candidate{c}, out.Candidates...)
+			out.Notes = append(out.Notes, note)
+			// The intersection is the answer: not every candidate's.
+			out.Strategy = schema.Precision
+		}
+	}
+	return out, nil
 }
