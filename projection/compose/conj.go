@@ -16,6 +16,12 @@ import (
 // is no second branch worth intersecting.
 const maxEnds = 5000
 
+// maxBranch is the most hops the second mention's path walks to the
+// answer: a longer one meets some answer by chance, whatever the words
+// ("what genres do the films starred by X fall under": the film Fall's
+// actors' films' genres).
+const maxBranch = 2
+
 // conjunction returns the two-anchor schema graph for a question that
 // names a second thing beside its topic entity ("which company in lyon
 // does bob work for"), when the best path from the topic reaches several
@@ -50,10 +56,14 @@ func (p *Planner) conjunction(ctx context.Context, in projection.Input, best pro
 			continue
 		}
 		for _, c := range pred.Paths {
+			if len(c.Steps) > maxBranch {
+				continue
+			}
 			meet := ends(p.g, b, c.Steps)
 			n := 0
 			for _, e := range answers {
-				if _, ok := slices.BinarySearch(meet, e); ok {
+				// The mention's own entity is no answer it narrows to.
+				if _, ok := slices.BinarySearch(meet, e); ok && e != b {
 					n++
 				}
 			}
