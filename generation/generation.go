@@ -3,7 +3,8 @@
 // it. Structural answers with the entities bound to the answer placeholder,
 // with no LLM; LLM answers with prompt P3 over the reasoning chains and
 // checks every answer against the evidence, flagging the unsupported ones
-// instead of dropping or trusting them.
+// instead of dropping or trusting them. Count answers a "how many"
+// question with the number of answers, first, supported by their chains.
 package generation
 
 import (

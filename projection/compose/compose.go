@@ -47,6 +47,17 @@
 // loses otherwise: it is then mostly one relation's words read as two
 // hops ("cause" and "death").
 //
+// # A second mention
+//
+// Where the question names a second thing beside its entity (Input.Linked:
+// "which company does bob martin work for in lyon") and the best path
+// reaches several answers, the second mention's best-aligned path of up to
+// two hops (Predict over the question with the entity's mention left out,
+// so the words nearest the second mention come first) that meets some of
+// those answers, but not all, joins the best path at its answer: the
+// two-anchor schema graph is planned first, under Precision, and tracing
+// intersects the branches.
+//
 // # Reading the KG
 //
 // The answer's type is checked against what the KG shows of a sample of
