@@ -3,7 +3,8 @@
 // it. Structural answers with the entities bound to the answer placeholder,
 // with no LLM; LLM answers with prompt P3 over the reasoning chains and
 // checks every answer against the evidence, flagging the unsupported ones
-// instead of dropping or trusting them.
+// instead of dropping or trusting them. Count answers a "how many"
+// question with the number of answers, first, supported by their chains.
 package generation
 
 import (
@@ -12,6 +13,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/samber/lo"
@@ -109,6 +111,38 @@ func Support(answers []Answer, g kg.Reader, res *tracing.Result) {
 		}
 		answers[i].Chains = chains
 	}
+}
+
+// howManyRE finds a question that asks for a count.
+var howManyRE = regexp.MustCompile(`(?i)\bhow\s+many\b`)
+
+// Count answers a "how many" question with the number of answers, first,
+// named by the number ("3"), its support the counted answers' chains; the
+// counted answers follow it, so that a reader sees what was counted (and
+// a benchmark that lists them, as WebQSP's "how many languages do they
+// speak in spain" does, still finds them). It leaves answers as they are
+// when the question asks no count, when there are none, and when one of
+// them is a number: the KG states the count itself then ("how many people
+// live in lyon": a population), and counting its literals would be wrong.
+func Count(question string, answers []Answer) []Answer {
+	if len(answers) == 0 || !howManyRE.MatchString(question) {
+		return answers
+	}
+	n := Answer{Name: strconv.Itoa(len(answers)), Supported: true}
+	seen := map[string]bool{}
+	for _, a := range answers {
+		if _, err := strconv.ParseFloat(kg.Normalize(a.Name), 64); err == nil {
+			return answers
+		}
+		n.Score = max(n.Score, a.Score)
+		for _, c := range a.Chains {
+			if !seen[c] {
+				seen[c] = true
+				n.Chains = append(n.Chains, c)
+			}
+		}
+	}
+	return append([]Answer{n}, answers...)
 }
 
 // chainWithin reports whether every relation of chain is in rels.

@@ -192,3 +192,39 @@ func TestStructuralDropsCVTsBesideNamedAnswers(t *testing.T) {
 		})
 	}
 }
+
+func TestCount(t *testing.T) {
+	ents := func(names ...string) []Answer {
+		var out []Answer
+		for i, n := range names {
+			out = append(out, Answer{Name: n, Entity: n, Score: float32(i + 1), Supported: true, Chains: []string{"spain -> languages -> " + n, "spain -> official -> " + n}})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name, question string
+		answers        []Answer
+		want           []string // answer names in order
+		chains         int      // the count's support
+	}{
+		{"counted", "how many languages do they speak in spain ?", ents("catalan", "basque", "galician"), []string{"3", "catalan", "basque", "galician"}, 6},
+		{"capitals", "How  Many kids does bob have", ents("ann"), []string{"1", "ann"}, 2},
+		{"no count asked", "what languages do they speak in spain ?", ents("catalan", "basque"), []string{"catalan", "basque"}, 0},
+		{"the KG states the number", "how many people live in lyon ?", ents("513275"), []string{"513275"}, 0},
+		{"nothing to count", "how many films did bob direct ?", nil, nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Count(tc.question, tc.answers)
+			var names []string
+			for _, a := range got {
+				names = append(names, a.Name)
+			}
+			if !slices.Equal(names, tc.want) {
+				t.Fatalf("answers %v, want %v", names, tc.want)
+			}
+			if tc.chains > 0 && (len(got[0].Chains) != tc.chains || got[0].Score != float32(len(tc.answers)) || got[0].Entity != "") {
+				t.Errorf("count %+v: want %d chains, score %d and no entity", got[0], tc.chains, len(tc.answers))
+			}
+		})
+	}
+}

@@ -480,7 +480,9 @@ func (p *Pipeline) retrieve(ctx context.Context, req Request, clock timings) (*E
 }
 
 // generate is the last stage: the generator's answers from the evidence,
-// each with its supporting chains unless q asks for the answers alone.
+// each with its supporting chains unless q asks for the answers alone,
+// and their count first when the question asks "how many"
+// (generation.Count).
 func (p *Pipeline) generate(ctx context.Context, q Query, g kg.Reader, ev *tracing.Result, clock timings) ([]generation.Answer, error) {
 	defer clock.since(StageGenerate, time.Now())
 	gen := p.Generator
@@ -494,7 +496,7 @@ func (p *Pipeline) generate(ctx context.Context, q Query, g kg.Reader, ev *traci
 	if !q.AnswersOnly {
 		generation.Support(answers, g, ev)
 	}
-	return answers, nil
+	return generation.Count(q.Question, answers), nil
 }
 
 // anchors returns the KG ids the question's entities anchor on, with the

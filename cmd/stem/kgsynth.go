@@ -28,8 +28,9 @@ func kgSynthCommand() *cli.Command {
 			"test question), for training a planner on the synthetic KG (stem train planner --format pq).\n" +
 			"With --complex N it also gives the KG date literals (the from and to of position, roster and\n" +
 			"marriage CVTs) and writes N complex questions of each kind (conjunction, conjunction-cvt,\n" +
-			"superlative, comparative, typed) to --complex-questions and 4N to --complex-train, JSON lines with\n" +
-			"gold answers and gold schema graphs (stem eval --format synth; stem train planner --format synth).\n" +
+			"superlative, comparative, typed, superlative-number, count: \"how many\", whose gold answer is\n" +
+			"the number) to --complex-questions and 4N to --complex-train, JSON lines with gold answers and\n" +
+			"gold schema graphs (stem eval --format synth; stem train planner --format synth).\n" +
 			"The same --seed gives the same bytes. Use it to measure load time, memory and retrieval at\n" +
 			"Freebase scale without Freebase.\n\n" +
 			"Next steps:\n" +

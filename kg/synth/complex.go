@@ -32,10 +32,13 @@ const (
 	// KindLargest: the superlative over a numeric literal ("which
 	// location has containedby A and the largest area ?").
 	KindLargest = "superlative-number"
+	// KindCount: how many tails one relation gives an entity ("how many
+	// film of does A have ?"); the gold answer is the count, as a string.
+	KindCount = "count"
 )
 
 // ComplexKinds lists the complex question kinds.
-var ComplexKinds = []string{KindConjunction, KindConjunctionCVT, KindSuperlative, KindComparative, KindTyped, KindLargest}
+var ComplexKinds = []string{KindConjunction, KindConjunctionCVT, KindSuperlative, KindComparative, KindTyped, KindLargest, KindCount}
 
 // ComplexQuestion is one line of a complex question file (JSON lines, the
 // benchmark format "synth"): the question, its topic entities in the
@@ -225,6 +228,8 @@ func (g *gen) complexOne(r *rand.Rand, ix *inIndex, kind string) (ComplexQuestio
 		return g.conjunction(r, ix, h, rel, t)
 	case KindTyped:
 		return g.typed(r, h, rel, t)
+	case KindCount:
+		return g.count(h, rel)
 	case KindLargest:
 		if len(ix.areas) == 0 {
 			return ComplexQuestion{}, "", false
@@ -504,4 +509,24 @@ func (g *gen) largest(r *rand.Rand, ix *inIndex, x int32) (ComplexQuestion, stri
 			Constraints: []ComplexConstraint{{Kind: "order", Value: value, Text: word}}},
 	}
 	return q, fmt.Sprint("n", a, rel, most), true
+}
+
+// count asks how many tails relation rel gives p, where they are two or
+// more plain entities (a count of CVTs or of literals asks nothing a
+// reader could check) and no more than maxAnswers.
+func (g *gen) count(p, rel int32) (ComplexQuestion, string, bool) {
+	if !g.plain(p) {
+		return ComplexQuestion{}, "", false
+	}
+	ts := setOf(g.out(p, rel))
+	if len(ts) < 2 || len(ts) > maxAnswers || slices.ContainsFunc(ts, func(t int32) bool { return !g.plain(t) }) {
+		return ComplexQuestion{}, "", false
+	}
+	pn := g.name(p)
+	q := ComplexQuestion{
+		Question: fmt.Sprintf("how many %s does %s have ?", g.relWords(rel), pn),
+		Entities: []string{pn}, Answers: []string{strconv.Itoa(len(ts))},
+		Graph: ComplexGraph{Triples: []ComplexTriple{{pn, g.s.rels[rel].name, "[ENT1]"}}, Answer: "[ENT1]"},
+	}
+	return q, fmt.Sprint("k", p, rel), true
 }

@@ -47,6 +47,17 @@
 // loses otherwise: it is then mostly one relation's words read as two
 // hops ("cause" and "death").
 //
+// # A second mention
+//
+// Where the question names a second thing beside its entity (Input.Linked:
+// "which company does bob martin work for in lyon") and the best path
+// reaches several answers, the second mention's best-aligned path of up to
+// two hops (Predict over the question with the entity's mention left out,
+// so the words nearest the second mention come first) that meets some of
+// those answers, but not all, joins the best path at its answer: the
+// two-anchor schema graph is planned first, under Precision, and tracing
+// intersects the branches.
+//
 // # Reading the KG
 //
 // The answer's type is checked against what the KG shows of a sample of
@@ -1058,5 +1069,16 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 	if err != nil {
 		return projection.Projection{}, err
 	}
-	return pred.Projection(), nil
+	out := pred.Projection()
+	if len(in.Linked) > 1 && len(pred.Paths) > 0 && pred.Paths[0].Reach > 1 {
+		// A second thing the question names narrows the best path's
+		// answers: the two-anchor graph is planned first.
+		if c, note, ok := p.conjunction(ctx, in, pred.Paths[0], pred.Anchor); ok {
+			out.Candidates = append([]projection.Candidate{c}, out.Candidates...)
+			out.Notes = append(out.Notes, note)
+			// The intersection is the answer: not every candidate's.
+			out.Strategy = schema.Precision
+		}
+	}
+	return out, nil
 }
