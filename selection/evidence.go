@@ -12,8 +12,9 @@ import (
 // trained selectors' features, and the files they are stored in, stay as
 // they were.
 var EvidenceNames = []string{
-	"kind",         // +1 the first answer is of the kind the question asks for (the KG's types, or inferred: Input.Kinds, the relation into it, its siblings), -1 it is not, 0 unknown or none asked
-	"unnamed_rels", // relations of the reading no question word names, over 2, at most 1; the last hops walked on to an answer of the asked kind (the compose planner's walk on, "company ... works for" to its country) count as named
+	"kind",         // 1 the first answer is of the kind the question asks for (the KG's types, or inferred: Input.Kinds, the relation into it, its siblings)
+	"not_kind",     // 1 it is not of that kind (an inferred kind misses often: "nationality" asked, a country answered)
+	"unnamed_rels", // share of the reading's relations no question word (but the anchor's) names; the last hops walked on to an answer of the asked kind (the compose planner's walk on, "company ... works for" to its country) count as named
 	"unexplained",  // question words (not a question word, the anchor's name or the type word) no relation of the reading names, over 2, at most 1: "founder" left over by works_for reversed
 }
 
@@ -31,33 +32,47 @@ func evidence(in Input, c *Candidate, g schema.Graph, qwords []string, types []s
 		return
 	}
 	top := c.Answers[0]
-	e[0] = kindFit(in, types, top)
-	skip := map[string]bool{}
+	switch kindFit(in, types, top) {
+	case constraint.Holds:
+		e[0] = 1
+	case constraint.Fails:
+		e[1] = 1
+	}
+	anchor, typeWord := map[string]bool{}, map[string]bool{}
 	for _, a := range in.Trace.Anchors {
 		for _, w := range words(a.Name + " " + a.Mention) {
-			skip[w] = true
+			anchor[w] = true
 		}
 	}
 	for _, t := range types {
 		for _, w := range words(t.Value + " " + t.Text) {
-			skip[w] = true
+			typeWord[w] = true
 		}
 	}
-	// A relation counts as named by a word other than the anchor's and
-	// the type word; the hops after the last so named walked on to the
-	// asked kind when the answer is of it, and count as named too.
-	content := make([]string, 0, len(qwords))
+	// A relation counts as named by a question word other than the
+	// anchor's (the type word too: "which nationality" names
+	// nationality); when the answer is of the asked kind, the hops after
+	// the last one a word other than the type word names walked on to it,
+	// and count as named too.
+	var content, strict []string
 	for _, w := range qwords {
-		if !skip[w] {
+		if !anchor[w] {
 			content = append(content, w)
+			if !typeWord[w] {
+				strict = append(strict, w)
+			}
 		}
 	}
 	named := make([]bool, len(g.Triples))
+	last := -1
 	for i, t := range g.Triples {
 		named[i] = namesRel(content, t.Rel)
+		if namesRel(strict, t.Rel) {
+			last = i
+		}
 	}
-	if e[0] > 0 {
-		for i := len(named) - 1; i > 0 && !named[i]; i-- {
+	if e[0] > 0 && last >= 0 {
+		for i := last + 1; i < len(named); i++ {
 			named[i] = true
 		}
 	}
@@ -67,10 +82,10 @@ func evidence(in Input, c *Candidate, g schema.Graph, qwords []string, types []s
 			unnamed++
 		}
 	}
-	e[1] = min(float64(unnamed)/2, 1)
+	e[2] = float64(unnamed) / float64(max(len(g.Triples), 1))
 	left := 0
 	for _, w := range qwords {
-		if stop[w] || questionStop[w] || skip[w] {
+		if stop[w] || questionStop[w] || anchor[w] || typeWord[w] {
 			continue
 		}
 		explained := false
@@ -84,7 +99,7 @@ func evidence(in Input, c *Candidate, g schema.Graph, qwords []string, types []s
 			left++
 		}
 	}
-	e[2] = min(float64(left)/2, 1)
+	e[3] = min(float64(left)/2, 1)
 }
 
 // namesRel reports whether a word of qwords names rel (lexFit's test).
@@ -94,19 +109,20 @@ func namesRel(qwords []string, rel string) bool {
 
 // kindFit judges the answer against the type words the question states
 // as the constraint check does, with the lexicon's inferred kinds where
-// the KG states no type.
-func kindFit(in Input, types []schema.Constraint, a tracing.Answer) float64 {
-	if in.Graph == nil || len(types) == 0 {
-		return 0
+// the KG states no type: Holds when it is of one, Fails when it is of
+// none, Unknown when nothing says or none is asked.
+func kindFit(in Input, types []schema.Constraint, a tracing.Answer) constraint.Verdict {
+	v := constraint.Unknown
+	if in.Graph == nil {
+		return v
 	}
 	ck := constraint.Checker{Graph: in.Graph, Lexicon: in.Kinds}
-	v := 0.0
 	for _, t := range types {
 		switch verdict, _ := ck.Kind(a.Entity, t.Value); verdict {
 		case constraint.Holds:
-			return 1
+			return verdict
 		case constraint.Fails:
-			v = -1
+			v = verdict
 		}
 	}
 	return v
