@@ -65,6 +65,11 @@ func (s *Selection) views() []CandidateView {
 		for j, n := range selection.Names {
 			v.Features[n] = c.Features[j]
 		}
+		for j, n := range selection.EvidenceNames {
+			if j < len(c.Evidence) {
+				v.Features[n] = c.Evidence[j]
+			}
+		}
 		out = append(out, v)
 	}
 	return out
@@ -313,7 +318,7 @@ func (s *Selection) writeText(w io.Writer) {
 		}
 		fmt.Fprintf(w, " %s[%d] p %.3f  confidence %.3f  %d answers %v  %s\n", mark, v.Rank, v.Score, v.Confidence, v.Bound, v.Answers, v.Plan)
 		var fs []string
-		for _, n := range selection.Names {
+		for _, n := range append(slices.Clone(selection.Names), selection.EvidenceNames...) {
 			fs = append(fs, fmt.Sprintf("%s %.2f", n, v.Features[n]))
 		}
 		fmt.Fprintf(w, "        %s\n", strings.Join(fs, ", "))

@@ -70,6 +70,9 @@ type Input struct {
 	// Encoder, when not nil, compares the question with each reading's
 	// relation names (the sem features).
 	Encoder models.Encoder
+	// Kinds, when not nil, names the kinds of answers the KG gives no
+	// type (WordNet's instances), for the evidence term kind.
+	Kinds constraint.Instances
 }
 
 // Candidate is one reading of the question with what it binds and how
@@ -82,8 +85,9 @@ type Candidate struct {
 	// Plan is the reading's first schema graph, as text.
 	Plan    string
 	Answers []tracing.Answer
-	// Features are parallel to Names.
+	// Features are parallel to Names; Evidence to EvidenceNames.
 	Features []float64
+	Evidence []float64
 	// Score is the model's raw probability; Confidence is it calibrated
 	// (equal to Score for an uncalibrated model). Both are 0 for a
 	// reading that binds no answer.
@@ -157,6 +161,7 @@ func Candidates(ctx context.Context, in Input) ([]Candidate, error) {
 				break
 			}
 		}
+		evidence(in, &c, g, qwords, types)
 		out[i] = c
 	}
 	if err := semFit(ctx, in, out); err != nil {
@@ -297,15 +302,20 @@ func lexFit(qwords []string, g schema.Graph) float64 {
 	}
 	hit := 0
 	for _, t := range g.Triples {
-		rel := t.Rel
-		if parts := strings.Split(rel, "."); len(parts) > 2 {
-			rel = strings.Join(parts[len(parts)-2:], " ")
-		}
-		if named(qwords, words(rel)) {
+		if namesRel(qwords, t.Rel) {
 			hit++
 		}
 	}
 	return float64(hit) / float64(len(g.Triples))
+}
+
+// relWords is a relation's name as lexFit reads it: its last two dotted
+// parts, for a Freebase symbol.
+func relWords(rel string) string {
+	if parts := strings.Split(rel, "."); len(parts) > 2 {
+		return strings.Join(parts[len(parts)-2:], " ")
+	}
+	return rel
 }
 
 // named reports whether a word of rel is one of q's, or shares its first

@@ -88,15 +88,8 @@ func TestOwnKGs(t *testing.T) {
 	for _, qf := range files {
 		name := strings.TrimSuffix(filepath.Base(qf), ".questions.tsv")
 		t.Run(name, func(t *testing.T) {
-			g, err := kg.Load(ctx, filepath.Join("testdata", name+".tsv"), kg.FormatTSV)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ents, err := kgvec.Build(ctx, g, enc, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, _, err := selfsup.Train(ctx, g, enc, selfsup.Options{Lexicon: lex}, nil)
+			a := ownAssets(ctx, t, name)
+			m, _, err := selfsup.Train(ctx, a.Graph, enc, selfsup.Options{Lexicon: lex}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,7 +102,7 @@ func TestOwnKGs(t *testing.T) {
 				if planner != "compose" {
 					s.PlannerModel = model
 				}
-				p, _, err := plan.Open(ctx, s, plan.Assets{Graph: g, Entities: ents, Encoder: enc, Lexicon: lex})
+				p, _, err := plan.Open(ctx, s, a)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -176,4 +169,33 @@ func readCases(t *testing.T, path string) []fixtureCase {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// ownAssets loads testdata/NAME.tsv with what `stem ask --kg` opens
+// beside it: the entity index, the encoder and the lexicon.
+func ownAssets(ctx context.Context, t *testing.T, name string) plan.Assets {
+	t.Helper()
+	enc, lex := realEncoder(t), realLexicon(t)
+	g, err := kg.Load(ctx, filepath.Join("testdata", name+".tsv"), kg.FormatTSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, err := kgvec.Build(ctx, g, enc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan.Assets{Graph: g, Entities: ents, Encoder: enc, Lexicon: lex}
+}
+
+// openCompose opens testdata/NAME.tsv as `stem ask --kg` does with
+// --planner compose: no planner model, no training, no LLM.
+func openCompose(ctx context.Context, t *testing.T, name string) *plan.Pipeline {
+	t.Helper()
+	s := plan.DefaultSettings()
+	s.Planner = "compose"
+	p, _, err := plan.Open(ctx, s, ownAssets(ctx, t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -1,0 +1,129 @@
+package selection
+
+import (
+	"github.com/stem-kgqa/stem/constraint"
+	"github.com/stem-kgqa/stem/schema"
+	"github.com/stem-kgqa/stem/tracing"
+)
+
+// EvidenceNames are the terms only the default heuristic weighs
+// (Candidate.Evidence, Model.Evidence): what a reading explains of the
+// question, read without training. They are kept out of Names so that
+// trained selectors' features, and the files they are stored in, stay as
+// they were.
+var EvidenceNames = []string{
+	"kind",         // 1 the first answer is of the kind the question asks for (the KG's types, or inferred: Input.Kinds, the relation into it, its siblings)
+	"not_kind",     // 1 it is not of that kind (an inferred kind misses often: "nationality" asked, a country answered)
+	"unnamed_rels", // share of the reading's relations no question word (but the anchor's) names; the last hops walked on to an answer of the asked kind (the compose planner's walk on, "company ... works for" to its country) count as named
+	"unexplained",  // question words (not a question word, the anchor's name or the type word) no relation of the reading names, over 2, at most 1: "founder" left over by works_for reversed
+}
+
+// questionStop are words any question has that name no relation.
+var questionStop = map[string]bool{"what": true, "which": true, "who": true, "whom": true, "whose": true, "where": true, "when": true,
+	"how": true, "many": true, "much": true, "was": true, "were": true, "are": true, "does": true, "did": true, "do": true, "s": true,
+	"that": true, "this": true, "there": true, "be": true, "been": true, "name": true, "one": true, "ones": true, "also": true,
+	"same": true, "as": true, "their": true, "his": true, "her": true, "its": true, "it": true, "they": true, "he": true, "she": true}
+
+// evidence fills c.Evidence for reading g whose first answer is top.
+func evidence(in Input, c *Candidate, g schema.Graph, qwords []string, types []schema.Constraint) {
+	e := make([]float64, len(EvidenceNames))
+	c.Evidence = e
+	if len(c.Answers) == 0 {
+		return
+	}
+	top := c.Answers[0]
+	switch kindFit(in, types, top) {
+	case constraint.Holds:
+		e[0] = 1
+	case constraint.Fails:
+		e[1] = 1
+	}
+	anchor, typeWord := map[string]bool{}, map[string]bool{}
+	for _, a := range in.Trace.Anchors {
+		for _, w := range words(a.Name + " " + a.Mention) {
+			anchor[w] = true
+		}
+	}
+	for _, t := range types {
+		for _, w := range words(t.Value + " " + t.Text) {
+			typeWord[w] = true
+		}
+	}
+	// A relation counts as named by a question word other than the
+	// anchor's (the type word too: "which nationality" names
+	// nationality); when the answer is of the asked kind, the hops after
+	// the last one a word other than the type word names walked on to it,
+	// and count as named too.
+	var content, strict []string
+	for _, w := range qwords {
+		if !anchor[w] {
+			content = append(content, w)
+			if !typeWord[w] {
+				strict = append(strict, w)
+			}
+		}
+	}
+	named := make([]bool, len(g.Triples))
+	last := -1
+	for i, t := range g.Triples {
+		named[i] = namesRel(content, t.Rel)
+		if namesRel(strict, t.Rel) {
+			last = i
+		}
+	}
+	if e[0] > 0 && last >= 0 {
+		for i := last + 1; i < len(named); i++ {
+			named[i] = true
+		}
+	}
+	unnamed := 0
+	for _, n := range named {
+		if !n {
+			unnamed++
+		}
+	}
+	e[2] = float64(unnamed) / float64(max(len(g.Triples), 1))
+	left := 0
+	for _, w := range qwords {
+		if stop[w] || questionStop[w] || anchor[w] || typeWord[w] {
+			continue
+		}
+		explained := false
+		for _, t := range g.Triples {
+			if namesRel([]string{w}, t.Rel) {
+				explained = true
+				break
+			}
+		}
+		if !explained {
+			left++
+		}
+	}
+	e[3] = min(float64(left)/2, 1)
+}
+
+// namesRel reports whether a word of qwords names rel (lexFit's test).
+func namesRel(qwords []string, rel string) bool {
+	return named(qwords, words(relWords(rel)))
+}
+
+// kindFit judges the answer against the type words the question states
+// as the constraint check does, with the lexicon's inferred kinds where
+// the KG states no type: Holds when it is of one, Fails when it is of
+// none, Unknown when nothing says or none is asked.
+func kindFit(in Input, types []schema.Constraint, a tracing.Answer) constraint.Verdict {
+	v := constraint.Unknown
+	if in.Graph == nil {
+		return v
+	}
+	ck := constraint.Checker{Graph: in.Graph, Lexicon: in.Kinds}
+	for _, t := range types {
+		switch verdict, _ := ck.Kind(a.Entity, t.Value); verdict {
+		case constraint.Holds:
+			return verdict
+		case constraint.Fails:
+			v = verdict
+		}
+	}
+	return v
+}
