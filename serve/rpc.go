@@ -60,6 +60,19 @@ func (f *refusal) reply() []byte {
 	return rpcErrorBytes(f.id, f.code, f.msg, nil)
 }
 
+// marshalWire encodes v as one JSON value without escaping HTML: a
+// client's id is echoed byte for byte ("&" stays "&", not "\u0026"), as a
+// client that matches replies to requests by their raw id needs it.
+func marshalWire(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	e := json.NewEncoder(&buf)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
 // rpcErrorBytes encodes a JSON-RPC error response; data, when not nil,
 // is its "data" (an *rpcErrorData, or the raw data of the SDK's error).
 func rpcErrorBytes(id json.RawMessage, code int64, msg string, data any) []byte {
@@ -69,10 +82,10 @@ func rpcErrorBytes(id json.RawMessage, code int64, msg string, data any) []byte 
 	if d, ok := data.(*rpcErrorData); ok && d == nil {
 		data = nil
 	}
-	b, err := json.Marshal(rpcErrorReply{JSONRPC: "2.0", ID: id, Error: rpcError{Code: code, Message: msg, Data: data}})
+	b, err := marshalWire(rpcErrorReply{JSONRPC: "2.0", ID: id, Error: rpcError{Code: code, Message: msg, Data: data}})
 	if err != nil {
 		// Only a raw id or data could fail, and they were read as JSON.
-		b, _ = json.Marshal(rpcErrorReply{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: rpcError{Code: code, Message: msg}})
+		b, _ = marshalWire(rpcErrorReply{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: rpcError{Code: code, Message: msg}})
 	}
 	return b
 }
@@ -173,7 +186,7 @@ func (m message) withID(id json.RawMessage) []byte {
 		f[k] = v
 	}
 	f["id"] = id
-	b, _ := json.Marshal(f) // raw values read by json.Unmarshal marshal back
+	b, _ := marshalWire(f) // raw values read by json.Unmarshal marshal back
 	return b
 }
 

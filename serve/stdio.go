@@ -209,7 +209,7 @@ func (c *stdioConn) cancelled(m message, line []byte) []byte {
 	}
 	p["requestId"] = json.RawMessage(strconv.FormatInt(own, 10))
 	m.fields["params"], _ = json.Marshal(p)
-	b, _ := json.Marshal(m.fields)
+	b, _ := marshalWire(m.fields)
 	return b
 }
 
@@ -219,7 +219,7 @@ func (c *stdioConn) refuse(n int, id json.RawMessage, code int64, msg string) {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	data, err := json.Marshal(rpcErrorReply{JSONRPC: "2.0", ID: id, Error: rpcError{Code: code, Message: fmt.Sprintf("line %d: %s", n, msg)}})
+	data, err := marshalWire(rpcErrorReply{JSONRPC: "2.0", ID: id, Error: rpcError{Code: code, Message: fmt.Sprintf("line %d: %s", n, msg)}})
 	if err == nil {
 		c.writeLine(data)
 	}
@@ -305,7 +305,7 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.mu.Unlock()
 	}
 	if !known {
-		raw, err := json.Marshal(resp.ID.Raw())
+		raw, err := marshalWire(resp.ID.Raw())
 		if err != nil {
 			return err
 		}
@@ -320,7 +320,7 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	} else if out.Result == nil {
 		out.Result = json.RawMessage("null")
 	}
-	data, err := json.Marshal(out)
+	data, err := marshalWire(out)
 	if err != nil {
 		return err
 	}
