@@ -490,17 +490,7 @@ func order(g kg.Reader, c schema.Constraint, answers []Answer, keep []int) ([]in
 	if best == 0 {
 		return keep, rep
 	}
-	var out []int
-	for _, i := range keep {
-		if y, ok := when[i]; ok && y == best {
-			rep.Held++
-			out = append(out, i)
-		} else if ok {
-			rep.Failed++
-		}
-	}
-	rep.Dropped = len(keep) - len(out)
-	return out, rep
+	return keepBest(keep, when, best, rep)
 }
 
 // extreme keeps, of keep, the answers with the greatest (max) or least
@@ -535,6 +525,13 @@ func extreme(g kg.Reader, c schema.Constraint, answers []Answer, keep []int) ([]
 			best, first = v, false
 		}
 	}
+	return keepBest(keep, val, best, rep)
+}
+
+// keepBest keeps, of keep, the answers whose value is best, counting them
+// held and the others with a value failed (those with none stay unknown),
+// as the order and superlative checks both report them.
+func keepBest[T comparable](keep []int, val map[int]T, best T, rep Report) ([]int, Report) {
 	var out []int
 	for _, i := range keep {
 		if v, ok := val[i]; ok && v == best {
