@@ -217,6 +217,9 @@ type Planner struct {
 	cfg Config
 	// rels holds each relation's content words, parallel to relation ids.
 	rels [][]relWord
+	// relNames holds every word of a relation's name, so that a question
+	// word the KG names outright is read as it stands (read's kept).
+	relNames map[string]bool
 
 	mu    sync.RWMutex
 	words map[string][]float32 // unit vectors of single words
@@ -250,12 +253,13 @@ func New(ctx context.Context, g kg.Reader, enc models.Encoder, cfg Config) (*Pla
 	if cfg.Unused == 0 {
 		cfg.Unused = DefaultUnused
 	}
-	p := &Planner{g: g, enc: enc, cfg: cfg, rels: make([][]relWord, g.NumRelations()), words: map[string][]float32{}}
+	p := &Planner{g: g, enc: enc, cfg: cfg, rels: make([][]relWord, g.NumRelations()), words: map[string][]float32{}, relNames: map[string]bool{}}
 	var all []string
 	for r := range p.rels {
 		p.rels[r] = relationWords(g, int32(r))
 		for _, w := range p.rels[r] {
 			all = append(all, w.word)
+			p.relNames[w.word] = true
 		}
 	}
 	if err := p.encodeWords(ctx, all); err != nil {
@@ -269,6 +273,9 @@ func New(ctx context.Context, g kg.Reader, enc models.Encoder, cfg Config) (*Pla
 	}
 	return p, nil
 }
+
+// names reports whether w is a word of some relation's name.
+func (p *Planner) names(w string) bool { return p.relNames[w] }
 
 // relationWords splits relation r's name into content words: for a name
 // of several parts ("__people__person__nationality", "film.film.genre")
@@ -419,14 +426,18 @@ type question struct {
 }
 
 // read splits the masked question into content words ordered by their
-// distance from the mention.
-func read(q string, mentions []string) question {
+// distance from the mention, its words first read for what they name
+// (rewrite: "a man or a woman" asks for a gender, a "grandmother" is a
+// mother's mother) unless kept says the KG names the word in a relation
+// (nil: none does).
+func read(q string, mentions []string, kept func(string) bool) question {
 	const mark = "qqentityqq"
 	masked := strings.ToLower(linking.MaskWith(q, mentions, mark))
 	var toks []string
 	for _, sp := range linking.Words(masked) {
 		toks = append(toks, masked[sp.Start:sp.End])
 	}
+	toks = rewrite(toks, kept)
 	at := slices.Index(toks, mark)
 	var cws []cw
 	out := question{typ: -1}
@@ -612,7 +623,7 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 	if len(mentions) == 0 {
 		mentions = linking.Mentions(q, entities)
 	}
-	rq := read(q, mentions)
+	rq := read(q, mentions, p.names)
 	if err := p.encodeWords(ctx, rq.words); err != nil {
 		return Prediction{}, fmt.Errorf("compose: encode question words: %w", err)
 	}

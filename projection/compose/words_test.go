@@ -27,15 +27,38 @@ func TestRead(t *testing.T) {
 		// clause modifies the noun, whose participle is walked first.
 		{"who is listed as screenwriter of [X] starred movies", "X", []string{"starred", "screenwriter", "listed"}, "", false},
 		{"what genres are [X] directed films", "X", []string{"directed", "genres"}, "genres", false},
+		// An alternative asks for the property that chooses between
+		// its words; a "grand" kin word is its kin relation walked twice.
+		{"is X 's spouse a man or a woman ?", "X", []string{"spouse", "gender"}, "", false},
+		{"who is the grandmother of X ?", "X", []string{"mother", "mother"}, "", false},
+		{"where was X 's grandson born ?", "X", []string{"son", "son", "born"}, "", false},
+		{"who is the grandstand of X ?", "X", []string{"grandstand"}, "", false},
 	}
 	for _, tt := range tests {
-		rq := read(tt.q, []string{tt.mention})
+		rq := read(tt.q, []string{tt.mention}, nil)
 		typ := ""
 		if rq.typ >= 0 {
 			typ = rq.words[rq.typ]
 		}
 		if !slices.Equal(rq.words, tt.words) || typ != tt.typ || rq.share != tt.share {
 			t.Errorf("read(%q) = %v type %q share %v; want %v type %q share %v", tt.q, rq.words, typ, rq.share, tt.words, tt.typ, tt.share)
+		}
+	}
+}
+
+// TestReadKept checks that a "grand" word a relation of the KG names is
+// read as it stands, not as its kin relation twice.
+func TestReadKept(t *testing.T) {
+	kept := func(w string) bool { return w == "grandparents" }
+	for _, tt := range []struct {
+		q     string
+		words []string
+	}{
+		{"who are the grandparents of X ?", []string{"grandparents"}},
+		{"who is the grandmother of X ?", []string{"mother", "mother"}},
+	} {
+		if got := read(tt.q, []string{"X"}, kept).words; !slices.Equal(got, tt.words) {
+			t.Errorf("read(%q) = %v, want %v", tt.q, got, tt.words)
 		}
 	}
 }
@@ -56,7 +79,7 @@ func TestRuns(t *testing.T) {
 		{"what were the release years of the movies directed by [X]", "X", "years", "movies", true},
 	}
 	for _, tt := range tests {
-		rq := read(tt.q, []string{tt.mention})
+		rq := read(tt.q, []string{tt.mention}, nil)
 		a, b := slices.Index(rq.words, tt.a), slices.Index(rq.words, tt.b)
 		if a < 0 || b < 0 {
 			t.Fatalf("read(%q) = %v: want words %q and %q", tt.q, rq.words, tt.a, tt.b)
