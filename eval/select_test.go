@@ -24,7 +24,7 @@ func TestPredictionConfidence(t *testing.T) {
 	q := benchmark.Question{ID: "q1", Text: "who directed inception ?", Entities: []string{"Inception"}, Answers: []string{"Christopher_Nolan"}}
 	for _, min := range []float64{0, 0.999} {
 		s := plan.DefaultSettings()
-		s.MinConfidence = min
+		s.MinConfidence = plan.ConfidenceFloor(min)
 		p, _, err := plan.Open(ctx, s, plan.Assets{Graph: g, Encoder: wordvec.New(nil, wordvec.Options{})})
 		if err != nil {
 			t.Fatal(err)

@@ -194,6 +194,10 @@ type Pipeline struct {
 	// type (WordNet's instances: France a country), for the type words a
 	// question states ("in which country"); Open sets it from the lexicon.
 	Kinds constraint.Instances
+	// Lexicon, when not nil, says which question words name a relation
+	// ("mother" a kind of parents) for the default confidence's evidence
+	// (selection.Input.Lexicon); Open sets it.
+	Lexicon models.Lexicon
 	// Mode labels how the retrieval strategy runs (ModeOf); Open sets it.
 	Mode string
 	// PlannerName names the planner that plans its questions, as Open

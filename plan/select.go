@@ -2,8 +2,10 @@ package plan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/stem-kgqa/stem/selection"
 	"github.com/stem-kgqa/stem/tracing"
@@ -56,7 +58,7 @@ func (p *Pipeline) choose(ctx context.Context, req Request, ev *Evidence) (*trac
 		return tr, nil, nil
 	}
 	m := p.selector()
-	in := selection.Input{Question: req.Question, Graph: req.Graph, Projection: req.Projection, Trace: tr, GNN: ev.Scores, Encoder: p.Encoder, Kinds: p.Kinds}
+	in := selection.Input{Question: req.Question, Graph: req.Graph, Projection: req.Projection, Trace: tr, GNN: ev.Scores, Encoder: p.Encoder, Kinds: p.Kinds, Lexicon: p.Lexicon}
 	cands, err := selection.Candidates(ctx, in)
 	if err != nil {
 		return nil, nil, err
@@ -78,6 +80,51 @@ func (p *Pipeline) choose(ctx context.Context, req Request, ev *Evidence) (*trac
 	out := *tr
 	out.Answers = m.Order(in, c, answers)
 	return &out, sel, nil
+}
+
+// ConfidenceFloor is --min-confidence: the confidence below which stem
+// answers "no answer", or AutoConfidence.
+type ConfidenceFloor float64
+
+// AutoConfidence is --min-confidence auto, DefaultMinConfidence: a user
+// asking their own KG a question it lacks the evidence for gets "no
+// answer" with no flag to learn (the default heuristic rates such an
+// answer below it: the hand-written KG without the founder's birthplace
+// answers canada at 0.44), while what the question's words name,
+// matched in the KG, scores about 0.8.
+const AutoConfidence ConfidenceFloor = -1
+
+// DefaultMinConfidence is what AutoConfidence stands for.
+const DefaultMinConfidence = 0.5
+
+// UnmarshalText reads "auto" or a probability in [0, 1].
+func (c *ConfidenceFloor) UnmarshalText(b []byte) error {
+	if string(b) == "auto" {
+		*c = AutoConfidence
+		return nil
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil || v < 0 || v > 1 {
+		return errors.New("want auto or a number from 0 to 1")
+	}
+	*c = ConfidenceFloor(v)
+	return nil
+}
+
+// MarshalText writes c as UnmarshalText reads it.
+func (c ConfidenceFloor) MarshalText() ([]byte, error) {
+	if c < 0 {
+		return []byte("auto"), nil
+	}
+	return []byte(strconv.FormatFloat(float64(c), 'g', -1, 64)), nil
+}
+
+// Value is the floor as a probability: DefaultMinConfidence for auto.
+func (c ConfidenceFloor) Value() float64 {
+	if c < 0 {
+		return DefaultMinConfidence
+	}
+	return float64(c)
 }
 
 // abstain answers "no answer" when the selection's confidence is below

@@ -47,9 +47,10 @@ type Settings struct {
 	// it.
 	Selector OptionalFile `flag:"selector" placeholder:"FILE" category:"selection" usage:"plan selector FILE (from 'stem train selector') that chooses among the planner's readings by their evidence and calibrates the confidence; default: keep the planner's choice, rated by a fixed heuristic"`
 	// MinConfidence is the confidence below which the answer is "no
-	// answer" (Pipeline.MinConfidence).
-	MinConfidence float64       `flag:"min-confidence" placeholder:"P" min:"0" max:"1" category:"selection" usage:"answer \"no answer\" when the answer's confidence is below P (0 = always answer)"`
-	Generator     GeneratorName `flag:"generator" usage:"structural (the entities bound to the answer slot) or llm (prompt P3 over the chains)"`
+	// answer" (Pipeline.MinConfidence); auto by default, 0 in
+	// EvalSettings.
+	MinConfidence ConfidenceFloor `flag:"min-confidence" placeholder:"P" category:"selection" usage:"answer \"no answer\" when the answer's confidence is below P: auto (the default of ask and serve) is 0.5, so that a KG without the evidence a question needs abstains with no flag to learn; stem eval and compare default to 0 (score every answer; give P to measure abstention); 0 = always answer"`
+	Generator     GeneratorName   `flag:"generator" usage:"structural (the entities bound to the answer slot) or llm (prompt P3 over the chains)"`
 
 	// MaxQuestion is the longest question answered, in characters.
 	MaxQuestion int `flag:"max-question" min:"1" usage:"longest question answered, in characters"`
@@ -93,7 +94,7 @@ func DefaultExampleSettings() ExampleSettings { return ExampleSettings{ExamplesF
 // DefaultSettings returns the paper's parameters with the auto planner,
 // structural answers and STEM's retrieval.
 func DefaultSettings() Settings {
-	return Settings{Planner: "auto", Beam: projection.DefaultBeam, ExampleSettings: DefaultExampleSettings(), Strategy: "auto",
+	return Settings{MinConfidence: AutoConfidence, Planner: "auto", Beam: projection.DefaultBeam, ExampleSettings: DefaultExampleSettings(), Strategy: "auto",
 		Retriever: DefaultStrategy, Generator: "structural", MaxQuestion: DefaultMaxQuestion, MaxHops: DefaultMaxHops, Tracing: tracing.DefaultConfig(), Chat: catalog.DefaultChatSettings()}
 }
 
@@ -257,8 +258,9 @@ func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() 
 	p = &Pipeline{Graph: a.Graph, src: &src, Planner: planner, Strategy: s.Strategy.Override(), Generator: generation.Structural{}, MaxQuestion: s.MaxQuestion, MaxHops: s.MaxHops,
 		// The constraint check is STEM's stage: a peer system answers as
 		// its paper describes, on its own signals.
-		NoConstraints: s.NoConstraints || s.Retriever != DefaultStrategy, MinConfidence: s.MinConfidence, Encoder: a.Encoder}
+		NoConstraints: s.NoConstraints || s.Retriever != DefaultStrategy, MinConfidence: s.MinConfidence.Value(), Encoder: a.Encoder}
 	p.Kinds, _ = a.Lexicon.(constraint.Instances)
+	p.Lexicon = a.Lexicon
 	if s.Selector != "" {
 		if p.Selector, err = selection.Load(string(s.Selector)); err != nil {
 			return nil, close, err

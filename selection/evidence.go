@@ -2,6 +2,7 @@ package selection
 
 import (
 	"github.com/stem-kgqa/stem/constraint"
+	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/tracing"
 )
@@ -63,11 +64,12 @@ func evidence(in Input, c *Candidate, g schema.Graph, qwords []string, types []s
 			}
 		}
 	}
+	names := func(ws []string, rel string) bool { return namesRel(ws, rel) || lexNames(in.Lexicon, ws, rel) }
 	named := make([]bool, len(g.Triples))
 	last := -1
 	for i, t := range g.Triples {
-		named[i] = namesRel(content, t.Rel)
-		if namesRel(strict, t.Rel) {
+		named[i] = names(content, t.Rel)
+		if names(strict, t.Rel) {
 			last = i
 		}
 	}
@@ -90,7 +92,7 @@ func evidence(in Input, c *Candidate, g schema.Graph, qwords []string, types []s
 		}
 		explained := false
 		for _, t := range g.Triples {
-			if namesRel([]string{w}, t.Rel) {
+			if names([]string{w}, t.Rel) {
 				explained = true
 				break
 			}
@@ -105,6 +107,31 @@ func evidence(in Input, c *Candidate, g schema.Graph, qwords []string, types []s
 // namesRel reports whether a word of qwords names rel (lexFit's test).
 func namesRel(qwords []string, rel string) bool {
 	return named(qwords, words(relWords(rel)))
+}
+
+// lexNamed is the lexicon's relatedness at which a question word names a
+// relation word by meaning: a kind of it or a close synonym ("mother" and
+// parents 0.9, "dad" 0.8, "kid" and children 1), not a mere neighbour
+// ("founder" and works 0).
+const lexNamed = 0.8
+
+// lexNames reports whether the lexicon says a word of qwords names a word
+// of rel (false without a lexicon).
+func lexNames(lex models.Lexicon, qwords []string, rel string) bool {
+	if lex == nil {
+		return false
+	}
+	for _, r := range words(relWords(rel)) {
+		if stop[r] {
+			continue
+		}
+		for _, w := range qwords {
+			if lex.Related(w, r) >= lexNamed {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // kindFit judges the answer against the type words the question states

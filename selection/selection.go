@@ -73,6 +73,11 @@ type Input struct {
 	// Kinds, when not nil, names the kinds of answers the KG gives no
 	// type (WordNet's instances), for the evidence term kind.
 	Kinds constraint.Instances
+	// Lexicon, when not nil, says which question words name a relation
+	// by meaning ("mother" a kind of parents, "kid" of children) for the
+	// default heuristic's evidence term unnamed_rels; the trained
+	// features do not read it.
+	Lexicon models.Lexicon
 }
 
 // Candidate is one reading of the question with what it binds and how
