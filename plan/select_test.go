@@ -43,17 +43,20 @@ func TestMinConfidence(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		question, entity string
-		min              float64
+		min              ConfidenceFloor
 		want             string // "" = abstained
 		abstained        bool
 	}{
 		{"in which country was the founder of acme corp born ?", "acme_corp", 0.5, "united_states", false},
 		{"in which country was the founder of globex born ?", "globex", 0.5, "", true},
+		// The default, auto, abstains with no flag given.
+		{"in which country was the founder of acme corp born ?", "acme_corp", DefaultSettings().MinConfidence, "united_states", false},
+		{"in which country was the founder of globex born ?", "globex", DefaultSettings().MinConfidence, "", true},
 		// Tracing's soft match reads founded_by's reading to an employee.
 		{"in which country was the founder of globex born ?", "globex", 0, "carol_diaz", false},
 	} {
 		p := readPipeline(t, strings.NewReader(companyKG), "company", founderPlanner{})
-		p.MinConfidence = tc.min
+		p.MinConfidence = tc.min.Value()
 		r, err := p.Answer(ctx, Query{Question: tc.question, Entities: []string{tc.entity}})
 		if err != nil {
 			t.Fatal(err)
@@ -63,7 +66,7 @@ func TestMinConfidence(t *testing.T) {
 			got = r.Answers[0].Name
 		}
 		if got != tc.want || r.Abstained != tc.abstained {
-			t.Errorf("%q at %g: answered %q abstained %v (%s), want %q abstained %v", tc.question, tc.min, got, r.Abstained, r.Abstain, tc.want, tc.abstained)
+			t.Errorf("%q at %v: answered %q abstained %v (%s), want %q abstained %v", tc.question, tc.min, got, r.Abstained, r.Abstain, tc.want, tc.abstained)
 		}
 		if r.Selection == nil || len(r.Selection.Candidates) != 2 {
 			t.Fatalf("%q: selection %+v, want both readings judged", tc.question, r.Selection)
@@ -74,6 +77,40 @@ func TestMinConfidence(t *testing.T) {
 		v := r.View(true)
 		if v.Confidence == nil || *v.Confidence != r.Selection.Confidence || v.Abstained != tc.abstained || len(v.Explain.Selection) != 2 {
 			t.Errorf("%q: view confidence %v abstained %v selection %d, want the result's", tc.question, v.Confidence, v.Abstained, len(v.Explain.Selection))
+		}
+	}
+}
+
+// TestConfidenceFloor: --min-confidence reads auto or a probability,
+// writes back what it read, and auto stands for DefaultMinConfidence.
+func TestConfidenceFloor(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		value float64
+		ok    bool
+	}{
+		{"auto", DefaultMinConfidence, true},
+		{"0", 0, true},
+		{"0.5", 0.5, true},
+		{"1", 1, true},
+		{"1.5", 0, false},
+		{"-0.1", 0, false},
+		{"sure", 0, false},
+	} {
+		var c ConfidenceFloor
+		err := c.UnmarshalText([]byte(tc.in))
+		if (err == nil) != tc.ok {
+			t.Errorf("%q: error %v, want ok %v", tc.in, err, tc.ok)
+			continue
+		}
+		if !tc.ok {
+			continue
+		}
+		if c.Value() != tc.value {
+			t.Errorf("%q: value %g, want %g", tc.in, c.Value(), tc.value)
+		}
+		if b, _ := c.MarshalText(); string(b) != tc.in {
+			t.Errorf("%q: written back as %q", tc.in, b)
 		}
 	}
 }
