@@ -215,6 +215,17 @@ type Pipeline struct {
 	// MinConfidence, above 0, answers "no answer" where the answer's
 	// confidence is below it (Result.Abstained).
 	MinConfidence float64
+	// MinConfidenceAuto says MinConfidence is --min-confidence auto's:
+	// a calibrated confidence (a trained selector's) is held to it, an
+	// uncalibrated one (the default heuristic's) only where the KG holds
+	// evidence against the answer's reading (Selection.Contradicted): a
+	// reading the planner preferred bound nothing, or a relation on the
+	// entity's edges that a question word names is not walked ("founder"
+	// read as works_for reversed where founded_by leads to no
+	// birthplace). Elsewhere the heuristic rates right answers as low as
+	// 0.02 on the hand-written KGs (a relation the question names by
+	// paraphrase: "acted" for starring), too low to withhold them on.
+	MinConfidenceAuto bool
 	// src is where questions' graphs come from, chosen by Open; nil for
 	// a Pipeline built field by field, whose Graph then says (source).
 	src *Source

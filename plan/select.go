@@ -39,6 +39,12 @@ func (s *Selection) AnswerFeatures(i int) [][]float64 {
 	return selection.AnswerFeatures(s.in, c, c.Answers)
 }
 
+// Contradicted reports whether the KG holds evidence against the chosen
+// reading (selection.Candidate.Contradicted).
+func (s *Selection) Contradicted() bool {
+	return s.Chosen >= 0 && s.Chosen < len(s.Candidates) && s.Candidates[s.Chosen].Contradicted()
+}
+
 // selector is the model that judges readings: the pipeline's, or the
 // default heuristic, which keeps the planner's choice.
 func (p *Pipeline) selector() *selection.Model {
@@ -119,6 +125,9 @@ func (c ConfidenceFloor) MarshalText() ([]byte, error) {
 	return []byte(strconv.FormatFloat(float64(c), 'g', -1, 64)), nil
 }
 
+// Auto reports whether c is AutoConfidence.
+func (c ConfidenceFloor) Auto() bool { return c < 0 }
+
 // Value is the floor as a probability: DefaultMinConfidence for auto.
 func (c ConfidenceFloor) Value() float64 {
 	if c < 0 {
@@ -131,12 +140,20 @@ func (c ConfidenceFloor) Value() float64 {
 // MinConfidence, saying why; a result with no selection (a peer's) is
 // never abstained on, having no confidence to compare.
 func (p *Pipeline) abstain(res *Result) {
-	if p.MinConfidence <= 0 || res.Selection == nil || len(res.Answers) == 0 {
+	s := res.Selection
+	if p.MinConfidence <= 0 || s == nil || len(res.Answers) == 0 {
 		return
 	}
-	if c := res.Selection.Confidence; c < p.MinConfidence {
+	contradicted := s.Contradicted()
+	if p.MinConfidenceAuto && !s.Calibrated && !contradicted {
+		return
+	}
+	if c := s.Confidence; c < p.MinConfidence {
 		res.Abstained = true
 		res.Abstain = fmt.Sprintf("best candidate %.2f < %g", c, p.MinConfidence)
+		if p.MinConfidenceAuto && contradicted {
+			res.Abstain += ", and the KG holds evidence against its reading"
+		}
 		res.Withheld, res.Answers = res.Answers, nil
 	}
 }

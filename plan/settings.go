@@ -258,7 +258,7 @@ func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() 
 	p = &Pipeline{Graph: a.Graph, src: &src, Planner: planner, Strategy: s.Strategy.Override(), Generator: generation.Structural{}, MaxQuestion: s.MaxQuestion, MaxHops: s.MaxHops,
 		// The constraint check is STEM's stage: a peer system answers as
 		// its paper describes, on its own signals.
-		NoConstraints: s.NoConstraints || s.Retriever != DefaultStrategy, MinConfidence: s.MinConfidence.Value(), Encoder: a.Encoder}
+		NoConstraints: s.NoConstraints || s.Retriever != DefaultStrategy, MinConfidence: s.MinConfidence.Value(), MinConfidenceAuto: s.MinConfidence.Auto(), Encoder: a.Encoder}
 	p.Kinds, _ = a.Lexicon.(constraint.Instances)
 	p.Lexicon = a.Lexicon
 	if s.Selector != "" {

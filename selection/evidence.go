@@ -1,8 +1,11 @@
 package selection
 
 import (
+	"slices"
+
 	"github.com/stem-kgqa/stem/constraint"
 	"github.com/stem-kgqa/stem/models"
+	"github.com/stem-kgqa/stem/projection/paraphrase"
 	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/tracing"
 )
@@ -17,6 +20,7 @@ var EvidenceNames = []string{
 	"not_kind",     // 1 it is not of that kind (an inferred kind misses often: "nationality" asked, a country answered)
 	"unnamed_rels", // share of the reading's relations no question word (but the anchor's) names; the last hops walked on to an answer of the asked kind (the compose planner's walk on, "company ... works for" to its country) count as named
 	"unexplained",  // question words (not a question word, the anchor's name or the type word) no relation of the reading names, over 2, at most 1: "founder" left over by works_for reversed
+	"bypassed",     // 1 when a question word names a relation on the anchor's own edges that the reading does not walk: "founder" names globex's founded_by, and the answer came by works_for instead (the KG lacks what founded_by would lead to)
 }
 
 // questionStop are words any question has that name no relation.
@@ -25,8 +29,12 @@ var questionStop = map[string]bool{"what": true, "which": true, "who": true, "wh
 	"that": true, "this": true, "there": true, "be": true, "been": true, "name": true, "one": true, "ones": true, "also": true,
 	"same": true, "as": true, "their": true, "his": true, "her": true, "its": true, "it": true, "they": true, "he": true, "she": true}
 
-// evidence fills c.Evidence for reading g whose first answer is top.
-func evidence(in Input, c *Candidate, g schema.Graph, qwords []string, types []schema.Constraint) {
+// evidence fills c.Evidence for reading g whose first answer is top. The
+// question's words are read as the compose planner reads them
+// (paraphrase.Rewrite: "a man or a woman" names gender, "grandmother"
+// parents twice), so what it walked for them counts as named.
+func evidence(in Input, c *Candidate, g schema.Graph, qwords []string, types []schema.Constraint, at map[string]bool) {
+	qwords = paraphrase.Rewrite(qwords, nil)
 	e := make([]float64, len(EvidenceNames))
 	c.Evidence = e
 	if len(c.Answers) == 0 {
@@ -102,6 +110,63 @@ func evidence(in Input, c *Candidate, g schema.Graph, qwords []string, types []s
 		}
 	}
 	e[3] = min(float64(left)/2, 1)
+	for _, w := range strict {
+		if stop[w] || questionStop[w] || names([]string{w}, "") {
+			continue
+		}
+		walked := false
+		for _, t := range g.Triples {
+			if names([]string{w}, t.Rel) {
+				walked = true
+				break
+			}
+		}
+		if walked {
+			continue
+		}
+		for rel := range at {
+			if names([]string{w}, rel) {
+				e[4] = 1
+				break
+			}
+		}
+	}
+}
+
+// maxAnchorEdges bounds the edges anchorRelations reads per anchor: a
+// hub's relations are many, and read only to see which a question word
+// names.
+const maxAnchorEdges = 4096
+
+// anchorRelations returns the names of the relations on the anchors' own
+// edges (out and in), for the evidence term bypassed.
+func anchorRelations(in Input) map[string]bool {
+	out := map[string]bool{}
+	if in.Graph == nil || in.Trace == nil {
+		return out
+	}
+	for _, a := range in.Trace.Anchors {
+		for _, ids := range [][]int32{in.Graph.Out(a.Entity), in.Graph.In(a.Entity)} {
+			for _, id := range ids[:min(len(ids), maxAnchorEdges)] {
+				out[in.Graph.RelationName(in.Graph.Triple(id).Rel)] = true
+			}
+		}
+	}
+	return out
+}
+
+// Contradicted reports whether the KG holds evidence against the
+// reading: the planner ranked above it a reading that bound nothing
+// (feature fallback), or a question word names a relation on the
+// anchor's edges that it does not walk (evidence term bypassed). The
+// default heuristic's confidence, uncalibrated, is held to
+// --min-confidence auto only then.
+func (c Candidate) Contradicted() bool {
+	at := func(names []string, xs []float64, name string) bool {
+		i := slices.Index(names, name)
+		return i >= 0 && i < len(xs) && xs[i] > 0
+	}
+	return at(Names, c.Features, "fallback") || at(EvidenceNames, c.Evidence, "bypassed")
 }
 
 // namesRel reports whether a word of qwords names rel (lexFit's test).

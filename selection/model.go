@@ -77,6 +77,10 @@ type Platt struct {
 //     relation names are as often a paraphrase ("couple" for spouse); on
 //     PathQuestion 2-hop (compose planner) weighing them -1 cut the
 //     confidence's AUC of right against wrong answers from 0.765 to 0.711;
+//   - bypassed -2: a question word names a relation on the anchor's
+//     edges that the reading does not walk ("founder" and globex's
+//     founded_by, the answer reached by works_for): the KG lacks what
+//     that relation leads to;
 //   - agree +1, one_answer +0.5, reversed -1, fallback -1 (a reading
 //     ranked above bound nothing: the KG lacked what was asked);
 //   - bias -3.25.
@@ -90,7 +94,7 @@ func Default() *Model {
 	for i, n := range Names {
 		w[i] = set[n]
 	}
-	ev := map[string]float64{"kind": 1.5, "not_kind": -0.5, "unnamed_rels": -9, "unexplained": 0}
+	ev := map[string]float64{"kind": 1.5, "not_kind": -0.5, "unnamed_rels": -9, "unexplained": 0, "bypassed": -2}
 	e := make([]float64, len(EvidenceNames))
 	for i, n := range EvidenceNames {
 		e[i] = ev[n]

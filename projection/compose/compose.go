@@ -114,6 +114,7 @@ import (
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/projection/linking"
+	"github.com/stem-kgqa/stem/projection/paraphrase"
 	"github.com/stem-kgqa/stem/projection/zeroshot"
 	"github.com/stem-kgqa/stem/schema"
 )
@@ -427,7 +428,7 @@ type question struct {
 
 // read splits the masked question into content words ordered by their
 // distance from the mention, its words first read for what they name
-// (rewrite: "a man or a woman" asks for a gender, a "grandmother" is a
+// (paraphrase.Rewrite: "a man or a woman" asks for a gender, a "grandmother" is a
 // mother's mother) unless kept says the KG names the word in a relation
 // (nil: none does).
 func read(q string, mentions []string, kept func(string) bool) question {
@@ -437,7 +438,7 @@ func read(q string, mentions []string, kept func(string) bool) question {
 	for _, sp := range linking.Words(masked) {
 		toks = append(toks, masked[sp.Start:sp.End])
 	}
-	toks = rewrite(toks, kept)
+	toks = paraphrase.Rewrite(toks, kept)
 	at := slices.Index(toks, mark)
 	var cws []cw
 	out := question{typ: -1}
