@@ -93,35 +93,19 @@ func evidence(in Input, c *Candidate, g schema.Graph, qwords []string, types []s
 		}
 	}
 	e[2] = float64(unnamed) / float64(max(len(g.Triples), 1))
+	// walked reports whether a relation of the reading is one w names.
+	walked := func(w string) bool {
+		return slices.ContainsFunc(g.Triples, func(t schema.Triple) bool { return names([]string{w}, t.Rel) })
+	}
 	left := 0
 	for _, w := range qwords {
-		if stop[w] || questionStop[w] || anchor[w] || typeWord[w] {
-			continue
-		}
-		explained := false
-		for _, t := range g.Triples {
-			if names([]string{w}, t.Rel) {
-				explained = true
-				break
-			}
-		}
-		if !explained {
+		if !stop[w] && !questionStop[w] && !anchor[w] && !typeWord[w] && !walked(w) {
 			left++
 		}
 	}
 	e[3] = min(float64(left)/2, 1)
 	for _, w := range strict {
-		if stop[w] || questionStop[w] || names([]string{w}, "") {
-			continue
-		}
-		walked := false
-		for _, t := range g.Triples {
-			if names([]string{w}, t.Rel) {
-				walked = true
-				break
-			}
-		}
-		if walked {
+		if stop[w] || questionStop[w] || walked(w) {
 			continue
 		}
 		for rel := range at {
