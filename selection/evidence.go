@@ -33,8 +33,8 @@ var questionStop = map[string]bool{"what": true, "which": true, "who": true, "wh
 // question's words are read as the compose planner reads them
 // (paraphrase.Rewrite: "a man or a woman" names gender, "grandmother"
 // parents twice), so what it walked for them counts as named.
-func evidence(in Input, c *Candidate, g schema.Graph, qwords []string, types []schema.Constraint, at map[string]bool) {
-	qwords = paraphrase.Rewrite(qwords, nil)
+func evidence(in Input, c *Candidate, g schema.Graph, q asked) {
+	qwords, types, at := paraphrase.Rewrite(q.words, nil), q.types, q.anchorRels
 	e := make([]float64, len(EvidenceNames))
 	c.Evidence = e
 	if len(c.Answers) == 0 {
@@ -115,6 +115,15 @@ func evidence(in Input, c *Candidate, g schema.Graph, qwords []string, types []s
 			}
 		}
 	}
+}
+
+// asked is what evidence reads of the question once for all its
+// readings: its words, the types it asks for, and the relations on its
+// anchors' edges (anchorRelations).
+type asked struct {
+	words      []string
+	types      []schema.Constraint
+	anchorRels map[string]bool
 }
 
 // maxAnchorEdges bounds the edges anchorRelations reads per anchor: a

@@ -118,7 +118,7 @@ func Candidates(ctx context.Context, in Input) ([]Candidate, error) {
 	beam := float64(max(len(alts), 1))
 	qwords := words(in.Question)
 	types := typeConstraints(in.Question)
-	at := anchorRelations(in)
+	q := asked{words: qwords, types: types, anchorRels: anchorRelations(in)}
 	out := make([]Candidate, len(alts))
 	for i, a := range alts {
 		c := Candidate{Group: a.Group, Rank: i, Answers: a.Answers, Features: make([]float64, len(Names))}
@@ -167,7 +167,7 @@ func Candidates(ctx context.Context, in Input) ([]Candidate, error) {
 				break
 			}
 		}
-		evidence(in, &c, g, qwords, types, at)
+		evidence(in, &c, g, q)
 		out[i] = c
 	}
 	if err := semFit(ctx, in, out); err != nil {
