@@ -221,3 +221,29 @@ func relationFit(rel string, words []string) int {
 	}
 	return n
 }
+
+// Describes says a span found beside a question's entities that names a
+// KG entity is more likely a word about the answer than a second thing:
+// the answer's type noun ("what language", "what kind of guitar"), or a
+// word the plan's relations name ("where did picasso live":
+// places_lived). Such spans name an entity too (Language, Guitar) but
+// narrow the answers to whatever happens to meet it.
+func Describes(text string, cs []schema.Constraint, rels []string) bool {
+	t := kg.Normalize(text)
+	for _, c := range cs {
+		if c.Kind == Type && (t == kg.Normalize(c.Text) || t == kg.Normalize(c.Value)) {
+			return true
+		}
+	}
+	for _, w := range strings.Fields(t) {
+		if len(w) < 4 {
+			continue
+		}
+		for _, r := range rels {
+			if relationFit(r, []string{w}) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -594,7 +594,7 @@ func (p *Pipeline) constrain(ctx context.Context, req Request, tr *tracing.Resul
 	for i := range order {
 		order[i] = i
 	}
-	if m, ok := mentioned(g, req.Input.Linked, req.Question, out.projection, tr); ok {
+	if m, ok := mentioned(g, req.Input.Linked, req.Question, cs, out.projection, tr); ok {
 		as := make([]constraint.Answer, len(tr.Answers))
 		for i, a := range tr.Answers {
 			as[i] = constraint.Answer{Entity: a.Entity}
@@ -625,12 +625,18 @@ func (p *Pipeline) constrain(ctx context.Context, req Request, tr *tracing.Resul
 // entity in g, once, and per answer the entities the schema graph it was
 // traced by is anchored at. ok is false when the question names fewer
 // than two entities of g.
-func mentioned(g kg.Reader, linked []linking.Mention, question string, proj projection.Projection, tr *tracing.Result) (constraint.Mentioned, bool) {
+func mentioned(g kg.Reader, linked []linking.Mention, question string, cs []schema.Constraint, proj projection.Projection, tr *tracing.Result) (constraint.Mentioned, bool) {
+	var rels []string
+	for _, c := range proj.Candidates {
+		for _, t := range c.Graph.Triples {
+			rels = append(rels, t.Rel)
+		}
+	}
 	m := constraint.Mentioned{Question: question}
 	seen := map[int32]bool{}
 	for _, l := range linked {
 		id, ok := g.Entity(l.Entity)
-		if !ok || seen[id] || !l.Topic && !trusted(l) {
+		if !ok || seen[id] || !l.Topic && constraint.Describes(l.Text, cs, rels) {
 			continue
 		}
 		seen[id] = true
@@ -661,12 +667,6 @@ func mentioned(g kg.Reader, linked []linking.Mention, question string, proj proj
 		}
 	}
 	return m, true
-}
-
-// trusted says a mention found beside the question's entities names a
-// second thing rather than the answer's kind or a relation word.
-func trusted(l linking.Mention) bool {
-	return false
 }
 
 // check judges the answers order picks of tr against cs (constraint
