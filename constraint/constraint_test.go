@@ -213,6 +213,8 @@ func TestOrderByName(t *testing.T) {
 		// Two series: no order between a Henry and an Edward.
 		{"first", []string{"Henry VIII", "Edward VI"}, "Henry VIII,Edward VI"},
 		{"last", []string{"Orlando Magic", "Los Angeles Lakers"}, "Orlando Magic,Los Angeles Lakers"},
+		// One album of five named for a year: no edition series.
+		{"first", []string{"1984", "5150", "Fair Warning", "Diver Down", "Women and Children First"}, "1984,5150,Fair Warning,Diver Down,Women and Children First"},
 	} {
 		var triples [][3]string
 		for _, n := range tc.names {
@@ -234,6 +236,29 @@ func TestOrderByName(t *testing.T) {
 		}
 		if strings.Join(got, ",") != tc.want {
 			t.Errorf("%s of %v: kept %v, want %s (%s)", tc.order, tc.names, got, tc.want, reps[0].Note)
+		}
+	}
+}
+
+// TestDescribes: a span that names an entity beside the question's own
+// is a second thing to meet unless it names the answer's type, the
+// answer itself, or a relation of the plan.
+func TestDescribes(t *testing.T) {
+	for _, tc := range []struct {
+		q, span string
+		rels    []string
+		want    bool
+	}{
+		{"who was canadian prime minister in 1993", "prime minister", []string{"government.governmental_jurisdiction.governing_officials"}, true},
+		{"what language do maltese speak", "language", []string{"location.country.languages_spoken"}, true},
+		{"what kind of guitar did jerry garcia play", "guitar", nil, true},
+		{"where did picasso live", "live", []string{"people.person.places_lived"}, true},
+		{"which school with the mascot eagles did alice attend ?", "eagles", []string{"attended"}, false},
+		{"which country bordering freedonia contains an airport that serves lyon ?", "lyon", []string{"borders"}, false},
+		{"who was the earliest president of freedonia during the great war ?", "great war", []string{"office_holder", "holder"}, false},
+	} {
+		if got := Describes(tc.q, tc.span, Detect(tc.q), tc.rels); got != tc.want {
+			t.Errorf("Describes(%q, %q) = %v, want %v", tc.q, tc.span, got, tc.want)
 		}
 	}
 }

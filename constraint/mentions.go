@@ -224,16 +224,21 @@ func relationFit(rel string, words []string) int {
 
 // Describes says a span found beside a question's entities that names a
 // KG entity is more likely a word about the answer than a second thing:
-// the answer's type noun ("what language", "what kind of guitar"), or a
-// word the plan's relations name ("where did picasso live":
-// places_lived). Such spans name an entity too (Language, Guitar) but
-// narrow the answers to whatever happens to meet it.
-func Describes(text string, cs []schema.Constraint, rels []string) bool {
+// the answer's type noun ("what language", "what kind of guitar"), a
+// word of the phrase that names the answer ("who was canadian prime
+// minister in 1993": the answer is the prime minister, not one who meets
+// the office), or a word the plan's relations name ("where did picasso
+// live": places_lived). Such spans name an entity too (Language, Prime
+// minister) but narrow the answers to whatever happens to meet it.
+func Describes(question, text string, cs []schema.Constraint, rels []string) bool {
 	t := kg.Normalize(text)
 	for _, c := range cs {
 		if c.Kind == Type && (t == kg.Normalize(c.Text) || t == kg.Normalize(c.Value)) {
 			return true
 		}
+	}
+	if p := " " + answerPhrase(question) + " "; strings.Contains(p, " "+t+" ") {
+		return true
 	}
 	for _, w := range strings.Fields(t) {
 		if len(w) < 4 {
@@ -246,4 +251,31 @@ func Describes(text string, cs []schema.Constraint, rels []string) bool {
 		}
 	}
 	return false
+}
+
+// Words that end the phrase naming the answer: prepositions, relative
+// pronouns and auxiliaries.
+var phraseEnds = []string{"in", "of", "for", "from", "with", "at", "on", "by", "to", "during", "after", "before", "since",
+	"near", "into", "about", "over", "under", "between", "against", "as", "than", "within", "across", "along", "through",
+	"behind", "beyond", "among", "like", "via", "whose",
+	"that", "who", "whom", "which", "where", "when", "did", "does", "do", "has", "have", "had", "is", "was", "are", "were"}
+
+// answerPhrase is the normalised words that name the answer after the
+// first "who", "what" or "which" and the verb "to be" after it: "who was
+// canadian prime minister in 1993" gives "canadian prime minister".
+func answerPhrase(question string) string {
+	ws := strings.Fields(kg.Normalize(question))
+	i := slices.IndexFunc(ws, func(w string) bool { return w == "who" || w == "what" || w == "which" })
+	if i < 0 {
+		return ""
+	}
+	i++
+	for i < len(ws) && slices.Contains([]string{"is", "was", "are", "were", "the", "a", "an"}, ws[i]) {
+		i++
+	}
+	j := i
+	for j < len(ws) && !slices.Contains(phraseEnds, ws[j]) {
+		j++
+	}
+	return strings.Join(ws[i:j], " ")
 }

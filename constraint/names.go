@@ -13,8 +13,9 @@ import (
 // European Cup") or numbered in a series ("Super Bowl XLIII"). The
 // answers whose name holds a year keep the earliest (latest) ones; where
 // none does, those whose names differ only in a trailing Roman numeral
-// keep the least (greatest). Answers with neither stay unknown; where no
-// answer has one, the order is unchecked.
+// keep the least (greatest). Answers with neither stay unknown; where
+// fewer than half the answers (or two) have one, the order is
+// unchecked.
 func byName(g kg.Reader, c schema.Constraint, answers []Answer, keep []int, rep Report) ([]int, Report) {
 	if c.Value != "first" && c.Value != "last" {
 		return keep, rep
@@ -29,7 +30,9 @@ func byName(g kg.Reader, c schema.Constraint, answers []Answer, keep []int, rep 
 	if len(years) == 0 {
 		val = numbered(g, answers, keep)
 	}
-	if len(val) < 2 {
+	// Editions named for their year, not a few answers that happen to
+	// hold a number ("1984" among a band's albums).
+	if len(val) < 2 || 2*len(val) < len(keep) {
 		return keep, rep
 	}
 	best := 0
