@@ -262,3 +262,23 @@ func TestDescribes(t *testing.T) {
 		}
 	}
 }
+
+// TestAttached: a second thing stands in a relative clause or a with- or
+// during-phrase.
+func TestAttached(t *testing.T) {
+	for _, tc := range []struct {
+		q, span string
+		want    bool
+	}{
+		{"which school with the mascot eagles did alice attend ?", "eagles", true},
+		{"which country bordering freedonia contains an airport that serves lyon ?", "lyon", true},
+		{"who was the earliest president of freedonia during the great war ?", "great war", true},
+		{"what language do maltese speak", "speak", false},
+		{"what do people speak in canada", "people", false},
+		{"which school near lyon did alice attend ?", "lyon", false},
+	} {
+		if got := Attached(tc.q, tc.span); got != tc.want {
+			t.Errorf("Attached(%q, %q) = %v, want %v", tc.q, tc.span, got, tc.want)
+		}
+	}
+}

@@ -279,3 +279,38 @@ func answerPhrase(question string) string {
 	}
 	return strings.Join(ws[i:j], " ")
 }
+
+// clauseMarks open a relative clause or a phrase that says more of the
+// answer: "the airport that serves B", "the school with the mascot B",
+// "the president during B", "the country whose capital is B".
+var clauseMarks = []string{"that", "which", "whose", "where", "with", "during"}
+
+// clauseReach is how many words before a span a clause mark may stand:
+// "that serves lyon", "with the mascot eagles".
+const clauseReach = 4
+
+// Attached says the span text of question stands in a relative clause or
+// a with- or during-phrase (clauseMarks), the way a question states a
+// second thing the answer meets; a span elsewhere ("what language do
+// maltese speak") is more often a word of the question that happens to
+// name an entity.
+func Attached(question, text string) bool {
+	ws := strings.Fields(kg.Normalize(question))
+	ts := strings.Fields(kg.Normalize(text))
+	if len(ts) == 0 {
+		return false
+	}
+	// The question's own wh-word opens no clause.
+	wh := slices.IndexFunc(ws, func(w string) bool { return slices.Contains([]string{"who", "what", "which", "where", "when"}, w) })
+	for i := range ws {
+		if i+len(ts) > len(ws) || !slices.Equal(ws[i:i+len(ts)], ts) {
+			continue
+		}
+		for j := max(0, i-clauseReach); j < i; j++ {
+			if j != wh && slices.Contains(clauseMarks, ws[j]) {
+				return true
+			}
+		}
+	}
+	return false
+}

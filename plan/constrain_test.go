@@ -127,8 +127,11 @@ func TestSecondMention(t *testing.T) {
 			"East High,North High,South High", ""},
 		{"which school did alice attend ?", "Alice", []string{"attended"}, false, "East High,North High,South High", ""},
 		// Lyon meets no school: the answers stay as they were.
-		{"which school near lyon did alice attend ?", "Alice", []string{"attended"}, false,
+		{"which school with a campus in lyon did alice attend ?", "Alice", []string{"attended"}, false,
 			"East High,North High,South High", "narrows nothing (no answer meets it)"},
+		// A name outside a clause is no second thing to meet.
+		{"which eagles school did alice attend ?", "Alice", []string{"attended"}, false,
+			"East High,North High,South High", ""},
 		// Two hops, through the airport.
 		{"which country bordering freedonia contains an airport that serves lyon ?", "Freedonia", []string{"borders"}, false,
 			"Sylvania", "1 answers meet it"},

@@ -636,7 +636,7 @@ func mentioned(g kg.Reader, linked []linking.Mention, question string, cs []sche
 	seen := map[int32]bool{}
 	for _, l := range linked {
 		id, ok := g.Entity(l.Entity)
-		if !ok || seen[id] || !l.Topic && constraint.Describes(question, l.Text, cs, rels) {
+		if !ok || seen[id] || !l.Topic && (constraint.Describes(question, l.Text, cs, rels) || !constraint.Attached(question, l.Text)) {
 			continue
 		}
 		seen[id] = true
