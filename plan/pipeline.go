@@ -594,7 +594,7 @@ func (p *Pipeline) constrain(ctx context.Context, req Request, tr *tracing.Resul
 	for i := range order {
 		order[i] = i
 	}
-	if m, ok := mentioned(g, req.Input.Linked, req.Question, cs, out.projection, tr); ok {
+	if m, ok := mentioned(req, cs, tr); ok {
 		as := make([]constraint.Answer, len(tr.Answers))
 		for i, a := range tr.Answers {
 			as[i] = constraint.Answer{Entity: a.Entity}
@@ -621,11 +621,15 @@ func (p *Pipeline) constrain(ctx context.Context, req Request, tr *tracing.Resul
 }
 
 // mentioned is what the answers of tr are checked against for the things
-// the question names (constraint.Checker.Meet): every linked mention's
-// entity in g, once, and per answer the entities the schema graph it was
+// the question names (constraint.Checker.Meet): the entity in g of every
+// topic mention and of every mention beside them that stands in a clause
+// about the answer (constraint.Attached) without naming the answer's
+// kind or a relation of the plan (constraint.Describes), once; and per
+// answer the entities the schema graph it was
 // traced by is anchored at. ok is false when the question names fewer
 // than two entities of g.
-func mentioned(g kg.Reader, linked []linking.Mention, question string, cs []schema.Constraint, proj projection.Projection, tr *tracing.Result) (constraint.Mentioned, bool) {
+func mentioned(req Request, cs []schema.Constraint, tr *tracing.Result) (constraint.Mentioned, bool) {
+	g, question, proj := req.Graph, req.Question, req.Projection
 	var rels []string
 	for _, c := range proj.Candidates {
 		for _, t := range c.Graph.Triples {
@@ -634,7 +638,7 @@ func mentioned(g kg.Reader, linked []linking.Mention, question string, cs []sche
 	}
 	m := constraint.Mentioned{Question: question}
 	seen := map[int32]bool{}
-	for _, l := range linked {
+	for _, l := range req.Input.Linked {
 		id, ok := g.Entity(l.Entity)
 		if !ok || seen[id] || !l.Topic && (constraint.Describes(question, l.Text, cs, rels) || !constraint.Attached(question, l.Text)) {
 			continue
