@@ -210,6 +210,8 @@ func TestOrderByName(t *testing.T) {
 		{"first", []string{"1976–77 European Cup", "1964–65 FA Cup", "1977 European Cup Final"}, "1964–65 FA Cup"},
 		{"last", []string{"Super Bowl X", "Super Bowl XL", "Super Bowl XLIII", "Super Bowl IX"}, "Super Bowl XLIII"},
 		{"first", []string{"Super Bowl X", "Super Bowl XL", "Super Bowl IX"}, "Super Bowl IX"},
+		// One name of four with a year: the series' numerals decide.
+		{"last", []string{"2009 AFC Championship Game", "Super Bowl X", "Super Bowl XL", "Super Bowl XLIII"}, "Super Bowl XLIII"},
 		// Two series: no order between a Henry and an Edward.
 		{"first", []string{"Henry VIII", "Edward VI"}, "Henry VIII,Edward VI"},
 		{"last", []string{"Orlando Magic", "Los Angeles Lakers"}, "Orlando Magic,Los Angeles Lakers"},

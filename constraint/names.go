@@ -12,7 +12,7 @@ import (
 // editions are named for their year ("2014 World Series", "1976–77
 // European Cup") or numbered in a series ("Super Bowl XLIII"). The
 // answers whose name holds a year keep the earliest (latest) ones; where
-// none does, those whose names differ only in a trailing Roman numeral
+// too few do, those whose names differ only in a trailing Roman numeral
 // keep the least (greatest). Answers with neither stay unknown; where
 // fewer than half the answers (or two) have one, the order is
 // unchecked.
@@ -26,13 +26,14 @@ func byName(g kg.Reader, c schema.Constraint, answers []Answer, keep []int, rep 
 			years[i] = year(y)
 		}
 	}
-	val := years
-	if len(years) == 0 {
-		val = numbered(g, answers, keep)
-	}
 	// Editions named for their year, not a few answers that happen to
 	// hold a number ("1984" among a band's albums).
-	if len(val) < 2 || 2*len(val) < len(keep) {
+	enough := func(val map[int]int) bool { return len(val) >= 2 && 2*len(val) >= len(keep) }
+	val := years
+	if !enough(val) {
+		val = numbered(g, answers, keep)
+	}
+	if !enough(val) {
 		return keep, rep
 	}
 	best := 0
