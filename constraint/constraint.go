@@ -11,7 +11,10 @@
 // their kinds are inferred (Checker.Kind: a relation named for the kind,
 // WordNet's instance pointers through Checker.Lexicon, the entities beside
 // them), so that "in which country" tells a country from a city on a KG
-// with no type edges.
+// with no type edges. Where the KG holds no dates for the answers, an
+// order in time reads the years (or a series' numerals) in their names.
+// Checker.Meet narrows the answers of any plan to those that meet the
+// other things the question names ("the school with the mascot B").
 //
 // The package imports only kg and schema.
 package constraint
