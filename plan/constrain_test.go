@@ -166,3 +166,21 @@ func TestSecondMention(t *testing.T) {
 		}
 	}
 }
+
+// TestConstraintWordsInNames: a constraint word inside the topic entity's
+// name ("The Last Kiss") states nothing of the answer; one beside it does.
+func TestConstraintWordsInNames(t *testing.T) {
+	q := "when was the last kiss released"
+	for _, tc := range []struct {
+		linked []linking.Mention
+		want   string
+	}{
+		{[]linking.Mention{{Text: "the last kiss", Start: 9, End: 22, Topic: true}}, "when was               released"},
+		{[]linking.Mention{{Text: "kiss", Start: 18, End: 22}}, q},
+		{nil, q},
+	} {
+		if got := unnamed(q, tc.linked); got != tc.want {
+			t.Errorf("unnamed(%q, %v) = %q, want %q", q, tc.linked, got, tc.want)
+		}
+	}
+}

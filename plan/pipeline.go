@@ -578,7 +578,7 @@ func (p *Pipeline) constrain(ctx context.Context, req Request, tr *tracing.Resul
 		cs = cands[0].Graph.Constraints
 	}
 	if len(cs) == 0 {
-		cs = constraint.Detect(req.Question)
+		cs = constraint.Detect(unnamed(req.Question, req.Input.Linked))
 		out.projection.Candidates = slices.Clone(cands)
 		for i := range out.projection.Candidates {
 			out.projection.Candidates[i].Graph.Constraints = cs
@@ -618,6 +618,21 @@ func (p *Pipeline) constrain(ctx context.Context, req Request, tr *tracing.Resul
 	}
 	out.evidence = &kept
 	return out
+}
+
+// unnamed is question with the spans of its topic mentions blanked: a
+// word of an entity's name states nothing of the answer ("when was The
+// Last Kiss released" asks for no last one).
+func unnamed(question string, linked []linking.Mention) string {
+	b := []byte(question)
+	for _, m := range linked {
+		if m.Topic && 0 <= m.Start && m.Start < m.End && m.End <= len(b) {
+			for i := m.Start; i < m.End; i++ {
+				b[i] = ' '
+			}
+		}
+	}
+	return string(b)
 }
 
 // mentioned is what the answers of tr are checked against for the things
