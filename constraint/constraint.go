@@ -11,7 +11,10 @@
 // their kinds are inferred (Checker.Kind: a relation named for the kind,
 // WordNet's instance pointers through Checker.Lexicon, the entities beside
 // them), so that "in which country" tells a country from a city on a KG
-// with no type edges.
+// with no type edges. Where the KG holds no dates for the answers, an
+// order in time reads the years (or a series' numerals) in their names.
+// Checker.Meet narrows the answers of any plan to those that meet the
+// other things the question names ("the school with the mascot B").
 //
 // The package imports only kg and schema.
 package constraint
@@ -360,6 +363,10 @@ type Report struct {
 	// were inferred (Checker.Kind): the answers of another kind go last
 	// and the rest keep their order.
 	Inferred bool `json:"inferred,omitempty"`
+	// ByName says an order was judged by the years (or the numerals of a
+	// series: "Super Bowl XLIII") in the answers' names, the KG holding
+	// no dates for any of them.
+	ByName bool `json:"by_name,omitempty"`
 }
 
 // maxKinds is how many answers' inferred kinds a report names.
@@ -488,7 +495,7 @@ func order(g kg.Reader, c schema.Constraint, answers []Answer, keep []int) ([]in
 		}
 	}
 	if best == 0 {
-		return keep, rep
+		return byName(g, c, answers, keep, rep)
 	}
 	return keepBest(keep, when, best, rep)
 }
@@ -566,6 +573,8 @@ func note(r Report, n int) string {
 		return fmt.Sprintf("%s %q: no answer to check", c.Kind, c.Text)
 	case r.Held+r.Failed == 0:
 		return fmt.Sprintf("%s %q not checked: the KG holds no %s for any of the %d answers", c.Kind, c.Text, attribute(c.Kind), n)
+	case r.ByName:
+		return fmt.Sprintf("%s %q by the years or numerals in the answers' names (the KG holds no dates for them): %d answers kept, %d dropped, %d with none in their name", c.Kind, c.Text, n-r.Dropped, r.Dropped, r.Unknown)
 	case r.Dropped > 0:
 		return fmt.Sprintf("%s %q: %d answers kept, %d dropped, %d with no %s in the KG", c.Kind, c.Text, n-r.Dropped, r.Dropped, r.Unknown, attribute(c.Kind))
 	case r.Inferred && r.Held+r.Failed > 0:

@@ -196,3 +196,91 @@ hamburg	located_in	germany
 		t.Errorf("Apply = %v, %+v", keep, reps)
 	}
 }
+
+// TestOrderByName: where the KG holds no dates, "first" and "last" read
+// the years in the answers' names, or the numerals of one series; names
+// of several series are not ordered.
+func TestOrderByName(t *testing.T) {
+	for _, tc := range []struct {
+		order string
+		names []string
+		want  string
+	}{
+		{"last", []string{"2012 World Series", "2014 World Series", "Giants"}, "2014 World Series"},
+		{"first", []string{"1976–77 European Cup", "1964–65 FA Cup", "1977 European Cup Final"}, "1964–65 FA Cup"},
+		{"last", []string{"Super Bowl X", "Super Bowl XL", "Super Bowl XLIII", "Super Bowl IX"}, "Super Bowl XLIII"},
+		{"first", []string{"Super Bowl X", "Super Bowl XL", "Super Bowl IX"}, "Super Bowl IX"},
+		// One name of four with a year: the series' numerals decide.
+		{"last", []string{"2009 AFC Championship Game", "Super Bowl X", "Super Bowl XL", "Super Bowl XLIII"}, "Super Bowl XLIII"},
+		// Two series: no order between a Henry and an Edward.
+		{"first", []string{"Henry VIII", "Edward VI"}, "Henry VIII,Edward VI"},
+		{"last", []string{"Orlando Magic", "Los Angeles Lakers"}, "Orlando Magic,Los Angeles Lakers"},
+		// One album of five named for a year: no edition series.
+		{"first", []string{"1984", "5150", "Fair Warning", "Diver Down", "Women and Children First"}, "1984,5150,Fair Warning,Diver Down,Women and Children First"},
+	} {
+		var triples [][3]string
+		for _, n := range tc.names {
+			triples = append(triples, [3]string{"Team", "won", n})
+		}
+		g, err := kg.GraphOf(triples)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var as []Answer
+		for _, n := range tc.names {
+			id, _ := g.Entity(n)
+			as = append(as, Answer{Entity: id})
+		}
+		keep, reps := Apply(g, []schema.Constraint{{Kind: Order, Value: tc.order, Text: tc.order}}, as)
+		var got []string
+		for _, i := range keep {
+			got = append(got, tc.names[i])
+		}
+		if strings.Join(got, ",") != tc.want {
+			t.Errorf("%s of %v: kept %v, want %s (%s)", tc.order, tc.names, got, tc.want, reps[0].Note)
+		}
+	}
+}
+
+// TestDescribes: a span that names an entity beside the question's own
+// is a second thing to meet unless it names the answer's type, the
+// answer itself, or a relation of the plan.
+func TestDescribes(t *testing.T) {
+	for _, tc := range []struct {
+		q, span string
+		rels    []string
+		want    bool
+	}{
+		{"who was canadian prime minister in 1993", "prime minister", []string{"government.governmental_jurisdiction.governing_officials"}, true},
+		{"what language do maltese speak", "language", []string{"location.country.languages_spoken"}, true},
+		{"what kind of guitar did jerry garcia play", "guitar", nil, true},
+		{"where did picasso live", "live", []string{"people.person.places_lived"}, true},
+		{"which school with the mascot eagles did alice attend ?", "eagles", []string{"attended"}, false},
+		{"which country bordering freedonia contains an airport that serves lyon ?", "lyon", []string{"borders"}, false},
+		{"who was the earliest president of freedonia during the great war ?", "great war", []string{"office_holder", "holder"}, false},
+	} {
+		if got := Describes(tc.q, tc.span, Detect(tc.q), tc.rels); got != tc.want {
+			t.Errorf("Describes(%q, %q) = %v, want %v", tc.q, tc.span, got, tc.want)
+		}
+	}
+}
+
+// TestAttached: a second thing stands in a relative clause or a with- or
+// during-phrase.
+func TestAttached(t *testing.T) {
+	for _, tc := range []struct {
+		q, span string
+		want    bool
+	}{
+		{"which school with the mascot eagles did alice attend ?", "eagles", true},
+		{"which country bordering freedonia contains an airport that serves lyon ?", "lyon", true},
+		{"who was the earliest president of freedonia during the great war ?", "great war", true},
+		{"what language do maltese speak", "speak", false},
+		{"what do people speak in canada", "people", false},
+		{"which school near lyon did alice attend ?", "lyon", false},
+	} {
+		if got := Attached(tc.q, tc.span); got != tc.want {
+			t.Errorf("Attached(%q, %q) = %v, want %v", tc.q, tc.span, got, tc.want)
+		}
+	}
+}

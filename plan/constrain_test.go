@@ -2,6 +2,8 @@ package plan
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -97,6 +99,88 @@ func TestConstraintsAreSTEMs(t *testing.T) {
 		closeP()
 		if p.NoConstraints != tc.off {
 			t.Errorf("retriever %s: NoConstraints %v, want %v", tc.retriever, p.NoConstraints, tc.off)
+		}
+	}
+}
+
+// TestSecondMention: a question that names a second thing beside its
+// entity keeps, of the answers of a plan that ignores it, those that meet
+// it in the KG (directly, or through an entity of few edges: an airport,
+// an office held), and an order word then picks among those. The KG is
+// testdata/mentions.tsv, written by hand.
+func TestSecondMention(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "mentions.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, tc := range []struct {
+		q, entity string
+		rels      []string
+		off       bool
+		want      string
+		note      string
+	}{
+		{"which school with the mascot eagles did alice attend ?", "Alice", []string{"attended"}, false,
+			"South High", `mention "eagles" (Eagles): 1 answers meet it within 2 hops and are kept (South High), 2 dropped`},
+		{"which school with the mascot eagles did alice attend ?", "Alice", []string{"attended"}, true,
+			"East High,North High,South High", ""},
+		{"which school did alice attend ?", "Alice", []string{"attended"}, false, "East High,North High,South High", ""},
+		// Lyon meets no school: the answers stay as they were.
+		{"which school with a campus in lyon did alice attend ?", "Alice", []string{"attended"}, false,
+			"East High,North High,South High", "narrows nothing (no answer meets it)"},
+		// A name outside a clause is no second thing to meet.
+		{"which eagles school did alice attend ?", "Alice", []string{"attended"}, false,
+			"East High,North High,South High", ""},
+		// Two hops, through the airport.
+		{"which country bordering freedonia contains an airport that serves lyon ?", "Freedonia", []string{"borders"}, false,
+			"Sylvania", "1 answers meet it"},
+		// The war keeps two presidents; "earliest" then picks the one
+		// whose office began first (Zeppo's began earlier, before it).
+		{"who was the earliest president of freedonia during the great war ?", "Freedonia", []string{"office_holder", "holder"}, false,
+			"Firefly", `order "earliest"`},
+		{"who was the earliest president of freedonia ?", "Freedonia", []string{"office_holder", "holder"}, false,
+			"Zeppo", `order "earliest"`},
+	} {
+		if _, err := f.Seek(0, 0); err != nil {
+			t.Fatal(err)
+		}
+		p := readPipeline(t, f, "mentions", fixedPlanner{tc.rels})
+		p.NoConstraints = tc.off
+		res, err := p.Answer(context.Background(), Query{Question: tc.q, Entities: []string{tc.entity}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names, notes []string
+		for _, a := range res.Answers {
+			names = append(names, a.Name)
+		}
+		for _, r := range res.Constraints {
+			notes = append(notes, r.Note)
+		}
+		if got := strings.Join(names, ","); got != tc.want {
+			t.Errorf("%q (off %v): answers %s, want %s (notes %q)", tc.q, tc.off, got, tc.want, notes)
+		}
+		if n := strings.Join(notes, "; "); !strings.Contains(n, tc.note) || tc.off && n != "" {
+			t.Errorf("%q (off %v): notes %q, want %q", tc.q, tc.off, n, tc.note)
+		}
+	}
+}
+
+// TestConstraintWordsInNames: a constraint word inside the topic entity's
+// name ("The Last Kiss") states nothing of the answer; one beside it does.
+func TestConstraintWordsInNames(t *testing.T) {
+	q := "when was the last kiss released"
+	for _, tc := range []struct {
+		linked []linking.Mention
+		want   string
+	}{
+		{[]linking.Mention{{Text: "the last kiss", Start: 9, End: 22, Topic: true}}, "when was               released"},
+		{[]linking.Mention{{Text: "kiss", Start: 18, End: 22}}, q},
+		{nil, q},
+	} {
+		if got := unnamed(q, tc.linked); got != tc.want {
+			t.Errorf("unnamed(%q, %v) = %q, want %q", q, tc.linked, got, tc.want)
 		}
 	}
 }

@@ -593,21 +593,131 @@ func (p *Pipeline) constrain(ctx context.Context, req Request, tr *tracing.Resul
 		cs = cands[0].Graph.Constraints
 	}
 	if len(cs) == 0 {
-		cs = constraint.Detect(req.Question)
+		cs = constraint.Detect(unnamed(req.Question, req.Input.Linked))
 		out.projection.Candidates = slices.Clone(cands)
 		for i := range out.projection.Candidates {
 			out.projection.Candidates[i].Graph.Constraints = cs
 		}
 	}
-	if len(cs) == 0 || tr == nil || len(tr.Answers) == 0 {
+	if tr == nil || len(tr.Answers) == 0 {
 		return out
 	}
 	g := req.Graph
+	// order is the answers to check and keep, indices into tr.Answers:
+	// first those that meet the question's other named things.
+	order := make([]int, len(tr.Answers))
+	for i := range order {
+		order[i] = i
+	}
+	if m, ok := mentioned(req, cs, tr); ok {
+		as := make([]constraint.Answer, len(tr.Answers))
+		for i, a := range tr.Answers {
+			as[i] = constraint.Answer{Entity: a.Entity}
+		}
+		var rep constraint.Report
+		order, rep = constraint.Checker{Graph: g}.Meet(m, as)
+		out.reports = append(out.reports, rep)
+	}
+	if len(cs) > 0 {
+		var reps []constraint.Report
+		order, reps = p.check(ctx, g, cs, tr, order)
+		out.reports = append(out.reports, reps...)
+	}
+	if len(order) == len(tr.Answers) && slices.IsSorted(order) {
+		return out
+	}
+	kept := *tr
+	kept.Answers = make([]tracing.Answer, 0, len(order))
+	for _, k := range order {
+		kept.Answers = append(kept.Answers, tr.Answers[k])
+	}
+	out.evidence = &kept
+	return out
+}
+
+// unnamed is question with the spans of its topic mentions blanked: a
+// word of an entity's name states nothing of the answer ("when was The
+// Last Kiss released" asks for no last one).
+func unnamed(question string, linked []linking.Mention) string {
+	b := []byte(question)
+	for _, m := range linked {
+		if m.Topic && 0 <= m.Start && m.Start < m.End && m.End <= len(b) {
+			for i := m.Start; i < m.End; i++ {
+				b[i] = ' '
+			}
+		}
+	}
+	return string(b)
+}
+
+// mentioned is what the answers of tr are checked against for the things
+// the question names (constraint.Checker.Meet): the entity in g of every
+// topic mention and of every mention beside them that stands in a clause
+// about the answer (constraint.Attached) without naming the answer's
+// kind or a relation of the plan (constraint.Describes), once; and per
+// answer the entities the schema graph it was
+// traced by is anchored at. ok is false when the question names fewer
+// than two entities of g.
+func mentioned(req Request, cs []schema.Constraint, tr *tracing.Result) (constraint.Mentioned, bool) {
+	g, question, proj := req.Graph, req.Question, req.Projection
+	var rels []string
+	for _, c := range proj.Candidates {
+		for _, t := range c.Graph.Triples {
+			rels = append(rels, t.Rel)
+		}
+	}
+	m := constraint.Mentioned{Question: question}
+	seen := map[int32]bool{}
+	for _, l := range req.Input.Linked {
+		id, ok := g.Entity(l.Entity)
+		if !ok || seen[id] || !l.Topic && (constraint.Describes(question, l.Text, cs, rels) || !constraint.Attached(question, l.Text)) {
+			continue
+		}
+		seen[id] = true
+		m.Names = append(m.Names, constraint.Named{Entity: id, Text: l.Text})
+	}
+	if len(m.Names) < 2 {
+		return m, false
+	}
+	// The anchors of each schema graph: the entities tracing anchored its
+	// named nodes at.
+	byNode := map[string][]int32{}
+	for _, a := range tr.Anchors {
+		byNode[a.Mention] = append(byNode[a.Mention], a.Entity)
+	}
+	m.Own = make([][]int32, len(tr.Answers))
+	for i, a := range tr.Answers {
+		if a.Graph < 0 || a.Graph >= len(proj.Candidates) {
+			continue
+		}
+		for _, t := range proj.Candidates[a.Graph].Graph.Triples {
+			for _, node := range [2]string{t.Head, t.Tail} {
+				for _, e := range byNode[node] {
+					if !slices.Contains(m.Own[i], e) {
+						m.Own[i] = append(m.Own[i], e)
+					}
+				}
+			}
+		}
+	}
+	return m, true
+}
+
+// check judges the answers order picks of tr against cs (constraint
+// Apply) and returns those it keeps, in its order, indices into
+// tr.Answers. The answers are checked in g or, when that is a
+// neighbourhood fetched from a remote KG, in the answers' own
+// neighbourhood there, fetched in one batch (their outgoing edges alone
+// where the KG can fetch just those, kg.FetchOut: the check reads nothing
+// else): their own edges (a gender, a type) lie past the question's last
+// hop.
+func (p *Pipeline) check(ctx context.Context, g kg.Reader, cs []schema.Constraint, tr *tracing.Result, order []int) ([]int, []constraint.Report) {
 	via := answerVia(g, tr, cs)
 	check := g
 	if src := p.source(); src.Kind() == RemoteKG && g != src.Graph() {
 		var names []string
-		for _, a := range tr.Answers {
+		for _, k := range order {
+			a := tr.Answers[k]
 			names = append(names, g.EntityName(a.Entity))
 			for _, v := range via[a.Entity] {
 				names = append(names, g.EntityName(v))
@@ -615,11 +725,12 @@ func (p *Pipeline) constrain(ctx context.Context, req Request, tr *tracing.Resul
 		}
 		sub, err := kg.FetchOut(ctx, src.remote, names)
 		if err != nil {
+			var reps []constraint.Report
 			for _, c := range cs {
-				out.reports = append(out.reports, constraint.Report{Constraint: c,
+				reps = append(reps, constraint.Report{Constraint: c,
 					Note: fmt.Sprintf("%s %q not checked: fetching the answers' edges failed: %v", c.Kind, c.Text, err)})
 			}
-			return out
+			return order, reps
 		}
 		check = sub
 	}
@@ -629,34 +740,29 @@ func (p *Pipeline) constrain(ctx context.Context, req Request, tr *tracing.Resul
 		}
 		return check.Entity(g.EntityName(e))
 	}
-	as := make([]constraint.Answer, 0, len(tr.Answers))
-	idx := make([]int, 0, len(tr.Answers))
-	for i, a := range tr.Answers {
-		e, ok := id(a.Entity)
+	as := make([]constraint.Answer, 0, len(order))
+	for _, k := range order {
+		e, ok := id(tr.Answers[k].Entity)
 		if !ok {
-			continue
+			break
 		}
 		ca := constraint.Answer{Entity: e}
-		for _, v := range via[a.Entity] {
+		for _, v := range via[tr.Answers[k].Entity] {
 			if x, ok := id(v); ok {
 				ca.Via = append(ca.Via, x)
 			}
 		}
 		as = append(as, ca)
-		idx = append(idx, i)
 	}
 	keep, reps := constraint.Checker{Graph: check, Lexicon: p.Kinds}.Apply(cs, as)
-	out.reports = reps
-	if len(as) < len(tr.Answers) {
-		return out // an answer the check cannot name: leave the order alone
+	if len(as) < len(order) {
+		return order, reps // an answer the check cannot name: leave the order alone
 	}
-	kept := *tr
-	kept.Answers = make([]tracing.Answer, 0, len(keep))
+	out := make([]int, 0, len(keep))
 	for _, k := range keep {
-		kept.Answers = append(kept.Answers, tr.Answers[idx[k]])
+		out = append(out, order[k])
 	}
-	out.evidence = &kept
-	return out
+	return out, reps
 }
 
 // answerVia returns each answer's neighbours in the evidence: the CVT it
