@@ -55,6 +55,7 @@ var Names = []string{
 	"unnamed",     // 1 when the first answer's name is a bare id (m.0abc, g.11x), no name a reader knows
 	"fallback",    // 1 when a reading the planner ranked above this one binds no answer: the KG lacked what the preferred plan asks, and this one answers in its place
 	"exact",       // 1 when the first answer matched every hop exactly (T-Score S at its maximum) and in the schema's direction: no relaxed or reversed edge stands in for a missing one
+	"demoted",     // the planner's score, clipped to [0, 1], of a plan it preferred but ranked last because it reaches nothing from the question's entities in the KG (projection.Projection.Demoted): the KG may lack the answer
 }
 
 // Input is what the features of one question's readings are computed
@@ -155,6 +156,7 @@ func Candidates(ctx context.Context, in Input) ([]Candidate, error) {
 				f[17] = 1
 			}
 		}
+		f[18] = clip(float64(in.Projection.Demoted), 0, 1)
 		for _, above := range alts[:i] {
 			if len(above.Answers) == 0 {
 				f[16] = 1
