@@ -7,12 +7,14 @@
 // (the planner's score and rank, how many answers it binds, whether they
 // fit the type the question asks for, how many other readings agree on
 // its first answer, the T-Score, reversed edges, how well the question's
-// words name its relations, the Triple-GNN's score of its first answer),
-// and a Model, a logistic scorer over those features, gives each the
-// probability that its first answer is right. Choose takes the most
-// probable (or, without a trained model, the planner's own first reading)
-// and reports that probability, calibrated on held-out questions when
-// the model was trained (Platt scaling), as the answer's confidence.
+// words name its relations, the Triple-GNN's score of its first answer,
+// the score of a plan the planner preferred but demoted because it
+// reaches nothing in the KG), and a Model, a logistic scorer over those
+// features, gives each the probability that its first answer is right.
+// Choose takes the most probable (or, without a trained model, the
+// planner's own first reading) and reports that probability, calibrated
+// on held-out questions when the model was trained (Platt scaling), as
+// the answer's confidence.
 //
 // The package reads the KG, schema graphs, the planner's projection and
 // tracing's result; it imports no other stage and no training code. The
