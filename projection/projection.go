@@ -115,6 +115,13 @@ type Projection struct {
 	// Notes say what the planner fell back on or could not do (a strategy
 	// defaulted to Precision, a reply that did not parse), for --explain.
 	Notes []string
+	// Demoted is the planner's score of the best plan it ranked last
+	// because it reaches nothing from the question's entities in the KG,
+	// where that plan scored above the first it kept: the KG lacks what
+	// the planner would rather have asked (an answer edge missing), a
+	// sign for the selector that the question may have no answer here.
+	// 0 when no plan was so demoted, or the planner does not check the KG.
+	Demoted float32
 }
 
 // Graphs returns the candidates' schema graphs, best first.

@@ -7,12 +7,14 @@
 // (the planner's score and rank, how many answers it binds, whether they
 // fit the type the question asks for, how many other readings agree on
 // its first answer, the T-Score, reversed edges, how well the question's
-// words name its relations, the Triple-GNN's score of its first answer),
-// and a Model, a logistic scorer over those features, gives each the
-// probability that its first answer is right. Choose takes the most
-// probable (or, without a trained model, the planner's own first reading)
-// and reports that probability, calibrated on held-out questions when
-// the model was trained (Platt scaling), as the answer's confidence.
+// words name its relations, the Triple-GNN's score of its first answer,
+// the score of a plan the planner preferred but demoted because it
+// reaches nothing in the KG), and a Model, a logistic scorer over those
+// features, gives each the probability that its first answer is right.
+// Choose takes the most probable (or, without a trained model, the
+// planner's own first reading) and reports that probability, calibrated
+// on held-out questions when the model was trained (Platt scaling), as
+// the answer's confidence.
 //
 // The package reads the KG, schema graphs, the planner's projection and
 // tracing's result; it imports no other stage and no training code. The
@@ -55,6 +57,7 @@ var Names = []string{
 	"unnamed",     // 1 when the first answer's name is a bare id (m.0abc, g.11x), no name a reader knows
 	"fallback",    // 1 when a reading the planner ranked above this one binds no answer: the KG lacked what the preferred plan asks, and this one answers in its place
 	"exact",       // 1 when the first answer matched every hop exactly (T-Score S at its maximum) and in the schema's direction: no relaxed or reversed edge stands in for a missing one
+	"demoted",     // the planner's score, clipped to [0, 1], of a plan it preferred but ranked last because it reaches nothing from the question's entities in the KG (projection.Projection.Demoted): the KG may lack the answer
 }
 
 // Input is what the features of one question's readings are computed
@@ -161,6 +164,7 @@ func Candidates(ctx context.Context, in Input) ([]Candidate, error) {
 				f[17] = 1
 			}
 		}
+		f[18] = clip(float64(in.Projection.Demoted), 0, 1)
 		for _, above := range alts[:i] {
 			if len(above.Answers) == 0 {
 				f[16] = 1

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/tracing"
 )
@@ -138,5 +140,30 @@ func TestTrainAnswers(t *testing.T) {
 	}
 	if plain, _ := Train(qs, TrainOptions{Steps: 10}); plain.Answer != nil {
 		t.Errorf("answer weights learnt without TrainOptions.Answers: %v", plain.Answer)
+	}
+}
+
+// Every reading carries the planner's demoted score (a preferred plan
+// that reaches nothing in the KG), clipped to [0, 1]; 0 when none was.
+func TestDemotedFeature(t *testing.T) {
+	k := slices.Index(Names, "demoted")
+	if k < 0 {
+		t.Fatal("no demoted feature")
+	}
+	alts := []tracing.Alternative{{Graphs: []int{0}, Answers: []tracing.Answer{{Entity: 1, Score: 2}}}, {Group: 1, Graphs: []int{1}}}
+	for _, tc := range []struct {
+		demoted float32
+		want    float64
+	}{{0, 0}, {0.25, 0.25}, {1.7, 1}, {-0.5, 0}} {
+		proj := projection.Projection{Demoted: tc.demoted, Candidates: []projection.Candidate{{Score: 0.5}, {Score: 0.25}}}
+		cands, err := Candidates(context.Background(), Input{Question: "q", Projection: proj, Trace: &tracing.Result{Alternatives: alts}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range cands {
+			if got := c.Features[k]; math.Abs(got-tc.want) > 1e-6 {
+				t.Errorf("demoted %g: reading %d has %g, want %g", tc.demoted, i, got, tc.want)
+			}
+		}
 	}
 }

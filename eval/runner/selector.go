@@ -19,6 +19,7 @@ import (
 	"github.com/stem-kgqa/stem/plan"
 	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/selection"
+	"github.com/stem-kgqa/stem/tracing"
 	"github.com/stem-kgqa/stem/train/selfsup"
 )
 
@@ -258,6 +259,19 @@ type readingRow struct {
 	Bound    int                `json:"bound"`
 	Right    bool               `json:"right"`
 	Features map[string]float64 `json:"features"`
+	// Gold is the question's number of gold answers; Each is every bound
+	// answer (the first selection.MaxAnswers) with its features
+	// (selection.AnswerNames) and whether it is gold, to study which of
+	// a reading's answers to keep.
+	Gold int         `json:"gold"`
+	Each []answerRow `json:"each,omitempty"`
+}
+
+// answerRow is one answer of a reading as --rows writes it.
+type answerRow struct {
+	Name     string             `json:"name"`
+	Right    bool               `json:"right"`
+	Features map[string]float64 `json:"features"`
 }
 
 // writeRows writes every question's readings, in id order, as JSON lines.
@@ -278,6 +292,24 @@ func (c *collector) writeRows(path string) error {
 		}
 		return nil
 	})
+}
+
+// answerRows pairs a reading's answers with their features (rows of
+// selection.AnswerNames, for the first len(fs) answers) and gold labels,
+// as --rows writes them.
+func answerRows(answers []tracing.Answer, fs [][]float64, labels []bool) []answerRow {
+	n := min(len(answers), len(fs), len(labels))
+	out := make([]answerRow, n)
+	for j := range n {
+		a := answerRow{Name: answers[j].Name, Right: labels[j], Features: map[string]float64{}}
+		for k, name := range selection.AnswerNames {
+			if k < len(fs[j]) {
+				a.Features[name] = fs[j][k]
+			}
+		}
+		out[j] = a
+	}
+	return out
 }
 
 // Answer implements eval.Answerer.
@@ -320,6 +352,8 @@ func (c *collector) Answer(ctx context.Context, q benchmark.Question) (eval.Pred
 		for i, n := range selection.Names {
 			r.Features[n] = cand.Features[i]
 		}
+		r.Gold = len(q.Answers)
+		r.Each = answerRows(cand.Answers, fs, labels)
 		seen = append(seen, r)
 	}
 	c.mu.Lock()

@@ -372,15 +372,19 @@ func TestPlanOwnGraph(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The strategy is Breadth when the beam's walkable paths reach more
-	// than one entity together, though each reaches one.
+	// than one entity together, though each reaches one. A known path
+	// whose relation the KG has, but not from Spain, is demoted: the
+	// projection says so (Demoted), a relation the KG lacks is dropped.
 	for _, tc := range []struct {
 		name, kb, want string
 		strategy       schema.Strategy
+		demoted        bool
 	}{
-		{"known path walkable", "Spain\tlocation.country.languages_spoken\tSpanish\nSpain\tlocation.location.founded_in\tx\n", "location.country.languages_spoken", schema.Breadth},
-		{"known path not walkable, unknown one is", "Spain\tlocation.country.official_language\tSpanish\nSpain\tlocation.country.currency_used\tEuro\n", "location.country.currency_used", schema.Breadth},
-		{"only an unknown path", "Spain\tlocation.country.official_language\tSpanish\n", "location.country.official_language", schema.Precision},
-		{"two paths, one entity", "Spain\tlocation.country.official_language\tSpanish\nSpain\tlocation.country.languages_spoken\tSpanish\n", "location.country.languages_spoken", schema.Precision},
+		{"known path walkable", "Spain\tlocation.country.languages_spoken\tSpanish\nSpain\tlocation.location.founded_in\tx\n", "location.country.languages_spoken", schema.Breadth, false},
+		{"known path not walkable, unknown one is", "Spain\tlocation.country.official_language\tSpanish\nSpain\tlocation.country.currency_used\tEuro\n", "location.country.currency_used", schema.Breadth, false},
+		{"only an unknown path", "Spain\tlocation.country.official_language\tSpanish\n", "location.country.official_language", schema.Precision, false},
+		{"two paths, one entity", "Spain\tlocation.country.official_language\tSpanish\nSpain\tlocation.country.languages_spoken\tSpanish\n", "location.country.languages_spoken", schema.Precision, false},
+		{"known path leads nowhere from spain", "Spain\tlocation.country.official_language\tSpanish\nPeru\tlocation.country.languages_spoken\tQuechua\n", "location.country.official_language", schema.Precision, true},
 	} {
 		g, err := kg.ReadTSV(strings.NewReader(tc.kb), "own.tsv")
 		if err != nil {
@@ -398,6 +402,9 @@ func TestPlanOwnGraph(t *testing.T) {
 		}
 		if proj.Strategy != tc.strategy {
 			t.Errorf("%s: strategy %v, want %v", tc.name, proj.Strategy, tc.strategy)
+		}
+		if got := proj.Demoted > 0; got != tc.demoted {
+			t.Errorf("%s: demoted %v (score %g), want %v", tc.name, got, proj.Demoted, tc.demoted)
 		}
 	}
 }

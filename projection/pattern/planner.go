@@ -91,6 +91,11 @@ type Prediction struct {
 	Paths    []projection.ScoredPath
 	Strategy schema.Strategy
 	Notes    []string
+	// Demoted is the score of the best path ranked after the kept ones
+	// because it reaches nothing from the question's entities in the KG,
+	// where it scored above the first kept path; 0 when none did
+	// (projection.Projection.Demoted).
+	Demoted float32
 }
 
 // ErrEmptyQuestion is returned for a question with no words.
@@ -283,6 +288,10 @@ func (p *Planner) checkKG(w walkIn, cands []projection.ScoredPath, starts []int3
 			}
 		}
 		kept = append(kept, c)
+	}
+	if len(dead) > 0 && (len(kept) == 0 || dead[0].Score > kept[0].Score) {
+		// cands are best first, so dead[0] is the best dead path.
+		pred.Demoted = dead[0].Score
 	}
 	if len(kept) == 0 && len(dead) > 0 {
 		pred.Notes = append(pred.Notes, "no planned path leads anywhere from the question's entity in the KG")
@@ -502,7 +511,7 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 	if err != nil {
 		return projection.Projection{}, err
 	}
-	out := projection.Projection{Strategy: pred.Strategy, Notes: pred.Notes}
+	out := projection.Projection{Strategy: pred.Strategy, Notes: pred.Notes, Demoted: pred.Demoted}
 	for i, c := range pred.Paths {
 		cand := projection.Candidate{Graph: schema.PathGraph(in.Entities[0], c.Steps), Score: c.Score}
 		if isConjunction(c.Steps) {
