@@ -35,6 +35,9 @@ type Source struct {
 	// all).
 	Limit int
 	Seed  uint64
+	// AnswerLabels labels a question's gold answers alone 1 instead of
+	// every entity of its gold chain (AnswerLabels); not for items.
+	AnswerLabels bool
 }
 
 // Data is what LoadData read: benchmark questions, or data items.
@@ -171,7 +174,12 @@ func (d *Data) Label(ctx context.Context, b *tripgnn.Builder, progress io.Writer
 	if d.Items {
 		return LabeledDataAll(ctx, b, d.Graph, d.DataItems, progress)
 	}
-	return LabeledAll(ctx, b, d.Graph, d.Questions, progress)
+	items, skipped, err := LabeledAll(ctx, b, d.Graph, d.Questions, progress)
+	if err != nil || !d.src.AnswerLabels {
+		return items, skipped, err
+	}
+	items, dropped := AnswerLabels(items)
+	return items, skipped + dropped, nil
 }
 
 // Dev builds the labelled inputs of the dev files (items, or questions of
@@ -196,6 +204,9 @@ func (d *Data) Dev(ctx context.Context, files, qtypes []string, b *tripgnn.Build
 		return nil, err
 	}
 	dev, _, err := LabeledAll(ctx, b, d.Graph, qs, nil)
+	if err == nil && d.src.AnswerLabels {
+		dev, _ = AnswerLabels(dev)
+	}
 	return dev, err
 }
 

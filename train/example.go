@@ -58,6 +58,40 @@ func Labeled(ctx context.Context, b *tripgnn.Builder, g *kg.Graph, q benchmark.Q
 	return it, nil
 }
 
+// AnswerLabels relabels examples LabeledAll built with their gold answers
+// alone: 1 on the answers in the subgraph, 0 on the rest of the gold
+// chain (its topic entities, CVTs and the entities between), and Gold
+// set to those answers. A chain label says "on the gold path", which a
+// reading's plan already says; an answer label is what judging a
+// reading's answers needs. Examples with no answer in their subgraph
+// are dropped, and counted.
+func AnswerLabels(items []*tripgnn.Input) ([]*tripgnn.Input, int) {
+	kept := items[:0:0]
+	for _, it := range items {
+		answers := map[int32]bool{}
+		for _, a := range it.Answers {
+			answers[a] = true
+		}
+		labels := make([]float32, len(it.Example.Labels))
+		var gold []int32
+		for i, e := range it.Entities {
+			if answers[e] && i < len(labels) {
+				labels[i] = 1
+				gold = append(gold, e)
+			}
+		}
+		if len(gold) == 0 {
+			continue
+		}
+		ex := *it.Example
+		ex.Labels = labels
+		out := *it
+		out.Example, out.Gold = &ex, gold
+		kept = append(kept, &out)
+	}
+	return kept, len(items) - len(kept)
+}
+
 // label sets it.Gold to the KG ids of the named entities (repeats and
 // names g does not hold are skipped) and labels them 1 in the example;
 // none in g is errNoGold.

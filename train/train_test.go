@@ -344,3 +344,53 @@ func TestSiblingOrder(t *testing.T) {
 		t.Error("a question without siblings counted")
 	}
 }
+
+// TestAnswerLabels checks that answer labels keep the gold answers alone
+// (the topic entity and the entities between lose their 1), that the
+// chain-labelled example is left as it was, and that a question whose
+// answer is not in its subgraph is dropped and counted.
+func TestAnswerLabels(t *testing.T) {
+	g, qs := demoData(t)
+	b := testBuilder()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		question string
+		chain    []string
+		answers  []string
+	}{
+		{"who directed inception ?", []string{"Christopher_Nolan", "Inception"}, []string{"Christopher_Nolan"}},
+		{"in which country was the director of inception born ?", []string{"Christopher_Nolan", "Inception", "London", "United_Kingdom"}, []string{"United_Kingdom"}},
+	} {
+		i := slices.IndexFunc(qs, func(q benchmark.Question) bool { return q.Text == tc.question })
+		if i < 0 {
+			t.Fatalf("demo has no question %q", tc.question)
+		}
+		it, err := Labeled(ctx, b, g, qs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A copy the subgraph does not reach: its answer ids name no
+		// subgraph entity.
+		far := *it
+		far.Answers = []int32{-1}
+		got, dropped := AnswerLabels([]*tripgnn.Input{it, &far})
+		if len(got) != 1 || dropped != 1 {
+			t.Fatalf("%q: kept %d, dropped %d; want 1 and 1", tc.question, len(got), dropped)
+		}
+		labelled := func(in *tripgnn.Input) []int32 {
+			var pos []int32
+			for j, y := range in.Example.Labels {
+				if y == 1 {
+					pos = append(pos, in.Entities[j])
+				}
+			}
+			return pos
+		}
+		if l := names(g, labelled(got[0])); !slices.Equal(l, tc.answers) || !slices.Equal(names(g, got[0].Gold), tc.answers) {
+			t.Errorf("%q: labelled %v, gold %v; want %v", tc.question, l, names(g, got[0].Gold), tc.answers)
+		}
+		if l := names(g, labelled(it)); !slices.Equal(l, tc.chain) {
+			t.Errorf("%q: the chain-labelled example changed to %v, want %v", tc.question, l, tc.chain)
+		}
+	}
+}

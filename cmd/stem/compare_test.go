@@ -244,3 +244,55 @@ func readComparison(t *testing.T, dir string) report.Comparison {
 	}
 	return c
 }
+
+// TestComparePerQuestion checks that --json --per-question keeps every
+// row's per-question results (scripts/webqsp-folds pools two held-out
+// halves' rows from them), and that without it the JSON holds none.
+func TestComparePerQuestion(t *testing.T) {
+	kb := writeFile(t, "kg.tsv", string(demo.KGBytes()))
+	qs := writeFile(t, "questions.tsv", string(demo.Questions()))
+	for _, tc := range []struct {
+		name  string
+		extra []string
+		want  int
+	}{
+		{"per-question", []string{"--per-question"}, demoQuestionCount},
+		{"summary only", nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"compare", "--vectors", tinyVectors, "--format", "pq", "--questions", qs, "--kg", kb,
+				"--config", "name=beam 1,beam=1", "--config", "name=beam 3,beam=3", "--json"}, tc.extra...)
+			out, _, err := run(t, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cmp report.Comparison
+			if err := json.Unmarshal([]byte(out), &cmp); err != nil {
+				t.Fatalf("compare --json: %v\n%s", err, out)
+			}
+			if len(cmp.Entries) != 2 {
+				t.Fatalf("%d rows, want 2", len(cmp.Entries))
+			}
+			for _, e := range cmp.Entries {
+				got := e.Report.Questions
+				if len(got) != tc.want {
+					t.Fatalf("row %s holds %d questions' results, want %d", e.Name, len(got), tc.want)
+				}
+				if tc.want == 0 {
+					continue
+				}
+				// The row's Hits@1 is the mean of its questions'.
+				sum := 0.0
+				for _, q := range got {
+					if q.ID == "" {
+						t.Errorf("row %s: a question without its id", e.Name)
+					}
+					sum += q.Hits1
+				}
+				if mean := 100 * sum / float64(len(got)); mean-e.Report.Hits1 > 1e-9 || e.Report.Hits1-mean > 1e-9 {
+					t.Errorf("row %s: hits@1 %v, its questions' mean %v", e.Name, e.Report.Hits1, mean)
+				}
+			}
+		})
+	}
+}

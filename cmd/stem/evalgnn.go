@@ -29,7 +29,7 @@ func evalGNNCommand() *cli.Command {
 }
 
 func runEvalGNN(c *cli.Context, encS catalog.EncoderSettings, ks kgFlags) error {
-	gd, err := loadGNNData(c, ks)
+	gd, err := loadGNNData(c, ks, false)
 	if err != nil {
 		return err
 	}

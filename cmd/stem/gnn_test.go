@@ -82,6 +82,21 @@ func TestGNNEndToEnd(t *testing.T) {
 		t.Errorf("--k-factor 0: err = %v", err)
 	}
 
+	// --labels answers trains on the gold answers alone; an unknown
+	// value is refused before anything is trained.
+	answers := filepath.Join(t.TempDir(), "answers.gnn")
+	if _, _, err := run(t, "train", "gnn", "--vectors", tinyVectors, "--format", "pq", "--questions", qs, "--kg", kb,
+		"--out", answers, "--epochs", "1", "--width", "8", "--layers", "1", "--labels", "answers"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tripgnn.Load(answers, enc.Name(), enc.Dim()); err != nil {
+		t.Errorf("--labels answers: %v", err)
+	}
+	if _, _, err := run(t, "train", "gnn", "--vectors", tinyVectors, "--format", "pq", "--questions", qs, "--kg", kb,
+		"--out", answers, "--force", "--labels", "ends"); err == nil || !strings.Contains(err.Error(), `--labels "ends"`) {
+		t.Errorf("--labels ends: err = %v", err)
+	}
+
 	// A checkpoint trained with another encoder is refused with a clear error.
 	other := writeFile(t, "other.glove", "directed 0.1 0.2\nfilm 0.3 0.1\n")
 	if _, _, err := run(t, "ask", "--vectors", other, "--gnn", model, "who directed inception ?"); err == nil {

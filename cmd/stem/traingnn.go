@@ -30,10 +30,11 @@ func gnnDataFlags() []cli.Flag {
 }
 
 // loadGNNData reads the --format, --questions and --kg c names.
-func loadGNNData(c *cli.Context, ks kgFlags) (*train.Data, error) {
+// answers labels the gold answers alone (train.Source.AnswerLabels).
+func loadGNNData(c *cli.Context, ks kgFlags, answers bool) (*train.Data, error) {
 	return train.LoadData(c.Context, train.Source{Format: c.String("format"), Questions: splitList(c.String("questions")), QTypes: splitList(c.String("qtype")),
 		GoldPaths: c.String("gold-paths"), KG: c.String("kg"), Open: backends.Default().Opener(kg.OpenOptions{Settings: ks.Backends}),
-		IDs: c.String("ids"), Limit: c.Int("limit"), Seed: c.Uint64("seed")}, c.App.ErrWriter)
+		IDs: c.String("ids"), Limit: c.Int("limit"), Seed: c.Uint64("seed"), AnswerLabels: answers}, c.App.ErrWriter)
 }
 
 func subgraphOptions(c *cli.Context) tripgnn.SubgraphOptions {
@@ -70,6 +71,7 @@ func trainGNNSubcommand() *cli.Command {
 			&cli.Float64Flag{Name: "lr", Value: tripgnn.DefaultLR, Usage: "AdamW learning rate"},
 			&cli.StringFlag{Name: "loss", Value: "bce", Usage: "bce (the paper's) or mix (gfm-rag's 0.3 BCE + 0.7 listwise)"},
 			&cli.IntFlag{Name: "k-factor", Value: tripgnn.DefaultKFactor, Usage: "guidance graph size K = k-factor x schema triples (paper: 4), stored in the model"},
+			&cli.StringFlag{Name: "labels", Value: "chain", Usage: "what the model learns to score 1: chain (every entity of the gold path, the paper's) or answers (the gold answers alone, for judging a reading's answers; questions with no answer in their subgraph are skipped)"},
 			&cli.BoolFlag{Name: "plain-mean", Usage: "aggregate messages by the paper's plain mean, without gfm-rag's boundary self-loop (h0 added at every layer)"},
 		), append(flagsOf(&encS), flagsOf(&ks)...)...),
 		Before: before(guard(map[string]float64{"max-nodes": 0, "max-neighbors": 0, "limit": 0, "layers": 1, "width": 1, "epochs": 1, "patience": 0, "batch": 1, "lr": 1e-12}), bind(&encS), bind(&ks)),
@@ -89,7 +91,14 @@ func runTrainGNN(c *cli.Context, encS catalog.EncoderSettings, ks kgFlags) error
 	if k := c.Int("k-factor"); k < 1 || k > 64 {
 		return fmt.Errorf("--k-factor %d: want a whole number from 1 to 64", k)
 	}
-	gd, err := loadGNNData(c, ks)
+	labels := c.String("labels")
+	if labels != "chain" && labels != "answers" {
+		return fmt.Errorf("--labels %q: want chain or answers", labels)
+	}
+	if labels == "answers" && c.String("format") == "items" {
+		return fmt.Errorf("--labels answers: items carry no answers; use --format pq, metaqa, webqsp-mini or rog")
+	}
+	gd, err := loadGNNData(c, ks, labels == "answers")
 	if err != nil {
 		return err
 	}

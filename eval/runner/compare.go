@@ -130,11 +130,15 @@ func Compare(ctx context.Context, w, log io.Writer, cmdline string, setups []Set
 		}
 	}
 	// The agreement needs every question's result; the report keeps only
-	// the agreement, not 5 x 14,000 results.
+	// the agreement, not 5 x 14,000 results, unless --json --per-question
+	// asks for them (scripts/webqsp-folds pools two held-out halves'
+	// rows question by question).
 	cmp.Agreement = report.Agree(cmp.Entries)
 	cmp.Notes = paperNotes(d, setups)
-	for _, e := range cmp.Entries {
-		e.Report.Questions = nil
+	if !r.JSON || !r.PerQuestion {
+		for _, e := range cmp.Entries {
+			e.Report.Questions = nil
+		}
 	}
 	// The table is printed first: a report folder that fails late (a full
 	// disk) must not cost the user the results.
