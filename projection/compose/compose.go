@@ -110,6 +110,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/stem-kgqa/stem/constraint"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/projection"
@@ -220,6 +221,11 @@ type Planner struct {
 
 	mu    sync.RWMutex
 	words map[string][]float32 // unit vectors of single words
+	// relKinds is each relation's kind word (constraint.RelationKinds),
+	// read once per KG for the kind check.
+	relKinds []string
+	// kindCache keeps the inferred kinds of the entities paths reach.
+	kindCache kindCache
 }
 
 // relWord is one content word of a relation's name, with what New reads
@@ -250,7 +256,7 @@ func New(ctx context.Context, g kg.Reader, enc models.Encoder, cfg Config) (*Pla
 	if cfg.Unused == 0 {
 		cfg.Unused = DefaultUnused
 	}
-	p := &Planner{g: g, enc: enc, cfg: cfg, rels: make([][]relWord, g.NumRelations()), words: map[string][]float32{}}
+	p := &Planner{g: g, enc: enc, cfg: cfg, rels: make([][]relWord, g.NumRelations()), words: map[string][]float32{}, relKinds: constraint.RelationKinds(g)}
 	var all []string
 	for r := range p.rels {
 		p.rels[r] = relationWords(g, int32(r))

@@ -2,6 +2,7 @@ package compose
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/stem-kgqa/stem/constraint"
 	"github.com/stem-kgqa/stem/kg"
@@ -14,11 +15,48 @@ import (
 // (constraint.Checker.Kind: the relation names leading to an entity,
 // WordNet's instances of its name through the lexicon, the entities
 // beside it). Verdicts are kept for the question, since walks share
-// entities.
+// entities, and in the planner's kindCache, since questions do.
 type kindFitter struct {
 	kind  string
 	check constraint.Checker
 	seen  map[int32]kindVerdict
+	cache *kindCache
+}
+
+// kindCache keeps the verdicts of kindFitters across questions, up to
+// kindCacheMax of them: a verdict depends on the KG, the lexicon, the
+// entity and the kind alone, and a hub's neighbours are judged again by
+// every question that walks past them.
+type kindCache struct {
+	mu sync.RWMutex
+	m  map[kindKey]kindVerdict
+}
+
+// kindKey is an entity judged against a kind.
+type kindKey struct {
+	e    int32
+	kind string
+}
+
+// kindCacheMax bounds the verdicts a planner keeps (a few tens of MB).
+const kindCacheMax = 1 << 18
+
+func (c *kindCache) get(k kindKey) (kindVerdict, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	v, ok := c.m[k]
+	return v, ok
+}
+
+func (c *kindCache) put(k kindKey, v kindVerdict) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[kindKey]kindVerdict{}
+	}
+	if len(c.m) < kindCacheMax {
+		c.m[k] = v
+	}
 }
 
 type kindVerdict struct {
@@ -30,14 +68,14 @@ type kindVerdict struct {
 // kindFitter returns the fitter for question q: one that fits nothing when
 // q states no type.
 func (p *Planner) kindFitter(q string) *kindFitter {
-	k := &kindFitter{seen: map[int32]kindVerdict{}}
+	k := &kindFitter{seen: map[int32]kindVerdict{}, cache: &p.kindCache}
 	for _, c := range constraint.Detect(q) {
 		if c.Kind == constraint.Type {
 			k.kind = c.Value
 		}
 	}
 	inst, _ := p.cfg.Lexicon.(constraint.Instances)
-	k.check = constraint.Checker{Graph: p.g, Lexicon: inst}
+	k.check = constraint.Checker{Graph: p.g, Lexicon: inst, RelationKinds: p.relKinds}
 	return k
 }
 
@@ -46,9 +84,15 @@ func (k *kindFitter) verdict(e int32) kindVerdict {
 	if v, ok := k.seen[e]; ok {
 		return v
 	}
-	v, why := k.check.Kind(e, k.kind)
-	k.seen[e] = kindVerdict{v, why, len(kg.TypesOf(k.check.Graph, e)) > 0}
-	return k.seen[e]
+	key := kindKey{e, k.kind}
+	kv, ok := k.cache.get(key)
+	if !ok {
+		v, why := k.check.Kind(e, k.kind)
+		kv = kindVerdict{v, why, len(kg.TypesOf(k.check.Graph, e)) > 0}
+		k.cache.put(key, kv)
+	}
+	k.seen[e] = kv
+	return kv
 }
 
 // fit is the share of a sample of front that is of the kind asked for;
