@@ -695,6 +695,9 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 	}
 	al := &alignment{sims: sims, named: named, cost: cost}
 	rk := &ranker{p: p, kinds: p.kindFitter(q), fit: p.typeFitter(rq), k: p.cfg.Beam}
+	if asksType(rq) || rk.kinds.kind != "" {
+		rk.fitTop = 1
+	}
 	if p.cfg.Learnt != nil && p.cfg.LearntWeight != 0 {
 		rk.k = max(rk.k, learntTop)
 	}
@@ -710,7 +713,7 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 		var kept []float32
 		lw, _ := last.Fill(func(i int) bool {
 			a := p.align(rq, al, pending[i], pendingHops[i])
-			if a+typeWeight < floor {
+			if a+typeWeight*rk.fitTop < floor {
 				return false
 			}
 			kept = append(kept, a)
@@ -878,6 +881,9 @@ func (p *Planner) align(rq question, a *alignment, steps []zeroshot.Step, hops [
 // "__people__person__gender"). "when" asks for entities named as years or
 // dates.
 func (p *Planner) typeFitter(rq question) func(front []int32) float32 {
+	if !asksType(rq) {
+		return func([]int32) float32 { return 0 }
+	}
 	var want []string
 	// The lexicon reads a type noun the question names ("which
 	// languages"); the types a wh-word implies ("who", a person) are read
@@ -908,8 +914,6 @@ func (p *Planner) typeFitter(rq question) func(front []int32) float32 {
 			}
 			return float32(dates) / float32(n)
 		}
-	default:
-		return func([]int32) float32 { return 0 }
 	}
 	// The words of want are encoded once per question; relations are
 	// scored once each, lazily.
@@ -971,6 +975,13 @@ func (p *Planner) typeFitter(rq question) func(front []int32) float32 {
 		}
 		return best
 	}
+}
+
+// asksType reports whether the question asks for a type typeFitter reads
+// (a type noun, who, where, when): where it does not, every path's type
+// fit is 0.
+func asksType(rq question) bool {
+	return rq.typ >= 0 || rq.wh == "who" || rq.wh == "where" || rq.wh == "when"
 }
 
 // relKey is a relation entering an entity (in) or leaving it.

@@ -26,8 +26,11 @@ type ranker struct {
 	fit   func(front []int32) float32
 	// k is the number of best paths that must be exact: the beam, or the
 	// paths Config.Learnt rescores.
-	k  int
-	cs []cand
+	k int
+	// fitTop is the best type fit a path may have: 1, or 0 when the
+	// question asks for no type (no type word, wh-word or kind).
+	fitTop float32
+	cs     []cand
 }
 
 // cand is a path to rank: its walk, its alignment and, once computed,
@@ -64,7 +67,7 @@ func (r *ranker) score(i int) float32 {
 // type fit. Rounding is monotone, so no fit makes the score exceed it.
 func (r *ranker) bound(i int) float32 {
 	c := &r.cs[i]
-	return c.align + typeWeight*1 - reachTie*float32(math.Log(float64(max(1, c.w.Reach))))
+	return c.align + typeWeight*r.fitTop - reachTie*float32(math.Log(float64(max(1, c.w.Reach))))
 }
 
 // settle scores candidates, highest bound first, until k are scored and
