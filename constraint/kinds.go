@@ -35,6 +35,31 @@ type Checker struct {
 	// no type: by their own names, or by those of the entities that
 	// stand in the same relation to the same neighbour (Kind).
 	Lexicon Instances
+	// RelationKinds, when not nil, holds each relation's kind word as
+	// Kind reads it from the relation's name (RelationKinds): a caller
+	// that judges many entities reads the names once per KG, not once per
+	// edge.
+	RelationKinds []string
+}
+
+// RelationKinds returns each relation of g's kind word, the singular of
+// the last word of its name ("country" of "located_in_countries"; "" for
+// a name of no words): a relation leading to an entity by such a name
+// makes it one of that kind (Kind's step 2).
+func RelationKinds(g kg.Reader) []string {
+	out := make([]string, g.NumRelations())
+	for r := range out {
+		out[r] = relationKind(g.RelationName(int32(r)))
+	}
+	return out
+}
+
+// relationKind is the kind word of a relation named r.
+func relationKind(r string) string {
+	if words := strings.Fields(kg.RelationText(r)); len(words) > 0 {
+		return singular(words[len(words)-1])
+	}
+	return ""
 }
 
 // kgType is Kind's reason for a type the KG states: no inference to
@@ -133,9 +158,15 @@ func (c Checker) named(e int32, kind string) (Verdict, string) {
 	g := c.Graph
 	in := g.In(e)
 	for _, tid := range in[:min(len(in), kindEdges)] {
-		r := g.RelationName(g.Triple(tid).Rel)
-		if words := strings.Fields(kg.RelationText(r)); len(words) > 0 && singular(words[len(words)-1]) == kind {
-			return Holds, fmt.Sprintf("the tail of %q", r)
+		rel := g.Triple(tid).Rel
+		var k string
+		if c.RelationKinds != nil {
+			k = c.RelationKinds[rel]
+		} else {
+			k = relationKind(g.RelationName(rel))
+		}
+		if k != "" && k == kind {
+			return Holds, fmt.Sprintf("the tail of %q", g.RelationName(rel))
 		}
 	}
 	if c.Lexicon == nil {

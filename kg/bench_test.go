@@ -2,6 +2,7 @@ package kg
 
 import (
 	"context"
+	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
 	"os"
@@ -285,4 +286,33 @@ func BenchmarkSnapshotCRC(b *testing.B) {
 	for b.Loop() {
 		crc32.Checksum(data, castagnoli)
 	}
+}
+
+// BenchmarkNormMissFile looks up 10,000 texts no entity is named (as
+// linking does for most of a question's n-grams) in the normalised-name
+// index of the snapshot STEM_BENCH_KG names, mapped as stem serve maps
+// it, and reports the time per lookup:
+//
+//	STEM_BENCH_KG=fb10m.stemkg GOEXPERIMENT=simd go test -run '^$' -bench NormMissFile -benchtime 20x ./kg/
+func BenchmarkNormMissFile(b *testing.B) {
+	path := os.Getenv("STEM_BENCH_KG")
+	if path == "" {
+		b.Skip("set STEM_BENCH_KG to a snapshot file (stem kg build --out FILE ...) to benchmark its name lookups")
+	}
+	g, err := ReadSnapshot(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys := make([]string, 10000)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("what is the %d of", i)
+	}
+	for b.Loop() {
+		for _, k := range keys {
+			if g.EntitiesByNorm(k) != nil {
+				b.Fatalf("%q names an entity", k)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(keys)), "ns/lookup")
 }

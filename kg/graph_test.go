@@ -323,6 +323,41 @@ func TestEntitiesByNorm(t *testing.T) {
 	}
 }
 
+// A miss ends at the first group whose home slot is past the key's, so
+// every name must still be found, and every absent one missed, at the
+// index's full load: 3,000 names, some normalising alike ("Name_7" and
+// "name 7") and some not ASCII-normal.
+func TestEntitiesByNormFullTable(t *testing.T) {
+	b := NewBuilder()
+	want := map[string][]string{}
+	for i := range 3000 {
+		name := fmt.Sprintf("Name_%d", i)
+		if i%5 == 0 {
+			name = fmt.Sprintf("name %d", i/5) // a namesake of Name_{i/5}
+		}
+		b.Add(name, "r", "hub")
+		want[Normalize(name)] = append(want[Normalize(name)], name)
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, names := range want {
+		var got []string
+		for _, id := range g.EntitiesByNorm(key) {
+			got = append(got, g.EntityName(id))
+		}
+		if !slices.Equal(got, names) {
+			t.Fatalf("EntitiesByNorm(%q) = %q, want %q", key, got, names)
+		}
+	}
+	for i := range 3000 {
+		if key := fmt.Sprintf("other %d", i); g.EntitiesByNorm(key) != nil {
+			t.Fatalf("EntitiesByNorm(%q) = %v, want nil", key, g.EntitiesByNorm(key))
+		}
+	}
+}
+
 func TestConcurrentReads(t *testing.T) {
 	g := build(t, "Barack_Obama r Honolulu", "a r b", "b s a")
 	var wg sync.WaitGroup

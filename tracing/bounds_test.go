@@ -339,7 +339,14 @@ func TestBudgetCutIsByName(t *testing.T) {
 // whatever the tie's size, the cut's place and the edges' order.
 func TestCutTiesMatchesSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
-	byID := func(a, b int32) int { return cmp.Compare(a, b) }
+	// Names that tie for many ids, so the id breaks ties too.
+	name := func(tid int32) tripleName { return tripleName{head: "h", tail: fmt.Sprint(tid % 7), tid: tid} }
+	byName := func(x, y cand) int {
+		if c := cmp.Compare(fmt.Sprint(x.tid%7), fmt.Sprint(y.tid%7)); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.tid, y.tid)
+	}
 	for range 500 {
 		m := 1 + rng.IntN(60)
 		sel := make([]cand, m)
@@ -356,8 +363,8 @@ func TestCutTiesMatchesSort(t *testing.T) {
 		for hi < m && want[hi].score == score {
 			hi++
 		}
-		slices.SortFunc(want[lo:hi], func(x, y cand) int { return byID(x.tid, y.tid) })
-		cutTies(sel, n, byID)
+		slices.SortFunc(want[lo:hi], byName)
+		cutTies(sel, n, name)
 		if !slices.Equal(sel[:n], want[:n]) {
 			t.Fatalf("cut at %d of %d: kept %v, want %v", n, m, sel[:n], want[:n])
 		}

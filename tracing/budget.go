@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Defaults of the search budget (Config.MaxScan, Config.MaxKeep). A step
@@ -33,8 +34,9 @@ type budget struct {
 	// several edges (share). 0 is MaxKeep.
 	limit int
 	// Scratch of order.
-	keys []rankKey
-	tmp  []cand
+	keys  []rankKey
+	tmp   []cand
+	named []namedCand
 }
 
 // scan charges the n edges (and relations) a step is about to score
@@ -62,7 +64,7 @@ func (b *budget) scan(max, n int) bool {
 // SPARQL endpoint and a file then keep the same edges. Sorting by name
 // costs at most MaxKeep edges per search, since only kept edges are
 // sorted; a flood beyond the limit is cut by cutTies first.
-func (b *budget) keep(max int, sel []cand, byName func(a, b int32) int) []cand {
+func (b *budget) keep(max int, sel []cand, name func(tid int32) tripleName) []cand {
 	if max <= 0 {
 		return sel
 	}
@@ -77,17 +79,24 @@ func (b *budget) keep(max int, sel []cand, byName func(a, b int32) int) []cand {
 			room = 0
 		}
 		if room > 0 {
-			cutTies(sel, room, byName)
+			cutTies(sel, room, name)
 		}
 		sel = sel[:room]
 	}
 	if len(sel) > 1 {
-		slices.SortFunc(sel, func(x, y cand) int {
-			if c := bestFirst(x, y); c != 0 {
-				return c
+		// Best first, then each run of ties by name: the names of edges
+		// that tie are read once each, not once per comparison.
+		slices.SortFunc(sel, bestFirst)
+		for i := 0; i < len(sel); {
+			j := i + 1
+			for j < len(sel) && bestFirst(sel[i], sel[j]) == 0 {
+				j++
 			}
-			return byName(x.tid, y.tid)
-		})
+			if j-i > 1 {
+				b.named = sortByName(sel[i:j], name, b.named)
+			}
+			i = j
+		}
 	}
 	b.kept += len(sel)
 	return sel
@@ -137,7 +146,7 @@ func (b *budget) order(sel []cand) {
 // and which of a flood's tied edges a cut keeps must be the same on every
 // backend. A hub's tie can hold millions of edges and the cut thousands,
 // so those are selected with a heap of the kept ones, not by sorting all.
-func cutTies(sel []cand, n int, byName func(a, b int32) int) {
+func cutTies(sel []cand, n int, name func(tid int32) tripleName) {
 	k := rankKey{sel[n-1].score, sel[n-1].aligned}
 	lo, hi := n-1, n
 	for lo > 0 && (rankKey{sel[lo-1].score, sel[lo-1].aligned}) == k {
@@ -147,27 +156,74 @@ func cutTies(sel []cand, n int, byName func(a, b int32) int) {
 		hi++
 	}
 	tied, keep := sel[lo:hi], sel[lo:n]
-	less := func(x, y cand) int { return byName(x.tid, y.tid) }
 	if len(tied) > 4*len(keep) {
-		// keep is a max-heap by name: an edge after it replaces its top
-		// when it comes first by name.
-		for i := len(keep)/2 - 1; i >= 0; i-- {
-			siftDown(keep, i, less)
+		// kept is a max-heap by name: an edge after it replaces its top
+		// when it comes first by name. Each edge's names are read once.
+		kept := make([]namedCand, len(keep))
+		for i, c := range keep {
+			kept[i] = namedCand{c, name(c.tid)}
 		}
-		for i := len(keep); i < len(tied); i++ {
-			if less(tied[i], keep[0]) < 0 {
-				keep[0], tied[i] = tied[i], keep[0]
-				siftDown(keep, 0, less)
+		for i := len(kept)/2 - 1; i >= 0; i-- {
+			siftDown(kept, i, compareNamed)
+		}
+		for _, c := range tied[len(keep):] {
+			if x := (namedCand{c, name(c.tid)}); compareNamed(x, kept[0]) < 0 {
+				kept[0] = x
+				siftDown(kept, 0, compareNamed)
 			}
 		}
-		slices.SortFunc(keep, less)
+		slices.SortFunc(kept, compareNamed)
+		for i, x := range kept {
+			keep[i] = x.c
+		}
 		return
 	}
-	slices.SortFunc(tied, less)
+	sortByName(tied, name, nil)
+}
+
+// tripleName is a triple's names as Tracer.byName orders them, read once.
+type tripleName struct {
+	head, rel, tail string
+	tid             int32
+}
+
+// namedCand is a candidate edge with its triple's names.
+type namedCand struct {
+	c cand
+	n tripleName
+}
+
+// compareNamed orders candidates as Tracer.byName orders their triples.
+func compareNamed(x, y namedCand) int {
+	a, b := x.n, y.n
+	if c := strings.Compare(a.head, b.head); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.rel, b.rel); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.tail, b.tail); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.tid, b.tid)
+}
+
+// sortByName sorts cs by their triples' names (Tracer.byName), reading
+// each one's names once, with buf as scratch; it returns buf grown.
+func sortByName(cs []cand, name func(tid int32) tripleName, buf []namedCand) []namedCand {
+	buf = buf[:0]
+	for _, c := range cs {
+		buf = append(buf, namedCand{c, name(c.tid)})
+	}
+	slices.SortFunc(buf, compareNamed)
+	for i, x := range buf {
+		cs[i] = x.c
+	}
+	return buf
 }
 
 // siftDown restores the max-heap h below i.
-func siftDown(h []cand, i int, cmp func(x, y cand) int) {
+func siftDown[T any](h []T, i int, cmp func(x, y T) int) {
 	for {
 		c := 2*i + 1
 		if c >= len(h) {

@@ -23,6 +23,13 @@ func (t *Tracer) byName(a, b int32) int {
 	return cmp.Compare(a, b)
 }
 
+// tripleName returns triple tid's names, for ordering many triples as
+// byName does with each one's names read once.
+func (t *Tracer) tripleName(tid int32) tripleName {
+	x := t.g.Triple(tid)
+	return tripleName{t.g.EntityName(x.Head), t.g.RelationName(x.Rel), t.g.EntityName(x.Tail), tid}
+}
+
 // chains flattens the evidence by depth-first search from each anchor
 // (paper 3.6): every maximal simple path is one line, an edge walked along
 // its direction written "A -> relation -> B" and against it "A <- relation

@@ -208,7 +208,7 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 		return S, false, err
 	}
 	r.bias.apply(cands)
-	sel := r.out.spent.keep(r.t.cfg.MaxKeep, r.selectCands(cands), r.t.byName)
+	sel := r.out.spent.keep(r.t.cfg.MaxKeep, r.selectCands(cands), r.t.tripleName)
 	best := float32(math.Inf(-1))
 	alive := 0
 	for i, c := range sel {

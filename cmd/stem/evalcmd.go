@@ -34,9 +34,14 @@ func evalCommand() *cli.Command {
 			"Examples:\n  stem eval --format pq --questions ../shared/data/pathquestion/splits/PQ-2H.test.txt \\\n" +
 			"            --kg ../shared/data/pathquestion/2H-kb.txt --json\n" +
 			"  stem eval --format pq --questions PQ-2H.test.txt --kg 2H-kb.txt --out predictions.jsonl --out-format rog",
-		Flags:  append(append(append(append(append([]cli.Flag{configFlag}, flagsOf(&d)...), flagsOf(&r)...), flagsOf(&x)...), flagsOf(&s)...), flagsOf(&enc)...),
+		Flags:  append(append(append(append(append([]cli.Flag{configFlag, cpuProfileFlag}, flagsOf(&d)...), flagsOf(&r)...), flagsOf(&x)...), flagsOf(&s)...), flagsOf(&enc)...),
 		Before: bindWithConfig(&d, &r, &x, &s, &enc),
 		Action: func(c *cli.Context) error {
+			stop, err := runner.StartCPUProfile(c.String("cpuprofile"))
+			if err != nil {
+				return err
+			}
+			defer stop()
 			rep, err := runner.Eval(c.Context, d, r, x, s, enc, c.App.ErrWriter)
 			if rep == nil {
 				return err

@@ -110,6 +110,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/stem-kgqa/stem/constraint"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/projection"
@@ -224,6 +225,11 @@ type Planner struct {
 
 	mu    sync.RWMutex
 	words map[string][]float32 // unit vectors of single words
+	// relKinds is each relation's kind word (constraint.RelationKinds),
+	// read once per KG for the kind check.
+	relKinds []string
+	// kindCache keeps the inferred kinds of the entities paths reach.
+	kindCache kindCache
 }
 
 // relWord is one content word of a relation's name, with what New reads
@@ -254,7 +260,7 @@ func New(ctx context.Context, g kg.Reader, enc models.Encoder, cfg Config) (*Pla
 	if cfg.Unused == 0 {
 		cfg.Unused = DefaultUnused
 	}
-	p := &Planner{g: g, enc: enc, cfg: cfg, rels: make([][]relWord, g.NumRelations()), words: map[string][]float32{}, relNames: map[string]bool{}}
+	p := &Planner{g: g, enc: enc, cfg: cfg, rels: make([][]relWord, g.NumRelations()), words: map[string][]float32{}, relNames: map[string]bool{}, relKinds: constraint.RelationKinds(g)}
 	var all []string
 	for r := range p.rels {
 		p.rels[r] = relationWords(g, int32(r))
@@ -699,52 +705,37 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 			}
 		}
 	}
-	kinds := p.kindFitter(q)
-	fit := p.typeFitter(rq)
 	al := &alignment{sims: sims, named: named, cost: cost}
-	// scored holds every walk scored, and walkOf where each path's walk
-	// is in it, for the walk on to the kind the question asks for.
-	scored := make([]zeroshot.Walk, 0, len(walks))
-	walkOf := make(map[string]int, len(walks))
-	score := func(w zeroshot.Walk, hs []int32) projection.ScoredPath {
-		s := p.align(rq, al, w.Steps, hs) + typeWeight*max(fit(w.Front), kinds.fit(w.Front)) - reachTie*float32(math.Log(float64(max(1, w.Reach))))
-		sp := projection.ScoredPath{Steps: zeroshot.SchemaSteps(p.g, w.Steps), Score: s, Reach: w.Reach}
-		walkOf[fmt.Sprint(sp.Steps)] = len(scored)
-		scored = append(scored, w)
-		return sp
+	rk := &ranker{p: p, kinds: p.kindFitter(q), fit: p.typeFitter(rq), k: p.cfg.Beam}
+	if asksType(rq) || rk.kinds.kind != "" {
+		rk.fitTop = 1
 	}
-	all := make([]projection.ScoredPath, 0, len(walks)+len(pending))
+	if p.cfg.Learnt != nil && p.cfg.LearntWeight != 0 {
+		rk.k = max(rk.k, learntTop)
+	}
 	for wi, w := range walks {
-		all = append(all, score(w, hops[wi]))
+		rk.add(w, p.align(rq, al, w.Steps, hops[wi]))
 	}
 	if pending != nil {
 		// The beam is bounded by score: a last-hop path whose alignment
 		// with the best type fit and no reach cost still falls below the
 		// k-th best shorter path cannot rank, so the entities it reaches
 		// are never gathered.
-		floor := p.floor(all)
-		var kept []int
+		floor := rk.kth()
+		var kept []float32
 		lw, _ := last.Fill(func(i int) bool {
-			if p.align(rq, al, pending[i], pendingHops[i])+typeWeight < floor {
+			a := p.align(rq, al, pending[i], pendingHops[i])
+			if a+typeWeight*rk.fitTop < floor {
 				return false
 			}
-			kept = append(kept, i)
+			kept = append(kept, a)
 			return true
 		})
 		for j, w := range lw {
-			all = append(all, score(w, pendingHops[kept[j]]))
+			rk.add(w, kept[j])
 		}
 	}
-	byScore := func(a, b projection.ScoredPath) int {
-		switch {
-		case a.Score > b.Score:
-			return -1
-		case a.Score < b.Score:
-			return 1
-		}
-		return a.Reach - b.Reach
-	}
-	slices.SortStableFunc(all, byScore)
+	all := rk.top()
 	if p.cfg.Learnt != nil && p.cfg.LearntWeight != 0 {
 		// The learnt model reranks the best aligned paths: a hub's
 		// thousand paths need not all be scored twice.
@@ -762,14 +753,12 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 		}
 		slices.SortStableFunc(top, byScore)
 	}
-	if note := kinds.walkOn(all, scored, walkOf, fit); note != "" {
+	paths, note := rk.walkOn(all)
+	if note != "" {
 		notes = append(notes, note)
 	}
-	if len(all) > p.cfg.Beam {
-		all = all[:p.cfg.Beam]
-	}
-	pred := Prediction{Anchor: anchor, Notes: notes, Paths: all}
-	if all[0].Reach > 1 {
+	pred := Prediction{Anchor: anchor, Notes: notes, Paths: paths}
+	if paths[0].Reach > 1 {
 		pred.Strategy = schema.Breadth
 	}
 	return pred, nil
@@ -800,26 +789,6 @@ func (p *Planner) walks(ctx context.Context, start []int32) ([]zeroshot.Walk, *z
 		return nil, nil, nil, err
 	}
 	return walks, last, notes, nil
-}
-
-// floor returns the score below which a path cannot be among the ones
-// Predict returns (or, with Config.Learnt, the ones it rescores), given
-// the scores of some paths: the k-th best of them, or -Inf when there are
-// fewer.
-func (p *Planner) floor(scored []projection.ScoredPath) float32 {
-	k := p.cfg.Beam
-	if p.cfg.Learnt != nil && p.cfg.LearntWeight != 0 {
-		k = max(k, learntTop)
-	}
-	if len(scored) < k {
-		return float32(math.Inf(-1))
-	}
-	s := make([]float32, len(scored))
-	for i, c := range scored {
-		s[i] = c.Score
-	}
-	slices.Sort(s)
-	return s[len(s)-k]
 }
 
 // alignment is what align reads of a question's words against the
@@ -924,6 +893,9 @@ func (p *Planner) align(rq question, a *alignment, steps []zeroshot.Step, hops [
 // "__people__person__gender"). "when" asks for entities named as years or
 // dates.
 func (p *Planner) typeFitter(rq question) func(front []int32) float32 {
+	if !asksType(rq) {
+		return func([]int32) float32 { return 0 }
+	}
 	var want []string
 	// The lexicon reads a type noun the question names ("which
 	// languages"); the types a wh-word implies ("who", a person) are read
@@ -954,8 +926,6 @@ func (p *Planner) typeFitter(rq question) func(front []int32) float32 {
 			}
 			return float32(dates) / float32(n)
 		}
-	default:
-		return func([]int32) float32 { return 0 }
 	}
 	// The words of want are encoded once per question; relations are
 	// scored once each, lazily.
@@ -1017,6 +987,13 @@ func (p *Planner) typeFitter(rq question) func(front []int32) float32 {
 		}
 		return best
 	}
+}
+
+// asksType reports whether the question asks for a type typeFitter reads
+// (a type noun, who, where, when): where it does not, every path's type
+// fit is 0.
+func asksType(rq question) bool {
+	return rq.typ >= 0 || rq.wh == "who" || rq.wh == "where" || rq.wh == "when"
 }
 
 // relKey is a relation entering an entity (in) or leaving it.
