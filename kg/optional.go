@@ -1,6 +1,9 @@
 package kg
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // The helpers below are how callers reach a Reader's optional
 // capabilities: each finds the capability by type assertion here, in one
@@ -66,6 +69,19 @@ func Report(r Reader, questions int) string {
 		return rp.Report(questions)
 	}
 	return ""
+}
+
+// LookupNamesOf returns, for each name, the entities ns finds so named
+// (after Normalize): through its text index where it has one
+// (NameMatcher), by LookupNames otherwise.
+func LookupNamesOf(ctx context.Context, ns NameSearcher, names []string) (map[string][]int32, error) {
+	if m, ok := ns.(NameMatcher); ok {
+		found, err := m.MatchNames(ctx, names)
+		if !errors.Is(err, ErrNoTextIndex) {
+			return found, err
+		}
+	}
+	return ns.LookupNames(ctx, names)
 }
 
 // Searcher returns r's search for names at its own end (NameSearcher),

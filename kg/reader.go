@@ -136,6 +136,16 @@ type NameSearcher interface {
 	SearchNames(ctx context.Context, phrases []string, limit int) ([]NameHit, error)
 }
 
+// NameMatcher is an optional capability of a NameSearcher whose text
+// index finds exact names (after Normalize) in one query, where
+// LookupNames asks for every common spelling of every name: a question's
+// n-grams are one search instead of thousands of spellings. It returns
+// ErrNoTextIndex when the KG has no text index; LookupNamesOf then falls
+// back to LookupNames.
+type NameMatcher interface {
+	MatchNames(ctx context.Context, names []string) (map[string][]int32, error)
+}
+
 // NameHit is an entity a text search found: the name or label that
 // matched, and the engine's relevance score (higher is better).
 type NameHit struct {

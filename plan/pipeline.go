@@ -335,6 +335,11 @@ func (p *Pipeline) link(ctx context.Context, q Query, g kg.Reader, clock timings
 	if err != nil {
 		return nil, nil, err
 	}
+	if p.Linker != nil && q.Graph == nil {
+		// The shared KG's linker: near matches through its entity index.
+		ms, err := p.Linker.Mentions(ctx, q.Question, links)
+		return links, ms, err
+	}
 	ms, err := linking.MentionsOf(ctx, g, q.Question, links)
 	return links, ms, err
 }

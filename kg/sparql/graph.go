@@ -490,7 +490,10 @@ func (g *Graph) LookupNames(ctx context.Context, names []string) (map[string][]i
 		k := len(found)
 		found = append(found, nil)
 		jobs = append(jobs, func() error {
-			q := fmt.Sprintf("SELECT DISTINCT ?e WHERE { VALUES ?e { %s } { ?e ?p ?o } UNION { ?s ?p ?e } }", strings.Join(iris[lo:hi], " "))
+			// EXISTS, not a UNION of both directions: a UNION reads every
+			// edge of a hub the batch names (Virtuoso: 1.3 s against
+			// 0.3 s for 500 names on the shared WebQSP KG).
+			q := fmt.Sprintf("SELECT ?e WHERE { VALUES ?e { %s } FILTER(EXISTS { ?e ?p ?o } || EXISTS { ?s ?p ?e }) }", strings.Join(iris[lo:hi], " "))
 			r, err := g.c.Select(ctx, q)
 			if err != nil {
 				return err
@@ -504,17 +507,25 @@ func (g *Graph) LookupNames(ctx context.Context, names []string) (map[string][]i
 		})
 	}
 	if len(preds) > 0 {
+		isPred := map[string]bool{}
+		for _, p := range preds {
+			isPred[strings.Trim(p, "<>")] = true
+		}
 		for lo, hi := range chunks(len(lits), g.cfg.Batch) {
 			k := len(found)
 			found = append(found, nil)
 			jobs = append(jobs, func() error {
-				q := fmt.Sprintf("SELECT DISTINCT ?e ?l WHERE { VALUES ?l { %s } VALUES ?p { %s } ?e ?p ?l }", strings.Join(lits[lo:hi], " "), strings.Join(preds, " "))
+				// The name predicates are kept here, not in a second
+				// VALUES block: the engine would join every literal with
+				// every predicate (Virtuoso: 1.5 s against 0.5 s for 500
+				// literals).
+				q := fmt.Sprintf("SELECT DISTINCT ?e ?p ?l WHERE { VALUES ?l { %s } ?e ?p ?l }", strings.Join(lits[lo:hi], " "))
 				r, err := g.c.Select(ctx, q)
 				if err != nil {
 					return err
 				}
 				for _, row := range r.Rows {
-					if t := row["e"]; t.Type == "uri" {
+					if t := row["e"]; t.Type == "uri" && isPred[row["p"].Value] {
 						if norm, ok := want[row["l"].Value]; ok {
 							found[k] = append(found[k], hit{norm, t})
 						}

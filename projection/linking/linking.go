@@ -140,7 +140,7 @@ func (l *Linker) Link(ctx context.Context, question string) ([]Link, error) {
 		// Every n-gram in one batch, not a round trip each.
 		var texts []string
 		l.ngrams(question, ws, used, func(sp Span, _ int) bool { texts = append(texts, question[sp.Start:sp.End]); return false })
-		found, err := ns.LookupNames(ctx, texts)
+		found, err := kg.LookupNamesOf(ctx, ns, texts)
 		if err != nil {
 			return nil, fmt.Errorf("link %q: %w", clip(question), err)
 		}
