@@ -24,6 +24,9 @@ type Mention struct {
 	// Topic says the mention is one of the links the question is
 	// answered from (given, marked or linked), not one found beside them.
 	Topic bool `json:"topic"`
+	// Near says no name matches the span exactly: the entity index found
+	// the entity, spelt nearly the same (nearMentions).
+	Near bool `json:"near,omitempty"`
 	// Candidates are the entities the span names, the chosen one first.
 	Candidates []Choice `json:"candidates"`
 	// Why says why Entity won: "given", "the only entity so named", "1
@@ -154,6 +157,7 @@ func mentions(ctx context.Context, g kg.Reader, ents *kgvec.Entities, question s
 	resolve(g, out, cands)
 	for i, n := range near {
 		m := &out[len(out)-len(near)+i]
+		m.Near = true
 		m.Why = fmt.Sprintf("a near match of %q in the entity index (similarity %.2f, letters %.2f)", g.EntityName(n.id), n.score, n.letters)
 	}
 	slices.SortStableFunc(out, func(a, b Mention) int { return cmp.Compare(a.Start, b.Start) })

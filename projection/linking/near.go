@@ -38,7 +38,7 @@ type nearMatch struct {
 	letters float64
 }
 
-// nearMentions finds, in each run of unused words (trimmed of stop words),
+// nearMentions finds, in each run of unused words that are not stop words,
 // the longest spans whose text is a near match of an entity the index
 // returns for the run (NearScore, NearLetters), at most limit in all,
 // marking their words used. An index still deferred (kgvec.Deferred: a KG
@@ -90,7 +90,9 @@ func nearMentions(ctx context.Context, ents *kgvec.Entities, question string, ws
 }
 
 // wordRuns returns, as word index ranges [Start, End), the first max runs
-// of consecutive unused words, trimmed of stop words at both ends.
+// of consecutive unused words that are not stop words: each is searched
+// on its own, since the vector of a longer run ("born in massachusets")
+// is far from the name in it.
 func wordRuns(question string, ws []Span, used []bool, max int) []Span {
 	var runs []Span
 	for i := 0; i < len(ws) && len(runs) < max; {
@@ -99,14 +101,10 @@ func wordRuns(question string, ws []Span, used []bool, max int) []Span {
 			continue
 		}
 		j := i
-		for j < len(ws) && !used[j] {
+		for j < len(ws) && !used[j] && !stopWord(question, ws[j]) {
 			j++
 		}
-		end := j
-		for end > i && stopWord(question, ws[end-1]) {
-			end--
-		}
-		runs = append(runs, Span{i, end})
+		runs = append(runs, Span{i, j})
 		i = j
 	}
 	return runs
