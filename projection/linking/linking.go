@@ -68,6 +68,8 @@ type Link struct {
 type Linker struct {
 	g    kg.Reader
 	ents *kgvec.Entities
+	// vocab is the words of the KG's names, for near mentions (Mentions).
+	vocab *vocabulary
 	// Encoder, when set, ranks the entities a KG's text index finds
 	// (kg.NameSearcher) by similarity to the question's words when none
 	// of them is named exactly.
@@ -102,7 +104,7 @@ const maxTextN = 4
 // New returns a linker over g. ents may be nil, which disables the encoder
 // fallback.
 func New(g kg.Reader, ents *kgvec.Entities) *Linker {
-	return &Linker{g: g, ents: ents}
+	return &Linker{g: g, ents: ents, vocab: &vocabulary{}}
 }
 
 // Link returns the question's entities, in the order they occur in the

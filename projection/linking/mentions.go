@@ -78,10 +78,22 @@ func MentionsOf(ctx context.Context, g kg.Reader, question string, links []Link)
 // name covers (nearMentions): a name misspelt or spelt otherwise ("barak
 // obama", "harry potter and the philosophers stone").
 func (l *Linker) Mentions(ctx context.Context, question string, links []Link) ([]Mention, error) {
-	return mentions(ctx, l.g, l.ents, question, links)
+	var near *nearIndex
+	if l.ents != nil && l.ents.Opened() && l.vocab != nil {
+		l.vocab.build(l.g)
+		near = &nearIndex{ents: l.ents, vocab: l.vocab}
+	}
+	return mentions(ctx, l.g, near, question, links)
 }
 
-func mentions(ctx context.Context, g kg.Reader, ents *kgvec.Entities, question string, links []Link) ([]Mention, error) {
+// nearIndex is what near matches read: the entity index and the words of
+// the KG's names.
+type nearIndex struct {
+	ents  *kgvec.Entities
+	vocab *vocabulary
+}
+
+func mentions(ctx context.Context, g kg.Reader, nidx *nearIndex, question string, links []Link) ([]Mention, error) {
 	var out []Mention
 	for _, l := range links {
 		m := Mention{Text: l.Mention, Start: l.Start, End: l.End, Entity: l.Entity, Topic: true, Why: l.Method}
@@ -144,9 +156,9 @@ func mentions(ctx context.Context, g kg.Reader, ents *kgvec.Entities, question s
 		return nil, fmt.Errorf("mentions of %q: %w", clip(question), err)
 	}
 	var near []nearMatch
-	if ents != nil && len(out) < DefaultMaxLinks {
+	if nidx != nil && len(out) < DefaultMaxLinks {
 		var err error
-		if near, err = nearMentions(ctx, ents, question, ws, used, DefaultMaxLinks-len(out)); err != nil {
+		if near, err = nearMentions(ctx, nidx.ents, nidx.vocab, question, ws, used, DefaultMaxLinks-len(out)); err != nil {
 			return nil, fmt.Errorf("mentions of %q: %w", clip(question), err)
 		}
 		for _, n := range near {

@@ -2,7 +2,10 @@ package linking
 
 import (
 	"context"
+	"slices"
 	"strings"
+	"sync"
+	"unicode/utf8"
 
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kgvec"
@@ -44,12 +47,19 @@ type nearMatch struct {
 // marking their words used. An index still deferred (kgvec.Deferred: a KG
 // of millions of entities) is not opened for it: the search would wait
 // minutes on the first question.
-func nearMentions(ctx context.Context, ents *kgvec.Entities, question string, ws []Span, used []bool, limit int) ([]nearMatch, error) {
+func nearMentions(ctx context.Context, ents *kgvec.Entities, vocab *vocabulary, question string, ws []Span, used []bool, limit int) ([]nearMatch, error) {
 	if !ents.Opened() {
 		return nil, nil
 	}
 	var out []nearMatch
 	for _, run := range wordRuns(question, ws, used, nearRuns) {
+		// A misspelt name has a word that is no word of any entity's
+		// name but is an edit or two from one (vocab.near): a run with
+		// none is not searched, which spares the search on most
+		// questions.
+		if !slices.ContainsFunc(ws[run.Start:run.End], func(w Span) bool { return vocab.near(kg.Normalize(question[w.Start:w.End])) }) {
+			continue
+		}
 		hits, err := ents.Nearest(ctx, question[ws[run.Start].Start:ws[run.End-1].End], nearK)
 		if err != nil {
 			return nil, err
@@ -69,6 +79,11 @@ func nearMentions(ctx context.Context, ents *kgvec.Entities, question string, ws
 				var bestLetters float64
 				for k, h := range hits {
 					if h.Score < NearScore || len([]rune(text)) < nearMinLen {
+						continue
+					}
+					// One text inside the other is an inflection or a
+					// part ("languages" and "language"), not a misspelling.
+					if strings.HasPrefix(text, names[k]) || strings.HasPrefix(names[k], text) {
 						continue
 					}
 					lt := letterSimilarity(text, names[k])
@@ -138,4 +153,60 @@ func letterSimilarity(a, b string) float64 {
 		prev, cur = cur, prev
 	}
 	return 1 - float64(prev[len(rb)])/float64(n)
+}
+
+// vocabulary is the words of a KG's entity names and their one-letter
+// deletions (as SymSpell indexes a dictionary), gathered on first use: a
+// word two edits or fewer from a name's word shares a deletion with it.
+type vocabulary struct {
+	once  sync.Once
+	words map[string]bool
+	dels  map[string]bool
+}
+
+// build gathers g's name words once.
+func (v *vocabulary) build(g kg.Reader) {
+	v.once.Do(func() {
+		v.words, v.dels = map[string]bool{}, map[string]bool{}
+		for id := range g.NumEntities() {
+			for _, w := range strings.Fields(kg.Normalize(g.EntityName(int32(id)))) {
+				if v.words[w] {
+					continue
+				}
+				v.words[w] = true
+				if utf8.RuneCountInString(w) >= nearMinLen-1 {
+					for _, d := range deletions(w) {
+						v.dels[d] = true
+					}
+				}
+			}
+		}
+	})
+}
+
+// near reports whether w, a normalised word, is no word of a name but
+// lies an edit or two from one.
+func (v *vocabulary) near(w string) bool {
+	if v.words[w] || utf8.RuneCountInString(w) < nearMinLen-1 {
+		return false
+	}
+	if v.dels[w] {
+		return true
+	}
+	for _, d := range deletions(w) {
+		if v.words[d] || v.dels[d] {
+			return true
+		}
+	}
+	return false
+}
+
+// deletions are w with one rune left out, each place in turn.
+func deletions(w string) []string {
+	rs := []rune(w)
+	out := make([]string, len(rs))
+	for i := range rs {
+		out[i] = string(rs[:i]) + string(rs[i+1:])
+	}
+	return out
 }
