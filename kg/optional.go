@@ -32,6 +32,17 @@ func FetchOut(ctx context.Context, nb Neighbourhooder, seeds []string) (*Graph, 
 	return nb.Neighbourhood(ctx, seeds, 1)
 }
 
+// FetchOutEnding returns the outgoing edges of seeds whose relation name
+// ends in one of endings where nb can fetch just those
+// (OutEndingFetcher), and FetchOut's edges otherwise (every outgoing
+// edge, a superset). No endings means every edge.
+func FetchOutEnding(ctx context.Context, nb Neighbourhooder, seeds, endings []string) (*Graph, error) {
+	if of, ok := nb.(OutEndingFetcher); ok && len(endings) > 0 {
+		return of.OutEdgesEnding(ctx, seeds, endings)
+	}
+	return FetchOut(ctx, nb, seeds)
+}
+
 // ColumnsOf returns r's triple table as three columns indexed by triple
 // id (Columnar), or nils when r cannot hand it out: callers then read
 // each triple with Triple.

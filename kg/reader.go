@@ -118,6 +118,14 @@ type OutFetcher interface {
 	OutEdges(ctx context.Context, seeds []string) (*Graph, error)
 }
 
+// OutEndingFetcher is an optional capability of an OutFetcher: the
+// outgoing edges of named entities whose relation's name (its IRI, over
+// SPARQL) ends in one of endings, fetched at once. Checking a gender or a
+// date reads only those, where an answer may have hundreds of others.
+type OutEndingFetcher interface {
+	OutEdgesEnding(ctx context.Context, seeds, endings []string) (*Graph, error)
+}
+
 // NameSearcher is an optional Reader capability of a KG that finds
 // entities by name at its own end (a SPARQL endpoint), so that linking
 // needs neither a scan of every name nor a vector for every entity.

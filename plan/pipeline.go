@@ -603,7 +603,7 @@ func (p *Pipeline) constrain(ctx context.Context, req Request, tr *tracing.Resul
 				names = append(names, g.EntityName(v))
 			}
 		}
-		sub, err := kg.FetchOut(ctx, src.remote, names)
+		sub, err := kg.FetchOutEnding(ctx, src.remote, names, constraint.Reads(cs))
 		if err != nil {
 			for _, c := range cs {
 				out.reports = append(out.reports, constraint.Report{Constraint: c,

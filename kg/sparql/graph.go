@@ -3,6 +3,7 @@ package sparql
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"net/http"
@@ -1252,14 +1253,112 @@ func (g *Graph) OutEdges(ctx context.Context, seeds []string) (*kg.Graph, error)
 	return sub, nil
 }
 
+// OutEdgesEnding is OutEdges restricted to the relations whose IRI ends
+// in one of endings (a gender, a start or end date), fetched in one query
+// per batch of Batch entities, with no count first: the edges a
+// constraint check reads of hundreds of answers, where every edge of them
+// is tens of thousands of rows. A batch whose rows reach PageSize is
+// fetched again by OutEdges, which pages. The edges are not cached: the
+// cache holds whole rows.
+func (g *Graph) OutEdgesEnding(ctx context.Context, seeds, endings []string) (*kg.Graph, error) {
+	if len(endings) == 0 {
+		return g.OutEdges(ctx, seeds)
+	}
+	var front []Term
+	seen := map[string]bool{}
+	for _, s := range seeds {
+		t, ok, err := g.resolve(ctx, s)
+		if err != nil {
+			return nil, fmt.Errorf("sparql: edges of %q: %w", s, err)
+		}
+		if ok && !seen[termOf(t)] {
+			seen[termOf(t)] = true
+			front = append(front, t)
+		}
+	}
+	conds := make([]string, len(endings))
+	for i, e := range endings {
+		conds[i] = fmt.Sprintf("STRENDS(STR(?p), %s)", literal(e))
+	}
+	type triple struct{ h, r, t Term }
+	found := make([][]triple, 0)
+	var jobs []func() error
+	for lo, hi := range chunks(len(front), g.cfg.Batch) {
+		k := len(found)
+		found = append(found, nil)
+		jobs = append(jobs, func() error {
+			var vals []string
+			for _, t := range front[lo:hi] {
+				if v := termOf(t); v != "" { // a blank node has no edges to ask for
+					vals = append(vals, v)
+				}
+			}
+			if len(vals) == 0 {
+				return nil
+			}
+			q := fmt.Sprintf("SELECT ?x ?p ?o WHERE { VALUES ?x { %s } ?x ?p ?o %s FILTER(%s) } LIMIT %d",
+				strings.Join(vals, " "), g.filter(), strings.Join(conds, " || "), g.cfg.PageSize)
+			r, err := g.c.Select(ctx, q)
+			if err != nil {
+				return err
+			}
+			if len(r.Rows) >= g.cfg.PageSize {
+				return errPaged
+			}
+			for _, row := range r.Rows {
+				found[k] = append(found[k], triple{row["x"], row["p"], row["o"]})
+			}
+			return nil
+		})
+	}
+	if err := all(jobs...); errors.Is(err, errPaged) {
+		return g.OutEdges(ctx, seeds)
+	} else if err != nil {
+		return nil, fmt.Errorf("sparql: edges of %d entities: %w", len(front), err)
+	}
+	var met []Term
+	for _, f := range found {
+		for _, t := range f {
+			if k := termOf(t.t); !seen[k] {
+				seen[k] = true
+				met = append(met, t.t)
+			}
+		}
+	}
+	if err := g.learn(ctx, met); err != nil {
+		return nil, err
+	}
+	var named [][3]string
+	var ents []string
+	g.mu.Lock()
+	for _, t := range front {
+		ents = append(ents, g.entName(t))
+	}
+	for _, f := range found {
+		for _, t := range f {
+			named = append(named, [3]string{g.entName(t.h), g.nameOf(t.r), g.entName(t.t)})
+		}
+	}
+	g.mu.Unlock()
+	sub, err := kg.GraphWith(named, ents)
+	if err != nil {
+		return nil, fmt.Errorf("sparql: edges of %q: %w", seeds, err)
+	}
+	return sub, nil
+}
+
+// errPaged says a batch of OutEdgesEnding filled a page.
+var errPaged = errors.New("a page filled")
+
 // maxWalk is the most CVTs in a row a hop walks through: Freebase's
 // mediators link named entities, and a chain of them is rare.
 const maxWalk = 2
 
 var (
-	_ kg.Neighbourhooder = (*Graph)(nil)
-	_ kg.OutFetcher      = (*Graph)(nil)
-	_ kg.NameSearcher    = (*Graph)(nil)
+	_ kg.Neighbourhooder  = (*Graph)(nil)
+	_ kg.OutFetcher       = (*Graph)(nil)
+	_ kg.OutEndingFetcher = (*Graph)(nil)
+	_ kg.NameSearcher     = (*Graph)(nil)
 )
 
 // Describe counts the endpoint's triples, relations and entities (name
