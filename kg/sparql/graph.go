@@ -1202,6 +1202,13 @@ func (g *Graph) Neighbourhood(ctx context.Context, seeds []string, hops int) (*k
 // country) are thousands. Entities the endpoint does not hold are left
 // out.
 func (g *Graph) OutEdges(ctx context.Context, seeds []string) (*kg.Graph, error) {
+	return g.outGraph(ctx, seeds, func(terms []string) ([][]row, error) { return g.edges(ctx, terms, true) })
+}
+
+// outGraph resolves seeds and returns the edges fetch gives of them, row
+// by row of the terms asked, as a graph of its own with every seed found
+// in it.
+func (g *Graph) outGraph(ctx context.Context, seeds []string, fetch func(terms []string) ([][]row, error)) (*kg.Graph, error) {
 	var front []Term
 	seen := map[string]bool{}
 	for _, s := range seeds {
@@ -1218,7 +1225,7 @@ func (g *Graph) OutEdges(ctx context.Context, seeds []string) (*kg.Graph, error)
 	for i, t := range front {
 		terms[i] = termOf(t)
 	}
-	rows, err := g.edges(ctx, terms, true)
+	rows, err := fetch(terms)
 	if err != nil {
 		return nil, err
 	}
@@ -1264,87 +1271,54 @@ func (g *Graph) OutEdgesEnding(ctx context.Context, seeds, endings []string) (*k
 	if len(endings) == 0 {
 		return g.OutEdges(ctx, seeds)
 	}
-	var front []Term
-	seen := map[string]bool{}
-	for _, s := range seeds {
-		t, ok, err := g.resolve(ctx, s)
-		if err != nil {
-			return nil, fmt.Errorf("sparql: edges of %q: %w", s, err)
-		}
-		if ok && !seen[termOf(t)] {
-			seen[termOf(t)] = true
-			front = append(front, t)
-		}
+	sub, err := g.outGraph(ctx, seeds, func(terms []string) ([][]row, error) { return g.edgesEnding(ctx, terms, endings) })
+	if errors.Is(err, errPaged) {
+		return g.OutEdges(ctx, seeds)
 	}
+	return sub, err
+}
+
+// edgesEnding reads the outgoing edges of terms whose relation's IRI ends
+// in one of endings, one query per batch, all at once; errPaged when a
+// batch fills a page.
+func (g *Graph) edgesEnding(ctx context.Context, terms, endings []string) ([][]row, error) {
 	conds := make([]string, len(endings))
 	for i, e := range endings {
 		conds[i] = fmt.Sprintf("STRENDS(STR(?p), %s)", literal(e))
 	}
-	type triple struct{ h, r, t Term }
-	found := make([][]triple, 0)
+	idOf := map[string]int{}
+	var asked []string
+	for i, t := range terms {
+		if _, ok := idOf[t]; !ok && t != "" { // a blank node has no edges to ask for
+			idOf[t] = i
+			asked = append(asked, t)
+		}
+	}
+	rows := make([][]row, len(terms))
+	var mu sync.Mutex
 	var jobs []func() error
-	for lo, hi := range chunks(len(front), g.cfg.Batch) {
-		k := len(found)
-		found = append(found, nil)
+	for lo, hi := range chunks(len(asked), g.cfg.Batch) {
 		jobs = append(jobs, func() error {
-			var vals []string
-			for _, t := range front[lo:hi] {
-				if v := termOf(t); v != "" { // a blank node has no edges to ask for
-					vals = append(vals, v)
-				}
-			}
-			if len(vals) == 0 {
-				return nil
-			}
 			q := fmt.Sprintf("SELECT ?x ?p ?o WHERE { VALUES ?x { %s } ?x ?p ?o %s FILTER(%s) } LIMIT %d",
-				strings.Join(vals, " "), g.filter(), strings.Join(conds, " || "), g.cfg.PageSize)
+				strings.Join(asked[lo:hi], " "), g.filter(), strings.Join(conds, " || "), g.cfg.PageSize)
 			r, err := g.c.Select(ctx, q)
 			if err != nil {
-				return err
+				return fmt.Errorf("sparql: edges of %d entities: %w", hi-lo, err)
 			}
 			if len(r.Rows) >= g.cfg.PageSize {
 				return errPaged
 			}
-			for _, row := range r.Rows {
-				found[k] = append(found[k], triple{row["x"], row["p"], row["o"]})
+			mu.Lock()
+			defer mu.Unlock()
+			for _, x := range r.Rows {
+				if i, ok := idOf[termOf(x["x"])]; ok {
+					rows[i] = append(rows[i], row{x["p"], x["o"]})
+				}
 			}
 			return nil
 		})
 	}
-	if err := all(jobs...); errors.Is(err, errPaged) {
-		return g.OutEdges(ctx, seeds)
-	} else if err != nil {
-		return nil, fmt.Errorf("sparql: edges of %d entities: %w", len(front), err)
-	}
-	var met []Term
-	for _, f := range found {
-		for _, t := range f {
-			if k := termOf(t.t); !seen[k] {
-				seen[k] = true
-				met = append(met, t.t)
-			}
-		}
-	}
-	if err := g.learn(ctx, met); err != nil {
-		return nil, err
-	}
-	var named [][3]string
-	var ents []string
-	g.mu.Lock()
-	for _, t := range front {
-		ents = append(ents, g.entName(t))
-	}
-	for _, f := range found {
-		for _, t := range f {
-			named = append(named, [3]string{g.entName(t.h), g.nameOf(t.r), g.entName(t.t)})
-		}
-	}
-	g.mu.Unlock()
-	sub, err := kg.GraphWith(named, ents)
-	if err != nil {
-		return nil, fmt.Errorf("sparql: edges of %q: %w", seeds, err)
-	}
-	return sub, nil
+	return rows, all(jobs...)
 }
 
 // errPaged says a batch of OutEdgesEnding filled a page.

@@ -65,20 +65,9 @@ func (g *Graph) SearchNames(ctx context.Context, phrases []string, limit int) ([
 	expr := strings.Join(terms, " OR ")
 	q := fmt.Sprintf("SELECT ?e ?l ?sc WHERE { VALUES ?p { %s } ?e ?p ?l . ?l bif:contains %s option (score ?sc) %s FILTER(isIRI(?e)) } ORDER BY DESC(?sc) ?e ?l LIMIT %d",
 		strings.Join(g.namePreds(), " "), literal(expr), g.langFilter(), 4*limit)
-	r, err := g.c.Select(ctx, q)
+	r, err := g.textSelect(ctx, mode, q)
 	if err != nil {
-		if mode == TextAuto && errors.Is(err, ErrRejected) {
-			g.mu.Lock()
-			g.text = TextNone
-			g.mu.Unlock()
-			return nil, fmt.Errorf("%w (the engine refused bif:contains: %v)", kg.ErrNoTextIndex, err)
-		}
 		return nil, err
-	}
-	if mode == TextAuto {
-		g.mu.Lock()
-		g.text = TextVirtuoso
-		g.mu.Unlock()
 	}
 	ents := make([]Term, len(r.Rows))
 	for i, row := range r.Rows {
@@ -104,6 +93,28 @@ func (g *Graph) SearchNames(ctx context.Context, phrases []string, limit int) ([
 		}
 	}
 	return hits, nil
+}
+
+// textSelect runs a query that uses the text index (bif:contains) in
+// mode, and settles TextAuto: an engine that refuses it has none
+// (kg.ErrNoTextIndex, and TextNone from then on), one that answers has.
+func (g *Graph) textSelect(ctx context.Context, mode, q string) (*Results, error) {
+	r, err := g.c.Select(ctx, q)
+	if err != nil {
+		if mode == TextAuto && errors.Is(err, ErrRejected) {
+			g.mu.Lock()
+			g.text = TextNone
+			g.mu.Unlock()
+			return nil, fmt.Errorf("%w (the engine refused bif:contains: %v)", kg.ErrNoTextIndex, err)
+		}
+		return nil, err
+	}
+	if mode == TextAuto {
+		g.mu.Lock()
+		g.text = TextVirtuoso
+		g.mu.Unlock()
+	}
+	return r, nil
 }
 
 // searchWords are text's normalised words (kg.Normalize) of letters and
@@ -163,20 +174,9 @@ func (g *Graph) MatchNames(ctx context.Context, names []string) (map[string][]in
 	// "John F. Kennedy"): longer ones holding the words are not the name.
 	q := fmt.Sprintf("SELECT DISTINCT ?e ?l WHERE { VALUES ?p { %s } ?e ?p ?l . ?l bif:contains %s %s FILTER(isIRI(?e) && strlen(str(?l)) <= %d) } LIMIT %d",
 		strings.Join(g.namePreds(), " "), literal(strings.Join(terms, " OR ")), g.langFilter(), 2*longest+8, matchRows)
-	r, err := g.c.Select(ctx, q)
+	r, err := g.textSelect(ctx, mode, q)
 	if err != nil {
-		if mode == TextAuto && errors.Is(err, ErrRejected) {
-			g.mu.Lock()
-			g.text = TextNone
-			g.mu.Unlock()
-			return nil, fmt.Errorf("%w (the engine refused bif:contains: %v)", kg.ErrNoTextIndex, err)
-		}
 		return nil, err
-	}
-	if mode == TextAuto {
-		g.mu.Lock()
-		g.text = TextVirtuoso
-		g.mu.Unlock()
 	}
 	if len(r.Rows) >= matchRows {
 		return nil, fmt.Errorf("%w: %d labels or more hold the names' words", kg.ErrNoTextIndex, matchRows)

@@ -3,7 +3,6 @@ package linking
 import (
 	"context"
 	"fmt"
-	"math"
 	"strings"
 	"testing"
 
@@ -122,24 +121,6 @@ Films	genre_of	acme_corp
 			if m.Near {
 				t.Errorf("%q: MentionsOf gave a near match %+v", tc.q, m)
 			}
-		}
-	}
-}
-
-// TestLetterSimilarity checks the edit-distance ratio near matches use.
-func TestLetterSimilarity(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		want float64
-	}{
-		{"springfield", "springfield", 1},
-		{"springfeld", "springfield", 1 - 1.0/11},
-		{"abc", "xyz", 0},
-		{"", "", 1},
-		{"zoë", "zoe", 1 - 1.0/3},
-	} {
-		if got := letterSimilarity(tc.a, tc.b); math.Abs(got-tc.want) > 1e-9 {
-			t.Errorf("letterSimilarity(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
 		}
 	}
 }

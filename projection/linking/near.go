@@ -7,6 +7,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/stem-kgqa/stem/internal/editdist"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kgvec"
 )
@@ -86,7 +87,7 @@ func nearMentions(ctx context.Context, ents *kgvec.Entities, vocab *vocabulary, 
 					if strings.HasPrefix(text, names[k]) || strings.HasPrefix(names[k], text) {
 						continue
 					}
-					lt := letterSimilarity(text, names[k])
+					lt := float64(editdist.Ratio(text, names[k]))
 					if lt >= NearLetters && (best < 0 || lt > bestLetters || lt == bestLetters && h.Name < hits[best].Name) {
 						best, bestLetters = k, lt
 					}
@@ -127,33 +128,6 @@ func wordRuns(question string, ws []Span, used []bool, max int) []Span {
 
 // stopWord reports whether the word w of q is a stop word.
 func stopWord(q string, w Span) bool { return stopWords[strings.ToLower(q[w.Start:w.End])] }
-
-// letterSimilarity is 1 - the edit distance between a and b over the
-// longer's length, in runes: 1 for equal texts, 0 for nothing in common.
-func letterSimilarity(a, b string) float64 {
-	ra, rb := []rune(a), []rune(b)
-	n := max(len(ra), len(rb))
-	if n == 0 {
-		return 1
-	}
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			sub := prev[j-1]
-			if ra[i-1] != rb[j-1] {
-				sub++
-			}
-			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return 1 - float64(prev[len(rb)])/float64(n)
-}
 
 // vocabulary is the words of a KG's entity names and their one-letter
 // deletions (as SymSpell indexes a dictionary), gathered on first use: a
