@@ -158,7 +158,7 @@ func mentions(ctx context.Context, g kg.Reader, nidx *nearIndex, question string
 	var near []nearMatch
 	if nidx != nil && len(out) < DefaultMaxLinks {
 		var err error
-		if near, err = nearMentions(ctx, nidx.ents, nidx.vocab, question, ws, used, DefaultMaxLinks-len(out)); err != nil {
+		if near, err = nidx.nearMentions(ctx, question, ws, used, DefaultMaxLinks-len(out)); err != nil {
 			return nil, fmt.Errorf("mentions of %q: %w", clip(question), err)
 		}
 		for _, n := range near {

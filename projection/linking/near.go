@@ -9,7 +9,6 @@ import (
 
 	"github.com/stem-kgqa/stem/internal/editdist"
 	"github.com/stem-kgqa/stem/kg"
-	"github.com/stem-kgqa/stem/kgvec"
 )
 
 // Near matches: a span no exact name covers is a mention when the entity
@@ -48,7 +47,8 @@ type nearMatch struct {
 // marking their words used. An index still deferred (kgvec.Deferred: a KG
 // of millions of entities) is not opened for it: the search would wait
 // minutes on the first question.
-func nearMentions(ctx context.Context, ents *kgvec.Entities, vocab *vocabulary, question string, ws []Span, used []bool, limit int) ([]nearMatch, error) {
+func (ni *nearIndex) nearMentions(ctx context.Context, question string, ws []Span, used []bool, limit int) ([]nearMatch, error) {
+	ents, vocab := ni.ents, ni.vocab
 	if !ents.Opened() {
 		return nil, nil
 	}
