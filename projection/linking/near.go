@@ -131,12 +131,18 @@ func stopWord(q string, w Span) bool { return stopWords[strings.ToLower(q[w.Star
 
 // vocabulary is the words of a KG's entity names and their one-letter
 // deletions (as SymSpell indexes a dictionary), gathered on first use: a
-// word two edits or fewer from a name's word shares a deletion with it.
+// word one edit from a name's word shares a deletion with it. A deletion
+// of the last letter is left out on both sides: a word that is another
+// with a letter more at its end ("movies", "movie") is an inflection.
 type vocabulary struct {
 	once  sync.Once
 	words map[string]bool
 	dels  map[string]bool
 }
+
+// nearWordLen is the fewest letters of a word read as misspelt: in a
+// shorter one an edit is most often another word.
+const nearWordLen = 6
 
 // build gathers g's name words once.
 func (v *vocabulary) build(g kg.Reader) {
@@ -148,7 +154,7 @@ func (v *vocabulary) build(g kg.Reader) {
 					continue
 				}
 				v.words[w] = true
-				if utf8.RuneCountInString(w) >= nearMinLen-1 {
+				if utf8.RuneCountInString(w) >= nearWordLen {
 					for _, d := range deletions(w) {
 						v.dels[d] = true
 					}
@@ -159,9 +165,10 @@ func (v *vocabulary) build(g kg.Reader) {
 }
 
 // near reports whether w, a normalised word, is no word of a name but
-// lies an edit or two from one.
+// lies one edit (an insertion, deletion or substitution, not at the end)
+// from one.
 func (v *vocabulary) near(w string) bool {
-	if v.words[w] || utf8.RuneCountInString(w) < nearMinLen-1 {
+	if v.words[w] || utf8.RuneCountInString(w) < nearWordLen {
 		return false
 	}
 	if v.dels[w] {
@@ -175,12 +182,13 @@ func (v *vocabulary) near(w string) bool {
 	return false
 }
 
-// deletions are w with one rune left out, each place in turn.
+// deletions are w with one rune left out, each place in turn but the
+// last.
 func deletions(w string) []string {
 	rs := []rune(w)
-	out := make([]string, len(rs))
-	for i := range rs {
-		out[i] = string(rs[:i]) + string(rs[i+1:])
+	out := make([]string, 0, len(rs))
+	for i := range len(rs) - 1 {
+		out = append(out, string(rs[:i])+string(rs[i+1:]))
 	}
 	return out
 }
