@@ -18,9 +18,12 @@
 //
 // MentionsOf then lists every mention of the question: the links it is
 // answered from and each other span naming an entity exactly (a second
-// thing the question names), a name several entities share resolved by
-// graph proximity to the other mentions, each with its candidates and why
-// one won; planners read them as projection.Input.Linked.
+// thing the question names; over an endpoint every n-gram in one look-up,
+// through its text index where it has one), a name several entities share
+// resolved by graph proximity to the other mentions, each with its
+// candidates and why one won; planners read them as
+// projection.Input.Linked. Linker.Mentions adds the near matches its
+// entity index finds for a misspelt name.
 package linking
 
 import (
