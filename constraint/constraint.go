@@ -233,6 +233,28 @@ func (k Checker) Check(c schema.Constraint, a Answer) (Verdict, string) {
 	return Unknown, ""
 }
 
+// Reads returns the endings of the relation names that checking cs
+// reads of an answer's outgoing edges (gender, spans), or nil when a check
+// reads every edge (a type, a superlative's numbers): a remote KG then
+// fetches those edges alone (kg.FetchOutEnding), not every edge of
+// hundreds of answers. Each ending covers the names the check matches
+// and maybe more; the check still matches names exactly.
+func Reads(cs []schema.Constraint) []string {
+	var out []string
+	for _, c := range cs {
+		switch {
+		case c.Kind == Gender:
+			out = append(out, "gender")
+		case c.Kind == Time, c.Kind == Order && (c.Value == "first" || c.Value == "last"):
+			out = append(out, "from", "to", "date")
+		default:
+			return nil
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // gender reads the answer's gender edge (a relation named "gender" or
 // ending in ".gender") to an entity named female/male, woman/man.
 func gender(g kg.Reader, e int32, want string) Verdict {

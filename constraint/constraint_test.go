@@ -284,3 +284,29 @@ func TestAttached(t *testing.T) {
 		}
 	}
 }
+
+// TestReads lists the relation endings a check reads, so that a remote KG
+// fetches only those; a check that reads every edge gives none.
+func TestReads(t *testing.T) {
+	for _, tc := range []struct {
+		cs   []schema.Constraint
+		want []string
+	}{
+		{[]schema.Constraint{{Kind: Gender, Value: "female"}}, []string{"gender"}},
+		{[]schema.Constraint{{Kind: Time, Value: "2011"}}, []string{"date", "from", "to"}},
+		{[]schema.Constraint{{Kind: Order, Value: "first"}, {Kind: Gender, Value: "male"}}, []string{"date", "from", "gender", "to"}},
+		{[]schema.Constraint{{Kind: Order, Value: "max"}}, nil},
+		{[]schema.Constraint{{Kind: Gender, Value: "male"}, {Kind: Type, Value: "country"}}, nil},
+		{nil, nil},
+	} {
+		if got := Reads(tc.cs); !slices.Equal(got, tc.want) {
+			t.Errorf("Reads(%v) = %v, want %v", tc.cs, got, tc.want)
+		}
+	}
+	// Every relation the checks match ends in what Reads gives.
+	for _, r := range []string{"gender", "people.person.gender", "person__gender", "from", "x.from", "x_to", "office.start_date", "end_date", "x.from_date", "to_date"} {
+		if !slices.ContainsFunc(Reads([]schema.Constraint{{Kind: Gender}, {Kind: Time}, {Kind: Order, Value: "last"}}), func(e string) bool { return strings.HasSuffix(r, e) }) {
+			t.Errorf("%q is read by a check but ends in none of Reads' endings", r)
+		}
+	}
+}

@@ -33,6 +33,9 @@ var FailureStages = []string{FailLinking, FailPlanning, FailAnchoring, FailTraci
 type StageOutput struct {
 	// Linked are the KG entity names linking gave (or the marked ones).
 	Linked []string
+	// Mentions are the other spans naming an entity
+	// (linking.MentionsOf), each as "text=entity", or "text~entity" for a near match.
+	Mentions []string
 	// Plans are the relation names of each candidate schema graph, in the
 	// order of its triples.
 	Plans [][]string

@@ -81,6 +81,15 @@ func stageOutput(res *plan.Result) *StageOutput {
 	for _, l := range res.Links {
 		out.Linked = append(out.Linked, l.Entity)
 	}
+	for _, m := range res.Mentions {
+		if !m.Topic {
+			sep := "="
+			if m.Near {
+				sep = "~"
+			}
+			out.Mentions = append(out.Mentions, m.Text+sep+m.Entity)
+		}
+	}
 	for _, c := range res.Projection.Candidates {
 		out.Plans = append(out.Plans, planRelations(c.Graph))
 	}

@@ -217,6 +217,11 @@ type Result struct {
 	// question was answered with; nil when the answerer does not report
 	// them.
 	Plans [][]string `json:"plans,omitempty"`
+	// Mentions are the spans beside the topic entities that name an
+	// entity, as "text=entity" ("text~entity" for a near match through the
+	// entity index; StageOutput.Mentions), so that a results
+	// log shows what else a question was read to name.
+	Mentions []string `json:"mentions,omitempty"`
 	// Confidence is Prediction.Confidence, nil when the answerer gave
 	// none (Prediction.Calibrated unset).
 	Confidence *float64 `json:"confidence,omitempty"`
@@ -516,7 +521,7 @@ func answerOne(ctx context.Context, i int, q benchmark.Question, answerer Answer
 		res.Failure = Attribute(q, pred.Trace, pred.EvidenceTriples)
 	}
 	if pred.Trace != nil {
-		res.Plans = pred.Trace.Plans
+		res.Plans, res.Mentions = pred.Trace.Plans, pred.Trace.Mentions
 	}
 	g := graphOf(q, opts.Graph)
 	if res.Hit == 1 {

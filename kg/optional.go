@@ -1,6 +1,9 @@
 package kg
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // The helpers below are how callers reach a Reader's optional
 // capabilities: each finds the capability by type assertion here, in one
@@ -27,6 +30,17 @@ func FetchOut(ctx context.Context, nb Neighbourhooder, seeds []string) (*Graph, 
 		return of.OutEdges(ctx, seeds)
 	}
 	return nb.Neighbourhood(ctx, seeds, 1)
+}
+
+// FetchOutEnding returns the outgoing edges of seeds whose relation name
+// ends in one of endings where nb can fetch just those
+// (OutEndingFetcher), and FetchOut's edges otherwise (every outgoing
+// edge, a superset). No endings means every edge.
+func FetchOutEnding(ctx context.Context, nb Neighbourhooder, seeds, endings []string) (*Graph, error) {
+	if of, ok := nb.(OutEndingFetcher); ok && len(endings) > 0 {
+		return of.OutEdgesEnding(ctx, seeds, endings)
+	}
+	return FetchOut(ctx, nb, seeds)
 }
 
 // ColumnsOf returns r's triple table as three columns indexed by triple
@@ -66,6 +80,19 @@ func Report(r Reader, questions int) string {
 		return rp.Report(questions)
 	}
 	return ""
+}
+
+// LookupNamesOf returns, for each name, the entities ns finds so named
+// (after Normalize): through its text index where it has one
+// (NameMatcher), by LookupNames otherwise.
+func LookupNamesOf(ctx context.Context, ns NameSearcher, names []string) (map[string][]int32, error) {
+	if m, ok := ns.(NameMatcher); ok {
+		found, err := m.MatchNames(ctx, names)
+		if !errors.Is(err, ErrNoTextIndex) {
+			return found, err
+		}
+	}
+	return ns.LookupNames(ctx, names)
 }
 
 // Searcher returns r's search for names at its own end (NameSearcher),

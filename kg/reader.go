@@ -118,6 +118,14 @@ type OutFetcher interface {
 	OutEdges(ctx context.Context, seeds []string) (*Graph, error)
 }
 
+// OutEndingFetcher is an optional capability of an OutFetcher: the
+// outgoing edges of named entities whose relation's name (its IRI, over
+// SPARQL) ends in one of endings, fetched at once. Checking a gender or a
+// date reads only those, where an answer may have hundreds of others.
+type OutEndingFetcher interface {
+	OutEdgesEnding(ctx context.Context, seeds, endings []string) (*Graph, error)
+}
+
 // NameSearcher is an optional Reader capability of a KG that finds
 // entities by name at its own end (a SPARQL endpoint), so that linking
 // needs neither a scan of every name nor a vector for every entity.
@@ -134,6 +142,16 @@ type NameSearcher interface {
 	// word), best first, or ErrNoTextIndex when the KG has no text index
 	// to search.
 	SearchNames(ctx context.Context, phrases []string, limit int) ([]NameHit, error)
+}
+
+// NameMatcher is an optional capability of a NameSearcher whose text
+// index finds exact names (after Normalize) in one query, where
+// LookupNames asks for every common spelling of every name: a question's
+// n-grams are one search instead of thousands of spellings. It returns
+// ErrNoTextIndex when the KG has no text index; LookupNamesOf then falls
+// back to LookupNames.
+type NameMatcher interface {
+	MatchNames(ctx context.Context, names []string) (map[string][]int32, error)
 }
 
 // NameHit is an entity a text search found: the name or label that

@@ -364,6 +364,15 @@ func (e *Entities) Kind() Kind {
 	return ""
 }
 
+// Opened reports whether the index is ready to search without building:
+// false for a deferred index (Deferred) not opened yet, which a caller
+// that can do without it (a near-match of a name) leaves unopened.
+func (e *Entities) Opened() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.index != nil
+}
+
 // Len is the number of indexed entities (of the graph, for a deferred
 // index not opened yet).
 func (e *Entities) Len() int {

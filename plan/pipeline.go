@@ -350,6 +350,11 @@ func (p *Pipeline) link(ctx context.Context, q Query, g kg.Reader, clock timings
 	if err != nil {
 		return nil, nil, err
 	}
+	if p.Linker != nil && q.Graph == nil {
+		// The shared KG's linker: near matches through its entity index.
+		ms, err := p.Linker.Mentions(ctx, q.Question, links)
+		return links, ms, err
+	}
 	ms, err := linking.MentionsOf(ctx, g, q.Question, links)
 	return links, ms, err
 }
@@ -723,7 +728,7 @@ func (p *Pipeline) check(ctx context.Context, g kg.Reader, cs []schema.Constrain
 				names = append(names, g.EntityName(v))
 			}
 		}
-		sub, err := kg.FetchOut(ctx, src.remote, names)
+		sub, err := kg.FetchOutEnding(ctx, src.remote, names, constraint.Reads(cs))
 		if err != nil {
 			var reps []constraint.Report
 			for _, c := range cs {

@@ -2,7 +2,10 @@ package sparql_test
 
 import (
 	"context"
+	"encoding/json"
+	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +21,12 @@ import (
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/projection/pattern"
 )
+
+// benchAnswers, when set, names a directory where
+// BenchmarkWebQSPOverSPARQL writes each planner's answers and evidence,
+// one JSON line a question (PLANNER.jsonl), so two versions' answers can
+// be compared line for line after a change made for speed.
+var benchAnswers = flag.String("bench.answers", "", "directory for BenchmarkWebQSPOverSPARQL's answers, one JSON line a question per planner (compare two versions with diff)")
 
 // BenchmarkWebQSPOverSPARQL answers every WebQSP-mini test question over
 // the shared WebQSP KG (the union of the questions' own graphs, 33,200
@@ -80,11 +89,24 @@ func BenchmarkWebQSPOverSPARQL(b *testing.B) {
 					stages map[string]time.Duration
 				}
 				var ts []timed
+				var lines []byte
 				ep := eval.Pipeline{Pipeline: p}
 				for _, q := range qs {
 					start := time.Now()
-					pred, _ := ep.Answer(ctx, q)
+					pred, err := ep.Answer(ctx, q)
 					ts = append(ts, timed{q: q, d: time.Since(start), stages: pred.Stages})
+					line, _ := json.Marshal(struct {
+						ID       string
+						Answers  []string
+						Evidence [][3]string
+						Err      string `json:",omitempty"`
+					}{q.ID, pred.Answers, pred.EvidenceTriples, errText(err)})
+					lines = append(append(lines, line...), '\n')
+				}
+				if *benchAnswers != "" {
+					if err := os.WriteFile(filepath.Join(*benchAnswers, name+".jsonl"), lines, 0o644); err != nil {
+						b.Fatal(err)
+					}
 				}
 				closeP()
 				slices.SortFunc(ts, func(x, y timed) int { return int(x.d - y.d) })
@@ -105,4 +127,12 @@ func BenchmarkWebQSPOverSPARQL(b *testing.B) {
 			}
 		})
 	}
+}
+
+// errText is err's message, or "" for none.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

@@ -3,6 +3,7 @@ package sparql
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"net/http"
@@ -490,7 +491,10 @@ func (g *Graph) LookupNames(ctx context.Context, names []string) (map[string][]i
 		k := len(found)
 		found = append(found, nil)
 		jobs = append(jobs, func() error {
-			q := fmt.Sprintf("SELECT DISTINCT ?e WHERE { VALUES ?e { %s } { ?e ?p ?o } UNION { ?s ?p ?e } }", strings.Join(iris[lo:hi], " "))
+			// EXISTS, not a UNION of both directions: a UNION reads every
+			// edge of a hub the batch names (Virtuoso: 1.3 s against
+			// 0.3 s for 500 names on the shared WebQSP KG).
+			q := fmt.Sprintf("SELECT ?e WHERE { VALUES ?e { %s } FILTER(EXISTS { ?e ?p ?o } || EXISTS { ?s ?p ?e }) }", strings.Join(iris[lo:hi], " "))
 			r, err := g.c.Select(ctx, q)
 			if err != nil {
 				return err
@@ -504,17 +508,25 @@ func (g *Graph) LookupNames(ctx context.Context, names []string) (map[string][]i
 		})
 	}
 	if len(preds) > 0 {
+		isPred := map[string]bool{}
+		for _, p := range preds {
+			isPred[strings.Trim(p, "<>")] = true
+		}
 		for lo, hi := range chunks(len(lits), g.cfg.Batch) {
 			k := len(found)
 			found = append(found, nil)
 			jobs = append(jobs, func() error {
-				q := fmt.Sprintf("SELECT DISTINCT ?e ?l WHERE { VALUES ?l { %s } VALUES ?p { %s } ?e ?p ?l }", strings.Join(lits[lo:hi], " "), strings.Join(preds, " "))
+				// The name predicates are kept here, not in a second
+				// VALUES block: the engine would join every literal with
+				// every predicate (Virtuoso: 1.5 s against 0.5 s for 500
+				// literals).
+				q := fmt.Sprintf("SELECT DISTINCT ?e ?p ?l WHERE { VALUES ?l { %s } ?e ?p ?l }", strings.Join(lits[lo:hi], " "))
 				r, err := g.c.Select(ctx, q)
 				if err != nil {
 					return err
 				}
 				for _, row := range r.Rows {
-					if t := row["e"]; t.Type == "uri" {
+					if t := row["e"]; t.Type == "uri" && isPred[row["p"].Value] {
 						if norm, ok := want[row["l"].Value]; ok {
 							found[k] = append(found[k], hit{norm, t})
 						}
@@ -1190,6 +1202,13 @@ func (g *Graph) Neighbourhood(ctx context.Context, seeds []string, hops int) (*k
 // country) are thousands. Entities the endpoint does not hold are left
 // out.
 func (g *Graph) OutEdges(ctx context.Context, seeds []string) (*kg.Graph, error) {
+	return g.outGraph(ctx, seeds, func(terms []string) ([][]row, error) { return g.edges(ctx, terms, true) })
+}
+
+// outGraph resolves seeds and returns the edges fetch gives of them, row
+// by row of the terms asked, as a graph of its own with every seed found
+// in it.
+func (g *Graph) outGraph(ctx context.Context, seeds []string, fetch func(terms []string) ([][]row, error)) (*kg.Graph, error) {
 	var front []Term
 	seen := map[string]bool{}
 	for _, s := range seeds {
@@ -1206,7 +1225,7 @@ func (g *Graph) OutEdges(ctx context.Context, seeds []string) (*kg.Graph, error)
 	for i, t := range front {
 		terms[i] = termOf(t)
 	}
-	rows, err := g.edges(ctx, terms, true)
+	rows, err := fetch(terms)
 	if err != nil {
 		return nil, err
 	}
@@ -1241,14 +1260,79 @@ func (g *Graph) OutEdges(ctx context.Context, seeds []string) (*kg.Graph, error)
 	return sub, nil
 }
 
+// OutEdgesEnding is OutEdges restricted to the relations whose IRI ends
+// in one of endings (a gender, a start or end date), fetched in one query
+// per batch of Batch entities, with no count first: the edges a
+// constraint check reads of hundreds of answers, where every edge of them
+// is tens of thousands of rows. A batch whose rows reach PageSize is
+// fetched again by OutEdges, which pages. The edges are not cached: the
+// cache holds whole rows.
+func (g *Graph) OutEdgesEnding(ctx context.Context, seeds, endings []string) (*kg.Graph, error) {
+	if len(endings) == 0 {
+		return g.OutEdges(ctx, seeds)
+	}
+	sub, err := g.outGraph(ctx, seeds, func(terms []string) ([][]row, error) { return g.edgesEnding(ctx, terms, endings) })
+	if errors.Is(err, errPaged) {
+		return g.OutEdges(ctx, seeds)
+	}
+	return sub, err
+}
+
+// edgesEnding reads the outgoing edges of terms whose relation's IRI ends
+// in one of endings, one query per batch, all at once; errPaged when a
+// batch fills a page.
+func (g *Graph) edgesEnding(ctx context.Context, terms, endings []string) ([][]row, error) {
+	conds := make([]string, len(endings))
+	for i, e := range endings {
+		conds[i] = fmt.Sprintf("STRENDS(STR(?p), %s)", literal(e))
+	}
+	idOf := map[string]int{}
+	var asked []string
+	for i, t := range terms {
+		if _, ok := idOf[t]; !ok && t != "" { // a blank node has no edges to ask for
+			idOf[t] = i
+			asked = append(asked, t)
+		}
+	}
+	rows := make([][]row, len(terms))
+	var mu sync.Mutex
+	var jobs []func() error
+	for lo, hi := range chunks(len(asked), g.cfg.Batch) {
+		jobs = append(jobs, func() error {
+			q := fmt.Sprintf("SELECT ?x ?p ?o WHERE { VALUES ?x { %s } ?x ?p ?o %s FILTER(%s) } LIMIT %d",
+				strings.Join(asked[lo:hi], " "), g.filter(), strings.Join(conds, " || "), g.cfg.PageSize)
+			r, err := g.c.Select(ctx, q)
+			if err != nil {
+				return fmt.Errorf("sparql: edges of %d entities: %w", hi-lo, err)
+			}
+			if len(r.Rows) >= g.cfg.PageSize {
+				return errPaged
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, x := range r.Rows {
+				if i, ok := idOf[termOf(x["x"])]; ok {
+					rows[i] = append(rows[i], row{x["p"], x["o"]})
+				}
+			}
+			return nil
+		})
+	}
+	return rows, all(jobs...)
+}
+
+// errPaged says a batch of OutEdgesEnding filled a page.
+var errPaged = errors.New("a page filled")
+
 // maxWalk is the most CVTs in a row a hop walks through: Freebase's
 // mediators link named entities, and a chain of them is rare.
 const maxWalk = 2
 
 var (
-	_ kg.Neighbourhooder = (*Graph)(nil)
-	_ kg.OutFetcher      = (*Graph)(nil)
-	_ kg.NameSearcher    = (*Graph)(nil)
+	_ kg.Neighbourhooder  = (*Graph)(nil)
+	_ kg.OutFetcher       = (*Graph)(nil)
+	_ kg.OutEndingFetcher = (*Graph)(nil)
+	_ kg.NameSearcher     = (*Graph)(nil)
 )
 
 // Describe counts the endpoint's triples, relations and entities (name

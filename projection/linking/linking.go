@@ -18,9 +18,12 @@
 //
 // MentionsOf then lists every mention of the question: the links it is
 // answered from and each other span naming an entity exactly (a second
-// thing the question names), a name several entities share resolved by
-// graph proximity to the other mentions, each with its candidates and why
-// one won; planners read them as projection.Input.Linked.
+// thing the question names; over an endpoint every n-gram in one look-up,
+// through its text index where it has one), a name several entities share
+// resolved by graph proximity to the other mentions, each with its
+// candidates and why one won; planners read them as
+// projection.Input.Linked. Linker.Mentions adds the near matches its
+// entity index finds for a misspelt name.
 package linking
 
 import (
@@ -68,6 +71,8 @@ type Link struct {
 type Linker struct {
 	g    kg.Reader
 	ents *kgvec.Entities
+	// vocab is the words of the KG's names, for near mentions (Mentions).
+	vocab *vocabulary
 	// Encoder, when set, ranks the entities a KG's text index finds
 	// (kg.NameSearcher) by similarity to the question's words when none
 	// of them is named exactly.
@@ -102,7 +107,7 @@ const maxTextN = 4
 // New returns a linker over g. ents may be nil, which disables the encoder
 // fallback.
 func New(g kg.Reader, ents *kgvec.Entities) *Linker {
-	return &Linker{g: g, ents: ents}
+	return &Linker{g: g, ents: ents, vocab: &vocabulary{}}
 }
 
 // Link returns the question's entities, in the order they occur in the
@@ -140,7 +145,7 @@ func (l *Linker) Link(ctx context.Context, question string) ([]Link, error) {
 		// Every n-gram in one batch, not a round trip each.
 		var texts []string
 		l.ngrams(question, ws, used, func(sp Span, _ int) bool { texts = append(texts, question[sp.Start:sp.End]); return false })
-		found, err := ns.LookupNames(ctx, texts)
+		found, err := kg.LookupNamesOf(ctx, ns, texts)
 		if err != nil {
 			return nil, fmt.Errorf("link %q: %w", clip(question), err)
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/kgvec"
 )
 
 // Mention is one span of a question that names KG entities: the
@@ -23,6 +24,9 @@ type Mention struct {
 	// Topic says the mention is one of the links the question is
 	// answered from (given, marked or linked), not one found beside them.
 	Topic bool `json:"topic"`
+	// Near says no name matches the span exactly: the entity index found
+	// the entity, spelt nearly the same (nearMentions).
+	Near bool `json:"near,omitempty"`
 	// Candidates are the entities the span names, the chosen one first.
 	Candidates []Choice `json:"candidates"`
 	// Why says why Entity won: "given", "the only entity so named", "1
@@ -60,18 +64,43 @@ const (
 // normalised text is an entity's name or alias (kg.Reader.EntitiesByNorm),
 // in question order, at most DefaultMaxLinks in all. A span naming
 // several entities is resolved to the one nearest the other mentions'
-// entities in g (fewest hops), then the one with the most edges. Over a
-// KG that finds names at its own end (kg.NameSearcher: a SPARQL
-// endpoint) only the links are listed, with no look-up: a round trip per
-// question is not spent on mentions no stage needs yet.
+// entities in g (fewest hops), then the one with the most edges, then by
+// name. Over a KG that finds names at its own end (kg.NameSearcher: a
+// SPARQL endpoint) every n-gram is looked up in one batch
+// (LookupNames), so the mentions are the same as over the KG in memory.
+// Linker.Mentions adds near matches through an entity index.
 func MentionsOf(ctx context.Context, g kg.Reader, question string, links []Link) ([]Mention, error) {
+	return mentions(ctx, g, nil, question, links)
+}
+
+// Mentions is MentionsOf over the linker's KG with, where the linker has
+// an entity index, the near matches it finds among the words no exact
+// name covers (nearMentions): a name misspelt or spelt otherwise ("barak
+// obama", "harry potter and the philosophers stone").
+func (l *Linker) Mentions(ctx context.Context, question string, links []Link) ([]Mention, error) {
+	var near *nearIndex
+	if l.ents != nil && l.ents.Opened() && l.vocab != nil {
+		l.vocab.build(l.g)
+		near = &nearIndex{ents: l.ents, vocab: l.vocab}
+	}
+	return mentions(ctx, l.g, near, question, links)
+}
+
+// nearIndex is what near matches read: the entity index and the words of
+// the KG's names.
+type nearIndex struct {
+	ents  *kgvec.Entities
+	vocab *vocabulary
+}
+
+func mentions(ctx context.Context, g kg.Reader, nidx *nearIndex, question string, links []Link) ([]Mention, error) {
 	var out []Mention
 	for _, l := range links {
 		m := Mention{Text: l.Mention, Start: l.Start, End: l.End, Entity: l.Entity, Topic: true, Why: l.Method}
 		m.Candidates = []Choice{{Entity: l.Entity}}
 		out = append(out, m)
 	}
-	if g == nil || kg.Searcher(g) != nil {
+	if g == nil {
 		return out, nil
 	}
 	ws := Words(question)
@@ -83,21 +112,39 @@ func MentionsOf(ctx context.Context, g kg.Reader, question string, links []Link)
 			}
 		}
 	}
+	var l Linker
+	lookup := g.EntitiesByNorm
+	if ns := kg.Searcher(g); ns != nil {
+		// Every name asked in one batch, not a round trip each: the
+		// topics' (for their namesakes) and every n-gram's.
+		var texts []string
+		for _, lk := range links {
+			texts = append(texts, lk.Mention)
+		}
+		l.ngrams(question, ws, slices.Clone(used), func(sp Span, _ int) bool {
+			texts = append(texts, question[sp.Start:sp.End])
+			return false
+		})
+		found, err := kg.LookupNamesOf(ctx, ns, texts)
+		if err != nil {
+			return nil, fmt.Errorf("mentions of %q: %w", clip(question), err)
+		}
+		lookup = func(text string) []int32 { return found[text] }
+	}
 	// Names of the topic entities that other entities share.
 	var cands [][]int32
 	for _, l := range links {
-		ids := g.EntitiesByNorm(l.Mention)
+		ids := slices.Clone(lookup(l.Mention))
 		if id, ok := g.Entity(l.Entity); ok && !slices.Contains(ids, id) {
 			ids = append([]int32{id}, ids...)
 		}
 		cands = append(cands, ids)
 	}
-	var l Linker
 	l.ngrams(question, ws, used, func(sp Span, _ int) bool {
 		if len(out) >= DefaultMaxLinks {
 			return false
 		}
-		ids := g.EntitiesByNorm(question[sp.Start:sp.End])
+		ids := lookup(question[sp.Start:sp.End])
 		if len(ids) == 0 {
 			return false
 		}
@@ -108,7 +155,23 @@ func MentionsOf(ctx context.Context, g kg.Reader, question string, links []Link)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("mentions of %q: %w", clip(question), err)
 	}
+	var near []nearMatch
+	if nidx != nil && len(out) < DefaultMaxLinks {
+		var err error
+		if near, err = nidx.nearMentions(ctx, question, ws, used, DefaultMaxLinks-len(out)); err != nil {
+			return nil, fmt.Errorf("mentions of %q: %w", clip(question), err)
+		}
+		for _, n := range near {
+			out = append(out, Mention{Text: question[n.span.Start:n.span.End], Start: n.span.Start, End: n.span.End})
+			cands = append(cands, []int32{n.id})
+		}
+	}
 	resolve(g, out, cands)
+	for i, n := range near {
+		m := &out[len(out)-len(near)+i]
+		m.Near = true
+		m.Why = fmt.Sprintf("a near match of %q in the entity index (similarity %.2f, letters %.2f)", g.EntityName(n.id), n.score, n.letters)
+	}
 	slices.SortStableFunc(out, func(a, b Mention) int { return cmp.Compare(a.Start, b.Start) })
 	return out, nil
 }
@@ -156,9 +219,12 @@ func resolve(g kg.Reader, ms []Mention, cands [][]int32) {
 			}
 		}
 		if m.Topic {
-			// The linked entity first, its namesakes after.
+			// The linked entity first, its namesakes after, by name.
 			slices.SortStableFunc(choices, func(a, b Choice) int {
-				return cmp.Compare(b2i(b.Entity == m.Entity), b2i(a.Entity == m.Entity))
+				if c := cmp.Compare(b2i(b.Entity == m.Entity), b2i(a.Entity == m.Entity)); c != 0 {
+					return c
+				}
+				return cmp.Compare(a.Entity, b.Entity)
 			})
 			m.Candidates = choices
 			continue
@@ -189,7 +255,11 @@ func better(a, b Choice) int {
 	if c := cmp.Compare(ha, hb); c != 0 {
 		return c
 	}
-	return cmp.Compare(b.Degree, a.Degree)
+	if c := cmp.Compare(b.Degree, a.Degree); c != 0 {
+		return c
+	}
+	// By name, never by a backend's ids, so every backend chooses alike.
+	return cmp.Compare(a.Entity, b.Entity)
 }
 
 func b2i(b bool) int {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/kgvec"
 )
 
 // TestMentionsOf lists every mention beside the given entity and resolves
@@ -53,5 +54,73 @@ lyon	located_in	france
 	ms, err = MentionsOf(ctx, g, "who works for acme ?", nil)
 	if err != nil || len(ms) != 0 {
 		t.Errorf("nothing named: %+v, %v", ms, err)
+	}
+}
+
+// TestNearMentions links a span no name matches exactly to the entity the
+// index finds when both its vector and its letters are near (one edit in
+// seven letters or fewer), and nothing when only one of them is.
+func TestNearMentions(t *testing.T) {
+	g, err := kg.ReadTSV(strings.NewReader(`bob_martin	works_for	acme_corp
+acme_corp	based_in	Springfield
+Springfield	located_in	illinois
+bob_martin	born_in	massachusetts
+Films	genre_of	acme_corp
+`), "near.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ents, err := kgvec.Build(ctx, g, trigrams{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := New(g, ents)
+	for _, tc := range []struct {
+		q    string
+		want []string
+	}{
+		// Misspelt: one letter dropped from 13.
+		{"was bob martin born in massachusets ?", []string{"massachusets~massachusetts"}},
+		// The trigram encoder puts "springfeld" at 0.78 of Springfield:
+		// near in letters, not in the index.
+		{"does bob martin work in springfeld ?", nil},
+		// Exact names are not near matches.
+		{"was bob martin born in massachusetts ?", []string{"massachusetts=massachusetts"}},
+		// "film" is two edits from "Films" in five letters: too short.
+		{"which film did bob martin make ?", nil},
+		// Nothing like an entity.
+		{"what did bob martin eat for breakfast ?", nil},
+	} {
+		sp, _ := Find(tc.q, "bob_martin")
+		links := []Link{{Entity: "bob_martin", Mention: tc.q[sp.Start:sp.End], Start: sp.Start, End: sp.End, Score: 1, Method: "given"}}
+		ms, err := l.Mentions(ctx, tc.q, links)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range ms {
+			if m.Topic {
+				continue
+			}
+			sep := "="
+			if m.Near {
+				sep = "~"
+			}
+			got = append(got, m.Text+sep+m.Entity)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%q: mentions %v, want %v", tc.q, got, tc.want)
+		}
+		// MentionsOf has no index: exact names only.
+		plain, err := MentionsOf(ctx, g, tc.q, links)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range plain {
+			if m.Near {
+				t.Errorf("%q: MentionsOf gave a near match %+v", tc.q, m)
+			}
+		}
 	}
 }
