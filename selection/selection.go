@@ -23,6 +23,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -55,6 +56,10 @@ var Names = []string{
 	"unnamed",     // 1 when the first answer's name is a bare id (m.0abc, g.11x), no name a reader knows
 	"fallback",    // 1 when a reading the planner ranked above this one binds no answer: the KG lacked what the preferred plan asks, and this one answers in its place
 	"exact",       // 1 when the first answer matched every hop exactly (T-Score S at its maximum) and in the schema's direction: no relaxed or reversed edge stands in for a missing one
+	"zero_shot",   // 1 when, in a beam merged from a trained and a zero-shot planner (--planner both), only the zero-shot one proposed the reading
+	"both_plan",   // 1 when both planners of a merged beam proposed the reading
+	"own_rank",    // the reading's rank in its own planner's beam, over the beam size (rank, for a beam of one planner)
+	"own_first",   // 1 for its own planner's first reading (first, for a beam of one planner)
 }
 
 // Input is what the features of one question's readings are computed
@@ -122,12 +127,16 @@ func Candidates(ctx context.Context, in Input) ([]Candidate, error) {
 		}
 		f[1] = float64(i) / beam
 		var g schema.Graph
+		origin(projection.Origin{Rank: i}, beam, f)
 		if len(a.Graphs) > 0 && a.Graphs[0] < len(cands) {
 			pc := cands[a.Graphs[0]]
 			g = pc.Graph
 			c.graph = g
 			c.Plan = g.String()
 			f[2] = clip(float64(best-pc.Score), 0, 1)
+			if pc.Origin.Merged {
+				origin(pc.Origin, beam, f)
+			}
 		}
 		hops := float64(max(len(g.Triples), 1))
 		f[3] = math.Log1p(float64(len(a.Answers))) / math.Log(1001)
@@ -169,6 +178,20 @@ func Candidates(ctx context.Context, in Input) ([]Candidate, error) {
 	}
 	return out, nil
 }
+
+// origin fills the features of which planner proposed a reading of a
+// merged beam (projection.Merge) and how that planner ranked it.
+// Outside a merged beam, o.Rank is the reading's rank in the beam. The
+// features are found by name: other features may be appended before
+// them.
+func origin(o projection.Origin, beam float64, f []float64) {
+	set := func(name string, v float64) { f[slices.Index(Names, name)] = v }
+	set("zero_shot", b2f(o.Second))
+	set("both_plan", b2f(o.Both))
+	set("own_rank", float64(o.Rank)/beam)
+	set("own_first", b2f(o.Rank == 0))
+}
+
 
 // semFit fills the sem features: the encoder's cosine of the question and
 // each reading's relation names, and which reading is nearest.

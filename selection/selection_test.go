@@ -5,8 +5,10 @@ import (
 	"errors"
 	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/tracing"
 )
@@ -138,5 +140,39 @@ func TestTrainAnswers(t *testing.T) {
 	}
 	if plain, _ := Train(qs, TrainOptions{Steps: 10}); plain.Answer != nil {
 		t.Errorf("answer weights learnt without TrainOptions.Answers: %v", plain.Answer)
+	}
+}
+
+// TestOriginFeatures reads which planner of a merged beam proposed each
+// reading, and its rank there; a beam of one planner is its own.
+func TestOriginFeatures(t *testing.T) {
+	one := []tracing.Answer{{Entity: 1, Name: "a", Score: 2}}
+	alts := []tracing.Alternative{{Graphs: []int{0}, Answers: one}, {Group: 1, Graphs: []int{1}, Answers: one}, {Group: 2, Graphs: []int{2}, Answers: one}}
+	path := schema.Path("X", "r")
+	merged := projection.Projection{Candidates: []projection.Candidate{
+		{Graph: path, Origin: projection.Origin{Merged: true}},
+		{Graph: path, Origin: projection.Origin{Merged: true, Rank: 1, Both: true}},
+		{Graph: path, Origin: projection.Origin{Merged: true, Second: true}},
+	}}
+	single := projection.Projection{Candidates: []projection.Candidate{{Graph: path}, {Graph: path}, {Graph: path}}}
+	feature := func(c Candidate, name string) float64 { return c.Features[slices.Index(Names, name)] }
+	for _, tc := range []struct {
+		name string
+		p    projection.Projection
+		want [][4]float64 // zero_shot, both_plan, own_rank, own_first
+	}{
+		{"merged", merged, [][4]float64{{0, 0, 0, 1}, {0, 1, 1.0 / 3, 0}, {1, 0, 0, 1}}},
+		{"one planner", single, [][4]float64{{0, 0, 0, 1}, {0, 0, 1.0 / 3, 0}, {0, 0, 2.0 / 3, 0}}},
+	} {
+		cands, err := Candidates(context.Background(), Input{Question: "q", Projection: tc.p, Trace: &tracing.Result{Alternatives: alts}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range cands {
+			got := [4]float64{feature(c, "zero_shot"), feature(c, "both_plan"), feature(c, "own_rank"), feature(c, "own_first")}
+			if got != tc.want[i] {
+				t.Errorf("%s: reading %d: zero_shot, both_plan, own_rank, own_first = %v, want %v", tc.name, i, got, tc.want[i])
+			}
+		}
 	}
 }
