@@ -192,7 +192,6 @@ func origin(o projection.Origin, beam float64, f []float64) {
 	set("own_first", b2f(o.Rank == 0))
 }
 
-
 // semFit fills the sem features: the encoder's cosine of the question and
 // each reading's relation names, and which reading is nearest.
 func semFit(ctx context.Context, in Input, out []Candidate) error {
