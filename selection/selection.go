@@ -60,6 +60,8 @@ var Names = []string{
 	"both_plan",   // 1 when both planners of a merged beam proposed the reading
 	"own_rank",    // the reading's rank in its own planner's beam, over the beam size (rank, for a beam of one planner)
 	"own_first",   // 1 for its own planner's first reading (first, for a beam of one planner)
+	"backward",    // share of the reading's schema triples walked from their object to their subject ("the films of X" read as X's film reversed)
+	"words_left",  // share of the question's content words (not the anchor's, not question words) that no relation of the reading names
 }
 
 // Input is what the features of one question's readings are computed
@@ -118,6 +120,7 @@ func Candidates(ctx context.Context, in Input) ([]Candidate, error) {
 	beam := float64(max(len(alts), 1))
 	qwords := words(in.Question)
 	types := typeConstraints(in.Question)
+	content := contentWords(qwords, in.Trace.Anchors)
 	out := make([]Candidate, len(alts))
 	for i, a := range alts {
 		c := Candidate{Group: a.Group, Rank: i, Answers: a.Answers, Features: make([]float64, len(Names))}
@@ -171,6 +174,8 @@ func Candidates(ctx context.Context, in Input) ([]Candidate, error) {
 			}
 		}
 		evidence(in, &c, g, qwords, types)
+		f[slices.Index(Names, "backward")] = backward(g)
+		f[slices.Index(Names, "words_left")] = wordsLeft(content, g)
 		out[i] = c
 	}
 	if err := semFit(ctx, in, out); err != nil {
@@ -190,6 +195,59 @@ func origin(o projection.Origin, beam float64, f []float64) {
 	set("both_plan", b2f(o.Both))
 	set("own_rank", float64(o.Rank)/beam)
 	set("own_first", b2f(o.Rank == 0))
+}
+
+// backward is the share of g's triples walked against their direction:
+// from a node already reached (the anchor, or an earlier triple's) at
+// the triple's object to a new one at its subject.
+func backward(g schema.Graph) float64 {
+	if len(g.Triples) == 0 {
+		return 0
+	}
+	reached := map[string]bool{}
+	for _, n := range g.Mentions() {
+		reached[n] = true
+	}
+	n := 0
+	for _, t := range g.Triples {
+		if reached[t.Tail] && !reached[t.Head] {
+			n++
+		}
+		reached[t.Head], reached[t.Tail] = true, true
+	}
+	return float64(n) / float64(len(g.Triples))
+}
+
+// contentWords are the question's words that may name a relation: not
+// stop words, question words or the anchors' names.
+func contentWords(qwords []string, anchors []tracing.Anchor) []string {
+	anchor := map[string]bool{}
+	for _, a := range anchors {
+		for _, w := range words(a.Name + " " + a.Mention) {
+			anchor[w] = true
+		}
+	}
+	var out []string
+	for _, w := range qwords {
+		if !stop[w] && !questionStop[w] && !anchor[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// wordsLeft is the share of content no relation of g names.
+func wordsLeft(content []string, g schema.Graph) float64 {
+	if len(content) == 0 {
+		return 0
+	}
+	left := 0
+	for _, w := range content {
+		if !slices.ContainsFunc(g.Triples, func(t schema.Triple) bool { return namesRel([]string{w}, t.Rel) }) {
+			left++
+		}
+	}
+	return float64(left) / float64(len(content))
 }
 
 // semFit fills the sem features: the encoder's cosine of the question and

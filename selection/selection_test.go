@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stem-kgqa/stem/projection"
@@ -173,6 +174,32 @@ func TestOriginFeatures(t *testing.T) {
 			if got != tc.want[i] {
 				t.Errorf("%s: reading %d: zero_shot, both_plan, own_rank, own_first = %v, want %v", tc.name, i, got, tc.want[i])
 			}
+		}
+	}
+}
+
+func TestBackwardAndWordsLeft(t *testing.T) {
+	q := words("what is the time zones of the place of birth of Marco Mobari ?")
+	content := contentWords(q, []tracing.Anchor{{Name: "Marco Mobari"}})
+	if got := strings.Join(content, " "); got != "time zones place birth" {
+		t.Fatalf("content words %q, want the words that may name a relation", got)
+	}
+	forward := schema.Path("Marco Mobari", "people.person.place_of_birth", "location.location.time_zones")
+	for _, tc := range []struct {
+		name           string
+		g              schema.Graph
+		backward, left float64
+	}{
+		{"forward, every word named", forward, 0, 0},
+		{"one hop, time zones left", schema.Path("Marco Mobari", "people.person.place_of_birth"), 0, 0.5},
+		{"second hop reversed", schema.PathGraph("Marco Mobari", []schema.Step{{Rel: "people.person.place_of_birth"}, {Rel: "people.person.places_lived", Dir: schema.Inverse}}), 0.5, 0.5},
+		{"no triples", schema.Graph{}, 0, 1},
+	} {
+		if got := backward(tc.g); math.Abs(got-tc.backward) > 1e-9 {
+			t.Errorf("%s: backward %v, want %v", tc.name, got, tc.backward)
+		}
+		if got := wordsLeft(content, tc.g); math.Abs(got-tc.left) > 1e-9 {
+			t.Errorf("%s: words_left %v, want %v", tc.name, got, tc.left)
 		}
 	}
 }
