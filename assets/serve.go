@@ -25,7 +25,8 @@ func CheckServed(s plan.Settings, cmd string) error {
 
 // Backend is what stem serve answers with over e: the pipelines s
 // describes, one per planner a request may choose (s's own first, then
-// compose, schema, and pattern or llm when their model is given), and
+// compose, schema, pattern and both with a planner model, llm with a
+// chat model), and
 // entity search.
 func (e *Env) Backend(ctx context.Context, s plan.Settings) (serve.Backend, error) {
 	a, err := e.Assets(ctx, s)
@@ -41,6 +42,7 @@ func (e *Env) Backend(ctx context.Context, s plan.Settings) (serve.Backend, erro
 	add("compose", true)
 	add("schema", true)
 	add("pattern", s.PlannerModel != "")
+	add("both", s.PlannerModel != "")
 	add("llm", s.Chat.Model != "")
 	return serve.Backend{
 		Graph:    e.Graph,

@@ -60,6 +60,7 @@ func DefaultPlanners() *Planners {
 	})
 	_ = r.Register("schema", "zero-shot, whole-question similarity", nil, openSchema)
 	_ = r.Register("llm", "", needsChat, openLLM)
+	_ = r.Register("both", "pattern with --planner-model and compose, their beams merged for --selector to choose among", needsModelForBoth, openBoth)
 	return r
 }
 
@@ -135,6 +136,13 @@ func needsModel(s Settings) error {
 	return nil
 }
 
+func needsModelForBoth(s Settings) error {
+	if s.PlannerModel == "" {
+		return fmt.Errorf("--planner both needs --planner-model FILE (train one with 'stem train planner'): it plans with it and with compose")
+	}
+	return nil
+}
+
 func needsChat(s Settings) error {
 	if s.Chat.Model == "" {
 		return fmt.Errorf("--planner llm and --generator llm need --llm-model NAME (and --llm-base-url of an OpenAI-compatible server)")
@@ -154,6 +162,66 @@ func openPattern(ctx context.Context, env PlannerEnv) (projection.Planner, error
 		return openWithPrior(ctx, env, m, pr)
 	}
 	return pattern.New(m, a.Encoder, pattern.Config{Beam: s.Beam, Graph: a.Graph, Options: pattern.Options{Variants: s.Variants}})
+}
+
+// openBoth builds the planner that plans each question with the trained
+// planner (--planner-model) and the zero-shot compose planner and merges
+// their beams (projection.Merge): a trained planner knows only the
+// relation paths its training showed, compose reads any the question's
+// words name, and plan selection (--selector) weighs the readings of
+// both by their evidence.
+func openBoth(ctx context.Context, env PlannerEnv) (projection.Planner, error) {
+	trained, err := openPattern(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	zero, err := openCompose(ctx, env, compose.Config{Beam: env.Settings.Beam})
+	if err != nil {
+		return nil, err
+	}
+	return mergedPlanner{first: trained, second: zero}, nil
+}
+
+// mergedPlanner plans with two planners at once and merges their beams
+// (projection.Merge). Where one of them fails, the other's beam is the
+// answer, with a note; where both fail, the first's error.
+type mergedPlanner struct {
+	first, second projection.Planner
+}
+
+// Plan implements projection.Planner.
+func (m mergedPlanner) Plan(ctx context.Context, in projection.Input) (projection.Projection, error) {
+	type planned struct {
+		p   projection.Projection
+		err error
+	}
+	done := make(chan planned, 1)
+	go func() {
+		p, err := m.second.Plan(ctx, in)
+		done <- planned{p, err}
+	}()
+	p1, err1 := m.first.Plan(ctx, in)
+	r := <-done
+	switch {
+	case err1 != nil && r.err != nil:
+		return projection.Projection{}, err1
+	case err1 != nil:
+		p1 = projection.Projection{Notes: []string{"trained planner failed: " + err1.Error()}}
+	case r.err != nil:
+		r.p = projection.Projection{Notes: []string{"zero-shot planner failed: " + r.err.Error()}}
+	}
+	return projection.Merge(p1, r.p), nil
+}
+
+// Reach implements Reacher: the deeper of the two planners' reaches.
+func (m mergedPlanner) Reach() int {
+	reach := 0
+	for _, p := range []projection.Planner{m.first, m.second} {
+		if r, ok := p.(Reacher); ok {
+			reach = max(reach, r.Reach())
+		}
+	}
+	return reach
 }
 
 // openSchema builds the zero-shot schema planner. It encodes every

@@ -95,6 +95,9 @@ type Candidate struct {
 	// candidate binds answers beside it rather than after it. Never set on
 	// the first candidate.
 	Variant bool
+	// Origin says which planner proposed the candidate, in a beam merged
+	// from two (Merge); the zero value otherwise.
+	Origin Origin
 }
 
 // Projection is a planner's answer: up to B candidate schema graphs, best

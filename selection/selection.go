@@ -25,6 +25,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -58,6 +59,12 @@ var Names = []string{
 	"fallback",    // 1 when a reading the planner ranked above this one binds no answer: the KG lacked what the preferred plan asks, and this one answers in its place
 	"exact",       // 1 when the first answer matched every hop exactly (T-Score S at its maximum) and in the schema's direction: no relaxed or reversed edge stands in for a missing one
 	"demoted",     // the planner's score, clipped to [0, 1], of a plan it preferred but ranked last because it reaches nothing from the question's entities in the KG (projection.Projection.Demoted): the KG may lack the answer
+	"zero_shot",   // 1 when, in a beam merged from a trained and a zero-shot planner (--planner both), only the zero-shot one proposed the reading
+	"both_plan",   // 1 when both planners of a merged beam proposed the reading
+	"own_rank",    // the reading's rank in its own planner's beam, over the beam size (rank, for a beam of one planner)
+	"own_first",   // 1 for its own planner's first reading (first, for a beam of one planner)
+	"backward",    // share of the reading's schema triples walked from their object to their subject ("the films of X" read as X's film reversed)
+	"words_left",  // share of the question's content words (not the anchor's, not question words) that no relation of the reading names
 }
 
 // Input is what the features of one question's readings are computed
@@ -122,6 +129,7 @@ func Candidates(ctx context.Context, in Input) ([]Candidate, error) {
 	qwords := words(in.Question)
 	types := typeConstraints(in.Question)
 	q := asked{words: qwords, types: types, anchorRels: anchorRelations(in)}
+	content := contentWords(qwords, in.Trace.Anchors)
 	out := make([]Candidate, len(alts))
 	for i, a := range alts {
 		c := Candidate{Group: a.Group, Rank: i, Answers: a.Answers, Features: make([]float64, len(Names))}
@@ -131,12 +139,16 @@ func Candidates(ctx context.Context, in Input) ([]Candidate, error) {
 		}
 		f[1] = float64(i) / beam
 		var g schema.Graph
+		origin(projection.Origin{Rank: i}, beam, f)
 		if len(a.Graphs) > 0 && a.Graphs[0] < len(cands) {
 			pc := cands[a.Graphs[0]]
 			g = pc.Graph
 			c.graph = g
 			c.Plan = g.String()
 			f[2] = clip(float64(best-pc.Score), 0, 1)
+			if pc.Origin.Merged {
+				origin(pc.Origin, beam, f)
+			}
 		}
 		hops := float64(max(len(g.Triples), 1))
 		f[3] = math.Log1p(float64(len(a.Answers))) / math.Log(1001)
@@ -172,12 +184,80 @@ func Candidates(ctx context.Context, in Input) ([]Candidate, error) {
 			}
 		}
 		evidence(in, &c, g, q)
+		f[slices.Index(Names, "backward")] = backward(g)
+		f[slices.Index(Names, "words_left")] = wordsLeft(content, g)
 		out[i] = c
 	}
 	if err := semFit(ctx, in, out); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// origin fills the features of which planner proposed a reading of a
+// merged beam (projection.Merge) and how that planner ranked it.
+// Outside a merged beam, o.Rank is the reading's rank in the beam. The
+// features are found by name: other features may be appended before
+// them.
+func origin(o projection.Origin, beam float64, f []float64) {
+	set := func(name string, v float64) { f[slices.Index(Names, name)] = v }
+	set("zero_shot", b2f(o.Second))
+	set("both_plan", b2f(o.Both))
+	set("own_rank", float64(o.Rank)/beam)
+	set("own_first", b2f(o.Rank == 0))
+}
+
+// backward is the share of g's triples walked against their direction:
+// from a node already reached (the anchor, or an earlier triple's) at
+// the triple's object to a new one at its subject.
+func backward(g schema.Graph) float64 {
+	if len(g.Triples) == 0 {
+		return 0
+	}
+	reached := map[string]bool{}
+	for _, n := range g.Mentions() {
+		reached[n] = true
+	}
+	n := 0
+	for _, t := range g.Triples {
+		if reached[t.Tail] && !reached[t.Head] {
+			n++
+		}
+		reached[t.Head], reached[t.Tail] = true, true
+	}
+	return float64(n) / float64(len(g.Triples))
+}
+
+// contentWords are the question's words that may name a relation: not
+// stop words, question words or the anchors' names.
+func contentWords(qwords []string, anchors []tracing.Anchor) []string {
+	anchor := map[string]bool{}
+	for _, a := range anchors {
+		for _, w := range words(a.Name + " " + a.Mention) {
+			anchor[w] = true
+		}
+	}
+	var out []string
+	for _, w := range qwords {
+		if !stop[w] && !questionStop[w] && !anchor[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// wordsLeft is the share of content no relation of g names.
+func wordsLeft(content []string, g schema.Graph) float64 {
+	if len(content) == 0 {
+		return 0
+	}
+	left := 0
+	for _, w := range content {
+		if !slices.ContainsFunc(g.Triples, func(t schema.Triple) bool { return namesRel([]string{w}, t.Rel) }) {
+			left++
+		}
+	}
+	return float64(left) / float64(len(content))
 }
 
 // semFit fills the sem features: the encoder's cosine of the question and

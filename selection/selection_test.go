@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stem-kgqa/stem/projection"
@@ -164,6 +165,66 @@ func TestDemotedFeature(t *testing.T) {
 			if got := c.Features[k]; math.Abs(got-tc.want) > 1e-6 {
 				t.Errorf("demoted %g: reading %d has %g, want %g", tc.demoted, i, got, tc.want)
 			}
+		}
+	}
+}
+
+// TestOriginFeatures reads which planner of a merged beam proposed each
+// reading, and its rank there; a beam of one planner is its own.
+func TestOriginFeatures(t *testing.T) {
+	one := []tracing.Answer{{Entity: 1, Name: "a", Score: 2}}
+	alts := []tracing.Alternative{{Graphs: []int{0}, Answers: one}, {Group: 1, Graphs: []int{1}, Answers: one}, {Group: 2, Graphs: []int{2}, Answers: one}}
+	path := schema.Path("X", "r")
+	merged := projection.Projection{Candidates: []projection.Candidate{
+		{Graph: path, Origin: projection.Origin{Merged: true}},
+		{Graph: path, Origin: projection.Origin{Merged: true, Rank: 1, Both: true}},
+		{Graph: path, Origin: projection.Origin{Merged: true, Second: true}},
+	}}
+	single := projection.Projection{Candidates: []projection.Candidate{{Graph: path}, {Graph: path}, {Graph: path}}}
+	feature := func(c Candidate, name string) float64 { return c.Features[slices.Index(Names, name)] }
+	for _, tc := range []struct {
+		name string
+		p    projection.Projection
+		want [][4]float64 // zero_shot, both_plan, own_rank, own_first
+	}{
+		{"merged", merged, [][4]float64{{0, 0, 0, 1}, {0, 1, 1.0 / 3, 0}, {1, 0, 0, 1}}},
+		{"one planner", single, [][4]float64{{0, 0, 0, 1}, {0, 0, 1.0 / 3, 0}, {0, 0, 2.0 / 3, 0}}},
+	} {
+		cands, err := Candidates(context.Background(), Input{Question: "q", Projection: tc.p, Trace: &tracing.Result{Alternatives: alts}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range cands {
+			got := [4]float64{feature(c, "zero_shot"), feature(c, "both_plan"), feature(c, "own_rank"), feature(c, "own_first")}
+			if got != tc.want[i] {
+				t.Errorf("%s: reading %d: zero_shot, both_plan, own_rank, own_first = %v, want %v", tc.name, i, got, tc.want[i])
+			}
+		}
+	}
+}
+
+func TestBackwardAndWordsLeft(t *testing.T) {
+	q := words("what is the time zones of the place of birth of Marco Mobari ?")
+	content := contentWords(q, []tracing.Anchor{{Name: "Marco Mobari"}})
+	if got := strings.Join(content, " "); got != "time zones place birth" {
+		t.Fatalf("content words %q, want the words that may name a relation", got)
+	}
+	forward := schema.Path("Marco Mobari", "people.person.place_of_birth", "location.location.time_zones")
+	for _, tc := range []struct {
+		name           string
+		g              schema.Graph
+		backward, left float64
+	}{
+		{"forward, every word named", forward, 0, 0},
+		{"one hop, time zones left", schema.Path("Marco Mobari", "people.person.place_of_birth"), 0, 0.5},
+		{"second hop reversed", schema.PathGraph("Marco Mobari", []schema.Step{{Rel: "people.person.place_of_birth"}, {Rel: "people.person.places_lived", Dir: schema.Inverse}}), 0.5, 0.5},
+		{"no triples", schema.Graph{}, 0, 1},
+	} {
+		if got := backward(tc.g); math.Abs(got-tc.backward) > 1e-9 {
+			t.Errorf("%s: backward %v, want %v", tc.name, got, tc.backward)
+		}
+		if got := wordsLeft(content, tc.g); math.Abs(got-tc.left) > 1e-9 {
+			t.Errorf("%s: words_left %v, want %v", tc.name, got, tc.left)
 		}
 	}
 }

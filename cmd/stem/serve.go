@@ -58,7 +58,7 @@ func serveCommand() *cli.Command {
 			"  GET  /                              the evidence viewer: ask, see the answer and its subgraph\n" +
 			"  GET  /healthz, /readyz, /metrics    liveness, readiness (503 while loading), Prometheus\n\n" +
 			"A request may choose the planner among those served: the --planner one (first), compose, schema,\n" +
-			"and pattern or llm when their model is given. No request names a file.\n\n" +
+			"pattern and both (pattern and compose merged) with --planner-model, llm with --llm-model. No request names a file.\n\n" +
 			"Examples:\n" +
 			"  stem serve                                           # the demo KG on http://127.0.0.1:8080/\n" +
 			"  curl -s localhost:8080/v1/ask -H 'Content-Type: application/json' -d '{\"question\": \"who directed inception ?\"}'\n" +

@@ -23,9 +23,16 @@ func trainSelectorSubcommand() *cli.Command {
 			"agreement between readings, T-Score, reversed edges, how the question's words name the relations, the\n" +
 			"answer's type, the Triple-GNN's score with --gnn) on four questions in five; the fifth calibrates the\n" +
 			"chosen reading's probability (Platt scaling) into the confidence stem ask, eval and serve report.\n" +
-			"Use training questions only, never the split you measure (--ids keeps a fixed half: stem data split).\n\n" +
+			"Use training questions only, never the split you measure (--ids keeps a fixed half: stem data split).\n" +
+			"With --planner both (the trained pattern planner's beam merged with compose's), give a planner model\n" +
+			"trained on other training questions than these (one half of the split; the selector learns on the\n" +
+			"other): on the questions it learnt from, the pattern planner is never wrong, and the selector would\n" +
+			"never learn when to prefer compose's reading.\n\n" +
 			"Example:\n  stem train selector --format pq --questions splits/PQ-3H.train.txt --kg 3H-kb.txt --planner-model pq3.stempat --out pq3.selector\n" +
-			"  stem eval --selector pq3.selector --min-confidence 0.5 --format pq --questions splits/PQ-3H.test.txt --kg 3H-kb.txt --planner-model pq3.stempat",
+			"  stem eval --selector pq3.selector --min-confidence 0.5 --format pq --questions splits/PQ-3H.test.txt --kg 3H-kb.txt --planner-model pq3.stempat\n" +
+			"  stem train planner --format pq --questions train-half-a.txt --out half-a.stempat\n" +
+			"  stem train selector --planner both --planner-model half-a.stempat --format pq --questions train-half-b.txt --kg kg.stemkg --out both.selector\n" +
+			"  stem eval --planner both --planner-model full.stempat --selector both.selector --format pq --questions test.txt --kg kg.stemkg",
 		Flags: append(append(append([]cli.Flag{
 			&cli.StringFlag{Name: "out", Destination: &o.Out, Required: true, Usage: "selector FILE to write (JSON)"},
 			&cli.BoolFlag{Name: "force", Destination: &o.Force, Usage: forceFlag.Usage},

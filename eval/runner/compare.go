@@ -219,7 +219,8 @@ func peerLabel(name, retriever string, fields []settings.Field) string {
 // with what its planner learnt from, read off the report: "stem
 // (trained: pattern)" for the planner learnt from the training
 // questions, "stem (zero-shot: compose)" for one that learnt from none,
-// "stem (oracle plans: upper bound)". Any other row keeps its name.
+// "stem (oracle plans: upper bound)", "stem (trained pattern and
+// zero-shot compose)" for both merged. Any other row keeps its name.
 func RowName(name, retriever string, rep *eval.Report) string {
 	if name != retriever || retriever != plan.DefaultStrategy || rep == nil {
 		return name
@@ -229,6 +230,8 @@ func RowName(name, retriever string, rep *eval.Report) string {
 		return name
 	case "pattern":
 		return name + " (trained: pattern)"
+	case "both":
+		return name + " (trained pattern and zero-shot compose)"
 	case "oracle":
 		return name + " (oracle plans: upper bound)"
 	case "llm":
