@@ -230,6 +230,9 @@ type Planner struct {
 	relKinds []string
 	// kindCache keeps the inferred kinds of the entities paths reach.
 	kindCache kindCache
+	// expansions keeps the hubs' expansions between questions: at a hub
+	// they cost most of the planning, and they depend on the KG alone.
+	expansions *zeroshot.Cache
 }
 
 // relWord is one content word of a relation's name, with what New reads
@@ -260,7 +263,7 @@ func New(ctx context.Context, g kg.Reader, enc models.Encoder, cfg Config) (*Pla
 	if cfg.Unused == 0 {
 		cfg.Unused = DefaultUnused
 	}
-	p := &Planner{g: g, enc: enc, cfg: cfg, rels: make([][]relWord, g.NumRelations()), words: map[string][]float32{}, relNames: map[string]bool{}, relKinds: constraint.RelationKinds(g)}
+	p := &Planner{g: g, enc: enc, cfg: cfg, rels: make([][]relWord, g.NumRelations()), words: map[string][]float32{}, relNames: map[string]bool{}, relKinds: constraint.RelationKinds(g), expansions: zeroshot.NewCache(0)}
 	var all []string
 	for r := range p.rels {
 		p.rels[r] = relationWords(g, int32(r))
@@ -768,7 +771,7 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 // notes, and the last hop pending: its steps known, the entities its
 // paths reach not gathered yet.
 func (p *Planner) walks(ctx context.Context, start []int32) ([]zeroshot.Walk, *zeroshot.Pending, []string, error) {
-	zc := zeroshot.Config{MaxHops: p.cfg.MaxHops - 1, FrontierCap: p.cfg.FrontierCap, MaxPaths: p.cfg.MaxPaths}
+	zc := zeroshot.Config{MaxHops: p.cfg.MaxHops - 1, FrontierCap: p.cfg.FrontierCap, MaxPaths: p.cfg.MaxPaths, Cache: p.expansions}
 	level := []zeroshot.Walk{{Front: start, Reach: len(start)}}
 	var walks []zeroshot.Walk
 	var notes []string

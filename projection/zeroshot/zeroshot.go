@@ -37,6 +37,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/models"
@@ -59,6 +61,9 @@ type Config struct {
 	FrontierCap int
 	// MaxPaths is the most partial paths kept per hop count; 0 means 400.
 	MaxPaths int
+	// Cache, when not nil, keeps the expansions of large frontiers between
+	// calls (see Cache); it must serve this graph and FrontierCap alone.
+	Cache *Cache
 }
 
 // withDefaults fills c's zero fields.
@@ -272,7 +277,7 @@ type Pending struct {
 	hop int
 	// Steps holds each new path's steps, in the order Walks returns them.
 	Steps [][]Step
-	runs  [][]run // each path's triples, per entity of the frontier
+	refs  []stepRef // each path's last step, in its frontier's expansion
 }
 
 // run is the triples of one relation leaving (or, inv, entering) one
@@ -282,12 +287,129 @@ type run struct {
 	inv bool
 }
 
+// stepRef is one step of an expansion.
+type stepRef struct {
+	ex *expansion
+	i  int
+}
+
+// expansion is what one frontier expands to: its steps in name order,
+// each with its runs (the triples it walks, per entity of the frontier),
+// and the entities each step reaches, gathered on first use. It depends on
+// the frontier and the frontier cap alone, so a Cache shares it between
+// paths and questions that reach the same frontier (a hub's).
+type expansion struct {
+	front  []int32 // the frontier expanded, before the cap: the cache's key
+	steps  []Step
+	runs   [][]run
+	once   []sync.Once
+	fronts [][]int32
+	cache  *Cache // where the gathered entities are counted, or nil
+}
+
+// reached returns the distinct entities step i reaches, gathering them on
+// the first call.
+func (ex *expansion) reached(g kg.Reader, i int, x *grouper) []int32 {
+	ex.once[i].Do(func() {
+		ex.fronts[i] = x.gather(g, ex.runs[i])
+		if ex.cache != nil {
+			ex.cache.size.Add(int64(len(ex.fronts[i])))
+		}
+	})
+	return ex.fronts[i]
+}
+
+// Cache keeps the expansions of large frontiers between Extend calls, so
+// that the hubs many questions walk through (a gender, a country, a
+// genre) are expanded and gathered once, not per question: their steps,
+// runs and reached entities depend on the KG alone. A Cache serves one
+// graph and one FrontierCap; it is safe for concurrent use and bounded
+// (see NewCache). A nil *Cache caches nothing.
+type Cache struct {
+	mu     sync.Mutex
+	byHash map[uint64][]*expansion
+	size   atomic.Int64 // entities held, roughly: fronts, runs and gathered ones
+	limit  int64
+}
+
+// NewCache returns a cache that holds about limit entity ids (4 bytes
+// each) before it starts over; limit <= 0 means DefaultCacheLimit.
+func NewCache(limit int64) *Cache {
+	if limit <= 0 {
+		limit = DefaultCacheLimit
+	}
+	return &Cache{byHash: map[uint64][]*expansion{}, limit: limit}
+}
+
+// DefaultCacheLimit is NewCache's default bound: 16M entity ids, 64 MB.
+const DefaultCacheLimit = 16 << 20
+
+// cacheMin is the least work (frontier entities plus the triples its
+// steps walk) worth caching: a small frontier is expanded about as fast as
+// it is looked up.
+const cacheMin = 256
+
+// hashFront hashes a frontier's ids (FNV-1a over the ids, then mixed).
+func hashFront(front []int32) uint64 {
+	h := uint64(14695981039346656037)
+	for _, e := range front {
+		h ^= uint64(uint32(e))
+		h *= 1099511628211
+	}
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	return h
+}
+
+// get returns the cached expansion of front, or nil.
+func (c *Cache) get(h uint64, front []int32) *expansion {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ex := range c.byHash[h] {
+		if slices.Equal(ex.front, front) {
+			return ex
+		}
+	}
+	return nil
+}
+
+// put keeps ex when it is worth it, starting over when the cache is full.
+func (c *Cache) put(h uint64, ex *expansion) {
+	if c == nil {
+		return
+	}
+	n, work := int64(len(ex.front)+len(ex.steps)), len(ex.front)
+	for _, rs := range ex.runs {
+		n += int64(8 * len(rs)) // a run is 8 ids' worth of memory
+		for _, r := range rs {
+			work += len(r.ts)
+		}
+	}
+	if work < cacheMin {
+		return
+	}
+	ex.cache = c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.size.Load()+n > c.limit {
+		clear(c.byHash)
+		c.size.Store(0)
+	}
+	c.byHash[h] = append(c.byHash[h], ex)
+	c.size.Add(n)
+}
+
 // Extend reads the steps that extend each walk of level (all of one hop
 // count) by one hop, in every direction its frontier allows, with cfg's
 // frontier cap. Everything it keeps or cuts is chosen by names, never by
 // ids, so that the paths do not depend on how a backend numbers the KG: a
 // question's neighbourhood fetched from an endpoint is numbered otherwise
-// than the same KG read from its file.
+// than the same KG read from its file. cfg.Cache, when set, keeps the
+// expansions of large frontiers for later calls.
 func Extend(ctx context.Context, g kg.Reader, level []Walk, cfg Config) (*Pending, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -297,6 +419,38 @@ func Extend(ctx context.Context, g kg.Reader, level []Walk, cfg Config) (*Pendin
 	if len(level) > 0 {
 		p.hop = len(level[0].Steps) + 1
 	}
+	var x expander
+	for _, pa := range level {
+		var h uint64
+		ex := (*expansion)(nil)
+		if cfg.Cache != nil {
+			h = hashFront(pa.Front)
+			ex = cfg.Cache.get(h, pa.Front)
+		}
+		if ex == nil {
+			ex = x.expand(g, pa.Front, cfg.FrontierCap)
+			cfg.Cache.put(h, ex)
+		}
+		for i, s := range ex.steps {
+			p.Steps = append(p.Steps, append(slices.Clone(pa.Steps), s))
+			p.refs = append(p.refs, stepRef{ex, i})
+		}
+	}
+	return p, nil
+}
+
+// expander expands frontiers, with buffers reused between them.
+type expander struct {
+	groups   map[Step]int32
+	order    []Step
+	met      []run   // the runs as met
+	metGroup []int32 // each run's step, by its place in order
+	count    []int
+}
+
+// expand groups the triples leaving and entering the first frontierCap
+// entities of front (by name) by step, the steps in name order.
+func (x *expander) expand(g kg.Reader, front []int32, frontierCap int) *expansion {
 	_, rels, _ := kg.ColumnsOf(g)
 	relOf := func(t int32) int32 {
 		if rels != nil {
@@ -304,74 +458,76 @@ func Extend(ctx context.Context, g kg.Reader, level []Walk, cfg Config) (*Pendin
 		}
 		return g.Triple(t).Rel
 	}
-	groups := map[Step]int32{}
-	var order []Step
-	var met []run        // the runs as met
-	var metGroup []int32 // each run's step, by its place in order
-	var count []int
-	for _, pa := range level {
-		clear(groups)
-		order, met, metGroup = order[:0], met[:0], metGroup[:0]
-		front := pa.Front
-		if len(front) > cfg.FrontierCap {
-			front = firstByName(g, front, cfg.FrontierCap)
-		}
-		add := func(ts []int32, inv bool) {
-			for i := 0; i < len(ts); {
-				r := relOf(ts[i])
-				j := i + 1
-				if j < len(ts) && relOf(ts[j]) == r {
-					// Out and In are sorted by relation: a hub's run of
-					// one relation is skipped over by binary search.
-					j += sort.Search(len(ts)-j, func(k int) bool { return relOf(ts[j+k]) != r })
-				}
-				s := Step{r, inv}
-				gi, ok := groups[s]
-				if !ok {
-					gi = int32(len(order))
-					groups[s] = gi
-					order = append(order, s)
-				}
-				met = append(met, run{ts[i:j], inv})
-				metGroup = append(metGroup, gi)
-				i = j
+	if x.groups == nil {
+		x.groups = map[Step]int32{}
+	}
+	clear(x.groups)
+	x.order, x.met, x.metGroup = x.order[:0], x.met[:0], x.metGroup[:0]
+	ex := &expansion{front: front}
+	if len(front) > frontierCap {
+		front = firstByName(g, front, frontierCap)
+	}
+	add := func(ts []int32, inv bool) {
+		for i := 0; i < len(ts); {
+			r := relOf(ts[i])
+			j := i + 1
+			if j < len(ts) && relOf(ts[j]) == r {
+				// Out and In are sorted by relation: a hub's run of
+				// one relation is skipped over by binary search.
+				j += sort.Search(len(ts)-j, func(k int) bool { return relOf(ts[j+k]) != r })
 			}
-		}
-		for _, e := range front {
-			add(g.Out(e), false)
-			add(g.In(e), true)
-		}
-		// Each step's runs in the order met, side by side in one slice.
-		count = append(count[:0], make([]int, len(order)+1)...)
-		for _, gi := range metGroup {
-			count[gi+1]++
-		}
-		for i := 1; i < len(count); i++ {
-			count[i] += count[i-1]
-		}
-		byStep := make([]run, len(met))
-		at := slices.Clone(count[:len(order)])
-		for k, gi := range metGroup {
-			byStep[at[gi]] = met[k]
-			at[gi]++
-		}
-		idx := make([]int, len(order))
-		for i := range idx {
-			idx[i] = i
-		}
-		slices.SortFunc(idx, func(a, b int) int {
-			sa, sb := order[a], order[b]
-			if c := strings.Compare(g.RelationName(sa.Rel), g.RelationName(sb.Rel)); c != 0 {
-				return c
+			s := Step{r, inv}
+			gi, ok := x.groups[s]
+			if !ok {
+				gi = int32(len(x.order))
+				x.groups[s] = gi
+				x.order = append(x.order, s)
 			}
-			return cmp.Compare(btoi(sa.Inv), btoi(sb.Inv))
-		})
-		for _, i := range idx {
-			p.Steps = append(p.Steps, append(slices.Clone(pa.Steps), order[i]))
-			p.runs = append(p.runs, byStep[count[i]:count[i+1]:count[i+1]])
+			x.met = append(x.met, run{ts[i:j], inv})
+			x.metGroup = append(x.metGroup, gi)
+			i = j
 		}
 	}
-	return p, nil
+	for _, e := range front {
+		add(g.Out(e), false)
+		add(g.In(e), true)
+	}
+	order := x.order
+	// Each step's runs in the order met, side by side in one slice.
+	count := append(x.count[:0], make([]int, len(order)+1)...)
+	x.count = count
+	for _, gi := range x.metGroup {
+		count[gi+1]++
+	}
+	for i := 1; i < len(count); i++ {
+		count[i] += count[i-1]
+	}
+	byStep := make([]run, len(x.met))
+	at := slices.Clone(count[:len(order)])
+	for k, gi := range x.metGroup {
+		byStep[at[gi]] = x.met[k]
+		at[gi]++
+	}
+	idx := make([]int, len(order))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		sa, sb := order[a], order[b]
+		if c := strings.Compare(g.RelationName(sa.Rel), g.RelationName(sb.Rel)); c != 0 {
+			return c
+		}
+		return cmp.Compare(btoi(sa.Inv), btoi(sb.Inv))
+	})
+	ex.steps = make([]Step, len(idx))
+	ex.runs = make([][]run, len(idx))
+	for k, i := range idx {
+		ex.steps[k] = order[i]
+		ex.runs[k] = byStep[count[i]:count[i+1]:count[i+1]]
+	}
+	ex.once = make([]sync.Once, len(idx))
+	ex.fronts = make([][]int32, len(idx))
+	return ex
 }
 
 // firstByName returns the k entities of es whose names come first, in
@@ -437,7 +593,8 @@ func (p *Pending) Fill(keep func(i int) bool) (walks []Walk, note string) {
 		if !cut && keep != nil && !keep(i) {
 			continue
 		}
-		nf := x.gather(p.g, p.runs[i])
+		r := p.refs[i]
+		nf := r.ex.reached(p.g, r.i, &x)
 		walks = append(walks, Walk{Steps: steps, Front: nf, Reach: len(nf)})
 	}
 	if cut {
