@@ -3,6 +3,7 @@ package zeroshot
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stem-kgqa/stem/demo"
@@ -130,6 +131,71 @@ func TestPlanIndependentOfNumbering(t *testing.T) {
 	for name, other := range map[string]kg.Reader{"numbered in reverse": rev, "neighbourhood": near} {
 		if got := plan(other); got != want {
 			t.Errorf("%s: %s\nfrom the file: %s", name, got, want)
+		}
+	}
+}
+
+// TestWalksCached checks that a Cache changes nothing Walks returns, when
+// it is cold, warm, and too small to hold a hub's expansion for long.
+func TestWalksCached(t *testing.T) {
+	ctx := context.Background()
+	b := kg.NewBuilder()
+	b.Add("q", "genre", "hub")
+	b.Add("p", "genre", "hub")
+	for i := range 300 {
+		f := fmt.Sprintf("f%03d", 299-i)
+		b.Add(f, "genre", "hub")
+		b.Add(f, "rated", f+"_r")
+		if i%3 == 0 {
+			b.Add(f+"_w", "written_by", f)
+		}
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	show := func(ws []Walk) string {
+		var sb strings.Builder
+		for _, w := range ws {
+			fmt.Fprintf(&sb, "%v %d %v\n", w.Steps, w.Reach, w.Front)
+		}
+		return sb.String()
+	}
+	q, _ := g.Entity("q")
+	p, _ := g.Entity("p")
+	cfg := Config{MaxHops: 3, FrontierCap: 100, MaxPaths: 50}
+	var want [2]string
+	for i, e := range []int32{q, p} {
+		ws, _, err := Walks(ctx, g, []int32{e}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = show(ws)
+	}
+	for _, tc := range []struct {
+		name    string
+		limit   int64
+		holding bool
+	}{
+		{"roomy", 0, true},
+		{"starting over at every hub", 300, false},
+	} {
+		c := NewCache(tc.limit)
+		cached := cfg
+		cached.Cache = c
+		for round := range 2 {
+			for i, e := range []int32{q, p} {
+				ws, _, err := Walks(ctx, g, []int32{e}, cached)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := show(ws); got != want[i] {
+					t.Errorf("%s, round %d, from %s:\n%s\nwant (no cache):\n%s", tc.name, round, g.EntityName(e), got, want[i])
+				}
+			}
+		}
+		if held := len(c.byHash) > 1; held != tc.holding {
+			t.Errorf("%s: the cache holds %d frontiers", tc.name, len(c.byHash))
 		}
 	}
 }
