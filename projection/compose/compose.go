@@ -233,6 +233,8 @@ type Planner struct {
 	// expansions keeps the hubs' expansions between questions: at a hub
 	// they cost most of the planning, and they depend on the KG alone.
 	expansions *zeroshot.Cache
+	// instances is the lexicon's instance kinds behind a cache, or nil.
+	instances constraint.Instances
 }
 
 // relWord is one content word of a relation's name, with what New reads
@@ -263,7 +265,7 @@ func New(ctx context.Context, g kg.Reader, enc models.Encoder, cfg Config) (*Pla
 	if cfg.Unused == 0 {
 		cfg.Unused = DefaultUnused
 	}
-	p := &Planner{g: g, enc: enc, cfg: cfg, rels: make([][]relWord, g.NumRelations()), words: map[string][]float32{}, relNames: map[string]bool{}, relKinds: constraint.RelationKinds(g), expansions: zeroshot.NewCache(0)}
+	p := &Planner{g: g, enc: enc, cfg: cfg, rels: make([][]relWord, g.NumRelations()), words: map[string][]float32{}, relNames: map[string]bool{}, relKinds: constraint.RelationKinds(g), expansions: zeroshot.NewCache(0), instances: newInstances(cfg.Lexicon)}
 	var all []string
 	for r := range p.rels {
 		p.rels[r] = relationWords(g, int32(r))

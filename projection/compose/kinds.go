@@ -74,8 +74,7 @@ func (p *Planner) kindFitter(q string) *kindFitter {
 			k.kind = c.Value
 		}
 	}
-	inst, _ := p.cfg.Lexicon.(constraint.Instances)
-	k.check = constraint.Checker{Graph: p.g, Lexicon: inst, RelationKinds: p.relKinds}
+	k.check = constraint.Checker{Graph: p.g, Lexicon: p.instances, RelationKinds: p.relKinds}
 	return k
 }
 
@@ -120,4 +119,42 @@ func stepName(s schema.Step) string {
 		return "^" + s.Rel
 	}
 	return s.Rel
+}
+
+// instanceCache keeps a lexicon's InstanceKinds by name, up to
+// kindCacheMax names: a kind check reads the names of an entity's
+// siblings, and the same hubs' neighbours are read by question after
+// question, whatever kind each asks for. The lists are the lexicon's,
+// shared: read them only.
+type instanceCache struct {
+	inner constraint.Instances
+	mu    sync.RWMutex
+	m     map[string][][]string
+}
+
+// newInstances returns lex's instances behind a cache, or nil when lex
+// has none.
+func newInstances(lex any) constraint.Instances {
+	inst, ok := lex.(constraint.Instances)
+	if !ok || inst == nil {
+		return nil
+	}
+	return &instanceCache{inner: inst, m: map[string][][]string{}}
+}
+
+// InstanceKinds implements constraint.Instances.
+func (c *instanceCache) InstanceKinds(name string) [][]string {
+	c.mu.RLock()
+	ks, ok := c.m[name]
+	c.mu.RUnlock()
+	if ok {
+		return ks
+	}
+	ks = c.inner.InstanceKinds(name)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) < kindCacheMax {
+		c.m[name] = ks
+	}
+	return ks
 }
