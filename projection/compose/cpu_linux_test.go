@@ -2,13 +2,16 @@ package compose_test
 
 import (
 	"context"
+	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 	"unsafe"
 
+	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/projection/compose"
 )
 
@@ -40,14 +43,7 @@ func BenchmarkPlanCPUMetaQA(b *testing.B) {
 			times = append(times, threadCPU(b)-start)
 		}
 	}
-	slices.Sort(times)
-	var sum time.Duration
-	for _, t := range times {
-		sum += t
-	}
-	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "cpu-p50-ms")
-	b.ReportMetric(float64(times[len(times)*95/100].Microseconds())/1000, "cpu-p95-ms")
-	b.ReportMetric(float64(sum.Microseconds())/1000/float64(len(times)), "cpu-mean-ms")
+	reportCPU(b, times)
 }
 
 // threadCPU returns the CPU time the calling thread has used, to the
@@ -59,4 +55,68 @@ func threadCPU(b *testing.B) time.Duration {
 		b.Fatal(errno)
 	}
 	return time.Duration(ts.Nano())
+}
+
+// BenchmarkPlanCPUKG is BenchmarkPlanCPUMetaQA on a KG of your own: the KG
+// STEM_BENCH_KG (a snapshot or any file stem kg reads) and the first 100
+// PathQuestion-format questions of STEM_BENCH_QUESTIONS (each anchored on
+// its answer path's first entity), e.g. on the 10M synthetic KG of
+// stem kg synth:
+//
+//	STEM_BENCH_KG=fb10m.stemkg STEM_BENCH_QUESTIONS=fb10m-q.txt \
+//	  GOEXPERIMENT=simd go test -run '^$' -bench PlanCPUKG -benchtime 1x ./projection/compose
+func BenchmarkPlanCPUKG(b *testing.B) {
+	kgPath, qPath := os.Getenv("STEM_BENCH_KG"), os.Getenv("STEM_BENCH_QUESTIONS")
+	if kgPath == "" || qPath == "" {
+		b.Skip("set STEM_BENCH_KG and STEM_BENCH_QUESTIONS")
+	}
+	ctx := context.Background()
+	g, err := kg.Load(ctx, kgPath, kg.FormatAuto)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := os.ReadFile(qPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var qs []metaQAQuestion
+	for line := range strings.Lines(string(data)) {
+		f := strings.Split(strings.TrimRight(line, "\n"), "\t")
+		if len(f) < 3 {
+			continue
+		}
+		if e, _, _ := strings.Cut(f[2], "#"); e != "" && len(qs) < 100 {
+			qs = append(qs, metaQAQuestion{f[0], e})
+		}
+	}
+	enc, lex := realEncoder(b), realLexicon(b)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var times []time.Duration
+	for b.Loop() {
+		p, err := compose.New(ctx, g, enc, compose.Config{Lexicon: lex})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, q := range qs {
+			start := threadCPU(b)
+			if _, err := p.Predict(ctx, q.text, []string{q.entity}, nil); err != nil {
+				b.Fatal(err)
+			}
+			times = append(times, threadCPU(b)-start)
+		}
+	}
+	reportCPU(b, times)
+}
+
+// reportCPU reports the median, 95th percentile and mean of times.
+func reportCPU(b *testing.B, times []time.Duration) {
+	slices.Sort(times)
+	var sum time.Duration
+	for _, t := range times {
+		sum += t
+	}
+	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "cpu-p50-ms")
+	b.ReportMetric(float64(times[len(times)*95/100].Microseconds())/1000, "cpu-p95-ms")
+	b.ReportMetric(float64(sum.Microseconds())/1000/float64(len(times)), "cpu-mean-ms")
 }
