@@ -235,6 +235,8 @@ type Planner struct {
 	expansions *zeroshot.Cache
 	// instances is the lexicon's instance kinds behind a cache, or nil.
 	instances constraint.Instances
+	// sims keeps relSim by question word and relation across questions.
+	sims memo[simKey, float32]
 }
 
 // relWord is one content word of a relation's name, with what New reads
@@ -689,7 +691,7 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 		named[i] = make([]bool, len(local))
 		best, mean := float32(0), float32(0)
 		for l, r := range local {
-			s := p.relSim(qw, r)
+			s := p.sims.get(simKey{w, r}, func() float32 { return p.relSim(qw, r) })
 			sims[i][l] = s
 			if s >= nameFloor {
 				named[i][l] = true

@@ -121,15 +121,41 @@ func stepName(s schema.Step) string {
 	return s.Rel
 }
 
-// instanceCache keeps a lexicon's InstanceKinds by name, up to
-// kindCacheMax names: a kind check reads the names of an entity's
-// siblings, and the same hubs' neighbours are read by question after
-// question, whatever kind each asks for. The lists are the lexicon's,
-// shared: read them only.
+// memo keeps values by key, up to kindCacheMax of them, for a planner's
+// figures that depend on the KG and the question's words alone. It is
+// safe for concurrent use.
+type memo[K comparable, V any] struct {
+	mu sync.RWMutex
+	m  map[K]V
+}
+
+// get returns the value kept for k, computing and keeping it on a miss.
+func (c *memo[K, V]) get(k K, compute func() V) V {
+	c.mu.RLock()
+	v, ok := c.m[k]
+	c.mu.RUnlock()
+	if ok {
+		return v
+	}
+	v = compute()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[K]V{}
+	}
+	if len(c.m) < kindCacheMax {
+		c.m[k] = v
+	}
+	return v
+}
+
+// instanceCache keeps a lexicon's InstanceKinds by name: a kind check
+// reads the names of an entity's siblings, and the same hubs' neighbours
+// are read by question after question, whatever kind each asks for. The
+// lists are the lexicon's, shared: read them only.
 type instanceCache struct {
 	inner constraint.Instances
-	mu    sync.RWMutex
-	m     map[string][][]string
+	memo  memo[string, [][]string]
 }
 
 // newInstances returns lex's instances behind a cache, or nil when lex
@@ -139,22 +165,18 @@ func newInstances(lex any) constraint.Instances {
 	if !ok || inst == nil {
 		return nil
 	}
-	return &instanceCache{inner: inst, m: map[string][][]string{}}
+	return &instanceCache{inner: inst}
 }
 
 // InstanceKinds implements constraint.Instances.
 func (c *instanceCache) InstanceKinds(name string) [][]string {
-	c.mu.RLock()
-	ks, ok := c.m[name]
-	c.mu.RUnlock()
-	if ok {
-		return ks
-	}
-	ks = c.inner.InstanceKinds(name)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.m) < kindCacheMax {
-		c.m[name] = ks
-	}
-	return ks
+	return c.memo.get(name, func() [][]string { return c.inner.InstanceKinds(name) })
+}
+
+// simKey is a question word against a relation: relSim depends on the
+// word (its stem and vector follow from it), the relation and the lexicon
+// alone, and the words of questions and the relations around hubs recur.
+type simKey struct {
+	word string
+	rel  int32
 }
