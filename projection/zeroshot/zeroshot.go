@@ -25,7 +25,9 @@
 // Enumeration is capped so that a hub entity cannot make planning slow: at
 // most FrontierCap entities of each partial path are expanded (the rest
 // still count towards its reach, up to ReachCap), and at most MaxPaths paths
-// are kept per hop count, those reaching the fewest entities first.
+// are kept per hop count, those reaching the fewest entities first. What
+// a frontier expands to depends on the KG alone, so Config.Cache keeps the
+// expansions of large frontiers (a hub's) for the questions that follow.
 package zeroshot
 
 import (
