@@ -101,6 +101,7 @@
 package compose
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -645,14 +646,7 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 	if err != nil {
 		return Prediction{}, err
 	}
-	var pending [][]zeroshot.Step // the last hop's paths, when Fill may leave some out
-	if last.Cut() {
-		lw, note := last.Fill(nil)
-		walks = append(walks, lw...)
-		notes = append(notes, note)
-	} else {
-		pending = last.Steps
-	}
+	pending := last.Steps // the last hop's paths, their reach not gathered yet
 	if len(walks)+len(pending) == 0 {
 		return Prediction{}, fmt.Errorf("compose: entity %q has no edges in the KG", anchor)
 	}
@@ -723,7 +717,17 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 	for wi, w := range walks {
 		rk.add(w, p.align(rq, al, w.Steps, hops[wi]))
 	}
-	if pending != nil {
+	if len(pending) > 0 {
+		if last.Cut() {
+			// A hub leaves more last-hop paths than are gathered: keep
+			// those the question's words align with best, not those
+			// reaching the fewest entities, which would drop "the
+			// currency used of the nationality of X" for its hub's
+			// rarer relations.
+			n := len(pending)
+			pending, pendingHops = narrow(last, pending, pendingHops, func(i int) float32 { return p.align(rq, al, pending[i], pendingHops[i]) })
+			notes = append(notes, fmt.Sprintf("hub: kept the %d of %d %d-hop paths the question's words align with best", len(pending), n, len(pending[0])))
+		}
 		// The beam is bounded by score: a last-hop path whose alignment
 		// with the best type fit and no reach cost still falls below the
 		// k-th best shorter path cannot rank, so the entities it reaches
@@ -1077,4 +1081,24 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 		}
 	}
 	return out, nil
+}
+
+// narrow keeps the last hop's MaxPaths best-aligned paths (score, higher
+// first; ties in the order Walks returned them) in last, pending and
+// hops alike, and returns pending and hops narrowed.
+func narrow(last *zeroshot.Pending, pending [][]zeroshot.Step, hops [][]int32, score func(i int) float32) ([][]zeroshot.Step, [][]int32) {
+	scores := make([]float32, len(pending))
+	idx := make([]int, len(pending))
+	for i := range pending {
+		scores[i], idx[i] = score(i), i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
+	idx = idx[:min(len(idx), last.MaxPaths())]
+	slices.Sort(idx)
+	last.Narrow(idx)
+	ps, hs := make([][]zeroshot.Step, len(idx)), make([][]int32, len(idx))
+	for j, i := range idx {
+		ps[j], hs[j] = pending[i], hops[i]
+	}
+	return ps, hs
 }

@@ -152,3 +152,47 @@ func TestComposesWithSpelling(t *testing.T) {
 		}
 	}
 }
+
+// TestHubKeepsNamedPaths checks that where a hub leaves more last-hop
+// paths than MaxPaths, the paths kept are those the question's words
+// name, not those reaching the fewest entities: the currency a country
+// uses reaches more entities than each of its rare relations.
+func TestHubKeepsNamedPaths(t *testing.T) {
+	ctx := context.Background()
+	b := kg.NewBuilder()
+	b.Add("song", "artist", "ann")
+	b.Add("ann", "nationality", "usa")
+	for _, c := range []string{"dollar", "peso", "euro"} {
+		b.Add("usa", "currency_used", c)
+	}
+	for _, r := range []string{"anthem", "motto", "flower", "bird", "tree", "dish"} {
+		b.Add("usa", r, r+"_of_usa")
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		maxPaths int
+		want     string
+	}{
+		{3, "artist > nationality > currency_used > "},
+		{400, "artist > nationality > currency_used > "},
+	} {
+		p, err := New(ctx, g, wordvec.New(nil, wordvec.Options{}), Config{MaxHops: 3, MaxPaths: tt.maxPaths})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr, err := p.Predict(ctx, "what is the currency used of the nationality of the artist of song ?", []string{"song"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for _, s := range pr.Paths[0].Steps {
+			got += s.Rel + map[bool]string{true: " < ", false: " > "}[s.Dir == 1]
+		}
+		if got != tt.want {
+			t.Errorf("MaxPaths %d: best path %q, want %q (notes %q)", tt.maxPaths, got, tt.want, pr.Notes)
+		}
+	}
+}

@@ -577,6 +577,29 @@ func firstByName(g kg.Reader, es []int32, k int) []int32 {
 	return h
 }
 
+// Narrow keeps the pending paths at the indices in idx (into Steps), in
+// that order, and drops the rest: a caller that can rank the paths by
+// something cheaper than their reach (compose, by how the question's
+// words align with their relations) picks the Config.MaxPaths it gathers,
+// so that a hub's cut keeps the paths the question names rather than the
+// ones reaching the fewest entities. An index out of range is skipped.
+func (p *Pending) Narrow(idx []int) {
+	steps := make([][]Step, 0, len(idx))
+	runs := make([][]run, 0, len(idx))
+	for _, i := range idx {
+		if i < 0 || i >= len(p.Steps) {
+			continue
+		}
+		steps = append(steps, p.Steps[i])
+		runs = append(runs, p.runs[i])
+	}
+	p.Steps, p.runs = steps, runs
+}
+
+// MaxPaths is the most paths Fill gathers (Config.MaxPaths, defaults
+// applied).
+func (p *Pending) MaxPaths() int { return p.cfg.MaxPaths }
+
 // Cut reports whether there are more pending paths than Config.MaxPaths,
 // so that Fill keeps those reaching the fewest entities and does not ask
 // its keep.
