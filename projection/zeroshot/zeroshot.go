@@ -585,15 +585,15 @@ func firstByName(g kg.Reader, es []int32, k int) []int32 {
 // ones reaching the fewest entities. An index out of range is skipped.
 func (p *Pending) Narrow(idx []int) {
 	steps := make([][]Step, 0, len(idx))
-	runs := make([][]run, 0, len(idx))
+	refs := make([]stepRef, 0, len(idx))
 	for _, i := range idx {
 		if i < 0 || i >= len(p.Steps) {
 			continue
 		}
 		steps = append(steps, p.Steps[i])
-		runs = append(runs, p.runs[i])
+		refs = append(refs, p.refs[i])
 	}
-	p.Steps, p.runs = steps, runs
+	p.Steps, p.refs = steps, refs
 }
 
 // MaxPaths is the most paths Fill gathers (Config.MaxPaths, defaults
