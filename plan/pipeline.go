@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -615,12 +616,8 @@ func (p *Pipeline) constrain(ctx context.Context, req Request, tr *tracing.Resul
 		order[i] = i
 	}
 	if m, ok := mentioned(req, cs, tr); ok {
-		as := make([]constraint.Answer, len(tr.Answers))
-		for i, a := range tr.Answers {
-			as[i] = constraint.Answer{Entity: a.Entity}
-		}
 		var rep constraint.Report
-		order, rep = constraint.Checker{Graph: g}.Meet(m, as)
+		order, rep = p.meet(ctx, g, m, tr)
 		out.reports = append(out.reports, rep)
 	}
 	if len(cs) > 0 {
@@ -638,6 +635,63 @@ func (p *Pipeline) constrain(ctx context.Context, req Request, tr *tracing.Resul
 	}
 	out.evidence = &kept
 	return out
+}
+
+// meet checks tr's answers against the things m names
+// (constraint.Checker.Meet) in g or, when g is a neighbourhood fetched
+// from a remote KG, in the named things' own two-hop neighbourhood there:
+// what Meet reads (their edges, and those of the entities beside them)
+// lies within two hops of them, past what the question's fetch may hold,
+// and reading it whole gives what the KG in memory gives.
+func (p *Pipeline) meet(ctx context.Context, g kg.Reader, m constraint.Mentioned, tr *tracing.Result) ([]int, constraint.Report) {
+	check := g
+	if src := p.source(); src.Kind() == RemoteKG && g != src.Graph() {
+		var names []string
+		for _, n := range m.Names {
+			names = append(names, g.EntityName(n.Entity))
+		}
+		sub, err := src.remote.Neighbourhood(ctx, names, 2)
+		if err != nil {
+			keep := make([]int, len(tr.Answers))
+			for i := range keep {
+				keep[i] = i
+			}
+			return keep, constraint.Report{Constraint: schema.Constraint{Kind: constraint.Mention, Text: strings.Join(names, ", ")},
+				Note: fmt.Sprintf("mentions %q not checked: fetching their graph failed: %v", strings.Join(names, ", "), err)}
+		}
+		check = sub
+	}
+	// id is e's entity in check; -1 (no entity) when check lacks it, so
+	// it meets nothing.
+	id := func(e int32) int32 {
+		if check == g {
+			return e
+		}
+		if x, ok := check.Entity(g.EntityName(e)); ok {
+			return x
+		}
+		return -1
+	}
+	cm := constraint.Mentioned{Question: m.Question, Own: make([][]int32, len(m.Own))}
+	for _, n := range m.Names {
+		if x := id(n.Entity); x >= 0 {
+			cm.Names = append(cm.Names, constraint.Named{Entity: x, Text: n.Text})
+		}
+	}
+	for i, own := range m.Own {
+		if own == nil {
+			continue
+		}
+		cm.Own[i] = []int32{}
+		for _, e := range own {
+			cm.Own[i] = append(cm.Own[i], id(e))
+		}
+	}
+	as := make([]constraint.Answer, len(tr.Answers))
+	for i, a := range tr.Answers {
+		as[i] = constraint.Answer{Entity: id(a.Entity)}
+	}
+	return constraint.Checker{Graph: check}.Meet(cm, as)
 }
 
 // unnamed is question with the spans of its topic mentions blanked: a
