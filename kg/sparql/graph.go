@@ -113,6 +113,10 @@ type Config struct {
 	TextIndex string
 	// HTTPClient, when set, sends the requests.
 	HTTPClient *http.Client
+	// Trace, when set, is told of every query answered: its text, the
+	// rows it returned and how long it took (retries included), to find
+	// which queries make a question slow.
+	Trace func(query string, rows int, took time.Duration)
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -223,7 +227,7 @@ func Open(cfg Config) (*Graph, error) {
 	}
 	g := &Graph{
 		cfg: cfg, ids: re, labels: map[string]string{}, text: cfg.TextIndex,
-		c: &client{endpoint: cfg.Endpoint, graph: cfg.Graph, http: cfg.HTTPClient, timeout: cfg.Timeout, retries: cfg.Retries, slots: make(chan struct{}, cfg.Concurrency),
+		c: &client{endpoint: cfg.Endpoint, graph: cfg.Graph, http: cfg.HTTPClient, timeout: cfg.Timeout, retries: cfg.Retries, slots: make(chan struct{}, cfg.Concurrency), trace: cfg.Trace,
 			backoff: retry.Backoff{Base: cfg.BackoffBase, Max: cfg.BackoffMax, MaxRetryAfter: time.Minute}},
 		ents: newInterner(), rels: newInterner(),
 		triples: map[kg.Triple]int32{},
