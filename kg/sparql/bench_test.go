@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +29,14 @@ import (
 // one JSON line a question (PLANNER.jsonl), so two versions' answers can
 // be compared line for line after a change made for speed.
 var benchAnswers = flag.String("bench.answers", "", "directory for BenchmarkWebQSPOverSPARQL's answers, one JSON line a question per planner (compare two versions with diff)")
+
+// benchOnly, when set, keeps the questions whose text it matches, and
+// benchTrace logs every query each of them sent: its rows and time, to
+// see what makes a slow question slow.
+var (
+	benchOnly  = flag.String("bench.only", "", "regular expression: BenchmarkWebQSPOverSPARQL answers only the questions whose text it matches")
+	benchTrace = flag.Bool("bench.trace", false, "BenchmarkWebQSPOverSPARQL logs each query a question sent, with its rows and time")
+)
 
 // BenchmarkWebQSPOverSPARQL answers every WebQSP-mini test question over
 // the shared WebQSP KG (the union of the questions' own graphs, 33,200
@@ -53,6 +63,13 @@ func BenchmarkWebQSPOverSPARQL(b *testing.B) {
 	for i := range qs {
 		qs[i].Graph = nil
 	}
+	if *benchOnly != "" {
+		re, err := regexp.Compile(*benchOnly)
+		if err != nil {
+			b.Fatal(err)
+		}
+		qs = slices.DeleteFunc(qs, func(q benchmark.Question) bool { return !re.MatchString(q.Text) })
+	}
 	file, err := kg.Load(ctx, path, kg.FormatAuto)
 	if err != nil {
 		b.Fatal(err)
@@ -65,7 +82,17 @@ func BenchmarkWebQSPOverSPARQL(b *testing.B) {
 	for _, name := range []string{"oracle", "pattern"} {
 		b.Run(name, func(b *testing.B) {
 			for range b.N {
-				remote, err := sparql.Open(sparql.Config{Endpoint: endpoint, Graph: graph})
+				var mu sync.Mutex
+				var sent []string
+				cfg := sparql.Config{Endpoint: endpoint, Graph: graph}
+				if *benchTrace {
+					cfg.Trace = func(q string, rows int, took time.Duration) {
+						mu.Lock()
+						defer mu.Unlock()
+						sent = append(sent, fmt.Sprintf("%8.1f ms %6d rows %6d bytes: %.400s", float64(took.Microseconds())/1000, rows, len(q), q))
+					}
+				}
+				remote, err := sparql.Open(cfg)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -95,6 +122,12 @@ func BenchmarkWebQSPOverSPARQL(b *testing.B) {
 					start := time.Now()
 					pred, err := ep.Answer(ctx, q)
 					ts = append(ts, timed{q: q, d: time.Since(start), stages: pred.Stages})
+					if *benchTrace {
+						mu.Lock()
+						b.Logf("%q: %.0f ms, %d queries:\n%s", q.Text, float64(time.Since(start).Microseconds())/1000, len(sent), strings.Join(sent, "\n"))
+						sent = nil
+						mu.Unlock()
+					}
 					line, _ := json.Marshal(struct {
 						ID       string
 						Answers  []string
@@ -116,7 +149,7 @@ func BenchmarkWebQSPOverSPARQL(b *testing.B) {
 				b.ReportMetric(ms(at(0.95)), "p95_ms")
 				b.ReportMetric(ms(ts[len(ts)-1].d), "max_ms")
 				b.ReportMetric(float64(remote.Stats().Queries)/float64(len(qs)), "queries/q")
-				for _, x := range slices.Backward(ts[len(ts)-8:]) {
+				for _, x := range slices.Backward(ts[max(0, len(ts)-8):]) {
 					var st []string
 					for k, d := range x.stages {
 						st = append(st, fmt.Sprintf("%s %.0f", k, ms(d)))

@@ -112,6 +112,7 @@ type client struct {
 	queries  atomic.Int64  // requests that got an answer, for reports
 	get      atomic.Bool   // the endpoint refused POST: send queries by GET
 	slots    chan struct{} // one per query in flight (Config.Concurrency)
+	trace    func(query string, rows int, took time.Duration)
 }
 
 // maxBody bounds the bytes read of one reply; pages are far smaller.
@@ -119,6 +120,16 @@ const maxBody = 256 << 20
 
 // Select runs a SELECT query and returns its rows.
 func (c *client) Select(ctx context.Context, query string) (*Results, error) {
+	if c.trace != nil {
+		start := time.Now()
+		r, err := retry.Do(ctx, c.retries, c.backoff, func() (*Results, time.Duration, error) { return c.attempt(ctx, query) })
+		n := 0
+		if r != nil {
+			n = len(r.Rows)
+		}
+		c.trace(query, n, time.Since(start))
+		return r, err
+	}
 	return retry.Do(ctx, c.retries, c.backoff, func() (*Results, time.Duration, error) { return c.attempt(ctx, query) })
 }
 

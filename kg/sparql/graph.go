@@ -113,6 +113,10 @@ type Config struct {
 	TextIndex string
 	// HTTPClient, when set, sends the requests.
 	HTTPClient *http.Client
+	// Trace, when set, is told of every query answered: its text, the
+	// rows it returned and how long it took (retries included), to find
+	// which queries make a question slow.
+	Trace func(query string, rows int, took time.Duration)
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -207,6 +211,7 @@ type Graph struct {
 	notFound map[string]bool   // names known to be absent
 	noRel    map[string]bool   // relation names known to be absent
 	labels   map[string]string // opaque id IRI -> name, "" for a CVT (see learn)
+	met      map[string]Term   // names given to the IRIs of fetched graphs (see metName)
 }
 
 var _ kg.Reader = (*Graph)(nil)
@@ -223,12 +228,12 @@ func Open(cfg Config) (*Graph, error) {
 	}
 	g := &Graph{
 		cfg: cfg, ids: re, labels: map[string]string{}, text: cfg.TextIndex,
-		c: &client{endpoint: cfg.Endpoint, graph: cfg.Graph, http: cfg.HTTPClient, timeout: cfg.Timeout, retries: cfg.Retries, slots: make(chan struct{}, cfg.Concurrency),
+		c: &client{endpoint: cfg.Endpoint, graph: cfg.Graph, http: cfg.HTTPClient, timeout: cfg.Timeout, retries: cfg.Retries, slots: make(chan struct{}, cfg.Concurrency), trace: cfg.Trace,
 			backoff: retry.Backoff{Base: cfg.BackoffBase, Max: cfg.BackoffMax, MaxRetryAfter: time.Minute}},
 		ents: newInterner(), rels: newInterner(),
 		triples: map[kg.Triple]int32{},
 		out:     map[int32][]int32{}, in: map[int32][]int32{},
-		capped: map[string]bool{}, notFound: map[string]bool{}, noRel: map[string]bool{}, rows: map[rowKey][]row{},
+		capped: map[string]bool{}, met: map[string]Term{}, notFound: map[string]bool{}, noRel: map[string]bool{}, rows: map[rowKey][]row{},
 	}
 	return g, nil
 }
@@ -1090,7 +1095,7 @@ func (g *Graph) edges(ctx context.Context, terms []string, out bool) ([][]row, e
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.rowCount+n > g.cfg.MaxCached {
-		g.rows, g.rowCount = map[rowKey][]row{}, 0
+		g.rows, g.rowCount, g.met = map[rowKey][]row{}, 0, map[string]Term{}
 	}
 	for _, i := range miss {
 		if terms[i] != "" {
@@ -1184,7 +1189,7 @@ func (g *Graph) Neighbourhood(ctx context.Context, seeds []string, hops int) (*k
 	named := make([][3]string, len(ts))
 	g.mu.Lock()
 	for i, t := range ts {
-		named[i] = [3]string{g.entName(t.h), g.nameOf(t.r), g.entName(t.t)}
+		named[i] = [3]string{g.metName(t.h), g.nameOf(t.r), g.metName(t.t)}
 	}
 	g.mu.Unlock()
 	sub, err := kg.GraphOf(named)
@@ -1192,6 +1197,25 @@ func (g *Graph) Neighbourhood(ctx context.Context, seeds []string, hops int) (*k
 		return nil, fmt.Errorf("sparql: neighbourhood of %q: %w", seeds, err)
 	}
 	return sub, nil
+}
+
+// metName is t's name in a fetched graph (entName), remembered for an
+// IRI so that resolving the name again (the answers a constraint check
+// fetches the edges of: hundreds of them) needs no query to find the IRI
+// it was given to. A name given to two IRIs is remembered as neither, and
+// resolved by the lookups. Literals are not remembered: a literal is no
+// entity to resolve. The caller holds g.mu.
+func (g *Graph) metName(t Term) string {
+	name := g.entName(t)
+	if t.Type != "uri" {
+		return name
+	}
+	if old, ok := g.met[name]; !ok {
+		g.met[name] = t
+	} else if old != t {
+		g.met[name] = Term{} // ambiguous
+	}
+	return name
 }
 
 // OutEdges returns the outgoing edges of the named entities, fetched in
@@ -1247,9 +1271,9 @@ func (g *Graph) outGraph(ctx context.Context, seeds []string, fetch func(terms [
 	for i, rs := range rows {
 		// An entity without outgoing edges is still in the graph, to be
 		// found by name and read as having none.
-		ents = append(ents, g.entName(front[i]))
+		ents = append(ents, g.metName(front[i]))
 		for _, r := range rs {
-			named = append(named, [3]string{g.entName(front[i]), g.nameOf(r.rel), g.entName(r.other)})
+			named = append(named, [3]string{g.metName(front[i]), g.nameOf(r.rel), g.metName(r.other)})
 		}
 	}
 	g.mu.Unlock()

@@ -178,7 +178,11 @@ func (g *Graph) find(ctx context.Context, name string) (Term, bool, error) {
 		return t, true, nil
 	}
 	known := g.notFound[name]
+	met, ok := g.met[name]
 	g.mu.Unlock()
+	if ok && met.Type != "" {
+		return met, true, nil // the IRI a fetched graph gave this name (metName)
+	}
 	if known || name == "" {
 		return Term{}, false, nil
 	}
