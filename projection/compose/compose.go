@@ -229,8 +229,11 @@ type Planner struct {
 	// relKinds is each relation's kind word (constraint.RelationKinds),
 	// read once per KG for the kind check.
 	relKinds []string
-	// kindCache keeps the inferred kinds of the entities paths reach.
-	kindCache kindCache
+	// kindCache keeps the inferred kinds of the entities paths reach
+	// across questions: a verdict depends on the KG, the lexicon, the
+	// entity and the kind alone, and a hub's neighbours are judged again
+	// by every question that walks past them.
+	kindCache memo[kindKey, kindVerdict]
 	// expansions keeps the hubs' expansions between questions: at a hub
 	// they cost most of the planning, and they depend on the KG alone.
 	expansions *zeroshot.Cache

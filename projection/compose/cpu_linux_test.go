@@ -24,8 +24,14 @@ import (
 //
 //	GOEXPERIMENT=simd go test -run '^$' -bench PlanCPUMetaQA -benchtime 1x ./projection/compose
 func BenchmarkPlanCPUMetaQA(b *testing.B) {
-	ctx := context.Background()
 	g, qs := metaQADev(b, 1000)
+	planCPU(b, g, qs)
+}
+
+// planCPU plans qs over g with a fresh planner each round, timing each
+// question's planning in CPU time on one locked thread, and reports them.
+func planCPU(b *testing.B, g kg.Reader, qs []metaQAQuestion) {
+	ctx := context.Background()
 	enc, lex := realEncoder(b), realLexicon(b)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -89,24 +95,7 @@ func BenchmarkPlanCPUKG(b *testing.B) {
 			qs = append(qs, metaQAQuestion{f[0], e})
 		}
 	}
-	enc, lex := realEncoder(b), realLexicon(b)
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var times []time.Duration
-	for b.Loop() {
-		p, err := compose.New(ctx, g, enc, compose.Config{Lexicon: lex})
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, q := range qs {
-			start := threadCPU(b)
-			if _, err := p.Predict(ctx, q.text, []string{q.entity}, nil); err != nil {
-				b.Fatal(err)
-			}
-			times = append(times, threadCPU(b)-start)
-		}
-	}
-	reportCPU(b, times)
+	planCPU(b, g, qs)
 }
 
 // reportCPU reports the median, 95th percentile and mean of times.

@@ -20,16 +20,7 @@ type kindFitter struct {
 	kind  string
 	check constraint.Checker
 	seen  map[int32]kindVerdict
-	cache *kindCache
-}
-
-// kindCache keeps the verdicts of kindFitters across questions, up to
-// kindCacheMax of them: a verdict depends on the KG, the lexicon, the
-// entity and the kind alone, and a hub's neighbours are judged again by
-// every question that walks past them.
-type kindCache struct {
-	mu sync.RWMutex
-	m  map[kindKey]kindVerdict
+	cache *memo[kindKey, kindVerdict]
 }
 
 // kindKey is an entity judged against a kind.
@@ -40,24 +31,6 @@ type kindKey struct {
 
 // kindCacheMax bounds the verdicts a planner keeps (a few tens of MB).
 const kindCacheMax = 1 << 18
-
-func (c *kindCache) get(k kindKey) (kindVerdict, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	v, ok := c.m[k]
-	return v, ok
-}
-
-func (c *kindCache) put(k kindKey, v kindVerdict) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[kindKey]kindVerdict{}
-	}
-	if len(c.m) < kindCacheMax {
-		c.m[k] = v
-	}
-}
 
 type kindVerdict struct {
 	v     constraint.Verdict
@@ -84,12 +57,10 @@ func (k *kindFitter) verdict(e int32) kindVerdict {
 		return v
 	}
 	key := kindKey{e, k.kind}
-	kv, ok := k.cache.get(key)
-	if !ok {
+	kv := k.cache.get(key, func() kindVerdict {
 		v, why := k.check.Kind(e, k.kind)
-		kv = kindVerdict{v, why, len(kg.TypesOf(k.check.Graph, e)) > 0}
-		k.cache.put(key, kv)
-	}
+		return kindVerdict{v, why, len(kg.TypesOf(k.check.Graph, e)) > 0}
+	})
 	k.seen[e] = kv
 	return kv
 }
