@@ -512,9 +512,15 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 		return projection.Projection{}, err
 	}
 	out := projection.Projection{Strategy: pred.Strategy, Notes: pred.Notes, Demoted: pred.Demoted}
+	var joined []bool // per candidate: a second entity joined to it
 	for i, c := range pred.Paths {
-		cand := projection.Candidate{Graph: schema.PathGraph(in.Entities[0], c.Steps), Score: c.Score}
-		if isConjunction(c.Steps) {
+		cand := projection.Candidate{Score: c.Score}
+		if !isConjunction(c.Steps) {
+			var notes []string
+			cand.Graph, notes = anchored(g, hops, in.Entities, c.Steps)
+			out.Notes = append(out.Notes, notes...)
+			joined = append(joined, len(notes) > 0)
+		} else {
 			g, ok := ConjunctionGraph(textOrder(in), c.Steps)
 			if !ok {
 				continue
@@ -527,7 +533,11 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 		cand.Variant = i > 0 && pred.Strategy == schema.Breadth && p.opts.Variants > 0 &&
 			p.m.Variants(pred.Paths[0].Steps, c.Steps) >= p.opts.Variants
 		out.Candidates = append(out.Candidates, cand)
+		if len(joined) < len(out.Candidates) {
+			joined = append(joined, false)
+		}
 	}
+	out.Candidates = joinedFirst(out.Candidates, joined)
 	return out, nil
 }
 
