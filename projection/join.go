@@ -14,6 +14,9 @@ import (
 const (
 	joinLevelCap = 5000
 	joinEdges    = 20000
+	// joinViaDegree is the most edges a node inside the path may have:
+	// a mediator (a CVT) or a thing of its own has few.
+	joinViaDegree = 100
 )
 
 // Join is where a second thing the question names attaches to a path
@@ -55,6 +58,15 @@ func JoinMention(g kg.Reader, anchor string, steps []schema.Step, other string) 
 		levels[i+1] = walkStep(g, levels[i], s)
 		if len(levels[i+1]) == 0 || len(levels[i+1]) > joinLevelCap {
 			return Join{}, false
+		}
+	}
+	// A path through a hub (a country, a gender) reaches its answers by
+	// no meaning: a second thing linked to one of them is chance.
+	for _, level := range levels[1:len(steps)] {
+		for _, x := range level {
+			if g.Degree(x) > joinViaDegree {
+				return Join{}, false
+			}
 		}
 	}
 	before := len(levels[len(steps)])
