@@ -1076,7 +1076,11 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 	if len(in.Linked) > 1 && len(pred.Paths) > 0 && pred.Paths[0].Reach > 1 {
 		// A second thing the question names narrows the best path's
 		// answers: the two-anchor graph is planned first.
-		if c, note, ok := p.conjunction(ctx, in, pred.Paths[0], pred.Anchor); ok {
+		c, note, ok := p.conjunction(ctx, in, pred.Paths[0], pred.Anchor)
+		if !ok {
+			c, note, ok = p.cvtJoin(in, pred.Paths[0], pred.Anchor)
+		}
+		if ok {
 			out.Candidates = append([]projection.Candidate{c}, out.Candidates...)
 			out.Notes = append(out.Notes, note)
 			// The intersection is the answer: not every candidate's.

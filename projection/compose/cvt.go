@@ -1,0 +1,30 @@
+package compose
+
+import (
+	"github.com/stem-kgqa/stem/projection"
+	"github.com/stem-kgqa/stem/schema"
+)
+
+// cvtJoin returns the best path's graph with a second entity the question
+// names joined to the path's node it links to (projection.JoinMention):
+// "who played X in film Y" composes actor -> performance -> character,
+// and the film links to the performance (a CVT), which a conjunction
+// joined at the answer misses. Of the question's other entities, the one
+// leaving the fewest answers wins. ok is false when none narrows the
+// path's answers.
+func (p *Planner) cvtJoin(in projection.Input, best projection.ScoredPath, anchor string) (projection.Candidate, string, bool) {
+	var j projection.Join
+	found := false
+	for _, m := range in.Linked {
+		if m.Entity == "" || m.Entity == anchor {
+			continue
+		}
+		if c, ok := projection.JoinMention(p.g, anchor, best.Steps, m.Entity); ok && (!found || c.Answers < j.Answers) {
+			j, found = c, true
+		}
+	}
+	if !found {
+		return projection.Candidate{}, "", false
+	}
+	return projection.Candidate{Graph: j.Attach(schema.PathGraph(anchor, best.Steps)), Score: best.Score}, j.Note(), true
+}

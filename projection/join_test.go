@@ -1,0 +1,71 @@
+package projection_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/projection"
+	"github.com/stem-kgqa/stem/schema"
+)
+
+// TestJoinMention joins a second named thing to the node of a path it
+// links to: the film to an actor's performance (a CVT), a place to the
+// answer, and nothing through a hub or where every answer links alike.
+func TestJoinMention(t *testing.T) {
+	b := kg.NewBuilder()
+	for _, tr := range [][3]string{
+		// kate's performances: a CVT each, to a character and a film.
+		{"kate", "actor.film", "p1"}, {"p1", "performance.character", "paul"}, {"p1", "performance.film", "dune"},
+		{"kate", "actor.film", "p2"}, {"p2", "performance.character", "leto"}, {"p2", "performance.film", "arrival"},
+		{"kate", "actor.film", "p3"}, {"p3", "performance.character", "jess"}, {"p3", "performance.film", "dune"},
+		// bob works for three companies, one in lyon.
+		{"bob", "works_for", "acme"}, {"bob", "works_for", "globex"}, {"bob", "works_for", "initech"},
+		{"acme", "located_in", "lyon"},
+		// everyone in films is female: the gender is a hub.
+		{"ann", "works_for", "acme"}, {"zoe", "works_for", "globex"},
+		{"tess", "works_for", "initech"},
+	} {
+		b.Add(tr[0], tr[1], tr[2])
+	}
+	for i := range 120 {
+		b.Add(fmt.Sprintf("w%d", i), "gender", "female")
+		b.Add(fmt.Sprintf("w%d", i), "works_for", []string{"acme", "globex"}[i%2])
+	}
+	b.Add("kate", "gender", "female")
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	perf := []schema.Step{{Rel: "actor.film", Dir: schema.Forward}, {Rel: "performance.character", Dir: schema.Forward}}
+	for _, tt := range []struct {
+		name, anchor, other string
+		steps               []schema.Step
+		ok                  bool
+		want                string // the graph's triples
+		answers             int
+	}{
+		{"CVT", "kate", "dune", perf, true,
+			"(kate, actor.film, [ENT1]); ([ENT1], performance.character, [ENT2]); ([ENT1], performance.film, dune)", 2},
+		{"either way", "kate", "arrival", []schema.Step{{Rel: "actor.film", Dir: schema.Either}, {Rel: "performance.character", Dir: schema.Either}}, true,
+			"(kate, actor.film, [ENT1]); ([ENT1], performance.character, [ENT2]); ([ENT1], performance.film, arrival)", 1},
+		{"answer", "bob", "lyon", []schema.Step{{Rel: "works_for", Dir: schema.Forward}}, true,
+			"(bob, works_for, [ENT1]); ([ENT1], located_in, lyon)", 1},
+		{"through a hub", "kate", "ann", []schema.Step{{Rel: "gender", Dir: schema.Forward}, {Rel: "gender", Dir: schema.Inverse}, {Rel: "works_for", Dir: schema.Forward}}, false, "", 0},
+		{"links to nothing", "bob", "dune", []schema.Step{{Rel: "works_for", Dir: schema.Forward}}, false, "", 0},
+		{"the anchor itself", "bob", "bob", []schema.Step{{Rel: "works_for", Dir: schema.Forward}}, false, "", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			j, ok := projection.JoinMention(g, tt.anchor, tt.steps, tt.other)
+			if ok != tt.ok {
+				t.Fatalf("ok = %v, want %v (%+v)", ok, tt.ok, j)
+			}
+			if !ok {
+				return
+			}
+			if got := j.Attach(schema.PathGraph(tt.anchor, tt.steps)).String(); got != tt.want || j.Answers != tt.answers {
+				t.Errorf("graph %s, %d answers; want %s, %d", got, j.Answers, tt.want, tt.answers)
+			}
+		})
+	}
+}
