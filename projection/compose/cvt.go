@@ -15,11 +15,14 @@ import (
 func (p *Planner) cvtJoin(in projection.Input, best projection.ScoredPath, anchor string) (projection.Candidate, string, bool) {
 	var j projection.Join
 	found := false
-	for _, m := range in.Linked {
-		if m.Entity == "" || m.Entity == anchor {
+	// The question's entities alone, not every linked span: over a
+	// remote KG the question's graph is fetched around them, so a join
+	// found in memory is found there too.
+	for _, e := range in.Entities {
+		if e == anchor {
 			continue
 		}
-		if c, ok := projection.JoinMention(p.g, anchor, best.Steps, m.Entity); ok && (!found || c.Answers < j.Answers) {
+		if c, ok := projection.JoinMention(p.g, anchor, best.Steps, e); ok && (!found || c.Answers < j.Answers) {
 			j, found = c, true
 		}
 	}
