@@ -148,6 +148,26 @@ type benchmarkSet struct {
 // entity, where the first 500 lines are a few types. The schema planner
 // answers a sparser sample of MetaQA and WebQSP (see schemaEvery).
 func benchmarkSets(ctx context.Context) []benchmarkSet {
+	// WebQSP-mini's test questions, its pattern planner's training
+	// paths, and the KG its questions are asked of: the union of their
+	// own graphs, written to a file.
+	webqsp := func(t testing.TB) []benchmark.Question {
+		return must[[]benchmark.Question](t)(benchmark.LoadWebQSP(ctx, []string{shareddata.Path(t, "webqsp/gnnrag_sbert_test.jsonl"), shareddata.Path(t, "webqsp/gnnrag_lmsr_test.jsonl")},
+			shareddata.Path(t, "webqsp/rog_paths_test.jsonl")))
+	}
+	webqspTrain := func(t testing.TB) []pattern.Example {
+		rows := must[[]planeval.RoGPathRow](t)(planeval.LoadRoGPaths(ctx, shareddata.Path(t, "webqsp/rog_paths_train.jsonl")))
+		exs := make([]pattern.Example, len(rows))
+		for i, r := range rows {
+			exs[i] = pattern.Example{Question: r.Question, Paths: r.Gold, Answers: -1}
+		}
+		return exs
+	}
+	unionOf := func(t testing.TB, qs []benchmark.Question) string {
+		p := filepath.Join(t.TempDir(), "webqsp-union.tsv")
+		writeTSV(t, p, union(t, qs))
+		return p
+	}
 	pq := func(kb, split string) benchmarkSet {
 		return benchmarkSet{
 			name: strings.TrimSuffix(split, ".test.txt"),
@@ -195,27 +215,33 @@ func benchmarkSets(ctx context.Context) []benchmarkSet {
 		// in all on a loaded machine; over a quarter it is about 60 ms.
 		{
 			name: "WebQSP-mini",
-			kb: func(t testing.TB, qs []benchmark.Question) string {
-				p := filepath.Join(t.TempDir(), "webqsp-union.tsv")
-				writeTSV(t, p, union(t, qs))
-				return p
-			},
+			kb:   unionOf,
 			test: func(t testing.TB) []benchmark.Question {
-				return must[[]benchmark.Question](t)(benchmark.LoadWebQSP(ctx, []string{shareddata.Path(t, "webqsp/gnnrag_sbert_test.jsonl"), shareddata.Path(t, "webqsp/gnnrag_lmsr_test.jsonl")},
-					shareddata.Path(t, "webqsp/rog_paths_test.jsonl")))
+				return webqsp(t)
 			},
 			every:       4,
 			schemaEvery: 10,
 			epochs:      webqspEpochs,
-			train: func(t testing.TB) []pattern.Example {
-				rows := must[[]planeval.RoGPathRow](t)(planeval.LoadRoGPaths(ctx, shareddata.Path(t, "webqsp/rog_paths_train.jsonl")))
-				exs := make([]pattern.Example, len(rows))
-				for i, r := range rows {
-					exs[i] = pattern.Example{Question: r.Question, Paths: r.Gold, Answers: -1}
-				}
-				return exs
+			train:       webqspTrain,
+			freebase:    true,
+		},
+		// WebQSP-mini's questions that name two entities or more ("who
+		// did A play in film B"), all of them and the union of their
+		// graphs: the pattern planner anchors a path at the entity it
+		// leaves from and joins the other at the path's CVT or answer
+		// (projection.JoinMention), a schema graph with two anchors that
+		// the endpoint must answer alike.
+		{
+			name: "WebQSP-mini-two-entities",
+			kb:   unionOf,
+			test: func(t testing.TB) []benchmark.Question {
+				return slices.DeleteFunc(webqsp(t), func(q benchmark.Question) bool { return len(q.Entities) < 2 })
 			},
-			freebase: true,
+			every:       1,
+			schemaEvery: 10,
+			epochs:      webqspEpochs,
+			train:       webqspTrain,
+			freebase:    true,
 		},
 	}
 }

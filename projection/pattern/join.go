@@ -51,8 +51,9 @@ func anchored(g kg.Reader, hops int, entities []string, steps []schema.Step) (gr
 // joinedFirst moves the candidates a second entity was joined to
 // (joined[i]) before the others, each group in its order: a reading that
 // meets everything the question names is the more specific one, as
-// compose plans its conjunction first. A moved candidate is no variant
-// of the first path.
+// compose plans its conjunction first. A conjunction path's graph counts
+// as joined: it stays where the planner ranked it. A moved candidate is
+// no variant of the first path.
 func joinedFirst(cands []projection.Candidate, joined []bool) []projection.Candidate {
 	if len(joined) != len(cands) || len(cands) == 0 || joined[0] || !slices.Contains(joined, true) {
 		return cands

@@ -534,7 +534,7 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 			p.m.Variants(pred.Paths[0].Steps, c.Steps) >= p.opts.Variants
 		out.Candidates = append(out.Candidates, cand)
 		if len(joined) < len(out.Candidates) {
-			joined = append(joined, false)
+			joined = append(joined, true) // a conjunction path meets two anchors
 		}
 	}
 	out.Candidates = joinedFirst(out.Candidates, joined)
