@@ -421,3 +421,59 @@ func TestBudgetSharesByName(t *testing.T) {
 		}
 	}
 }
+
+// A ranked request's readings after the first that binds answers trace on
+// Config.FallbackScan: the result's answers are the first binding
+// reading's either way; a later reading through the hub no longer binds
+// its 300 places (its alternative is empty), and that cut is not reported
+// as a budget that left answers incomplete. A reading that binds first
+// keeps the full budget, whatever its place.
+func TestFallbackScan(t *testing.T) {
+	g := hubGraph(t)
+	enc := wordvec.New(nil, wordvec.Options{})
+	nation := schema.Path("sven", "people.person.nationality")
+	hub := schema.Path("sven", "people.person.nationality", "location.location.country")
+	for _, tc := range []struct {
+		name         string
+		graphs       []schema.Graph
+		fallbackScan int
+		answers      int   // of the result
+		alts         []int // answers of each reading
+	}{
+		{"fallback budget", []schema.Graph{nation, hub}, 100, 1, []int{1, 0}},
+		{"full budget (0)", []schema.Graph{nation, hub}, 0, 1, []int{1, 300}},
+		{"full budget (above max-scan)", []schema.Graph{nation, hub}, DefaultMaxScan, 1, []int{1, 300}},
+		{"the hub reading first", []schema.Graph{hub, nation}, 100, 300, []int{300, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.FallbackScan = tc.fallbackScan
+			tr, err := New(g, enc, nil, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := mustTrace(t, tr, Request{Graphs: tc.graphs, Strategy: schema.Breadth, Mentions: []string{"sven"}, Ranked: true, Alternatives: true})
+			if len(res.Answers) != tc.answers {
+				t.Errorf("%d answers, want %d", len(res.Answers), tc.answers)
+			}
+			var alts []int
+			for _, a := range res.Alternatives {
+				alts = append(alts, len(a.Answers))
+			}
+			if !reflect.DeepEqual(alts, tc.alts) {
+				t.Errorf("readings' answers %v, want %v", alts, tc.alts)
+			}
+			for _, p := range res.Problems {
+				if strings.Contains(p, "search budget") {
+					t.Errorf("budget problem reported: %q", p)
+				}
+			}
+			if res.Unbacked != 0 {
+				t.Errorf("%d unbacked", res.Unbacked)
+			}
+		})
+	}
+	if _, err := New(g, enc, nil, Config{FallbackScan: -1}); err == nil {
+		t.Error("a negative fallback budget was accepted")
+	}
+}

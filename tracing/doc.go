@@ -80,6 +80,13 @@
 //     order. At an entity with thousands of edges, a step scores its
 //     relations first and looks only at the edges of those it can select
 //     (prune.go), which gives the same selection as looking at all of them.
+//   - A ranked request's readings (Request.Groups) are traced in their
+//     order until one binds answers, which are the result's; the later
+//     readings then run on Config.FallbackScan (2,000 edges scored a
+//     search), since only the evidence, the tie-break by the readings
+//     that bind an answer (Answer.Bound) and plan selection's
+//     alternatives see them: a later reading that turns into a hub stops
+//     there instead of reading every tied edge's names.
 //
 // # Triple text
 //

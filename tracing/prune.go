@@ -86,7 +86,7 @@ func (r *run) pruned(ctx context.Context, w *walk, depth int, out, in []int32) (
 	// and the others not, the budget counted as reached.
 	nRuns := len(spans[0]) + len(spans[1])
 	take := cut
-	if ms := t.cfg.MaxScan; ms > 0 {
+	if ms := r.maxScan; ms > 0 {
 		room := ms - r.out.spent.scanned - nRuns
 		total := 0
 		var scores []float32

@@ -26,6 +26,9 @@ type runOut struct {
 	answers map[int32]Answer // answer entity -> best (S, Reversed) that bound it
 	bound   []bool           // schema nodes bound at least once
 	spent   budget           // what the search used of its budget
+	// fallback says the search ran on Config.FallbackScan (a later
+	// reading of a ranked request whose answers an earlier one set).
+	fallback bool
 }
 
 // run is the state of one search: the bindings and used edges of the
@@ -35,6 +38,7 @@ type run struct {
 	s          *sGraph
 	bias       bias // guidance's, decided once for the search
 	strat      schema.Strategy
+	maxScan    int     // the search's scan budget: Config.MaxScan, or FallbackScan
 	bind       []int32 // schema node -> KG entity on this branch, -1 unbound
 	usedSchema []bool
 	usedKG     []int32 // KG triples matched on this branch (the Contradict set)
@@ -53,7 +57,7 @@ type run struct {
 
 func newRun(t *Tracer, s *sGraph, guide *Guidance, strat schema.Strategy) *run {
 	r := &run{
-		t: t, s: s, bias: newBias(t.cfg, guide), strat: strat,
+		t: t, s: s, bias: newBias(t.cfg, guide), strat: strat, maxScan: t.cfg.MaxScan,
 		bind:       make([]int32, len(s.nodes)),
 		arrival:    make([]int32, len(s.nodes)),
 		usedSchema: make([]bool, len(s.edges)),
@@ -255,7 +259,7 @@ func (r *run) candidates(ctx context.Context, w *walk, depth int) ([]cand, error
 	if err != nil {
 		return nil, err
 	}
-	if !r.out.spent.scan(t.cfg.MaxScan, rels+len(out)+len(in)) {
+	if !r.out.spent.scan(r.maxScan, rels+len(out)+len(in)) {
 		return nil, nil
 	}
 	cands := r.bufs[depth][:0]

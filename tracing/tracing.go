@@ -110,6 +110,14 @@ type Config struct {
 	// keep (its evidence). 0 is no bound.
 	MaxScan int `flag:"max-scan" min:"0" usage:"search budget: the most KG edges one search (a schema graph from an anchor) scores over all its steps; a step that would pass it looks at its best relations that fit, or is not taken (0 = no bound)"`
 	MaxKeep int `flag:"max-keep" min:"0" usage:"search budget: the most KG edges one search keeps over all its steps, best first where a step would pass it (0 = no bound)"`
+	// FallbackScan is the scan budget (as MaxScan) of the searches of a
+	// ranked request's readings after the first that binds answers:
+	// their answers are not the result's (bestAnswers), only evidence and
+	// the alternatives plan selection weighs, so a later reading that
+	// walks into a hub (a person's "children" matched to its gender, then
+	// every person of that gender) stops there instead of reading a
+	// million edges' names. 0 gives them the full budget.
+	FallbackScan int `flag:"fallback-scan" min:"0" usage:"search budget of a ranked plan's later readings once an earlier one bound answers: the most KG edges one of their searches scores (0 = the --max-scan budget)"`
 	// MaxBranch caps the KG edges kept per step, best first (0 = no cap).
 	MaxBranch int `flag:"max-branch" min:"0" usage:"cap on KG edges kept per tracing step (0 = none)"`
 	// MaxChains caps Result.Chains (0 = no cap); Breadth over a hub can
@@ -195,7 +203,7 @@ func (sel Selection) strategy(st schema.Strategy) schema.Strategy {
 // (section 3.4), λ 1.5 and τ 0.5 (eq. 10-13, D.4), θ 0.6 (3.5, B.2).
 func DefaultConfig() Config {
 	return Config{TopN: 50, Lambda: 1.5, Tau: 0.5, Theta: 0.6, StringWeight: 0.5, MaxChains: 500, MaxFallback: 64, MaxWeak: 256,
-		MaxScan: DefaultMaxScan, MaxKeep: DefaultMaxKeep}
+		MaxScan: DefaultMaxScan, MaxKeep: DefaultMaxKeep, FallbackScan: DefaultFallbackScan}
 }
 
 // TripleBias is how the triple-level guidance bias is given.
@@ -407,8 +415,8 @@ func New(g kg.Reader, enc models.Encoder, ents *kgvec.Entities, cfg Config) (*Tr
 	if g == nil || enc == nil {
 		return nil, errors.New("tracing: nil graph or encoder")
 	}
-	if cfg.Workers < 0 || cfg.TopN < 0 || cfg.MaxBranch < 0 || cfg.MaxChains < 0 || cfg.MaxFallback < 0 || cfg.MaxWeak < 0 || cfg.MaxScan < 0 || cfg.MaxKeep < 0 {
-		return nil, fmt.Errorf("tracing: negative Workers, TopN, MaxBranch, MaxChains, MaxFallback, MaxWeak, MaxScan or MaxKeep in %+v", cfg)
+	if cfg.Workers < 0 || cfg.TopN < 0 || cfg.MaxBranch < 0 || cfg.MaxChains < 0 || cfg.MaxFallback < 0 || cfg.MaxWeak < 0 || cfg.MaxScan < 0 || cfg.MaxKeep < 0 || cfg.FallbackScan < 0 {
+		return nil, fmt.Errorf("tracing: negative Workers, TopN, MaxBranch, MaxChains, MaxFallback, MaxWeak, MaxScan, MaxKeep or FallbackScan in %+v", cfg)
 	}
 	if cfg.Text < TextFarMention || cfg.Text > TextRelation {
 		return nil, fmt.Errorf("tracing: unknown text mode %d", int(cfg.Text))
@@ -545,15 +553,81 @@ func (s *searches) group(g int) int {
 	return g
 }
 
-// runJobs runs the searches on Config.Workers goroutines, each search's
-// output in s.outs at its job's index; the first error stops them all.
+// runJobs runs the searches, each search's output in s.outs at its
+// job's index; the first error stops them all. A ranked request's
+// readings (groups) run in their order until one binds answers, which
+// are then the result's (bestAnswers); the later readings run after it,
+// all at once, on the fallback budget (Config.FallbackScan).
 func (t *Tracer) runJobs(ctx context.Context, s *searches, anchors []Anchor) error {
-	jobs := s.jobs
+	if !s.req.Ranked || t.cfg.FallbackScan == 0 || (t.cfg.MaxScan > 0 && t.cfg.FallbackScan >= t.cfg.MaxScan) {
+		return t.runWave(ctx, s, anchors, allJobs(len(s.jobs)), false)
+	}
+	waves := s.waves()
+	for i, w := range waves {
+		if err := t.runWave(ctx, s, anchors, w, false); err != nil {
+			return err
+		}
+		if s.binds(w) {
+			var rest []int
+			for _, later := range waves[i+1:] {
+				rest = append(rest, later...)
+			}
+			return t.runWave(ctx, s, anchors, rest, true)
+		}
+	}
+	return nil
+}
+
+// allJobs is the indexes 0..n-1.
+func allJobs(n int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
+}
+
+// waves groups the jobs' indexes by their graph's group, groups in
+// ascending order (the planner's preference).
+func (s *searches) waves() [][]int {
+	var groups []int
+	by := map[int][]int{}
+	for i, j := range s.jobs {
+		g := s.group(j.graph)
+		if _, ok := by[g]; !ok {
+			groups = append(groups, g)
+		}
+		by[g] = append(by[g], i)
+	}
+	slices.Sort(groups)
+	out := make([][]int, len(groups))
+	for i, g := range groups {
+		out[i] = by[g]
+	}
+	return out
+}
+
+// binds reports whether any of the searches idx bound an answer.
+func (s *searches) binds(idx []int) bool {
+	for _, i := range idx {
+		if len(s.outs[i].answers) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// runWave runs the searches idx on Config.Workers goroutines, on the
+// fallback budget when fallback is set.
+func (t *Tracer) runWave(ctx context.Context, s *searches, anchors []Anchor, idx []int, fallback bool) error {
+	if len(idx) == 0 {
+		return nil
+	}
 	workers := t.cfg.Workers
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	workers = min(workers, len(jobs))
+	workers = min(workers, len(idx))
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
@@ -568,15 +642,19 @@ func (t *Tracer) runJobs(ctx context.Context, s *searches, anchors []Anchor) err
 			defer wg.Done()
 			for {
 				mu.Lock()
-				i := next
+				k := next
 				next++
 				stop := firstErr != nil
 				mu.Unlock()
-				if stop || i >= len(jobs) {
+				if stop || k >= len(idx) {
 					return
 				}
-				j := jobs[i]
+				i := idx[k]
+				j := s.jobs[i]
 				r := newRun(t, s.sgs[j.graph], s.req.Guidance, s.strats[j.graph])
+				if fallback {
+					r.maxScan, r.out.fallback = t.cfg.FallbackScan, true
+				}
 				err := r.trace(ctx, j, anchors[j.anchor].Entity, anchors[j.anchor].Score)
 				if err != nil {
 					mu.Lock()
@@ -638,19 +716,29 @@ func (t *Tracer) evidence(s *searches) []Match {
 	if len(best) == 0 {
 		return nil
 	}
-	out := make([]Match, 0, len(best))
-	for _, m := range best {
-		out = append(out, m)
+	// Each triple's names are read once, not once per comparison: a hub's
+	// evidence is thousands of triples.
+	type named struct {
+		m Match
+		n tripleName
 	}
-	slices.SortFunc(out, func(x, y Match) int {
+	tmp := make([]named, 0, len(best))
+	for _, m := range best {
+		tmp = append(tmp, named{m, t.tripleName(m.Triple)})
+	}
+	slices.SortFunc(tmp, func(x, y named) int {
 		switch {
-		case x.Cum > y.Cum:
+		case x.m.Cum > y.m.Cum:
 			return -1
-		case x.Cum < y.Cum:
+		case x.m.Cum < y.m.Cum:
 			return 1
 		}
-		return t.byName(x.Triple, y.Triple)
+		return compareTripleNames(x.n, y.n)
 	})
+	out := make([]Match, len(tmp))
+	for i, x := range tmp {
+		out[i] = x.m
+	}
 	return out
 }
 
