@@ -152,11 +152,13 @@ func TestDemotedFeature(t *testing.T) {
 		t.Fatal("no demoted feature")
 	}
 	alts := []tracing.Alternative{{Graphs: []int{0}, Answers: []tracing.Answer{{Entity: 1, Score: 2}}}, {Group: 1, Graphs: []int{1}}}
+	last := slices.Index(Names, "demoted_last")
 	for _, tc := range []struct {
-		demoted float32
-		want    float64
-	}{{0, 0}, {0.25, 0.25}, {1.7, 1}, {-0.5, 0}} {
-		proj := projection.Projection{Demoted: tc.demoted, Candidates: []projection.Candidate{{Score: 0.5}, {Score: 0.25}}}
+		demoted       float32
+		lastOnly      bool
+		want, wantEnd float64
+	}{{0, false, 0, 0}, {0.25, false, 0.25, 0}, {0.25, true, 0.25, 0.25}, {1.7, true, 1, 1}, {-0.5, true, 0, 0}} {
+		proj := projection.Projection{Demoted: tc.demoted, DemotedLast: tc.lastOnly, Candidates: []projection.Candidate{{Score: 0.5}, {Score: 0.25}}}
 		cands, err := Candidates(context.Background(), Input{Question: "q", Projection: proj, Trace: &tracing.Result{Alternatives: alts}})
 		if err != nil {
 			t.Fatal(err)
@@ -164,6 +166,9 @@ func TestDemotedFeature(t *testing.T) {
 		for i, c := range cands {
 			if got := c.Features[k]; math.Abs(got-tc.want) > 1e-6 {
 				t.Errorf("demoted %g: reading %d has %g, want %g", tc.demoted, i, got, tc.want)
+			}
+			if got := c.Features[last]; math.Abs(got-tc.wantEnd) > 1e-6 {
+				t.Errorf("demoted %g (last step only %v): reading %d has demoted_last %g, want %g", tc.demoted, tc.lastOnly, i, got, tc.wantEnd)
 			}
 		}
 	}
