@@ -233,3 +233,48 @@ func TestBackwardAndWordsLeft(t *testing.T) {
 		}
 	}
 }
+
+// The held-out negatives are weighted to the share asked of the
+// calibration; without a share, with CalibrateAnswerable or with one
+// kind of question only, every question counts once.
+func TestShareWeights(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		neg  []float64
+		o    TrainOptions
+		want []float64
+	}{
+		{"one in five", []float64{1, 0, 0, 0}, TrainOptions{UnanswerableShare: 0.2}, []float64{0.75, 1, 1, 1}},
+		{"half of them negatives, a tenth asked", []float64{1, 1, 0, 0}, TrainOptions{UnanswerableShare: 0.1}, []float64{1.0 / 9, 1.0 / 9, 1, 1}},
+		{"no share", []float64{1, 0}, TrainOptions{}, nil},
+		{"answerable only wins", []float64{1, 0}, TrainOptions{UnanswerableShare: 0.2, CalibrateAnswerable: true}, nil},
+		{"all negatives", []float64{1, 1}, TrainOptions{UnanswerableShare: 0.2}, nil},
+		{"none negative", []float64{0, 0}, TrainOptions{UnanswerableShare: 0.2}, nil},
+	} {
+		got := shareWeights(tc.neg, tc.o)
+		if len(got) != len(tc.want) {
+			t.Fatalf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+		for i := range got {
+			if math.Abs(got[i]-tc.want[i]) > 1e-9 {
+				t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+				break
+			}
+		}
+	}
+}
+
+// Weighing the negatives moves the calibration: with none of the
+// answerable questions wrong below a logit of 0, only the negatives say
+// a low logit is wrong.
+func TestPlattWeights(t *testing.T) {
+	zs := []float64{-2, -2, -2, -2, 2, 2, 2, 2, -2}
+	ls := []float64{0, 0, 0, 0, 1, 1, 1, 1, 1}
+	light := []float64{0.1, 0.1, 0.1, 0.1, 1, 1, 1, 1, 1}
+	a0, c0 := platt(zs, ls, nil)
+	a1, c1 := platt(zs, ls, light)
+	p0, p1 := sigmoid(a0*-2+c0), sigmoid(a1*-2+c1)
+	if !(p1 > p0) || p0 > 0.5 || p1 < 0.5 {
+		t.Errorf("confidence at -2: %.3f with every question once, %.3f with the negatives weighed 0.1; want below and above 0.5", p0, p1)
+	}
+}
