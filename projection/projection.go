@@ -125,6 +125,11 @@ type Projection struct {
 	// sign for the selector that the question may have no answer here.
 	// 0 when no plan was so demoted, or the planner does not check the KG.
 	Demoted float32
+	// DemotedLast says every step of that demoted plan but its last
+	// reaches something (a one-step plan: its entity is there): the KG
+	// lacks only the last edge, where the answer would hang, rather than
+	// the plan failing early as a wrong reading does.
+	DemotedLast bool
 }
 
 // Graphs returns the candidates' schema graphs, best first.

@@ -229,6 +229,18 @@ type TrainOptions struct {
 	// the weights of unsupported readings down), instead of mixing in the
 	// training's share of questions made unanswerable.
 	CalibrateAnswerable bool
+	// UnanswerableShare, when in (0, 1), calibrates the confidence for a
+	// KG that lacks the answers of that share of its questions: the
+	// held-out Negative questions are weighted so that they make up that
+	// share of the calibration. Calibrating on the answerable ones alone
+	// (CalibrateAnswerable) never sees a reading of a KG that lacks the
+	// answer, so where the threshold falls among them is left to an
+	// extrapolation from the few answerable questions answered wrong
+	// (on PQ-3H's dev split, under 2 of 50); as drawn, the negatives'
+	// share is whatever the removed edges cut (half of PQ-3H's
+	// questions), and the confidence of hard answerable questions falls
+	// with it. CalibrateAnswerable, when set, wins.
+	UnanswerableShare float64
 	// ChosenOnly fits the confidence weights on the reading each
 	// question's choice weights pick (is the answer given right?)
 	// instead of on every reading (is this reading right?): the second
@@ -290,7 +302,7 @@ func Train(qs []Question, o TrainOptions) (*Model, error) {
 	}
 	w, b := logistic(xs, ys, o)
 	m := &Model{Features: slices.Clone(Names), Weights: w, Bias: b, Choice: choice, Answer: answer, Select: true, Trained: len(fit), Held: len(held)}
-	var zs, ls []float64
+	var zs, ls, neg []float64
 	for _, q := range held {
 		if q.Negative && o.CalibrateAnswerable {
 			continue
@@ -302,12 +314,41 @@ func Train(qs []Question, o TrainOptions) (*Model, error) {
 		k := m.Choose(cands)
 		zs = append(zs, m.logit(q.Rows[k]))
 		ls = append(ls, b2f(q.Labels[k]))
+		neg = append(neg, b2f(q.Negative))
 	}
 	if len(zs) > 0 {
-		a, c := platt(zs, ls)
+		a, c := platt(zs, ls, shareWeights(neg, o))
 		m.Platt = &Platt{A: a, B: c}
 	}
 	return m, nil
+}
+
+// shareWeights weighs the calibration's questions (neg: 1 for a
+// Negative one) so that the negatives make up o.UnanswerableShare of
+// the total weight; nil (every question counts once) without a share
+// in (0, 1), with CalibrateAnswerable, or when the held-out questions
+// are all negatives or none is.
+func shareWeights(neg []float64, o TrainOptions) []float64 {
+	p := o.UnanswerableShare
+	if p <= 0 || p >= 1 || o.CalibrateAnswerable {
+		return nil
+	}
+	n := 0.0
+	for _, v := range neg {
+		n += v
+	}
+	if n == 0 || n == float64(len(neg)) {
+		return nil
+	}
+	wn := p / (1 - p) * (float64(len(neg)) - n) / n
+	ws := make([]float64, len(neg))
+	for i, v := range neg {
+		ws[i] = 1
+		if v > 0 {
+			ws[i] = wn
+		}
+	}
+	return ws
 }
 
 // chosen is the row the choice weights pick (the first when there are
@@ -478,16 +519,23 @@ func conditional(qs []group, d int, o TrainOptions) []float64 {
 }
 
 // platt fits p = sigmoid(a*z + c) to labels ls by gradient descent on the
-// log-loss, with Platt's smoothed targets.
-func platt(zs, ls []float64) (float64, float64) {
-	pos := 0.0
-	for _, l := range ls {
-		pos += l
+// log-loss, with Platt's smoothed targets; ws, when not nil, weighs each
+// example (the targets' smoothing counts by weight).
+func platt(zs, ls, ws []float64) (float64, float64) {
+	weight := func(i int) float64 {
+		if ws == nil {
+			return 1
+		}
+		return ws[i]
 	}
-	neg := float64(len(ls)) - pos
+	pos, n := 0.0, 0.0
+	for i, l := range ls {
+		pos += l * weight(i)
+		n += weight(i)
+	}
+	neg := n - pos
 	hi, lo := (pos+1)/(pos+2), 1/(neg+2)
 	a, c := 1.0, 0.0
-	n := float64(len(zs))
 	for step := 0; step < 5000; step++ {
 		ga, gc := 0.0, 0.0
 		for i, z := range zs {
@@ -495,7 +543,7 @@ func platt(zs, ls []float64) (float64, float64) {
 			if ls[i] > 0 {
 				t = hi
 			}
-			e := sigmoid(a*z+c) - t
+			e := (sigmoid(a*z+c) - t) * weight(i)
 			ga += e * z
 			gc += e
 		}

@@ -40,31 +40,32 @@ import (
 // Names are the features of a candidate, in the order of
 // Candidate.Features and Model.Weights.
 var Names = []string{
-	"first",       // 1 for the planner's first reading
-	"rank",        // the reading's rank in the beam, 0 first, over the beam size
-	"gap",         // planner score below the best reading's, clipped to [0, 1]
-	"log_answers", // log(1 + answers bound), over log(1001)
-	"one_answer",  // 1 when exactly one answer is bound
-	"agree",       // share of the other readings with answers whose first answer is this one's
-	"hops",        // schema triples of the reading, over 3
-	"lex_fit",     // share of its relations the question's words name
-	"tscore",      // the first answer's cumulative T-Score S over its hops + 1 (1 where every hop matched exactly)
-	"reversed",    // the first answer's edges matched against the schema's direction, over its hops
-	"type_fit",    // +1 the KG says the first answer is of the type the question asks for, -1 it says not, 0 unknown
-	"gnn",         // the Triple-GNN's probability of the first answer (0 without guidance)
-	"log_degree",  // log(1 + degree of the first answer), over log(1e5)
-	"sem",         // the encoder's cosine of the question and the reading's relation names
-	"sem_best",    // 1 for the reading whose relation names the encoder finds nearest the question
-	"unnamed",     // 1 when the first answer's name is a bare id (m.0abc, g.11x), no name a reader knows
-	"fallback",    // 1 when a reading the planner ranked above this one binds no answer: the KG lacked what the preferred plan asks, and this one answers in its place
-	"exact",       // 1 when the first answer matched every hop exactly (T-Score S at its maximum) and in the schema's direction: no relaxed or reversed edge stands in for a missing one
-	"demoted",     // the planner's score, clipped to [0, 1], of a plan it preferred but ranked last because it reaches nothing from the question's entities in the KG (projection.Projection.Demoted): the KG may lack the answer
-	"zero_shot",   // 1 when, in a beam merged from a trained and a zero-shot planner (--planner both), only the zero-shot one proposed the reading
-	"both_plan",   // 1 when both planners of a merged beam proposed the reading
-	"own_rank",    // the reading's rank in its own planner's beam, over the beam size (rank, for a beam of one planner)
-	"own_first",   // 1 for its own planner's first reading (first, for a beam of one planner)
-	"backward",    // share of the reading's schema triples walked from their object to their subject ("the films of X" read as X's film reversed)
-	"words_left",  // share of the question's content words (not the anchor's, not question words) that no relation of the reading names
+	"first",        // 1 for the planner's first reading
+	"rank",         // the reading's rank in the beam, 0 first, over the beam size
+	"gap",          // planner score below the best reading's, clipped to [0, 1]
+	"log_answers",  // log(1 + answers bound), over log(1001)
+	"one_answer",   // 1 when exactly one answer is bound
+	"agree",        // share of the other readings with answers whose first answer is this one's
+	"hops",         // schema triples of the reading, over 3
+	"lex_fit",      // share of its relations the question's words name
+	"tscore",       // the first answer's cumulative T-Score S over its hops + 1 (1 where every hop matched exactly)
+	"reversed",     // the first answer's edges matched against the schema's direction, over its hops
+	"type_fit",     // +1 the KG says the first answer is of the type the question asks for, -1 it says not, 0 unknown
+	"gnn",          // the Triple-GNN's probability of the first answer (0 without guidance)
+	"log_degree",   // log(1 + degree of the first answer), over log(1e5)
+	"sem",          // the encoder's cosine of the question and the reading's relation names
+	"sem_best",     // 1 for the reading whose relation names the encoder finds nearest the question
+	"unnamed",      // 1 when the first answer's name is a bare id (m.0abc, g.11x), no name a reader knows
+	"fallback",     // 1 when a reading the planner ranked above this one binds no answer: the KG lacked what the preferred plan asks, and this one answers in its place
+	"exact",        // 1 when the first answer matched every hop exactly (T-Score S at its maximum) and in the schema's direction: no relaxed or reversed edge stands in for a missing one
+	"demoted",      // the planner's score, clipped to [0, 1], of a plan it preferred but ranked last because it reaches nothing from the question's entities in the KG (projection.Projection.Demoted): the KG may lack the answer
+	"zero_shot",    // 1 when, in a beam merged from a trained and a zero-shot planner (--planner both), only the zero-shot one proposed the reading
+	"both_plan",    // 1 when both planners of a merged beam proposed the reading
+	"own_rank",     // the reading's rank in its own planner's beam, over the beam size (rank, for a beam of one planner)
+	"own_first",    // 1 for its own planner's first reading (first, for a beam of one planner)
+	"backward",     // share of the reading's schema triples walked from their object to their subject ("the films of X" read as X's film reversed)
+	"words_left",   // share of the question's content words (not the anchor's, not question words) that no relation of the reading names
+	"demoted_last", // demoted, where every step of that plan but its last reaches something (projection.Projection.DemotedLast): the KG lacks only the edge the answer would hang on, not a reading that fails early
 }
 
 // Input is what the features of one question's readings are computed
@@ -177,6 +178,9 @@ func Candidates(ctx context.Context, in Input) ([]Candidate, error) {
 			}
 		}
 		f[18] = clip(float64(in.Projection.Demoted), 0, 1)
+		if in.Projection.DemotedLast {
+			f[slices.Index(Names, "demoted_last")] = f[18]
+		}
 		for _, above := range alts[:i] {
 			if len(above.Answers) == 0 {
 				f[16] = 1

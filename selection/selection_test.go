@@ -152,11 +152,13 @@ func TestDemotedFeature(t *testing.T) {
 		t.Fatal("no demoted feature")
 	}
 	alts := []tracing.Alternative{{Graphs: []int{0}, Answers: []tracing.Answer{{Entity: 1, Score: 2}}}, {Group: 1, Graphs: []int{1}}}
+	last := slices.Index(Names, "demoted_last")
 	for _, tc := range []struct {
-		demoted float32
-		want    float64
-	}{{0, 0}, {0.25, 0.25}, {1.7, 1}, {-0.5, 0}} {
-		proj := projection.Projection{Demoted: tc.demoted, Candidates: []projection.Candidate{{Score: 0.5}, {Score: 0.25}}}
+		demoted       float32
+		lastOnly      bool
+		want, wantEnd float64
+	}{{0, false, 0, 0}, {0.25, false, 0.25, 0}, {0.25, true, 0.25, 0.25}, {1.7, true, 1, 1}, {-0.5, true, 0, 0}} {
+		proj := projection.Projection{Demoted: tc.demoted, DemotedLast: tc.lastOnly, Candidates: []projection.Candidate{{Score: 0.5}, {Score: 0.25}}}
 		cands, err := Candidates(context.Background(), Input{Question: "q", Projection: proj, Trace: &tracing.Result{Alternatives: alts}})
 		if err != nil {
 			t.Fatal(err)
@@ -164,6 +166,9 @@ func TestDemotedFeature(t *testing.T) {
 		for i, c := range cands {
 			if got := c.Features[k]; math.Abs(got-tc.want) > 1e-6 {
 				t.Errorf("demoted %g: reading %d has %g, want %g", tc.demoted, i, got, tc.want)
+			}
+			if got := c.Features[last]; math.Abs(got-tc.wantEnd) > 1e-6 {
+				t.Errorf("demoted %g (last step only %v): reading %d has demoted_last %g, want %g", tc.demoted, tc.lastOnly, i, got, tc.wantEnd)
 			}
 		}
 	}
@@ -226,5 +231,50 @@ func TestBackwardAndWordsLeft(t *testing.T) {
 		if got := wordsLeft(content, tc.g); math.Abs(got-tc.left) > 1e-9 {
 			t.Errorf("%s: words_left %v, want %v", tc.name, got, tc.left)
 		}
+	}
+}
+
+// The held-out negatives are weighted to the share asked of the
+// calibration; without a share, with CalibrateAnswerable or with one
+// kind of question only, every question counts once.
+func TestShareWeights(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		neg  []float64
+		o    TrainOptions
+		want []float64
+	}{
+		{"one in five", []float64{1, 0, 0, 0}, TrainOptions{UnanswerableShare: 0.2}, []float64{0.75, 1, 1, 1}},
+		{"half of them negatives, a tenth asked", []float64{1, 1, 0, 0}, TrainOptions{UnanswerableShare: 0.1}, []float64{1.0 / 9, 1.0 / 9, 1, 1}},
+		{"no share", []float64{1, 0}, TrainOptions{}, nil},
+		{"answerable only wins", []float64{1, 0}, TrainOptions{UnanswerableShare: 0.2, CalibrateAnswerable: true}, nil},
+		{"all negatives", []float64{1, 1}, TrainOptions{UnanswerableShare: 0.2}, nil},
+		{"none negative", []float64{0, 0}, TrainOptions{UnanswerableShare: 0.2}, nil},
+	} {
+		got := shareWeights(tc.neg, tc.o)
+		if len(got) != len(tc.want) {
+			t.Fatalf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+		for i := range got {
+			if math.Abs(got[i]-tc.want[i]) > 1e-9 {
+				t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+				break
+			}
+		}
+	}
+}
+
+// Weighing the negatives moves the calibration: with none of the
+// answerable questions wrong below a logit of 0, only the negatives say
+// a low logit is wrong.
+func TestPlattWeights(t *testing.T) {
+	zs := []float64{-2, -2, -2, -2, 2, 2, 2, 2, -2}
+	ls := []float64{0, 0, 0, 0, 1, 1, 1, 1, 1}
+	light := []float64{0.1, 0.1, 0.1, 0.1, 1, 1, 1, 1, 1}
+	a0, c0 := platt(zs, ls, nil)
+	a1, c1 := platt(zs, ls, light)
+	p0, p1 := sigmoid(a0*-2+c0), sigmoid(a1*-2+c1)
+	if !(p1 > p0) || p0 > 0.5 || p1 < 0.5 {
+		t.Errorf("confidence at -2: %.3f with every question once, %.3f with the negatives weighed 0.1; want below and above 0.5", p0, p1)
 	}
 }

@@ -58,6 +58,10 @@ type SelectorOptions struct {
 	// questions that kept their answers only
 	// (selection.TrainOptions.CalibrateAnswerable).
 	CalibrateAnswerable bool
+	// UnanswerableShare calibrates the confidence for a KG that lacks
+	// the answers of that share of its questions
+	// (selection.TrainOptions.UnanswerableShare); 0: as drawn.
+	UnanswerableShare float64
 	// ChosenOnly fits the confidence on the chosen readings only
 	// (selection.TrainOptions.ChosenOnly).
 	ChosenOnly bool
@@ -80,6 +84,9 @@ func TrainSelector(ctx context.Context, w, log io.Writer, job SelectorJob) error
 	}
 	if o.SelfSup && len(d.Questions) > 0 {
 		return fmt.Errorf("--selfsup writes its own questions from the KG: give --kg alone, no --questions")
+	}
+	if o.UnanswerableShare < 0 || o.UnanswerableShare >= 1 {
+		return fmt.Errorf("--calibrate-unanswerable %v: want a share in [0, 1)", o.UnanswerableShare)
 	}
 	if !o.SelfSup {
 		if err := d.Source().Check(); err != nil {
@@ -115,7 +122,8 @@ func TrainSelector(ctx context.Context, w, log io.Writer, job SelectorJob) error
 			return err
 		}
 	}
-	m, err := selection.Train(qs, selection.TrainOptions{Held: o.Held, Answers: o.Answers, CalibrateAnswerable: o.CalibrateAnswerable, ChosenOnly: o.ChosenOnly})
+	m, err := selection.Train(qs, selection.TrainOptions{Held: o.Held, Answers: o.Answers, CalibrateAnswerable: o.CalibrateAnswerable,
+		UnanswerableShare: o.UnanswerableShare, ChosenOnly: o.ChosenOnly})
 	if err != nil {
 		return err
 	}
@@ -252,12 +260,15 @@ type collector struct {
 
 // readingRow is one reading as --rows writes it.
 type readingRow struct {
-	ID       string             `json:"id"`
-	Question string             `json:"question"`
-	Plan     string             `json:"plan"`
-	Answers  []string           `json:"answers"`
-	Bound    int                `json:"bound"`
-	Right    bool               `json:"right"`
+	ID       string   `json:"id"`
+	Question string   `json:"question"`
+	Plan     string   `json:"plan"`
+	Answers  []string `json:"answers"`
+	Bound    int      `json:"bound"`
+	Right    bool     `json:"right"`
+	// Lost says the question was traced over the KG without its answer
+	// edges (--unanswerable-fraction).
+	Lost     bool               `json:"lost,omitempty"`
 	Features map[string]float64 `json:"features"`
 	// Gold is the question's number of gold answers; Each is every bound
 	// answer (the first selection.MaxAnswers) with its features
@@ -345,7 +356,7 @@ func (c *collector) Answer(ctx context.Context, q benchmark.Question) (eval.Pred
 		}
 		row.Answers = append(row.Answers, fs)
 		row.AnswerLabels = append(row.AnswerLabels, labels)
-		r := readingRow{ID: q.ID, Question: q.Text, Plan: cand.Plan, Bound: len(cand.Answers), Right: right, Features: map[string]float64{}}
+		r := readingRow{ID: q.ID, Question: q.Text, Plan: cand.Plan, Bound: len(cand.Answers), Right: right, Lost: c.lost[q.ID], Features: map[string]float64{}}
 		for _, a := range cand.Answers[:min(3, len(cand.Answers))] {
 			r.Answers = append(r.Answers, a.Name)
 		}

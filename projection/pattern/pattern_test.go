@@ -406,6 +406,10 @@ func TestPlanOwnGraph(t *testing.T) {
 		if got := proj.Demoted > 0; got != tc.demoted {
 			t.Errorf("%s: demoted %v (score %g), want %v", tc.name, got, proj.Demoted, tc.demoted)
 		}
+		// A one-step plan that leads nowhere lacks only its last edge.
+		if proj.DemotedLast != tc.demoted {
+			t.Errorf("%s: demoted last %v, want %v", tc.name, proj.DemotedLast, tc.demoted)
+		}
 	}
 }
 

@@ -96,6 +96,9 @@ type Prediction struct {
 	// where it scored above the first kept path; 0 when none did
 	// (projection.Projection.Demoted).
 	Demoted float32
+	// DemotedLast says the demoted path's steps but its last reach
+	// something (projection.Projection.DemotedLast).
+	DemotedLast bool
 }
 
 // ErrEmptyQuestion is returned for a question with no words.
@@ -292,6 +295,8 @@ func (p *Planner) checkKG(w walkIn, cands []projection.ScoredPath, starts []int3
 	if len(dead) > 0 && (len(kept) == 0 || dead[0].Score > kept[0].Score) {
 		// cands are best first, so dead[0] is the best dead path.
 		pred.Demoted = dead[0].Score
+		steps := dead[0].Steps
+		pred.DemotedLast = len(steps) <= 1 || Reach(g, starts, steps[:len(steps)-1], reachCap) > 0
 	}
 	if len(kept) == 0 && len(dead) > 0 {
 		pred.Notes = append(pred.Notes, "no planned path leads anywhere from the question's entity in the KG")
@@ -511,7 +516,7 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 	if err != nil {
 		return projection.Projection{}, err
 	}
-	out := projection.Projection{Strategy: pred.Strategy, Notes: pred.Notes, Demoted: pred.Demoted}
+	out := projection.Projection{Strategy: pred.Strategy, Notes: pred.Notes, Demoted: pred.Demoted, DemotedLast: pred.DemotedLast}
 	var joined []bool // per candidate: a second entity joined to it
 	for i, c := range pred.Paths {
 		cand := projection.Candidate{Score: c.Score}
