@@ -234,6 +234,9 @@ type Planner struct {
 	// entity and the kind alone, and a hub's neighbours are judged again
 	// by every question that walks past them.
 	kindCache memo[kindKey, kindVerdict]
+	// kindFacts keeps what those verdicts read of each entity across
+	// kinds ("film" and "movie" read the same siblings).
+	kindFacts *constraint.KindCache
 	// expansions keeps the hubs' expansions between questions: at a hub
 	// they cost most of the planning, and they depend on the KG alone.
 	expansions *zeroshot.Cache
@@ -272,6 +275,7 @@ func New(ctx context.Context, g kg.Reader, enc models.Encoder, cfg Config) (*Pla
 		cfg.Unused = DefaultUnused
 	}
 	p := &Planner{g: g, enc: enc, cfg: cfg, rels: make([][]relWord, g.NumRelations()), words: map[string][]float32{}, relNames: map[string]bool{}, relKinds: constraint.RelationKinds(g), expansions: zeroshot.NewCache(0), instances: newInstances(cfg.Lexicon)}
+	p.kindFacts = constraint.NewKindCache(constraint.Checker{Graph: g, Lexicon: p.instances, RelationKinds: p.relKinds}, kindCacheMax)
 	var all []string
 	for r := range p.rels {
 		p.rels[r] = relationWords(g, int32(r))
