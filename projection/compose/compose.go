@@ -244,6 +244,9 @@ type Planner struct {
 	instances constraint.Instances
 	// sims keeps relSim by question word and relation across questions.
 	sims memo[simKey, float32]
+	// shown keeps each entity's edgeKeys, which depend on the KG alone,
+	// for the type fit of the questions that reach it again.
+	shown memo[int32, []relKey]
 }
 
 // relWord is one content word of a relation's name, with what New reads
@@ -975,9 +978,8 @@ func (p *Planner) typeFitter(rq question) func(front []int32) float32 {
 		fits[k] = f
 		return f
 	}
-	// What an entity's edges show is read once per question: many paths
-	// reach the same entities.
-	shown := map[int32][]key{}
+	// What an entity's edges show is read once per planner (p.shown): many
+	// paths reach the same entities, question after question.
 	var count []keyCount
 	return func(front []int32) float32 {
 		n := min(len(front), typeSample)
@@ -986,11 +988,7 @@ func (p *Planner) typeFitter(rq question) func(front []int32) float32 {
 		}
 		count = count[:0]
 		for _, e := range front[:n] {
-			ks, ok := shown[e]
-			if !ok {
-				ks = p.edgeKeys(e)
-				shown[e] = ks
-			}
+			ks := p.shown.get(e, func() []relKey { return p.edgeKeys(e) })
 			for _, k := range ks {
 				if i := slices.IndexFunc(count, func(c keyCount) bool { return c.k == k }); i >= 0 {
 					count[i].n++
