@@ -125,6 +125,44 @@ func (c Checker) Kind(e int32, kind string) (Verdict, string) {
 	return c.judge(e, kind, c.facts, c.siblings, true)
 }
 
+// PossibleKinds returns every kind Kind can find some entity of the KG to
+// be (Holds): the type words the KG states of its entities, the kinds of
+// its relations, and the lexicon's kinds of its entities' names up to
+// KindSteps. Kind finds no entity of a kind not in it, so a caller that
+// ranks by kinds can bound what a kind check adds. It reads every entity
+// once; a KG that grows as it is read (a remote backend) must not be
+// asked.
+func (c Checker) PossibleKinds() map[string]bool {
+	g := c.Graph
+	out := map[string]bool{}
+	for r := range g.NumRelations() {
+		k := ""
+		if c.RelationKinds != nil {
+			k = c.RelationKinds[r]
+		} else {
+			k = relationKind(g.RelationName(int32(r)))
+		}
+		if k != "" {
+			out[k] = true
+		}
+	}
+	for e := range int32(g.NumEntities()) {
+		for _, w := range kg.TypeWords(kg.TypesOf(g, e)) {
+			out[w] = true
+		}
+		if c.Lexicon == nil {
+			continue
+		}
+		steps := c.Lexicon.InstanceKinds(g.EntityName(e))
+		for _, step := range steps[:min(len(steps), KindSteps)] {
+			for _, w := range step {
+				out[w] = true
+			}
+		}
+	}
+	return out
+}
+
 // kindFacts is what Kind reads of one entity, whatever the kind asked:
 // its types, the kinds of the relations leading to it and the lexicon's
 // kinds of its name.
