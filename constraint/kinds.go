@@ -135,28 +135,46 @@ func (c Checker) Kind(e int32, kind string) (Verdict, string) {
 func (c Checker) PossibleKinds() map[string]bool {
 	g := c.Graph
 	out := map[string]bool{}
+	add := func(words []string) {
+		for _, w := range words {
+			out[w] = true
+		}
+	}
+	isType := make([]bool, g.NumRelations())
 	for r := range g.NumRelations() {
+		name := g.RelationName(int32(r))
 		k := ""
 		if c.RelationKinds != nil {
 			k = c.RelationKinds[r]
 		} else {
-			k = relationKind(g.RelationName(int32(r)))
+			k = relationKind(name)
 		}
 		if k != "" {
 			out[k] = true
 		}
+		isType[r] = kg.TypeRelation(name)
 	}
-	for e := range int32(g.NumEntities()) {
-		for _, w := range kg.TypeWords(kg.TypesOf(g, e)) {
-			out[w] = true
+	// kg.TypesOf, over every entity at once: each triple's relation
+	// states its head's type by its name, or, a type relation, by its
+	// tail's.
+	typed := make([]bool, len(isType)) // the relation's name read
+	for t := range int32(g.NumTriples()) {
+		tr := g.Triple(t)
+		switch {
+		case isType[tr.Rel]:
+			add(kg.TypeWords([]string{g.EntityName(tr.Tail)}))
+		case !typed[tr.Rel]:
+			typed[tr.Rel] = true
+			if d := kg.RelationType(g.RelationName(tr.Rel)); d != "" {
+				add(kg.TypeWords([]string{d}))
+			}
 		}
-		if c.Lexicon == nil {
-			continue
-		}
-		steps := c.Lexicon.InstanceKinds(g.EntityName(e))
-		for _, step := range steps[:min(len(steps), KindSteps)] {
-			for _, w := range step {
-				out[w] = true
+	}
+	if c.Lexicon != nil {
+		for e := range int32(g.NumEntities()) {
+			steps := c.Lexicon.InstanceKinds(g.EntityName(e))
+			for _, step := range steps[:min(len(steps), KindSteps)] {
+				add(step)
 			}
 		}
 	}

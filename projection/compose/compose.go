@@ -205,8 +205,8 @@ const (
 	// cue.
 	backCost = 0.5
 	// kindsMaxTriples is the largest KG whose possible kinds New reads
-	// (a few tens of ms at MetaQA's 130,471 triples).
-	kindsMaxTriples = 4 << 20
+	// (tens of ms at MetaQA's 130,471 triples).
+	kindsMaxTriples = 1 << 20
 	// typeTopRelations is the most relations a question's type words are
 	// scored against all at once, to bound the type fit.
 	typeTopRelations = 64
