@@ -90,14 +90,19 @@
 // # Cost
 //
 // What depends on the KG alone is read once, in New: each relation's
-// words, their stems and vectors. Per question, each content word is
-// scored once against each relation around the entity, and what an
-// entity's edges show the type check once. The beam is bounded by score:
+// words, their stems and vectors, and, for an in-memory KG of up to 1M
+// triples, every kind an entity may be found of (constraint.Checker.
+// PossibleKinds). What depends on the KG and an entity alone (its edges'
+// relations, the facts its kind verdicts read, a hub's expansion) is kept
+// across questions. Per question, each content word is scored once
+// against each relation around the entity. The beam is bounded by score:
 // the last hop's paths are read as steps first (zeroshot.Extend), and the
 // entities a path reaches are gathered only where its alignment, with the
-// best type fit and no reach cost, still reaches the Beam-th best shorter
-// path (the 64th with Config.Learnt): a path below it cannot rank, so the
-// paths returned and their scores are those of scoring every path.
+// best type fit the KG allows (none for a kind no entity may be: "which
+// films" over MetaQA) and no reach cost, still reaches the Beam-th best
+// shorter path (the 64th with Config.Learnt): a path below it cannot
+// rank, so the paths returned and their scores are those of scoring
+// every path.
 package compose
 
 import (
