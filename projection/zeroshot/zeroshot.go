@@ -555,6 +555,11 @@ func runEnd(ts []int32, i int, r int32, relOf func(int32) int32) int {
 // whose keys differ are ordered as their keys, so most comparisons of
 // firstByName read no further.
 func nameKey(s string) uint64 {
+	if len(s) >= 8 {
+		// One 8-byte load: the compiler merges these.
+		return uint64(s[0])<<56 | uint64(s[1])<<48 | uint64(s[2])<<40 | uint64(s[3])<<32 |
+			uint64(s[4])<<24 | uint64(s[5])<<16 | uint64(s[6])<<8 | uint64(s[7])
+	}
 	var k uint64
 	for i := range 8 {
 		k <<= 8
