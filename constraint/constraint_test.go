@@ -2,6 +2,7 @@ package constraint
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -184,6 +185,32 @@ hamburg	located_in	germany
 		}
 		if v, why := c.Kind(e, tc.kind); v != tc.want || why != tc.why {
 			t.Errorf("Kind(%s, %s) lexicon %v = %v %q, want %v %q", tc.entity, tc.kind, tc.lex, v, why, tc.want, tc.why)
+		}
+		// A KindCache judges alike, asked twice (the second time from
+		// what it kept), and a kind Holds only where PossibleKinds has it.
+		kc := NewKindCache(c, 0)
+		for range 2 {
+			if v := kc.Kind(e, tc.kind); v != tc.want {
+				t.Errorf("KindCache.Kind(%s, %s) lexicon %v = %v, want %v", tc.entity, tc.kind, tc.lex, v, tc.want)
+			}
+		}
+		if tc.want == Holds && !c.PossibleKinds()[tc.kind] {
+			t.Errorf("PossibleKinds lexicon %v lacks %s, which %s is", tc.lex, tc.kind, tc.entity)
+		}
+	}
+	for _, tc := range []struct {
+		lex  bool
+		want []string
+	}{
+		{false, []string{"country", "in"}},
+		{true, []string{"capital", "city", "country", "european_country", "in", "municipality", "national_capital", "urban_area"}},
+	} {
+		c := Checker{Graph: g}
+		if tc.lex {
+			c.Lexicon = lex
+		}
+		if got := slices.Sorted(maps.Keys(c.PossibleKinds())); !slices.Equal(got, tc.want) {
+			t.Errorf("PossibleKinds lexicon %v = %q, want %q", tc.lex, got, tc.want)
 		}
 	}
 	// Apply ranks the city after the country and says how the country's

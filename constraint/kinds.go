@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/stem-kgqa/stem/kg"
 )
@@ -121,41 +122,91 @@ func (c Checker) Kinds(es []int32, kind string) (vs []Verdict, whys []string, in
 //
 // Unknown when nothing says.
 func (c Checker) Kind(e int32, kind string) (Verdict, string) {
-	g := c.Graph
-	if words := kg.TypeWords(kg.TypesOf(g, e)); len(words) > 0 {
-		if slices.Contains(words, kind) {
-			return Holds, kgType
-		}
-		return Fails, ""
-	}
-	if v, why := c.named(e, kind); v != Unknown {
-		return v, why
-	}
-	held, failed, who := 0, 0, ""
-	for _, s := range c.siblings(e) {
-		switch v, _ := c.named(s.entity, kind); v {
-		case Holds:
-			held++
-			if who == "" {
-				who = fmt.Sprintf("as %s, which also %s %s", g.EntityName(s.entity), s.how, g.EntityName(s.via))
-			}
-		case Fails:
-			failed++
-		}
-	}
-	if held > 0 && held >= failed {
-		return Holds, fmt.Sprintf("%s (%d of %d such entities known)", who, held, held+failed)
-	}
-	// Entities beside e known to be of another kind say nothing against
-	// it: films named after cities stand beside films WordNet does not
-	// know.
-	return Unknown, ""
+	return c.judge(e, kind, c.facts, c.siblings, true)
 }
 
-// named judges e by the relations leading to it and by its own name
-// (steps 2 and 3 of Kind).
-func (c Checker) named(e int32, kind string) (Verdict, string) {
+// PossibleKinds returns every kind Kind can find some entity of the KG to
+// be (Holds): the type words the KG states of its entities, the kinds of
+// its relations, and the lexicon's kinds of its entities' names up to
+// KindSteps. Kind finds no entity of a kind not in it, so a caller that
+// ranks by kinds can bound what a kind check adds. It reads every entity
+// once; a KG that grows as it is read (a remote backend) must not be
+// asked.
+func (c Checker) PossibleKinds() map[string]bool {
 	g := c.Graph
+	out := map[string]bool{}
+	add := func(words []string) {
+		for _, w := range words {
+			out[w] = true
+		}
+	}
+	isType := make([]bool, g.NumRelations())
+	for r := range g.NumRelations() {
+		name := g.RelationName(int32(r))
+		k := ""
+		if c.RelationKinds != nil {
+			k = c.RelationKinds[r]
+		} else {
+			k = relationKind(name)
+		}
+		if k != "" {
+			out[k] = true
+		}
+		isType[r] = kg.TypeRelation(name)
+	}
+	// kg.TypesOf, over every entity at once: each triple's relation
+	// states its head's type by its name, or, a type relation, by its
+	// tail's.
+	typed := make([]bool, len(isType)) // the relation's name read
+	for t := range int32(g.NumTriples()) {
+		tr := g.Triple(t)
+		switch {
+		case isType[tr.Rel]:
+			add(kg.TypeWords([]string{g.EntityName(tr.Tail)}))
+		case !typed[tr.Rel]:
+			typed[tr.Rel] = true
+			if d := kg.RelationType(g.RelationName(tr.Rel)); d != "" {
+				add(kg.TypeWords([]string{d}))
+			}
+		}
+	}
+	if c.Lexicon != nil {
+		for e := range int32(g.NumEntities()) {
+			steps := c.Lexicon.InstanceKinds(g.EntityName(e))
+			for _, step := range steps[:min(len(steps), KindSteps)] {
+				add(step)
+			}
+		}
+	}
+	return out
+}
+
+// kindFacts is what Kind reads of one entity, whatever the kind asked:
+// its types, the kinds of the relations leading to it and the lexicon's
+// kinds of its name.
+type kindFacts struct {
+	typed     bool     // the KG states a type (kg.TypesOf)
+	typeWords []string // kg.TypeWords of those types
+	// inKinds holds the kind words of the relations of e's first
+	// kindEdges incoming edges, each once, with the first relation that
+	// gave it.
+	inKinds []relKind
+	// inst is the lexicon's InstanceKinds of e's name; nil without a
+	// lexicon.
+	inst [][]string
+}
+
+// relKind is a relation's kind word (RelationKinds) and the relation.
+type relKind struct {
+	kind string
+	rel  int32
+}
+
+// facts reads e's kindFacts from the KG and the lexicon.
+func (c Checker) facts(e int32) *kindFacts {
+	g := c.Graph
+	types := kg.TypesOf(g, e)
+	f := &kindFacts{typed: len(types) > 0, typeWords: kg.TypeWords(types)}
 	in := g.In(e)
 	for _, tid := range in[:min(len(in), kindEdges)] {
 		rel := g.Triple(tid).Rel
@@ -165,14 +216,71 @@ func (c Checker) named(e int32, kind string) (Verdict, string) {
 		} else {
 			k = relationKind(g.RelationName(rel))
 		}
-		if k != "" && k == kind {
-			return Holds, fmt.Sprintf("the tail of %q", g.RelationName(rel))
+		if k != "" && !slices.ContainsFunc(f.inKinds, func(r relKind) bool { return r.kind == k }) {
+			f.inKinds = append(f.inKinds, relKind{k, rel})
+		}
+	}
+	if c.Lexicon != nil {
+		f.inst = c.Lexicon.InstanceKinds(g.EntityName(e))
+	}
+	return f
+}
+
+// judge is Kind with e's facts and siblings read by the functions given
+// (a KindCache keeps them); the reason is written only when why is set.
+func (c Checker) judge(e int32, kind string, facts func(int32) *kindFacts, siblings func(int32) []sibling, why bool) (Verdict, string) {
+	g := c.Graph
+	f := facts(e)
+	if len(f.typeWords) > 0 {
+		if slices.Contains(f.typeWords, kind) {
+			return Holds, kgType
+		}
+		return Fails, ""
+	}
+	if v, reason := c.named(e, f, kind, why); v != Unknown {
+		return v, reason
+	}
+	held, failed, who := 0, 0, ""
+	for _, s := range siblings(e) {
+		switch v, _ := c.named(s.entity, facts(s.entity), kind, false); v {
+		case Holds:
+			held++
+			if why && who == "" {
+				who = fmt.Sprintf("as %s, which also %s %s", g.EntityName(s.entity), s.how(g), g.EntityName(s.via))
+			}
+		case Fails:
+			failed++
+		}
+	}
+	if held > 0 && held >= failed {
+		if !why {
+			return Holds, ""
+		}
+		return Holds, fmt.Sprintf("%s (%d of %d such entities known)", who, held, held+failed)
+	}
+	// Entities beside e known to be of another kind say nothing against
+	// it: films named after cities stand beside films WordNet does not
+	// know.
+	return Unknown, ""
+}
+
+// named judges e, whose facts are f, by the relations leading to it and
+// by its own name (steps 2 and 3 of Kind); the reason is written only
+// when why is set.
+func (c Checker) named(e int32, f *kindFacts, kind string, why bool) (Verdict, string) {
+	g := c.Graph
+	for _, r := range f.inKinds {
+		if r.kind == kind {
+			if !why {
+				return Holds, ""
+			}
+			return Holds, fmt.Sprintf("the tail of %q", g.RelationName(r.rel))
 		}
 	}
 	if c.Lexicon == nil {
 		return Unknown, ""
 	}
-	steps := c.Lexicon.InstanceKinds(g.EntityName(e))
+	steps := f.inst
 	for i, step := range steps {
 		if !slices.Contains(step, kind) {
 			continue
@@ -180,6 +288,8 @@ func (c Checker) named(e int32, kind string) (Verdict, string) {
 		switch {
 		case i >= KindSteps:
 			return Unknown, ""
+		case !why:
+			return Holds, ""
 		case i == 0:
 			return Holds, fmt.Sprintf("WordNet: %s is an instance of %s", g.EntityName(e), kind)
 		}
@@ -192,10 +302,19 @@ func (c Checker) named(e int32, kind string) (Verdict, string) {
 }
 
 // sibling is an entity in the same role as another: it too leads by the
-// relation how to (or comes by it from) via.
+// relation rel to (or, in, comes by it from) via.
 type sibling struct {
 	entity, via int32
-	how         string
+	rel         int32
+	in          bool
+}
+
+// how says how s stands to via, for Kind's reason.
+func (s sibling) how(g kg.Reader) string {
+	if s.in {
+		return "comes by " + g.RelationName(s.rel) + " from"
+	}
+	return g.RelationName(s.rel)
 }
 
 // siblings returns up to kindSiblings entities that stand in one of e's
@@ -205,25 +324,94 @@ type sibling struct {
 func (c Checker) siblings(e int32) []sibling {
 	g := c.Graph
 	var out []sibling
-	seen := map[int32]bool{e: true}
-	add := func(ids []int32, end func(kg.Triple) int32, via int32, how string) {
+	seen := []int32{e}
+	add := func(ids []int32, end func(kg.Triple) int32, via, rel int32, in bool) {
 		for _, tid := range ids[:min(len(ids), kindEdges)] {
 			s := end(g.Triple(tid))
-			if !seen[s] && len(out) < kindSiblings {
-				seen[s] = true
-				out = append(out, sibling{s, via, how})
+			if len(out) < kindSiblings && !slices.Contains(seen, s) {
+				seen = append(seen, s)
+				out = append(out, sibling{s, via, rel, in})
 			}
 		}
 	}
 	outs := g.Out(e)
 	for _, tid := range outs[:min(len(outs), kindEdges)] {
+		if len(out) == kindSiblings {
+			return out // the rest could add none
+		}
 		t := g.Triple(tid)
-		add(g.InRel(t.Tail, t.Rel), func(t kg.Triple) int32 { return t.Head }, t.Tail, g.RelationName(t.Rel))
+		add(g.InRel(t.Tail, t.Rel), func(t kg.Triple) int32 { return t.Head }, t.Tail, t.Rel, false)
 	}
 	ins := g.In(e)
 	for _, tid := range ins[:min(len(ins), kindEdges)] {
+		if len(out) == kindSiblings {
+			return out
+		}
 		t := g.Triple(tid)
-		add(g.OutRel(t.Head, t.Rel), func(t kg.Triple) int32 { return t.Tail }, t.Head, "comes by "+g.RelationName(t.Rel)+" from")
+		add(g.OutRel(t.Head, t.Rel), func(t kg.Triple) int32 { return t.Tail }, t.Head, t.Rel, true)
 	}
 	return out
+}
+
+// KindCache judges kinds as Checker.Kind does, keeping what it reads of
+// each entity (its types, the kinds of the relations leading to it, the
+// lexicon's kinds of its name, its siblings) for the judgements that
+// follow, whatever kind they ask: a planner judges the same hubs'
+// neighbours question after question, "film" for one and "movie" for the
+// next. It holds up to a bound of entities, then starts over; it is safe
+// for concurrent use.
+type KindCache struct {
+	c     Checker
+	limit int
+	mu    sync.RWMutex
+	facts map[int32]*kindFacts
+	sibs  map[int32][]sibling
+}
+
+// NewKindCache returns a cache over c keeping up to limit entities
+// (limit <= 0: 1<<18).
+func NewKindCache(c Checker, limit int) *KindCache {
+	if limit <= 0 {
+		limit = 1 << 18
+	}
+	return &KindCache{c: c, limit: limit, facts: map[int32]*kindFacts{}, sibs: map[int32][]sibling{}}
+}
+
+// Kind is Checker.Kind's verdict on e, without its reason (ask the
+// Checker for that).
+func (k *KindCache) Kind(e int32, kind string) Verdict {
+	v, _ := k.c.judge(e, kind, k.factsOf, k.siblingsOf, false)
+	return v
+}
+
+// Typed reports whether the KG states e's type (kg.TypesOf gives one).
+func (k *KindCache) Typed(e int32) bool { return k.factsOf(e).typed }
+
+// factsOf returns e's facts, reading them once.
+func (k *KindCache) factsOf(e int32) *kindFacts {
+	return cached(k, k.facts, e, k.c.facts)
+}
+
+// siblingsOf returns e's siblings, reading them once.
+func (k *KindCache) siblingsOf(e int32) []sibling {
+	return cached(k, k.sibs, e, k.c.siblings)
+}
+
+// cached returns m[e], computing and keeping it on a miss; m is emptied
+// when it holds k.limit entities.
+func cached[V any](k *KindCache, m map[int32]V, e int32, read func(int32) V) V {
+	k.mu.RLock()
+	v, ok := m[e]
+	k.mu.RUnlock()
+	if ok {
+		return v
+	}
+	v = read(e)
+	k.mu.Lock()
+	if len(m) >= k.limit {
+		clear(m)
+	}
+	m[e] = v
+	k.mu.Unlock()
+	return v
 }

@@ -26,7 +26,7 @@ func TypesOf(g Reader, e int32) []string {
 	for _, tid := range g.Out(e) {
 		t := g.Triple(tid)
 		name := g.RelationName(t.Rel)
-		if slices.Contains(typeRelations, name) {
+		if TypeRelation(name) {
 			out = append(out, g.EntityName(t.Tail))
 			continue
 		}
@@ -37,6 +37,11 @@ func TypesOf(g Reader, e int32) []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// TypeRelation reports whether the relation named name states its
+// subject's type outright (type.object.type, rdf:type, P31, ...): TypesOf
+// reads its tails' names as types.
+func TypeRelation(name string) bool { return slices.Contains(typeRelations, name) }
 
 // RelationType is the type a relation name says its subject has: the name
 // without its last part when it has at least three ("location.us_state.capital"

@@ -39,3 +39,22 @@ func TestTypesOf(t *testing.T) {
 		t.Errorf("TypeWords = %q", got)
 	}
 }
+
+// TestTypeRelation names the relations TypesOf reads tails of as types.
+func TestTypeRelation(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		want bool
+	}{
+		{"type.object.type", true},
+		{"rdf:type", true},
+		{"P31", true},
+		{"location.us_state.capital", false},
+		{"directed_by", false},
+		{"", false},
+	} {
+		if got := TypeRelation(tt.name); got != tt.want {
+			t.Errorf("TypeRelation(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -254,8 +254,7 @@ func (l *Lexicon) InstanceKinds(name string) [][]string {
 	if len(l.f.Instances) == 0 {
 		return nil
 	}
-	key := strings.ToLower(strings.Join(strings.FieldsFunc(name, func(r rune) bool { return r == ' ' || r == '_' }), "_"))
-	id, ok := l.index[key]
+	id, ok := l.lemmaID(name)
 	if !ok {
 		return nil
 	}
@@ -289,6 +288,33 @@ func (l *Lexicon) InstanceKinds(name string) [][]string {
 		level = next
 	}
 	return out
+}
+
+// lemmaID looks up the lemma a proper name spells: lower case, its words
+// joined by '_'. Most names looked up (a KG's entities) are no lemma, so
+// an ASCII name is spelled into a buffer on the stack, not a new string.
+func (l *Lexicon) lemmaID(name string) (int32, bool) {
+	var buf [64]byte
+	key := buf[:0]
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 0x80 || len(key) == len(buf):
+			id, ok := l.index[strings.ToLower(strings.Join(strings.FieldsFunc(name, func(r rune) bool { return r == ' ' || r == '_' }), "_"))]
+			return id, ok
+		case c == ' ' || c == '_':
+			if len(key) > 0 && key[len(key)-1] != '_' {
+				key = append(key, '_')
+			}
+		case c >= 'A' && c <= 'Z':
+			key = append(key, c+'a'-'A')
+		default:
+			key = append(key, c)
+		}
+	}
+	key = bytes.TrimSuffix(key, []byte{'_'})
+	id, ok := l.index[string(key)]
+	return id, ok
 }
 
 // buildDown indexes each synset's hyponyms and lemmas.

@@ -115,6 +115,38 @@ func TestInstanceKinds(t *testing.T) {
 	}
 }
 
+// TestLemmaID spells names as lemmas as strings.ToLower over the words
+// joined by '_' does, on the stack or, past 64 bytes or ASCII, by that
+// rule itself.
+func TestLemmaID(t *testing.T) {
+	l := miniature(t)
+	long := strings.Repeat("a", 70)
+	l.index[long] = 7
+	l.index["causal_agent"] = 8
+	l.index["élan_vital"] = 9
+	for _, tt := range []struct {
+		name string
+		id   int32
+		ok   bool
+	}{
+		{"Causal Agent", 8, true},
+		{"  causal__ agent_ ", 8, true},
+		{"_CAUSAL_AGENT", 8, true},
+		{"causalagent", 0, false},
+		{"causal agent x", 0, false},
+		{long, 7, true},
+		{strings.ToUpper(long), 7, true},
+		{"Élan Vital", 9, true},
+		{"", 0, false},
+		{"  ", 0, false},
+	} {
+		id, ok := l.lemmaID(tt.name)
+		if ok != tt.ok || ok && id != tt.id {
+			t.Errorf("lemmaID(%q) = %d, %v, want %d, %v", tt.name, id, ok, tt.id, tt.ok)
+		}
+	}
+}
+
 func TestSaveOpen(t *testing.T) {
 	l := miniature(t)
 	path := filepath.Join(t.TempDir(), "m.stemlex")

@@ -123,3 +123,19 @@ func metaQADev(b *testing.B, n int) (*kg.Graph, []metaQAQuestion) {
 	}
 	return g, qs
 }
+
+// BenchmarkNewMetaQA builds the planner over the MetaQA KG: what it reads
+// once per KG (each relation's words and vectors, the kinds an entity may
+// be found of) before its first question.
+//
+//	GOEXPERIMENT=simd go test -run '^$' -bench NewMetaQA -benchtime 5x ./projection/compose
+func BenchmarkNewMetaQA(b *testing.B) {
+	ctx := context.Background()
+	enc, lex := realEncoder(b), realLexicon(b)
+	g, _ := metaQADev(b, 0)
+	for b.Loop() {
+		if _, err := compose.New(ctx, g, enc, compose.Config{Lexicon: lex}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

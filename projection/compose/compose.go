@@ -90,14 +90,19 @@
 // # Cost
 //
 // What depends on the KG alone is read once, in New: each relation's
-// words, their stems and vectors. Per question, each content word is
-// scored once against each relation around the entity, and what an
-// entity's edges show the type check once. The beam is bounded by score:
+// words, their stems and vectors, and, for an in-memory KG of up to 1M
+// triples, every kind an entity may be found of (constraint.Checker.
+// PossibleKinds). What depends on the KG and an entity alone (its edges'
+// relations, the facts its kind verdicts read, a hub's expansion) is kept
+// across questions. Per question, each content word is scored once
+// against each relation around the entity. The beam is bounded by score:
 // the last hop's paths are read as steps first (zeroshot.Extend), and the
 // entities a path reaches are gathered only where its alignment, with the
-// best type fit and no reach cost, still reaches the Beam-th best shorter
-// path (the 64th with Config.Learnt): a path below it cannot rank, so the
-// paths returned and their scores are those of scoring every path.
+// best type fit the KG allows (none for a kind no entity may be: "which
+// films" over MetaQA) and no reach cost, still reaches the Beam-th best
+// shorter path (the 64th with Config.Learnt): a path below it cannot
+// rank, so the paths returned and their scores are those of scoring
+// every path.
 package compose
 
 import (
@@ -204,6 +209,12 @@ const (
 	// backCost is what such a path loses when the question has no such
 	// cue.
 	backCost = 0.5
+	// kindsMaxTriples is the largest KG whose possible kinds New reads
+	// (tens of ms at MetaQA's 130,471 triples).
+	kindsMaxTriples = 1 << 20
+	// typeTopRelations is the most relations a question's type words are
+	// scored against all at once, to bound the type fit.
+	typeTopRelations = 64
 	// learntTop is the number of best aligned paths Config.Learnt
 	// rescores.
 	learntTop = 64
@@ -234,6 +245,9 @@ type Planner struct {
 	// entity and the kind alone, and a hub's neighbours are judged again
 	// by every question that walks past them.
 	kindCache memo[kindKey, kindVerdict]
+	// kindFacts keeps what those verdicts read of each entity across
+	// kinds ("film" and "movie" read the same siblings).
+	kindFacts *constraint.KindCache
 	// expansions keeps the hubs' expansions between questions: at a hub
 	// they cost most of the planning, and they depend on the KG alone.
 	expansions *zeroshot.Cache
@@ -241,6 +255,13 @@ type Planner struct {
 	instances constraint.Instances
 	// sims keeps relSim by question word and relation across questions.
 	sims memo[simKey, float32]
+	// kinds holds every kind an entity of a small KG that cannot grow may
+	// be judged of (constraint.Checker.PossibleKinds), read in New; nil
+	// for any other KG, where every kind may be.
+	kinds map[string]bool
+	// shown keeps each entity's edgeKeys, which depend on the KG alone,
+	// for the type fit of the questions that reach it again.
+	shown memo[int32, []relKey]
 }
 
 // relWord is one content word of a relation's name, with what New reads
@@ -272,6 +293,15 @@ func New(ctx context.Context, g kg.Reader, enc models.Encoder, cfg Config) (*Pla
 		cfg.Unused = DefaultUnused
 	}
 	p := &Planner{g: g, enc: enc, cfg: cfg, rels: make([][]relWord, g.NumRelations()), words: map[string][]float32{}, relNames: map[string]bool{}, relKinds: constraint.RelationKinds(g), expansions: zeroshot.NewCache(0), instances: newInstances(cfg.Lexicon)}
+	p.kindFacts = constraint.NewKindCache(constraint.Checker{Graph: g, Lexicon: p.instances, RelationKinds: p.relKinds}, kindCacheMax)
+	if _, ok := g.(*kg.Graph); ok && g.NumTriples() <= kindsMaxTriples {
+		// Read once per KG, so that a question asking for a kind no
+		// entity is of ("which films", where no film is known as one)
+		// does not bound its paths' scores as if every path might reach
+		// one.
+		inst, _ := cfg.Lexicon.(constraint.Instances)
+		p.kinds = constraint.Checker{Graph: g, Lexicon: inst, RelationKinds: p.relKinds}.PossibleKinds()
+	}
 	var all []string
 	for r := range p.rels {
 		p.rels[r] = relationWords(g, int32(r))
@@ -710,10 +740,9 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 		}
 	}
 	al := &alignment{sims: sims, named: named, cost: cost}
-	rk := &ranker{p: p, kinds: p.kindFitter(q), fit: p.typeFitter(rq), k: p.cfg.Beam}
-	if asksType(rq) || rk.kinds.kind != "" {
-		rk.fitTop = 1
-	}
+	fit, typeTop := p.typeFitter(rq)
+	rk := &ranker{p: p, kinds: p.kindFitter(q), fit: fit, k: p.cfg.Beam}
+	rk.fitTop = max(typeTop, p.kindTop(rk.kinds.kind))
 	if p.cfg.Learnt != nil && p.cfg.LearntWeight != 0 {
 		rk.k = max(rk.k, learntTop)
 	}
@@ -905,10 +934,11 @@ func (p *Planner) align(rq question, a *alignment, steps []zeroshot.Step, hops [
 // the relations that enter them (a language is what "in_language" points
 // to) and the domain words of those that leave them ("people person" of
 // "__people__person__gender"). "when" asks for entities named as years or
-// dates.
-func (p *Planner) typeFitter(rq question) func(front []int32) float32 {
+// dates. top bounds every fit it returns: 1, or over a small KG that
+// cannot grow, the best fit of any of its relations.
+func (p *Planner) typeFitter(rq question) (fit func(front []int32) float32, top float32) {
 	if !asksType(rq) {
-		return func([]int32) float32 { return 0 }
+		return func([]int32) float32 { return 0 }, 0
 	}
 	var want []string
 	// The lexicon reads a type noun the question names ("which
@@ -939,7 +969,7 @@ func (p *Planner) typeFitter(rq question) func(front []int32) float32 {
 				}
 			}
 			return float32(dates) / float32(n)
-		}
+		}, 1
 	}
 	// The words of want are encoded once per question; relations are
 	// scored once each, lazily.
@@ -971,10 +1001,18 @@ func (p *Planner) typeFitter(rq question) func(front []int32) float32 {
 		fits[k] = f
 		return f
 	}
-	// What an entity's edges show is read once per question: many paths
-	// reach the same entities.
-	shown := map[int32][]key{}
+	// What an entity's edges show is read once per planner (p.shown): many
+	// paths reach the same entities, question after question.
 	var count []keyCount
+	top = 1
+	if p.kinds != nil && p.g.NumRelations() <= typeTopRelations {
+		// A fit is the share of the sampled entities some key touches
+		// times its relFit: no key fits better than the best relation.
+		top = 0
+		for r := range int32(p.g.NumRelations()) {
+			top = max(top, relFit(key{r, true}), relFit(key{r, false}))
+		}
+	}
 	return func(front []int32) float32 {
 		n := min(len(front), typeSample)
 		if n == 0 {
@@ -982,11 +1020,7 @@ func (p *Planner) typeFitter(rq question) func(front []int32) float32 {
 		}
 		count = count[:0]
 		for _, e := range front[:n] {
-			ks, ok := shown[e]
-			if !ok {
-				ks = p.edgeKeys(e)
-				shown[e] = ks
-			}
+			ks := p.shown.get(e, func() []relKey { return p.edgeKeys(e) })
 			for _, k := range ks {
 				if i := slices.IndexFunc(count, func(c keyCount) bool { return c.k == k }); i >= 0 {
 					count[i].n++
@@ -1000,7 +1034,16 @@ func (p *Planner) typeFitter(rq question) func(front []int32) float32 {
 			best = max(best, relFit(c.k)*float32(c.n)/float32(n))
 		}
 		return best
+	}, top
+}
+
+// kindTop bounds what the kind check adds to a type fit for kind: 0 when
+// the question asks for none, or for one no entity of the KG may be.
+func (p *Planner) kindTop(kind string) float32 {
+	if kind == "" || p.kinds != nil && !p.kinds[kind] {
+		return 0
 	}
+	return 1
 }
 
 // asksType reports whether the question asks for a type typeFitter reads

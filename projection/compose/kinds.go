@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/stem-kgqa/stem/constraint"
-	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/schema"
 )
 
@@ -21,6 +20,10 @@ type kindFitter struct {
 	check constraint.Checker
 	seen  map[int32]kindVerdict
 	cache *memo[kindKey, kindVerdict]
+	// facts keeps what the verdicts read of each entity, whatever the
+	// kind: a miss in cache reads the KG only for entities no question
+	// has judged yet.
+	facts *constraint.KindCache
 }
 
 // kindKey is an entity judged against a kind.
@@ -34,14 +37,13 @@ const kindCacheMax = 1 << 18
 
 type kindVerdict struct {
 	v     constraint.Verdict
-	why   string
 	typed bool // the KG states e's type
 }
 
 // kindFitter returns the fitter for question q: one that fits nothing when
 // q states no type.
 func (p *Planner) kindFitter(q string) *kindFitter {
-	k := &kindFitter{seen: map[int32]kindVerdict{}, cache: &p.kindCache}
+	k := &kindFitter{seen: map[int32]kindVerdict{}, cache: &p.kindCache, facts: p.kindFacts}
 	for _, c := range constraint.Detect(q) {
 		if c.Kind == constraint.Type {
 			k.kind = c.Value
@@ -58,8 +60,7 @@ func (k *kindFitter) verdict(e int32) kindVerdict {
 	}
 	key := kindKey{e, k.kind}
 	kv := k.cache.get(key, func() kindVerdict {
-		v, why := k.check.Kind(e, k.kind)
-		return kindVerdict{v, why, len(kg.TypesOf(k.check.Graph, e)) > 0}
+		return kindVerdict{k.facts.Kind(e, k.kind), k.facts.Typed(e)}
 	})
 	k.seen[e] = kv
 	return kv

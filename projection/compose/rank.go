@@ -231,7 +231,7 @@ func (r *ranker) walkOnto(all []ranked) ([]ranked, string) {
 	why := ""
 	for _, e := range w.Front[:min(len(w.Front), typeSample)] {
 		if v := k.verdict(e); v.v == constraint.Holds {
-			why = v.why
+			_, why = k.check.Kind(e, k.kind)
 			break
 		}
 	}

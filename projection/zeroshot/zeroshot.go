@@ -443,12 +443,18 @@ func Extend(ctx context.Context, g kg.Reader, level []Walk, cfg Config) (*Pendin
 
 // expander expands frontiers, with buffers reused between them.
 type expander struct {
-	groups   map[Step]int32
+	// slot holds each step's place in order, by stepKey; -1 for a step
+	// not met yet. A slice indexed by relation, not a map: a hub's
+	// frontier groups thousands of runs.
+	slot     []int32
 	order    []Step
 	met      []run   // the runs as met
 	metGroup []int32 // each run's step, by its place in order
 	count    []int
 }
+
+// stepKey is step s's index in expander.slot.
+func stepKey(s Step) int { return 2*int(s.Rel) + btoi(s.Inv) }
 
 // expand groups the triples leaving and entering the first frontierCap
 // entities of front (by name) by step, the steps in name order.
@@ -460,10 +466,6 @@ func (x *expander) expand(g kg.Reader, front []int32, frontierCap int) *expansio
 		}
 		return g.Triple(t).Rel
 	}
-	if x.groups == nil {
-		x.groups = map[Step]int32{}
-	}
-	clear(x.groups)
 	x.order, x.met, x.metGroup = x.order[:0], x.met[:0], x.metGroup[:0]
 	ex := &expansion{front: front}
 	if len(front) > frontierCap {
@@ -472,17 +474,17 @@ func (x *expander) expand(g kg.Reader, front []int32, frontierCap int) *expansio
 	add := func(ts []int32, inv bool) {
 		for i := 0; i < len(ts); {
 			r := relOf(ts[i])
-			j := i + 1
-			if j < len(ts) && relOf(ts[j]) == r {
-				// Out and In are sorted by relation: a hub's run of
-				// one relation is skipped over by binary search.
-				j += sort.Search(len(ts)-j, func(k int) bool { return relOf(ts[j+k]) != r })
-			}
+			j := runEnd(ts, i, r, relOf)
 			s := Step{r, inv}
-			gi, ok := x.groups[s]
-			if !ok {
+			k := stepKey(s)
+			for k >= len(x.slot) {
+				// A remote backend numbers relations as it meets them.
+				x.slot = append(x.slot, -1)
+			}
+			gi := x.slot[k]
+			if gi < 0 {
 				gi = int32(len(x.order))
-				x.groups[s] = gi
+				x.slot[k] = gi
 				x.order = append(x.order, s)
 			}
 			x.met = append(x.met, run{ts[i:j], inv})
@@ -493,6 +495,9 @@ func (x *expander) expand(g kg.Reader, front []int32, frontierCap int) *expansio
 	for _, e := range front {
 		add(g.Out(e), false)
 		add(g.In(e), true)
+	}
+	for _, s := range x.order {
+		x.slot[stepKey(s)] = -1
 	}
 	order := x.order
 	// Each step's runs in the order met, side by side in one slice.
@@ -532,49 +537,98 @@ func (x *expander) expand(g kg.Reader, front []int32, frontierCap int) *expansio
 	return ex
 }
 
+// runEnd returns the end of the run of relation r that starts at ts[i]:
+// Out and In are sorted by relation, so the run's end is found by
+// galloping, then binary search, in a few lookups even at a hub.
+func runEnd(ts []int32, i int, r int32, relOf func(int32) int32) int {
+	lo := i // relOf(ts[lo]) == r
+	step := 1
+	for lo+step < len(ts) && relOf(ts[lo+step]) == r {
+		lo += step
+		step *= 2
+	}
+	hi := min(lo+step, len(ts)) // relOf(ts[hi]) != r, or the end
+	return lo + 1 + sort.Search(hi-lo-1, func(k int) bool { return relOf(ts[lo+1+k]) != r })
+}
+
+// nameKey is a name's first 8 bytes, big-endian, zero-padded: names
+// whose keys differ are ordered as their keys, so most comparisons of
+// firstByName read no further.
+func nameKey(s string) uint64 {
+	if len(s) >= 8 {
+		// One 8-byte load: the compiler merges these.
+		return uint64(s[0])<<56 | uint64(s[1])<<48 | uint64(s[2])<<40 | uint64(s[3])<<32 |
+			uint64(s[4])<<24 | uint64(s[5])<<16 | uint64(s[6])<<8 | uint64(s[7])
+	}
+	var k uint64
+	for i := range 8 {
+		k <<= 8
+		if i < len(s) {
+			k |= uint64(s[i])
+		}
+	}
+	return k
+}
+
+// byName is a name with its nameKey.
+type byName struct {
+	key  uint64
+	name string
+	e    int32
+}
+
+// less reports whether a's name comes before b's.
+func (a byName) less(b byName) bool {
+	return a.key < b.key || a.key == b.key && a.name < b.name
+}
+
 // firstByName returns the k entities of es whose names come first, in
 // name order: a hub's front of thousands is not sorted whole to expand its
 // first hundreds.
 func firstByName(g kg.Reader, es []int32, k int) []int32 {
 	// h is a max-heap by name of the k first names seen so far.
-	h := make([]int32, 0, k)
-	names := make([]string, 0, k)
+	h := make([]byName, 0, k)
 	down := func(i int) {
 		for {
 			c := 2*i + 1
 			if c >= len(h) {
 				return
 			}
-			if c+1 < len(h) && names[c+1] > names[c] {
+			if c+1 < len(h) && h[c].less(h[c+1]) {
 				c++
 			}
-			if names[c] <= names[i] {
+			if !h[i].less(h[c]) {
 				return
 			}
-			h[i], h[c], names[i], names[c] = h[c], h[i], names[c], names[i]
+			h[i], h[c] = h[c], h[i]
 			i = c
 		}
 	}
 	for _, e := range es {
 		name := g.EntityName(e)
+		n := byName{nameKey(name), name, e}
 		switch {
 		case len(h) < k:
-			h, names = append(h, e), append(names, name)
+			h = append(h, n)
 			for i := len(h) - 1; i > 0; {
 				up := (i - 1) / 2
-				if names[up] >= names[i] {
+				if !h[up].less(h[i]) {
 					break
 				}
-				h[i], h[up], names[i], names[up] = h[up], h[i], names[up], names[i]
+				h[i], h[up] = h[up], h[i]
 				i = up
 			}
-		case name < names[0]:
-			h[0], names[0] = e, name
+		case n.less(h[0]):
+			h[0] = n
 			down(0)
 		}
 	}
-	slices.SortFunc(h, func(a, b int32) int { return strings.Compare(g.EntityName(a), g.EntityName(b)) })
-	return h
+	slices.SortFunc(h, func(a, b byName) int { return strings.Compare(a.name, b.name) })
+	out := make([]int32, len(h))
+	for i, n := range h {
+		out[i] = n.e
+	}
+	return out
 }
 
 // Narrow keeps the pending paths at the indices in idx (into Steps), in
@@ -663,7 +717,11 @@ func (x *grouper) gather(g kg.Reader, runs []run) []int32 {
 				x.list = append(x.list, end(r, t))
 			}
 		}
-		slices.Sort(x.list)
+		// One entity's run (a hub's) is in id order already: Out and
+		// In are sorted by the other end within a relation.
+		if !slices.IsSorted(x.list) {
+			slices.Sort(x.list)
+		}
 		return slices.Clone(slices.Compact(x.list))
 	}
 	// Which reachCap entities are kept depends on the order they were

@@ -199,3 +199,39 @@ func TestWalksCached(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstByName keeps a hub front's first names in name order, however
+// they compare: in their first 8 bytes, past them, or as a prefix.
+func TestFirstByName(t *testing.T) {
+	names := []string{"Maria Gagorima", "Maria Gagorim", "Maria Ga", "Maria G", "Anna Kabituzo", "maria", "Maria Gagorimb", "Zed"}
+	var tsv strings.Builder
+	for i, n := range names {
+		fmt.Fprintf(&tsv, "%s\tr\tx%d\n", n, i)
+	}
+	g, err := kg.ReadTSV(strings.NewReader(tsv.String()), "names.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var front []int32
+	for e := range int32(g.NumEntities()) {
+		if !strings.HasPrefix(g.EntityName(e), "x") {
+			front = append(front, e)
+		}
+	}
+	for _, tt := range []struct {
+		k    int
+		want string
+	}{
+		{1, "[Anna Kabituzo]"},
+		{4, "[Anna Kabituzo Maria G Maria Ga Maria Gagorim]"},
+		{6, "[Anna Kabituzo Maria G Maria Ga Maria Gagorim Maria Gagorima Maria Gagorimb]"},
+	} {
+		var got []string
+		for _, e := range firstByName(g, front, tt.k) {
+			got = append(got, g.EntityName(e))
+		}
+		if fmt.Sprint(got) != tt.want {
+			t.Errorf("firstByName(k=%d) = %v, want %s", tt.k, got, tt.want)
+		}
+	}
+}
