@@ -199,6 +199,10 @@ type Pipeline struct {
 	// ("mother" a kind of parents) for the default confidence's evidence
 	// (selection.Input.Lexicon); Open sets it.
 	Lexicon models.Lexicon
+	// PathFit, when not nil, weighs each reading's relations against the
+	// trained planner's training questions (selection.PathFit); Open sets
+	// it from --planner-model for the pattern and both planners.
+	PathFit *selection.PathFit
 	// Mode labels how the retrieval strategy runs (ModeOf); Open sets it.
 	Mode string
 	// PlannerName names the planner that plans its questions, as Open

@@ -25,6 +25,10 @@ type PlannerEnv struct {
 	Assets   Assets
 	Source   Source
 	Chat     func() (*llm.Client, error)
+	// Learnt, when not nil, is called with the trained planner model
+	// --planner-model loads (pattern, both), so that plan selection can
+	// weigh readings against its training (selection.PathFit).
+	Learnt func(*pattern.Model)
 }
 
 // PlannerFactory builds a planner from env.
@@ -157,6 +161,9 @@ func openPattern(ctx context.Context, env PlannerEnv) (projection.Planner, error
 	m, err := pattern.Load(s.PlannerModel, a.Encoder)
 	if err != nil {
 		return nil, err
+	}
+	if env.Learnt != nil {
+		env.Learnt(m)
 	}
 	if pr := m.Prior(); pr.Planner != "" {
 		return openWithPrior(ctx, env, m, pr)

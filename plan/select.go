@@ -64,7 +64,7 @@ func (p *Pipeline) choose(ctx context.Context, req Request, ev *Evidence) (*trac
 		return tr, nil, nil
 	}
 	m := p.selector()
-	in := selection.Input{Question: req.Question, Graph: req.Graph, Projection: req.Projection, Trace: tr, GNN: ev.Scores, Encoder: p.Encoder, Kinds: p.Kinds, Lexicon: p.Lexicon}
+	in := selection.Input{Question: req.Question, Graph: req.Graph, Projection: req.Projection, Trace: tr, GNN: ev.Scores, Encoder: p.Encoder, Kinds: p.Kinds, Lexicon: p.Lexicon, PathFit: p.PathFit}
 	cands, err := selection.Candidates(ctx, in)
 	if err != nil {
 		return nil, nil, err

@@ -15,6 +15,7 @@ import (
 	"github.com/stem-kgqa/stem/projection"
 	"github.com/stem-kgqa/stem/projection/linking"
 	"github.com/stem-kgqa/stem/projection/llmplan"
+	"github.com/stem-kgqa/stem/projection/pattern"
 	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/selection"
 	"github.com/stem-kgqa/stem/tracing"
@@ -251,7 +252,9 @@ func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() 
 		return c, nil
 	}
 	src := SourceOf(a.Graph)
-	planner, err := DefaultPlanners().Open(ctx, PlannerEnv{Settings: s, Assets: a, Source: src, Chat: openChat})
+	var fit *selection.PathFit
+	learnt := func(m *pattern.Model) { fit = selection.NewPathFit(m.EachExample) }
+	planner, err := DefaultPlanners().Open(ctx, PlannerEnv{Settings: s, Assets: a, Source: src, Chat: openChat, Learnt: learnt})
 	if err != nil {
 		return nil, close, err
 	}
@@ -261,6 +264,7 @@ func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() 
 		NoConstraints: s.NoConstraints || s.Retriever != DefaultStrategy, MinConfidence: s.MinConfidence.Value(), MinConfidenceAuto: s.MinConfidence.Auto(), Encoder: a.Encoder}
 	p.Kinds, _ = a.Lexicon.(constraint.Instances)
 	p.Lexicon = a.Lexicon
+	p.PathFit = fit
 	if s.Selector != "" {
 		if p.Selector, err = selection.Load(string(s.Selector)); err != nil {
 			return nil, close, err

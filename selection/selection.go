@@ -66,6 +66,7 @@ var Names = []string{
 	"backward",     // share of the reading's schema triples walked from their object to their subject ("the films of X" read as X's film reversed)
 	"words_left",   // share of the question's content words (not the anchor's, not question words) that no relation of the reading names
 	"demoted_last", // demoted, where every step of that plan but its last reaches something (projection.Projection.DemotedLast): the KG lacks only the edge the answer would hang on, not a reading that fails early
+	"path_fit",     // the least, over the reading's relations, of the best P(relation on the gold path | question word) in the trained planner's training questions (Input.PathFit; 0 without one)
 }
 
 // Input is what the features of one question's readings are computed
@@ -89,6 +90,10 @@ type Input struct {
 	// default heuristic's evidence term unnamed_rels; the trained
 	// features do not read it.
 	Lexicon models.Lexicon
+	// PathFit, when not nil, weighs each reading's relations against the
+	// words of the trained planner's training questions (the path_fit
+	// feature).
+	PathFit *PathFit
 }
 
 // Candidate is one reading of the question with what it binds and how
@@ -131,6 +136,7 @@ func Candidates(ctx context.Context, in Input) ([]Candidate, error) {
 	types := typeConstraints(in.Question)
 	q := asked{words: qwords, types: types, anchorRels: anchorRelations(in)}
 	content := contentWords(qwords, in.Trace.Anchors)
+	fitted := fitWords(in.Question)
 	out := make([]Candidate, len(alts))
 	for i, a := range alts {
 		c := Candidate{Group: a.Group, Rank: i, Answers: a.Answers, Features: make([]float64, len(Names))}
@@ -190,6 +196,7 @@ func Candidates(ctx context.Context, in Input) ([]Candidate, error) {
 		evidence(in, &c, g, q)
 		f[slices.Index(Names, "backward")] = backward(g)
 		f[slices.Index(Names, "words_left")] = wordsLeft(content, g)
+		f[slices.Index(Names, "path_fit")] = in.PathFit.Fit(fitted, g)
 		out[i] = c
 	}
 	if err := semFit(ctx, in, out); err != nil {

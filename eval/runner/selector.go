@@ -276,6 +276,12 @@ type readingRow struct {
 	// a reading's answers to keep.
 	Gold int         `json:"gold"`
 	Each []answerRow `json:"each,omitempty"`
+	// Names are all the reading's bound answers in tracing's order and
+	// GoldAnswers the question's gold answers, so that an answer list
+	// cut or merged across readings can be scored as eval scores it
+	// (F1 over every answer, not only the first selection.MaxAnswers).
+	Names       []string `json:"names,omitempty"`
+	GoldAnswers []string `json:"gold_answers,omitempty"`
 }
 
 // answerRow is one answer of a reading as --rows writes it.
@@ -365,6 +371,10 @@ func (c *collector) Answer(ctx context.Context, q benchmark.Question) (eval.Pred
 		}
 		r.Gold = len(q.Answers)
 		r.Each = answerRows(cand.Answers, fs, labels)
+		for _, a := range cand.Answers {
+			r.Names = append(r.Names, a.Name)
+		}
+		r.GoldAnswers = q.Answers
 		seen = append(seen, r)
 	}
 	c.mu.Lock()

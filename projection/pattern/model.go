@@ -685,3 +685,21 @@ func sortedTerms(tf map[string]float32) []string {
 	slices.Sort(ws)
 	return ws
 }
+
+// EachExample calls fn with each merged training example's question text
+// (masked as the model stores it) and the relations of its gold paths,
+// each relation once: what a reading's relations are weighed against
+// the words of the questions they answered (selection.PathFit).
+func (m *Model) EachExample(fn func(text string, rels []string)) {
+	for i, t := range m.f.Texts {
+		var rels []string
+		for _, id := range m.f.ExPaths[i] {
+			for _, s := range m.f.Paths[id] {
+				if !slices.Contains(rels, s.Rel) {
+					rels = append(rels, s.Rel)
+				}
+			}
+		}
+		fn(t, rels)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -537,5 +538,34 @@ func TestVariants(t *testing.T) {
 		if !lang[first] {
 			t.Errorf("first candidate %s, want a language path", first)
 		}
+	}
+}
+
+func TestEachExample(t *testing.T) {
+	enc := wordvec.New(nil, wordvec.Options{})
+	step := func(rels ...string) []schema.Step {
+		var out []schema.Step
+		for _, r := range rels {
+			out = append(out, schema.Step{Rel: r})
+		}
+		return out
+	}
+	exs := []Example{
+		// Two paths sharing a relation: each relation once.
+		{Question: "where did Obama study", Mentions: []string{"Obama"}, Paths: [][]schema.Step{step("education", "institution"), step("education")}, Answers: 1},
+		{Question: "who directed Inception", Mentions: []string{"Inception"}, Paths: [][]schema.Step{step("directed_by")}, Answers: 1},
+	}
+	m, err := Train(context.Background(), enc, exs, Options{Epochs: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	m.EachExample(func(text string, rels []string) { got[text] = rels })
+	want := map[string][]string{
+		MaskedText("where did Obama study", []string{"Obama"}):      {"education", "institution"},
+		MaskedText("who directed Inception", []string{"Inception"}): {"directed_by"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("EachExample: %v, want %v", got, want)
 	}
 }
