@@ -784,6 +784,12 @@ func (g *Graph) fetch(ctx context.Context, terms []string, out bool, sink func(e
 	if err != nil {
 		return err
 	}
+	return g.fetchCounted(ctx, terms, counts, out, sink)
+}
+
+// fetchCounted is fetch with each term's edges in that direction counted
+// already (counts[i] for terms[i]).
+func (g *Graph) fetchCounted(ctx context.Context, terms []string, counts []int, out bool, sink func(edge)) error {
 	var small, hubs []int
 	for i, n := range counts {
 		switch {
@@ -1067,6 +1073,13 @@ func (g *Graph) pages(ctx context.Context, terms []string, i int, out bool, want
 // cached (none is a fact worth keeping too). The cache is emptied first
 // when it would pass MaxCached.
 func (g *Graph) edges(ctx context.Context, terms []string, out bool) ([][]row, error) {
+	return g.edgesCounted(ctx, terms, out, nil)
+}
+
+// edgesCounted is edges with the edges of some terms in that direction
+// counted already (known, by term), so that those are not counted again;
+// nil counts every term fetched.
+func (g *Graph) edgesCounted(ctx context.Context, terms []string, out bool, known map[string]int) ([][]row, error) {
 	res := make([][]row, len(terms))
 	var miss []int
 	var missTerms []string
@@ -1082,9 +1095,13 @@ func (g *Graph) edges(ctx context.Context, terms []string, out bool) ([][]row, e
 	if len(miss) == 0 {
 		return res, nil
 	}
-	err := g.fetch(ctx, missTerms, out, func(e edge) {
-		res[miss[e.self]] = append(res[miss[e.self]], e.row)
-	})
+	sink := func(e edge) { res[miss[e.self]] = append(res[miss[e.self]], e.row) }
+	var err error
+	if counts, ok := countsOf(missTerms, known); ok {
+		err = g.fetchCounted(ctx, missTerms, counts, out, sink)
+	} else {
+		err = g.fetch(ctx, missTerms, out, sink)
+	}
 	if err != nil {
 		return nil, err
 	}
