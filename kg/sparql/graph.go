@@ -776,80 +776,18 @@ type edge struct {
 
 // fetch reads the edges of terms in one direction, in batches of Batch
 // entities and pages of PageSize rows, and hands each to sink with the
-// index of its term. Each batch is read with its count in one query
-// (whole); a batch whose count passes a page, or MaxDegree, is counted
-// again per entity and read as fetchCounted reads it, so that hubs over
-// MaxDegree are capped. Either way a page the endpoint cut short is
-// detected (ErrTruncated).
+// index of its term. Each batch is counted first, per entity, so that
+// hubs over MaxDegree are capped and a page the endpoint cut short is
+// detected (ErrTruncated). The count and the rows are not asked in one
+// query (a COUNT subquery joined with the rows it counts): Virtuoso 7.2
+// answered that for a batch of 500 entities of the 20,000-triple
+// synthetic KG in minutes, not milliseconds.
 func (g *Graph) fetch(ctx context.Context, terms []string, out bool, sink func(edge)) error {
-	ask := g.askable(terms, out)
-	var mu sync.Mutex
-	over := make([]string, len(terms)) // the terms of the batches read again; "" for the others
-	var jobs []func() error
-	for lo, hi := range chunks(len(ask), g.cfg.Batch) {
-		batch := ask[lo:hi]
-		jobs = append(jobs, func() error {
-			whole, err := g.whole(ctx, terms, batch, out, sink)
-			if err != nil || whole {
-				return err
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			for _, i := range batch {
-				over[i] = terms[i]
-			}
-			return nil
-		})
-	}
-	if err := all(jobs...); err != nil {
-		return err
-	}
-	if !slices.ContainsFunc(over, func(t string) bool { return t != "" }) {
-		return nil
-	}
-	counts, err := g.counts(ctx, over, out)
+	counts, err := g.counts(ctx, terms, out)
 	if err != nil {
 		return err
 	}
 	return g.fetchCounted(ctx, terms, counts, out, sink)
-}
-
-// whole reads the edges of a batch with their count in one query, and
-// hands them to sink when the count is at most a page and MaxDegree: a
-// batch read whole needs no count per entity before it, one round trip
-// where there were two. false (and nothing handed) is a batch with more
-// edges. Fewer rows than the count is ErrTruncated, as in page.
-func (g *Graph) whole(ctx context.Context, terms []string, batch []int, out bool, sink func(edge)) (bool, error) {
-	idOf := map[string]int{}
-	for _, i := range batch {
-		idOf[terms[i]] = i
-	}
-	pat := g.pattern(terms, batch, out)
-	r, err := g.c.Select(ctx, fmt.Sprintf("SELECT ?x ?p ?o ?n WHERE { { SELECT (COUNT(*) AS ?n) WHERE { %s } } %s } LIMIT %d", pat, pat, g.cfg.PageSize))
-	if err != nil {
-		return false, err
-	}
-	if len(r.Rows) == 0 {
-		return true, nil
-	}
-	n, err := g.count(r.Rows[0]["n"])
-	if err != nil {
-		return false, err
-	}
-	if n > g.cfg.PageSize || n > g.cfg.MaxDegree {
-		return false, nil
-	}
-	if err := g.truncated(len(r.Rows), n); err != nil {
-		return false, err
-	}
-	for _, b := range r.Rows {
-		self, ok := idOf[termOf(b["x"])]
-		if !ok {
-			return false, fmt.Errorf("sparql: query %s: a row for %s, which was not asked for", g.cfg.Endpoint, termOf(b["x"]))
-		}
-		sink(edge{self: self, row: row{rel: b["p"], other: b["o"]}})
-	}
-	return true, nil
 }
 
 // askable are the indices of the terms that may have edges in one
