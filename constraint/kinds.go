@@ -41,6 +41,11 @@ type Checker struct {
 	// that judges many entities reads the names once per KG, not once per
 	// edge.
 	RelationKinds []string
+	// Over, when not nil, says an entity has more than MeetVia edges
+	// although Graph holds fewer of them: a remote KG's neighbourhood
+	// fetched within that bound (kg.WithinFetcher) leaves such an
+	// entity's edges unread. Meet walks through none of them.
+	Over func(e int32) bool
 }
 
 // RelationKinds returns each relation of g's kind word, the singular of

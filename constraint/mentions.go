@@ -46,6 +46,11 @@ const (
 	meetReport = 3
 )
 
+// MeetVia is the most edges an entity between a named thing and an
+// answer may have for Meet to walk through it: a remote KG need fetch
+// the edges of no neighbour with more (kg.WithinFetcher, Checker.Over).
+const MeetVia = viaDegree
+
 // meeting is how a named entity reaches a node: in 1 or 2 hops, and the
 // relations walked (their best fit with the question's words).
 type meeting struct {
@@ -167,7 +172,7 @@ func (k Checker) reachOf(e int32, named map[int32]bool, words []string) map[int3
 			x := other(t, e)
 			f := fitOf(t.Rel)
 			add(x, 1, f)
-			if named[x] || g.Degree(x) > viaDegree {
+			if named[x] || g.Degree(x) > viaDegree || k.Over != nil && k.Over(x) {
 				continue
 			}
 			for _, inner := range [2][]int32{g.Out(x), g.In(x)} {

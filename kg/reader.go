@@ -126,6 +126,17 @@ type OutEndingFetcher interface {
 	OutEdgesEnding(ctx context.Context, seeds, endings []string) (*Graph, error)
 }
 
+// WithinFetcher is an optional capability of a remote KG (a
+// Neighbourhooder): the edges of named entities and of each entity they
+// link to that has at most bound edges in all; over names the others,
+// whose edges are left out. It is what a walk of two hops that passes
+// only through entities of few edges reads (constraint.Checker.Meet),
+// without the whole two-hop graph of a hub: a country's neighbours are
+// thousands, and their edges tens of thousands.
+type WithinFetcher interface {
+	NeighbourhoodWithin(ctx context.Context, seeds []string, bound int) (sub *Graph, over []string, err error)
+}
+
 // NameSearcher is an optional Reader capability of a KG that finds
 // entities by name at its own end (a SPARQL endpoint), so that linking
 // needs neither a scan of every name nor a vector for every entity.

@@ -643,18 +643,21 @@ func (p *Pipeline) constrain(ctx context.Context, req Request, tr *tracing.Resul
 
 // meet checks tr's answers against the things m names
 // (constraint.Checker.Meet) in g or, when g is a neighbourhood fetched
-// from a remote KG, in the named things' own two-hop neighbourhood there:
-// what Meet reads (their edges, and those of the entities beside them)
-// lies within two hops of them, past what the question's fetch may hold,
-// and reading it whole gives what the KG in memory gives.
+// from a remote KG, in the named things' own neighbourhood there: what
+// Meet reads (their edges, and those of the entities beside them of at
+// most constraint.MeetVia edges) lies within two hops of them, past what
+// the question's fetch may hold, and reading it gives what the KG in
+// memory gives (meetGraph).
 func (p *Pipeline) meet(ctx context.Context, g kg.Reader, m constraint.Mentioned, tr *tracing.Result) ([]int, constraint.Report) {
 	check := g
-	if src := p.source(); src.Kind() == RemoteKG && g != src.Graph() {
+	var checker constraint.Checker
+	// One answer is narrowed by nothing: no graph is fetched for it.
+	if src := p.source(); src.Kind() == RemoteKG && g != src.Graph() && len(tr.Answers) >= 2 {
 		var names []string
 		for _, n := range m.Names {
 			names = append(names, g.EntityName(n.Entity))
 		}
-		sub, err := src.remote.Neighbourhood(ctx, names, 2)
+		sub, over, err := meetGraph(ctx, src.remote, names)
 		if err != nil {
 			keep := make([]int, len(tr.Answers))
 			for i := range keep {
@@ -664,6 +667,15 @@ func (p *Pipeline) meet(ctx context.Context, g kg.Reader, m constraint.Mentioned
 				Note: fmt.Sprintf("mentions %q not checked: fetching their graph failed: %v", strings.Join(names, ", "), err)}
 		}
 		check = sub
+		overIDs := map[int32]bool{}
+		for _, n := range over {
+			if x, ok := check.Entity(n); ok {
+				overIDs[x] = true
+			}
+		}
+		if len(overIDs) > 0 {
+			checker.Over = func(e int32) bool { return overIDs[e] }
+		}
 	}
 	// id is e's entity in check; -1 (no entity) when check lacks it, so
 	// it meets nothing.
@@ -695,7 +707,21 @@ func (p *Pipeline) meet(ctx context.Context, g kg.Reader, m constraint.Mentioned
 	for i, a := range tr.Answers {
 		as[i] = constraint.Answer{Entity: id(a.Entity)}
 	}
-	return constraint.Checker{Graph: check}.Meet(cm, as)
+	checker.Graph = check
+	return checker.Meet(cm, as)
+}
+
+// meetGraph is what Meet reads around the named things of a remote KG:
+// their edges and those of their neighbours of at most
+// constraint.MeetVia edges where the KG can fetch just those
+// (kg.WithinFetcher; over names the neighbours with more), else their
+// whole two-hop neighbourhood.
+func meetGraph(ctx context.Context, nb kg.Neighbourhooder, names []string) (*kg.Graph, []string, error) {
+	if wf, ok := nb.(kg.WithinFetcher); ok {
+		return wf.NeighbourhoodWithin(ctx, names, constraint.MeetVia)
+	}
+	sub, err := nb.Neighbourhood(ctx, names, 2)
+	return sub, nil, err
 }
 
 // unnamed is question with the spans of its topic mentions blanked: a

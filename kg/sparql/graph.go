@@ -778,12 +778,35 @@ type edge struct {
 // entities and pages of PageSize rows, and hands each to sink with the
 // index of its term. Each batch is counted first, per entity, so that
 // hubs over MaxDegree are capped and a page the endpoint cut short is
-// detected (ErrTruncated).
+// detected (ErrTruncated). The count and the rows are not asked in one
+// query (a COUNT subquery joined with the rows it counts): Virtuoso 7.2
+// answered that for a batch of 500 entities of the 20,000-triple
+// synthetic KG in minutes, not milliseconds.
 func (g *Graph) fetch(ctx context.Context, terms []string, out bool, sink func(edge)) error {
 	counts, err := g.counts(ctx, terms, out)
 	if err != nil {
 		return err
 	}
+	return g.fetchCounted(ctx, terms, counts, out, sink)
+}
+
+// askable are the indices of the terms that may have edges in one
+// direction: literals have no out-edges, and blank nodes cannot be asked
+// for again.
+func (g *Graph) askable(terms []string, out bool) []int {
+	var ask []int
+	for i, t := range terms {
+		if t == "" || out && !strings.HasPrefix(t, "<") {
+			continue
+		}
+		ask = append(ask, i)
+	}
+	return ask
+}
+
+// fetchCounted is fetch with each term's edges in that direction counted
+// already (counts[i] for terms[i]).
+func (g *Graph) fetchCounted(ctx context.Context, terms []string, counts []int, out bool, sink func(edge)) error {
 	var small, hubs []int
 	for i, n := range counts {
 		switch {
@@ -832,14 +855,7 @@ func (g *Graph) fetch(ctx context.Context, terms []string, out bool, sink func(e
 // one COUNT query per batch of Batch terms.
 func (g *Graph) counts(ctx context.Context, terms []string, out bool) ([]int, error) {
 	counts := make([]int, len(terms))
-	// Literals have no out-edges; blank nodes cannot be asked for again.
-	var ask []int
-	for i, t := range terms {
-		if t == "" || out && !strings.HasPrefix(t, "<") {
-			continue
-		}
-		ask = append(ask, i)
-	}
+	ask := g.askable(terms, out)
 	var jobs []func() error
 	for lo, hi := range chunks(len(ask), g.cfg.Batch) {
 		batch := ask[lo:hi]
@@ -1067,6 +1083,13 @@ func (g *Graph) pages(ctx context.Context, terms []string, i int, out bool, want
 // cached (none is a fact worth keeping too). The cache is emptied first
 // when it would pass MaxCached.
 func (g *Graph) edges(ctx context.Context, terms []string, out bool) ([][]row, error) {
+	return g.edgesCounted(ctx, terms, out, nil)
+}
+
+// edgesCounted is edges with the edges of some terms in that direction
+// counted already (known, by term), so that those are not counted again;
+// nil counts every term fetched.
+func (g *Graph) edgesCounted(ctx context.Context, terms []string, out bool, known map[string]int) ([][]row, error) {
 	res := make([][]row, len(terms))
 	var miss []int
 	var missTerms []string
@@ -1082,9 +1105,13 @@ func (g *Graph) edges(ctx context.Context, terms []string, out bool) ([][]row, e
 	if len(miss) == 0 {
 		return res, nil
 	}
-	err := g.fetch(ctx, missTerms, out, func(e edge) {
-		res[miss[e.self]] = append(res[miss[e.self]], e.row)
-	})
+	sink := func(e edge) { res[miss[e.self]] = append(res[miss[e.self]], e.row) }
+	var err error
+	if counts, ok := countsOf(missTerms, known); ok {
+		err = g.fetchCounted(ctx, missTerms, counts, out, sink)
+	} else {
+		err = g.fetch(ctx, missTerms, out, sink)
+	}
 	if err != nil {
 		return nil, err
 	}

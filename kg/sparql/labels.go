@@ -96,48 +96,57 @@ func (g *Graph) learn(ctx context.Context, terms []Term) error {
 		preds := strings.Join(iris(kg.LabelPredicates), " ")
 		pe, po, values = "?lp", "?lq", fmt.Sprintf("VALUES ?lp { %s } VALUES ?lq { %s } ", preds, preds)
 	}
+	// The batches are asked at once (the client bounds the queries in
+	// flight): the CVTs around a hub are thousands, ten batches or more.
+	var jobs []func() error
 	for lo, hi := range chunks(len(ask), g.cfg.Batch) {
-		q := fmt.Sprintf("SELECT ?e ?l (COUNT(DISTINCT ?o) AS ?n) WHERE { VALUES ?e { %s } %s?e %s ?l %s ?o %s ?l } GROUP BY ?e ?l",
-			strings.Join(ask[lo:hi], " "), values, pe, g.langFilter(), po)
-		r, err := g.c.Select(ctx, q)
+		jobs = append(jobs, func() error { return g.learnBatch(ctx, ask[lo:hi], pe, po, values) })
+	}
+	return all(jobs...)
+}
+
+// learnBatch asks the labels of one batch of opaque ids (see learn).
+func (g *Graph) learnBatch(ctx context.Context, ask []string, pe, po, values string) error {
+	q := fmt.Sprintf("SELECT ?e ?l (COUNT(DISTINCT ?o) AS ?n) WHERE { VALUES ?e { %s } %s?e %s ?l %s ?o %s ?l } GROUP BY ?e ?l",
+		strings.Join(ask, " "), values, pe, g.langFilter(), po)
+	r, err := g.c.Select(ctx, q)
+	if err != nil {
+		return err
+	}
+	type cand struct {
+		label  string
+		tagged bool
+		n      int
+	}
+	best := map[string]cand{}
+	for _, row := range r.Rows {
+		n, err := g.count(row["n"])
 		if err != nil {
 			return err
 		}
-		type cand struct {
-			label  string
-			tagged bool
-			n      int
+		e, l := row["e"].Value, row["l"]
+		c := cand{label: l.Value, tagged: l.Lang != "", n: n}
+		if b, ok := best[e]; !ok || c.tagged && !b.tagged || c.tagged == b.tagged && c.label < b.label {
+			best[e] = c
 		}
-		best := map[string]cand{}
-		for _, row := range r.Rows {
-			n, err := g.count(row["n"])
-			if err != nil {
-				return err
-			}
-			e, l := row["e"].Value, row["l"]
-			c := cand{label: l.Value, tagged: l.Lang != "", n: n}
-			if b, ok := best[e]; !ok || c.tagged && !b.tagged || c.tagged == b.tagged && c.label < b.label {
-				best[e] = c
-			}
-		}
-		g.mu.Lock()
-		if len(g.labels) > g.cfg.MaxCached {
-			g.labels = map[string]string{}
-		}
-		for _, iri := range ask[lo:hi] {
-			iri = iri[1 : len(iri)-1]
-			c, ok := best[iri]
-			switch {
-			case !ok || strings.TrimSpace(c.label) == "":
-				g.labels[iri] = ""
-			case c.n > 1:
-				g.labels[iri] = c.label + " (" + g.idOf(iri) + ")"
-			default:
-				g.labels[iri] = c.label
-			}
-		}
-		g.mu.Unlock()
 	}
+	g.mu.Lock()
+	if len(g.labels) > g.cfg.MaxCached {
+		g.labels = map[string]string{}
+	}
+	for _, iri := range ask {
+		iri = iri[1 : len(iri)-1]
+		c, ok := best[iri]
+		switch {
+		case !ok || strings.TrimSpace(c.label) == "":
+			g.labels[iri] = ""
+		case c.n > 1:
+			g.labels[iri] = c.label + " (" + g.idOf(iri) + ")"
+		default:
+			g.labels[iri] = c.label
+		}
+	}
+	g.mu.Unlock()
 	return nil
 }
 

@@ -309,3 +309,68 @@ func testTypedLiteralsWalked(t *testing.T, e *engine) {
 		t.Errorf("in memory %d triples, want all 7", len(w))
 	}
 }
+
+// TestNeighbourhoodWithinMatchesMemory: the seeds' edges, the edges of
+// their neighbours of at most bound edges, and the others named, as the
+// KG in memory gives them, whole batches and paged ones alike.
+func TestNeighbourhoodWithinMatchesMemory(t *testing.T) {
+	eachEngine(t, testNeighbourhoodWithinMatchesMemory)
+}
+
+func testNeighbourhoodWithinMatchesMemory(t *testing.T, e *engine) {
+	mem := graphOf(t, kgtest.Triples)
+	edgesOf := func(x int32) [][3]string {
+		var out [][3]string
+		for _, tid := range append(slices.Clone(mem.Out(x)), mem.In(x)...) {
+			tr := mem.Triple(tid)
+			out = append(out, [3]string{mem.EntityName(tr.Head), mem.RelationName(tr.Rel), mem.EntityName(tr.Tail)})
+		}
+		return out
+	}
+	for _, cfg := range []sparql.Config{{}, {PageSize: 2, Batch: 1}} {
+		g := e.open(t, mem, cfg)
+		for _, seeds := range [][]string{{"Nolan"}, {"Drama", "Inception"}, {"New York", "Paris", "Atlantis"}} {
+			for _, bound := range []int{0, 2, 3, 100} {
+				got, over, err := g.NeighbourhoodWithin(context.Background(), seeds, bound)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var want [][3]string
+				var wantOver []string
+				isSeed := map[int32]bool{}
+				for _, s := range seeds {
+					if x, ok := mem.Entity(s); ok {
+						isSeed[x] = true
+					}
+				}
+				near := map[int32]bool{}
+				for x := range isSeed {
+					want = append(want, edgesOf(x)...)
+					for _, tid := range append(slices.Clone(mem.Out(x)), mem.In(x)...) {
+						tr := mem.Triple(tid)
+						for _, y := range []int32{tr.Head, tr.Tail} {
+							if !isSeed[y] {
+								near[y] = true
+							}
+						}
+					}
+				}
+				for y := range near {
+					if mem.Degree(y) <= bound {
+						want = append(want, edgesOf(y)...)
+					} else {
+						wantOver = append(wantOver, mem.EntityName(y))
+					}
+				}
+				slices.Sort(wantOver)
+				slices.Sort(over)
+				if a, b := sorted(triplesOf(got)), slices.Compact(sorted(want)); fmt.Sprint(a) != fmt.Sprint(b) {
+					t.Errorf("page %d batch %d, %v within %d: endpoint %v, memory %v", cfg.PageSize, cfg.Batch, seeds, bound, a, b)
+				}
+				if fmt.Sprint(over) != fmt.Sprint(wantOver) {
+					t.Errorf("page %d batch %d, %v within %d: over %v, want %v", cfg.PageSize, cfg.Batch, seeds, bound, over, wantOver)
+				}
+			}
+		}
+	}
+}
