@@ -28,7 +28,8 @@ type Origin struct {
 // The candidates keep their own strategies (PerCandidate) where the two
 // chose differently, and first's variants stay variants of its first
 // candidate; second's never are. With no candidates in first, second's
-// come first.
+// come first. The merged beam's Demoted is the larger of the two
+// planners'.
 func Merge(first, second Projection) Projection {
 	if len(first.Candidates) == 0 {
 		first, second = second, first
@@ -71,6 +72,14 @@ func merge(first, second Projection) Projection {
 	add(first, false)
 	add(second, true)
 	out.PerCandidate = per
+	// A plan either planner preferred and demoted because the KG lacks
+	// what it asks is evidence about the question, whichever planner saw
+	// it: plan selection reads it (demoted, demoted_last) from the merged
+	// beam as from one planner's.
+	out.Demoted, out.DemotedLast = first.Demoted, first.DemotedLast
+	if second.Demoted > first.Demoted {
+		out.Demoted, out.DemotedLast = second.Demoted, second.DemotedLast
+	}
 	if per && len(out.Candidates) > 0 {
 		out.Strategy = out.Candidates[0].Strategy
 	}

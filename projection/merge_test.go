@@ -62,3 +62,30 @@ func TestMerge(t *testing.T) {
 		})
 	}
 }
+
+func TestMergeDemoted(t *testing.T) {
+	one := Projection{Candidates: []Candidate{{Graph: schema.Path("X", "a"), Score: 1}}}
+	demoted := func(p Projection, score float32, last bool) Projection {
+		p.Demoted, p.DemotedLast = score, last
+		return p
+	}
+	for _, tc := range []struct {
+		name          string
+		first, second Projection
+		score         float32
+		last          bool
+	}{
+		{"neither demoted", one, one, 0, false},
+		{"the trained planner demoted, last step missing", demoted(one, 0.6, true), one, 0.6, true},
+		{"the zero-shot planner demoted more", demoted(one, 0.3, true), demoted(one, 0.7, false), 0.7, false},
+		{"a tie keeps the first planner's", demoted(one, 0.5, true), demoted(one, 0.5, false), 0.5, true},
+		{"no trained candidates", demoted(Projection{}, 0.4, true), one, 0.4, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Merge(tc.first, tc.second)
+			if got.Demoted != tc.score || got.DemotedLast != tc.last {
+				t.Errorf("Merge: Demoted %v, DemotedLast %v; want %v, %v", got.Demoted, got.DemotedLast, tc.score, tc.last)
+			}
+		})
+	}
+}
