@@ -1146,20 +1146,9 @@ func (g *Graph) edgesCounted(ctx context.Context, terms []string, out bool, know
 // the film (up to maxWalk CVTs in a row; Config.CountCVT turns this off).
 // Entities are named as the Reader names them: opaque ids by their labels.
 func (g *Graph) Neighbourhood(ctx context.Context, seeds []string, hops int) (*kg.Graph, error) {
-	type triple struct{ h, r, t Term }
-	var ts []triple
-	seen := map[string]bool{} // terms met
-	var front []Term          // resolved, so their labels are learned
-	for _, s := range seeds {
-		t, ok, err := g.resolve(ctx, s)
-		if err != nil {
-			return nil, fmt.Errorf("sparql: neighbourhood of %q: %w", s, err)
-		}
-		if !ok || seen[termOf(t)] {
-			continue
-		}
-		seen[termOf(t)] = true
-		front = append(front, t)
+	f, front, err := g.seedFetch(ctx, seeds) // front resolved, so their labels are learned
+	if err != nil {
+		return nil, err
 	}
 	for hop := 0; hop < hops && len(front) > 0; hop++ {
 		var next []Term
@@ -1167,11 +1156,7 @@ func (g *Graph) Neighbourhood(ctx context.Context, seeds []string, hops int) (*k
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			terms := make([]string, len(front))
-			for i, t := range front {
-				terms[i] = termOf(t)
-			}
-			var met []Term
+			terms := termsOf(front)
 			// Edges met by an earlier question or ring come from the
 			// cache; the rest are fetched in one batched pass per
 			// direction, both at once.
@@ -1181,22 +1166,7 @@ func (g *Graph) Neighbourhood(ctx context.Context, seeds []string, hops int) (*k
 			if err != nil {
 				return nil, err
 			}
-			for d, out := range []bool{true, false} {
-				rows := byDir[d]
-				for i, rs := range rows {
-					for _, r := range rs {
-						if out {
-							ts = append(ts, triple{front[i], r.rel, r.other})
-						} else {
-							ts = append(ts, triple{r.other, r.rel, front[i]})
-						}
-						if k := termOf(r.other); !seen[k] {
-							seen[k] = true
-							met = append(met, r.other)
-						}
-					}
-				}
-			}
+			met := f.keep(front, byDir)
 			if err := g.learn(ctx, met); err != nil {
 				return nil, err
 			}
@@ -1213,17 +1183,8 @@ func (g *Graph) Neighbourhood(ctx context.Context, seeds []string, hops int) (*k
 		}
 		front = next
 	}
-	named := make([][3]string, len(ts))
-	g.mu.Lock()
-	for i, t := range ts {
-		named[i] = [3]string{g.metName(t.h), g.nameOf(t.r), g.metName(t.t)}
-	}
-	g.mu.Unlock()
-	sub, err := kg.GraphOf(named)
-	if err != nil {
-		return nil, fmt.Errorf("sparql: neighbourhood of %q: %w", seeds, err)
-	}
-	return sub, nil
+	sub, _, err := g.fetched(f, nil, seeds)
+	return sub, err
 }
 
 // metName is t's name in a fetched graph (entName), remembered for an

@@ -21,20 +21,9 @@ var _ kg.WithinFetcher = (*Graph)(nil)
 // any other, its edges read when it has few. Seeds the endpoint does not
 // hold are left out.
 func (g *Graph) NeighbourhoodWithin(ctx context.Context, seeds []string, bound int) (*kg.Graph, []string, error) {
-	type triple struct{ h, r, t Term }
-	var ts []triple
-	seen := map[string]bool{} // terms met
-	var front []Term
-	for _, s := range seeds {
-		t, ok, err := g.resolve(ctx, s)
-		if err != nil {
-			return nil, nil, fmt.Errorf("sparql: neighbourhood of %q: %w", s, err)
-		}
-		if !ok || seen[termOf(t)] {
-			continue
-		}
-		seen[termOf(t)] = true
-		front = append(front, t)
+	f, front, err := g.seedFetch(ctx, seeds)
+	if err != nil {
+		return nil, nil, err
 	}
 	// ring reads the edges of front in both directions (counted already
 	// where known holds them), keeps them and returns the terms met that
@@ -47,22 +36,7 @@ func (g *Graph) NeighbourhoodWithin(ctx context.Context, seeds []string, bound i
 		if err != nil {
 			return nil, err
 		}
-		var met []Term
-		for d, out := range []bool{true, false} {
-			for i, rs := range byDir[d] {
-				for _, r := range rs {
-					if out {
-						ts = append(ts, triple{front[i], r.rel, r.other})
-					} else {
-						ts = append(ts, triple{r.other, r.rel, front[i]})
-					}
-					if k := termOf(r.other); !seen[k] {
-						seen[k] = true
-						met = append(met, r.other)
-					}
-				}
-			}
-		}
+		met := f.keep(front, byDir)
 		return met, g.learn(ctx, met)
 	}
 	if err := ctx.Err(); err != nil {
@@ -122,21 +96,78 @@ func (g *Graph) NeighbourhoodWithin(ctx context.Context, seeds []string, bound i
 			return nil, nil, err
 		}
 	}
-	named := make([][3]string, len(ts))
-	var over []string
+	return g.fetched(f, overTerms, seeds)
+}
+
+// fetch is what one neighbourhood read has met, ring by ring: the
+// triples kept and the terms seen. Neighbourhood and NeighbourhoodWithin
+// read their rings the same way and differ only in which terms they read
+// the edges of next.
+type fetch struct {
+	ts   []struct{ h, r, t Term }
+	seen map[string]bool
+}
+
+// seedFetch resolves seeds to the endpoint's terms, each once (those it
+// does not hold are left out), and starts a fetch that has seen them.
+func (g *Graph) seedFetch(ctx context.Context, seeds []string) (*fetch, []Term, error) {
+	f := &fetch{seen: map[string]bool{}}
+	var front []Term
+	for _, s := range seeds {
+		t, ok, err := g.resolve(ctx, s)
+		if err != nil {
+			return nil, nil, fmt.Errorf("sparql: neighbourhood of %q: %w", s, err)
+		}
+		if !ok || f.seen[termOf(t)] {
+			continue
+		}
+		f.seen[termOf(t)] = true
+		front = append(front, t)
+	}
+	return f, front, nil
+}
+
+// keep adds the rows read for front (byDir[0] its outgoing edges,
+// byDir[1] its incoming ones, each row at its term's index) as triples,
+// and returns the terms they reach that the fetch had not seen.
+func (f *fetch) keep(front []Term, byDir [2][][]row) []Term {
+	var met []Term
+	for d, out := range []bool{true, false} {
+		for i, rs := range byDir[d] {
+			for _, r := range rs {
+				if out {
+					f.ts = append(f.ts, struct{ h, r, t Term }{front[i], r.rel, r.other})
+				} else {
+					f.ts = append(f.ts, struct{ h, r, t Term }{r.other, r.rel, front[i]})
+				}
+				if k := termOf(r.other); !f.seen[k] {
+					f.seen[k] = true
+					met = append(met, r.other)
+				}
+			}
+		}
+	}
+	return met
+}
+
+// fetched names f's triples as the Reader names entities (metName) and
+// returns them as an in-memory graph, with the names of also.
+func (g *Graph) fetched(f *fetch, also []Term, seeds []string) (*kg.Graph, []string, error) {
+	named := make([][3]string, len(f.ts))
+	var names []string
 	g.mu.Lock()
-	for i, t := range ts {
+	for i, t := range f.ts {
 		named[i] = [3]string{g.metName(t.h), g.nameOf(t.r), g.metName(t.t)}
 	}
-	for _, t := range overTerms {
-		over = append(over, g.metName(t))
+	for _, t := range also {
+		names = append(names, g.metName(t))
 	}
 	g.mu.Unlock()
 	sub, err := kg.GraphOf(named)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sparql: neighbourhood of %q: %w", seeds, err)
 	}
-	return sub, over, nil
+	return sub, names, nil
 }
 
 // termsOf writes ts in SPARQL syntax ("" for a blank node).
