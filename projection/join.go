@@ -128,6 +128,22 @@ func JoinMention(g kg.Reader, anchor string, steps []schema.Step, other string) 
 	return best, found
 }
 
+// BestJoin returns, of the entities others (anchor among them is
+// skipped), the join (JoinMention) that leaves the fewest answers of the
+// path steps from anchor in g, the first on a tie. ok is false when none
+// narrows the path's answers.
+func BestJoin(g kg.Reader, anchor string, steps []schema.Step, others []string) (best Join, ok bool) {
+	for _, e := range others {
+		if e == anchor {
+			continue
+		}
+		if j, found := JoinMention(g, anchor, steps, e); found && (!ok || j.Answers < best.Answers) {
+			best, ok = j, true
+		}
+	}
+	return best, ok
+}
+
 // Attach adds j's link to graph, a path graph from schema.PathGraph of
 // the path j was found on: the entity joined to the path's node at j.Level ("[ENTi]" inside
 // the path, the answer at its end), so that tracing intersects the two

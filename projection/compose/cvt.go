@@ -13,19 +13,10 @@ import (
 // leaving the fewest answers wins. ok is false when none narrows the
 // path's answers.
 func (p *Planner) cvtJoin(in projection.Input, best projection.ScoredPath, anchor string) (projection.Candidate, string, bool) {
-	var j projection.Join
-	found := false
 	// The question's entities alone, not every linked span: over a
 	// remote KG the question's graph is fetched around them, so a join
 	// found in memory is found there too.
-	for _, e := range in.Entities {
-		if e == anchor {
-			continue
-		}
-		if c, ok := projection.JoinMention(p.g, anchor, best.Steps, e); ok && (!found || c.Answers < j.Answers) {
-			j, found = c, true
-		}
-	}
+	j, found := projection.BestJoin(p.g, anchor, best.Steps, in.Entities)
 	if !found {
 		return projection.Candidate{}, "", false
 	}

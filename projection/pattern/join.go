@@ -32,16 +32,7 @@ func anchored(g kg.Reader, hops int, entities []string, steps []schema.Step) (gr
 		}
 	}
 	graph = schema.PathGraph(anchor, steps)
-	var best projection.Join
-	found := false
-	for _, e := range entities {
-		if e == anchor {
-			continue
-		}
-		if j, ok := projection.JoinMention(g, anchor, steps, e); ok && (!found || j.Answers < best.Answers) {
-			best, found = j, true
-		}
-	}
+	best, found := projection.BestJoin(g, anchor, steps, entities)
 	if !found {
 		return graph, nil
 	}
