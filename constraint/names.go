@@ -89,3 +89,19 @@ func roman(s string) int {
 	}
 	return n
 }
+
+// Series returns the series an answer's name places it in, for an order
+// in time judged by names: the name without its year ("2014 World
+// Series" and "2010 World Series" are both "world series") or without a
+// trailing Roman numeral ("Super Bowl XLIII": "super bowl"), lower case;
+// ok is false for a name with neither.
+func Series(name string) (string, bool) {
+	if loc := yearRE.FindStringIndex(name); loc != nil {
+		s := strings.Join(strings.Fields(strings.ToLower(name[:loc[0]]+" "+name[loc[1]:])), " ")
+		return s, s != ""
+	}
+	if sp := strings.LastIndexByte(name, ' '); sp > 0 && roman(name[sp+1:]) > 0 {
+		return strings.ToLower(strings.TrimSpace(name[:sp])), true
+	}
+	return "", false
+}

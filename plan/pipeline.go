@@ -613,6 +613,10 @@ func (p *Pipeline) constrain(ctx context.Context, req Request, tr *tracing.Resul
 		return out
 	}
 	g := req.Graph
+	if more := seriesMates(g, cs, tr); more != nil && p.orders(ctx, g, cs, more) {
+		tr = more
+		out.evidence = more
+	}
 	// order is the answers to check and keep, indices into tr.Answers:
 	// first those that meet the question's other named things.
 	order := make([]int, len(tr.Answers))
@@ -639,6 +643,65 @@ func (p *Pipeline) constrain(ctx context.Context, req Request, tr *tracing.Resul
 	}
 	out.evidence = &kept
 	return out
+}
+
+// seriesMates returns tr with the answers of its other readings
+// (tr.Alternatives) added that stand in a series with one of its own, for
+// a question asking for the first or last of them ("when was the last
+// time the giants won the world series"): a KG may hold one fact under
+// two relations (a team's championships, a championship's champion), and
+// the reading chosen then reaches only some of the editions
+// (constraint.Series: "2010 World Series" and "2014 World Series"). nil
+// when nothing is added.
+func seriesMates(g kg.Reader, cs []schema.Constraint, tr *tracing.Result) *tracing.Result {
+	if !slices.ContainsFunc(cs, func(c schema.Constraint) bool {
+		return c.Kind == constraint.Order && (c.Value == "first" || c.Value == "last")
+	}) || len(tr.Alternatives) < 2 {
+		return nil
+	}
+	series := map[string]bool{}
+	have := map[int32]bool{}
+	for _, a := range tr.Answers {
+		have[a.Entity] = true
+		if s, ok := constraint.Series(g.EntityName(a.Entity)); ok {
+			series[s] = true
+		}
+	}
+	if len(series) == 0 {
+		return nil
+	}
+	var add []tracing.Answer
+	for _, alt := range tr.Alternatives {
+		for _, a := range alt.Answers {
+			if s, ok := constraint.Series(g.EntityName(a.Entity)); ok && series[s] && !have[a.Entity] {
+				have[a.Entity] = true
+				add = append(add, a)
+			}
+		}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	more := *tr
+	more.Answers = append(slices.Clone(tr.Answers), add...)
+	return &more
+}
+
+// orders says the order constraints of cs, checked over tr's answers,
+// drop some: the answers seriesMates added are kept only to be ordered.
+func (p *Pipeline) orders(ctx context.Context, g kg.Reader, cs []schema.Constraint, tr *tracing.Result) bool {
+	var only []schema.Constraint
+	for _, c := range cs {
+		if c.Kind == constraint.Order {
+			only = append(only, c)
+		}
+	}
+	all := make([]int, len(tr.Answers))
+	for i := range all {
+		all[i] = i
+	}
+	_, reps := p.check(ctx, g, only, tr, all)
+	return slices.ContainsFunc(reps, func(r constraint.Report) bool { return r.Dropped > 0 })
 }
 
 // meet checks tr's answers against the things m names
