@@ -466,12 +466,36 @@ func (k Checker) Apply(cs []schema.Constraint, answers []Answer) ([]int, []Repor
 			case rep.Failed > 0 && rep.Failed < len(keep):
 				keep = slices.DeleteFunc(keep, func(i int) bool { return vs[i] == Fails })
 				rep.Dropped = rep.Failed
+			case c.Kind == Time && c.Value == "current" && rep.Failed > 1:
+				// Every dated answer has ended: the latest to end is
+				// the nearest to now (a KG's data stops at its own
+				// present).
+				keep, rep.Dropped = latestEnded(g, answers, keep, vs)
 			}
 		}
 		rep.Note = note(rep, len(answers))
 		reps = append(reps, rep)
 	}
 	return keep, reps
+}
+
+// latestEnded keeps, of keep, the answers whose facts ended latest among
+// those that failed "current" (vs), and the unknown ones, and says how
+// many it dropped.
+func latestEnded(g kg.Reader, answers []Answer, keep []int, vs map[int]Verdict) ([]int, int) {
+	end := map[int]int{}
+	last := 0
+	for _, i := range keep {
+		if vs[i] != Fails {
+			continue
+		}
+		for _, s := range spans(g, answers[i]) {
+			end[i] = max(end[i], s.to)
+		}
+		last = max(last, end[i])
+	}
+	out := slices.DeleteFunc(slices.Clone(keep), func(i int) bool { return vs[i] == Fails && end[i] < last })
+	return out, len(keep) - len(out)
 }
 
 func b2i(b bool) int {

@@ -97,6 +97,7 @@ func TestApply(t *testing.T) {
 		{"in 2011", schema.Constraint{Kind: Time, Value: "2011", Text: "2011"}, teams, []int{1}, 2},
 		{"in the 90s", schema.Constraint{Kind: Time, Value: "1990-1999", Text: "90s"}, teams, []int{0}, 2},
 		{"current: no end date", schema.Constraint{Kind: Time, Value: "current", Text: "current"}, teams, []int{2}, 2},
+		{"current, every fact ended: the latest to end", schema.Constraint{Kind: Time, Value: "current", Text: "now"}, teams[:2], []int{1}, 1},
 		{"first", schema.Constraint{Kind: Order, Value: "first", Text: "first"}, teams, []int{0}, 2},
 		{"last", schema.Constraint{Kind: Order, Value: "last", Text: "last"}, teams, []int{2}, 2},
 		{"before 2000", schema.Constraint{Kind: Time, Value: "-1999", Text: "before 2000"}, teams, []int{0}, 2},
@@ -334,6 +335,17 @@ func TestReads(t *testing.T) {
 	for _, r := range []string{"gender", "people.person.gender", "person__gender", "from", "x.from", "x_to", "office.start_date", "end_date", "x.from_date", "to_date"} {
 		if !slices.ContainsFunc(Reads([]schema.Constraint{{Kind: Gender}, {Kind: Time}, {Kind: Order, Value: "last"}}), func(e string) bool { return strings.HasSuffix(r, e) }) {
 			t.Errorf("%q is read by a check but ends in none of Reads' endings", r)
+		}
+	}
+}
+
+func TestSeries(t *testing.T) {
+	for _, tc := range []struct{ name, want string }{
+		{"2014 World Series", "world series"}, {"2010 World Series", "world series"},
+		{"Super Bowl XLVII", "super bowl"}, {"1984", ""}, {"Dwight Howard", ""},
+	} {
+		if got, ok := Series(tc.name); got != tc.want || ok != (tc.want != "") {
+			t.Errorf("Series(%q) = %q, %v; want %q", tc.name, got, ok, tc.want)
 		}
 	}
 }

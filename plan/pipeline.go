@@ -626,6 +626,9 @@ func (p *Pipeline) constrain(ctx context.Context, req Request, tr *tracing.Resul
 	if m, ok := mentioned(req, cs, tr); ok {
 		var rep constraint.Report
 		order, rep = p.meet(ctx, g, m, tr)
+		if rep.Dropped > 0 {
+			order = hubsLast(g, req.Projection, tr, order)
+		}
 		out.reports = append(out.reports, rep)
 	}
 	if len(cs) > 0 {
@@ -702,6 +705,42 @@ func (p *Pipeline) orders(ctx context.Context, g kg.Reader, cs []schema.Constrai
 	}
 	_, reps := p.check(ctx, g, only, tr, all)
 	return slices.ContainsFunc(reps, func(r constraint.Report) bool { return r.Dropped > 0 })
+}
+
+// hubsLast moves, of the answers order keeps (indices into tr.Answers),
+// those traced by a schema graph that walks through a hub from its anchor
+// (projection.ThroughHub) after the others, each group in its order: of
+// the answers that meet the question's other named things, one reached
+// through a gender or a country meets them by chance.
+func hubsLast(g kg.Reader, proj projection.Projection, tr *tracing.Result, order []int) []int {
+	hub := map[int]bool{}
+	for _, k := range order {
+		gi := tr.Answers[k].Graph
+		if _, done := hub[gi]; done || gi < 0 || gi >= len(proj.Candidates) {
+			continue
+		}
+		graph := proj.Candidates[gi].Graph
+		for _, e := range graph.Mentions() {
+			if steps, ok := graph.PathTo(e); ok && projection.ThroughHub(g, e, steps) {
+				hub[gi] = true
+			}
+		}
+		if !hub[gi] {
+			hub[gi] = false
+		}
+	}
+	out := slices.Clone(order)
+	slices.SortStableFunc(out, func(a, b int) int {
+		ga, gb := tr.Answers[a].Graph, tr.Answers[b].Graph
+		switch {
+		case hub[ga] == hub[gb]:
+			return 0
+		case hub[ga]:
+			return 1
+		}
+		return -1
+	})
+	return out
 }
 
 // meet checks tr's answers against the things m names

@@ -171,6 +171,34 @@ func (j Join) Note() string {
 	return fmt.Sprintf("join: %q links to %s by %s and narrows %d answers to %d", j.Entity, where, j.Rel, j.Before, j.Answers)
 }
 
+// ThroughHub says the path steps from anchor in g walks through a hub:
+// a node inside the path (not the anchor, not the answers) of more than
+// joinViaDegree edges, such as a gender or a country every person links
+// to. Such a path reaches its answers by no meaning, so a second thing
+// the question names that one of them meets is chance ("who did tom
+// hanks play in apollo 13" read as Tom Hanks' gender's characters, one
+// of which is near the film). A path whose level grows past what a join
+// reads counts as one.
+func ThroughHub(g kg.Reader, anchor string, steps []schema.Step) bool {
+	a, ok := g.Entity(anchor)
+	if !ok {
+		return false
+	}
+	front := []int32{a}
+	for _, s := range steps[:max(len(steps)-1, 0)] {
+		front = walkStep(g, front, s)
+		if len(front) > joinLevelCap {
+			return true
+		}
+		for _, x := range front {
+			if g.Degree(x) > joinViaDegree {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // walkStep returns the distinct entities one step reaches from front in
 // g (an Either step both ways), sorted.
 func walkStep(g kg.Reader, front []int32, s schema.Step) []int32 {

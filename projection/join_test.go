@@ -56,12 +56,18 @@ func TestJoinMention(t *testing.T) {
 		{"the anchor itself", "bob", "bob", []schema.Step{{Rel: "works_for", Dir: schema.Forward}}, false, "", 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			if hub := projection.ThroughHub(g, tt.anchor, tt.steps); hub != (tt.name == "through a hub") {
+				t.Errorf("ThroughHub = %v", hub)
+			}
 			j, ok := projection.JoinMention(g, tt.anchor, tt.steps, tt.other)
 			if ok != tt.ok {
 				t.Fatalf("ok = %v, want %v (%+v)", ok, tt.ok, j)
 			}
 			if !ok {
 				return
+			}
+			if b, found := projection.BestJoin(g, tt.anchor, tt.steps, []string{tt.anchor, "bob", tt.other}); !found || b != j {
+				t.Errorf("BestJoin = %+v, %v; want %+v", b, found, j)
 			}
 			if got := j.Attach(schema.PathGraph(tt.anchor, tt.steps)).String(); got != tt.want || j.Answers != tt.answers {
 				t.Errorf("graph %s, %d answers; want %s, %d", got, j.Answers, tt.want, tt.answers)
