@@ -7,10 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stem-kgqa/stem/constraint"
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/kgvec"
 	"github.com/stem-kgqa/stem/models/wordvec"
 	"github.com/stem-kgqa/stem/projection/linking"
+	"github.com/stem-kgqa/stem/schema"
 	"github.com/stem-kgqa/stem/tracing"
 )
 
@@ -182,5 +184,51 @@ func TestConstraintWordsInNames(t *testing.T) {
 		if got := unnamed(q, tc.linked); got != tc.want {
 			t.Errorf("unnamed(%q, %v) = %q, want %q", q, tc.linked, got, tc.want)
 		}
+	}
+}
+
+// TestSeriesMates: a first/last question orders the editions its other
+// readings reach too (one fact under two relations), and only those of a
+// series the question names.
+func TestSeriesMates(t *testing.T) {
+	g, err := kg.GraphOf([][3]string{
+		{"Giants", "championships", "2010 World Series"}, {"Giants", "champion", "2014 World Series"},
+		{"Ravens", "champion", "2013 AFC Championship Game"}, {"Ravens", "champion", "Super Bowl XLVII"},
+		{"Ravens", "champion", "Super Bowl XXXV"}, {"Ravens", "champion", "2001 AFC Championship Game"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ans := func(names ...string) []tracing.Answer {
+		var out []tracing.Answer
+		for _, n := range names {
+			e, _ := g.Entity(n)
+			out = append(out, tracing.Answer{Entity: e, Name: n})
+		}
+		return out
+	}
+	names := func(tr *tracing.Result) string {
+		if tr == nil {
+			return "<nil>"
+		}
+		var out []string
+		for _, a := range tr.Answers {
+			out = append(out, a.Name)
+		}
+		return strings.Join(out, ", ")
+	}
+	last := []schema.Constraint{{Kind: constraint.Order, Value: "last", Text: "last"}}
+	giants := &tracing.Result{Answers: ans("2010 World Series"),
+		Alternatives: []tracing.Alternative{{Answers: ans("2010 World Series")}, {Answers: ans("2014 World Series")}}}
+	if got := names(seriesMates(g, "when did the giants last win", last, giants)); got != "2010 World Series, 2014 World Series" {
+		t.Errorf("giants: %s", got)
+	}
+	if got := names(seriesMates(g, "who were the giants' last players", nil, giants)); got != "<nil>" {
+		t.Errorf("no order: %s", got)
+	}
+	all := ans("Super Bowl XLVII", "Super Bowl XXXV", "2001 AFC Championship Game", "2013 AFC Championship Game")
+	ravens := &tracing.Result{Answers: all, Alternatives: []tracing.Alternative{{Answers: all}, {}}}
+	if got := names(seriesMates(g, "when is the last time the ravens won a superbowl", last, ravens)); got != "Super Bowl XLVII, Super Bowl XXXV" {
+		t.Errorf("ravens: %s", got)
 	}
 }

@@ -613,7 +613,7 @@ func (p *Pipeline) constrain(ctx context.Context, req Request, tr *tracing.Resul
 		return out
 	}
 	g := req.Graph
-	if more := seriesMates(g, cs, tr); more != nil && p.orders(ctx, g, cs, more) {
+	if more := seriesMates(g, req.Question, cs, tr); more != nil && p.orders(ctx, g, cs, more) {
 		tr = more
 		out.evidence = more
 	}
@@ -649,19 +649,24 @@ func (p *Pipeline) constrain(ctx context.Context, req Request, tr *tracing.Resul
 }
 
 // seriesMates returns tr with the answers of its other readings
-// (tr.Alternatives) added that stand in a series with one of its own, for
-// a question asking for the first or last of them ("when was the last
-// time the giants won the world series"): a KG may hold one fact under
-// two relations (a team's championships, a championship's champion), and
-// the reading chosen then reaches only some of the editions
-// (constraint.Series: "2010 World Series" and "2014 World Series"). nil
-// when nothing is added.
-func seriesMates(g kg.Reader, cs []schema.Constraint, tr *tracing.Result) *tracing.Result {
+// (tr.Alternatives) added that stand in a series with one of its own, or
+// in a series the question names, for a question asking for the first or
+// last of them ("when was the last time the giants won the world
+// series"): a KG may hold one fact under two relations (a team's
+// championships, a championship's champion), and the reading chosen then
+// reaches only some of the editions (constraint.Series: "2010 World
+// Series" and "2014 World Series"), or the editions of another series
+// ("2013 AFC Championship Game" for "won a superbowl"); where some
+// answers are editions of a series the question names, only those. nil
+// when nothing changes.
+func seriesMates(g kg.Reader, question string, cs []schema.Constraint, tr *tracing.Result) *tracing.Result {
 	if !slices.ContainsFunc(cs, func(c schema.Constraint) bool {
 		return c.Kind == constraint.Order && (c.Value == "first" || c.Value == "last")
 	}) || len(tr.Alternatives) < 2 {
 		return nil
 	}
+	squash := func(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), "") }
+	q := squash(question)
 	series := map[string]bool{}
 	have := map[int32]bool{}
 	for _, a := range tr.Answers {
@@ -670,23 +675,30 @@ func seriesMates(g kg.Reader, cs []schema.Constraint, tr *tracing.Result) *traci
 			series[s] = true
 		}
 	}
-	if len(series) == 0 {
-		return nil
-	}
 	var add []tracing.Answer
 	for _, alt := range tr.Alternatives {
 		for _, a := range alt.Answers {
-			if s, ok := constraint.Series(g.EntityName(a.Entity)); ok && series[s] && !have[a.Entity] {
+			if s, ok := constraint.Series(g.EntityName(a.Entity)); ok && (series[s] || strings.Contains(q, squash(s))) && !have[a.Entity] {
 				have[a.Entity] = true
 				add = append(add, a)
 			}
 		}
 	}
-	if len(add) == 0 {
+	all := append(slices.Clone(tr.Answers), add...)
+	// The editions of a series the question names, where some answers
+	// are of it and others of another series: the others go.
+	named := slices.DeleteFunc(slices.Clone(all), func(a tracing.Answer) bool {
+		s, ok := constraint.Series(g.EntityName(a.Entity))
+		return !ok || !strings.Contains(q, squash(s))
+	})
+	if len(named) > 0 {
+		all = named
+	}
+	if len(all) == len(tr.Answers) && len(add) == 0 {
 		return nil
 	}
 	more := *tr
-	more.Answers = append(slices.Clone(tr.Answers), add...)
+	more.Answers = all
 	return &more
 }
 
