@@ -89,10 +89,12 @@
 //
 // # Cost
 //
-// What depends on the KG alone is read once, in New: each relation's
-// words, their stems and vectors, and, for an in-memory KG of up to 1M
+// What depends on the KG alone is read once: each relation's words,
+// their stems and vectors, in New, and, for an in-memory KG of up to 1M
 // triples, every kind an entity may be found of (constraint.Checker.
-// PossibleKinds). What depends on the KG and an entity alone (its edges'
+// PossibleKinds), on the first question that asks for a kind; a question
+// asking for a kind no entity may be ("which films" over MetaQA) judges
+// no entity's kind. What depends on the KG and an entity alone (its edges'
 // relations, the facts its kind verdicts read, a hub's expansion) is kept
 // across questions. Per question, each content word is scored once
 // against each relation around the entity. The beam is bounded by score:
@@ -255,10 +257,14 @@ type Planner struct {
 	instances constraint.Instances
 	// sims keeps relSim by question word and relation across questions.
 	sims memo[simKey, float32]
-	// kinds holds every kind an entity of a small KG that cannot grow may
-	// be judged of (constraint.Checker.PossibleKinds), read in New; nil
+	// static is set for a small KG that cannot grow (an in-memory one of
+	// up to kindsMaxTriples triples): what depends on all of it may be
+	// read once.
+	static bool
+	// possible returns every kind an entity of a static KG may be judged
+	// of (constraint.Checker.PossibleKinds), read once on first use; nil
 	// for any other KG, where every kind may be.
-	kinds map[string]bool
+	possible func() map[string]bool
 	// shown keeps each entity's edgeKeys, which depend on the KG alone,
 	// for the type fit of the questions that reach it again.
 	shown memo[int32, []relKey]
@@ -298,9 +304,15 @@ func New(ctx context.Context, g kg.Reader, enc models.Encoder, cfg Config) (*Pla
 		// Read once per KG, so that a question asking for a kind no
 		// entity is of ("which films", where no film is known as one)
 		// does not bound its paths' scores as if every path might reach
-		// one.
+		// one, nor judge the entities they reach; read on the first
+		// question that asks for a kind, not here: tens of ms that a
+		// KG whose questions ask none, or a server's start, need not
+		// pay.
+		p.static = true
 		inst, _ := cfg.Lexicon.(constraint.Instances)
-		p.kinds = constraint.Checker{Graph: g, Lexicon: inst, RelationKinds: p.relKinds}.PossibleKinds()
+		p.possible = sync.OnceValue(func() map[string]bool {
+			return constraint.Checker{Graph: g, Lexicon: inst, RelationKinds: p.relKinds}.PossibleKinds()
+		})
 	}
 	var all []string
 	for r := range p.rels {
@@ -1005,7 +1017,7 @@ func (p *Planner) typeFitter(rq question) (fit func(front []int32) float32, top 
 	// paths reach the same entities, question after question.
 	var count []keyCount
 	top = 1
-	if p.kinds != nil && p.g.NumRelations() <= typeTopRelations {
+	if p.static && p.g.NumRelations() <= typeTopRelations {
 		// A fit is the share of the sampled entities some key touches
 		// times its relFit: no key fits better than the best relation.
 		top = 0
@@ -1040,10 +1052,16 @@ func (p *Planner) typeFitter(rq question) (fit func(front []int32) float32, top 
 // kindTop bounds what the kind check adds to a type fit for kind: 0 when
 // the question asks for none, or for one no entity of the KG may be.
 func (p *Planner) kindTop(kind string) float32 {
-	if kind == "" || p.kinds != nil && !p.kinds[kind] {
+	if kind == "" || !p.mayBe(kind) {
 		return 0
 	}
 	return 1
+}
+
+// mayBe reports whether some entity of the KG may be judged of kind:
+// always, but over a static KG whose possible kinds lack it.
+func (p *Planner) mayBe(kind string) bool {
+	return p.possible == nil || p.possible()[kind]
 }
 
 // asksType reports whether the question asks for a type typeFitter reads

@@ -49,6 +49,11 @@ func (p *Planner) kindFitter(q string) *kindFitter {
 			k.kind = c.Value
 		}
 	}
+	if k.kind != "" && !p.mayBe(k.kind) {
+		// No entity is of it ("which films" over MetaQA): every fit is
+		// 0, and no path walks on to one, so none is judged.
+		k.kind = ""
+	}
 	k.check = constraint.Checker{Graph: p.g, Lexicon: p.instances, RelationKinds: p.relKinds}
 	return k
 }
