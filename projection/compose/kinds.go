@@ -149,11 +149,3 @@ func newInstances(lex any) constraint.Instances {
 func (c *instanceCache) InstanceKinds(name string) [][]string {
 	return c.memo.get(name, func() [][]string { return c.inner.InstanceKinds(name) })
 }
-
-// simKey is a question word against a relation: relSim depends on the
-// word (its stem and vector follow from it), the relation and the lexicon
-// alone, and the words of questions and the relations around hubs recur.
-type simKey struct {
-	word string
-	rel  int32
-}
