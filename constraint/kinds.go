@@ -213,14 +213,18 @@ func (c Checker) facts(e int32) *kindFacts {
 	types := kg.TypesOf(g, e)
 	f := &kindFacts{typed: len(types) > 0, typeWords: kg.TypeWords(types)}
 	in := g.In(e)
+	// In is sorted by relation: a relation's kind is read once per run
+	// of its edges, not once per edge.
+	lastRel, k := int32(-1), ""
 	for _, tid := range in[:min(len(in), kindEdges)] {
 		rel := g.Triple(tid).Rel
-		var k string
-		if c.RelationKinds != nil {
+		switch {
+		case c.RelationKinds != nil:
 			k = c.RelationKinds[rel]
-		} else {
+		case rel != lastRel:
 			k = relationKind(g.RelationName(rel))
 		}
+		lastRel = rel
 		if k != "" && !slices.ContainsFunc(f.inKinds, func(r relKind) bool { return r.kind == k }) {
 			f.inKinds = append(f.inKinds, relKind{k, rel})
 		}

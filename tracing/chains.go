@@ -64,11 +64,13 @@ func (t *Tracer) chains(res *Result) []string {
 	// Each entity's edges are sorted when the search first reaches it:
 	// with MaxChains, a hub's evidence is mostly never walked.
 	sorted := make(map[int32]bool, len(adj))
+	// on holds the entities of the path walked so far: a simple path is
+	// a few hops long, so a scan finds one faster than a map.
 	var (
-		out     []string
-		visited = map[int32]bool{}
-		parts   []string
-		limit   = t.cfg.MaxChains
+		out   []string
+		on    []int32
+		parts []string
+		limit = t.cfg.MaxChains
 	)
 	var dfs func(e int32)
 	dfs = func(e int32) {
@@ -86,16 +88,16 @@ func (t *Tracer) chains(res *Result) []string {
 			if tr.Head != e {
 				other, arrow = tr.Head, " <- "
 			}
-			if visited[other] {
+			if slices.Contains(on, other) {
 				continue
 			}
 			extended = true
-			visited[other] = true
+			on = append(on, other)
 			n := len(parts)
 			parts = append(parts, arrow, t.g.RelationName(tr.Rel), arrow, t.g.EntityName(other))
 			dfs(other)
 			parts = parts[:n]
-			visited[other] = false
+			on = on[:len(on)-1]
 		}
 		if !extended && len(parts) > 1 && (limit == 0 || len(out) < limit) {
 			out = append(out, strings.Join(parts, ""))
@@ -107,10 +109,9 @@ func (t *Tracer) chains(res *Result) []string {
 			continue
 		}
 		started[a.Entity] = true
-		visited[a.Entity] = true
+		on = append(on[:0], a.Entity)
 		parts = append(parts[:0], a.Name)
 		dfs(a.Entity)
-		visited[a.Entity] = false
 	}
 	return out
 }

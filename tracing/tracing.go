@@ -820,8 +820,18 @@ func boundBy(s *searches) map[int32]int {
 		n += len(o.answers)
 		most = max(most, len(o.answers))
 	}
-	bound := make(map[binding]bool, n)
 	bounds := make(map[int32]int, most)
+	if distinctGraphs(s.jobs) {
+		// Each search binds an entity once and no two search one graph:
+		// every binding is a graph's own.
+		for _, o := range s.outs {
+			for e := range o.answers {
+				bounds[e]++
+			}
+		}
+		return bounds
+	}
+	bound := make(map[binding]bool, n)
 	for i, o := range s.outs {
 		for e := range o.answers {
 			if b := (binding{e, s.jobs[i].graph}); !bound[b] {
@@ -833,14 +843,39 @@ func boundBy(s *searches) map[int32]int {
 	return bounds
 }
 
+// distinctGraphs reports whether no two jobs search the same schema
+// graph.
+func distinctGraphs(jobs []job) bool {
+	for i := range jobs {
+		for j := range i {
+			if jobs[i].graph == jobs[j].graph {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // rankAnswers orders answers: higher S, fewer reversed edges, more
 // binding graphs, the planner's preferred reading (Ranked), the guidance
-// score (RankTies), then name.
+// score (RankTies), then name. It sorts as sort.Slice with the less
+// function answerLess would (the same algorithm, asking the same
+// comparisons, since better's tie margin makes the order not quite
+// transitive), without copying answers per comparison.
 func rankAnswers(answers []Answer, s *searches, rank AnswerRank) {
-	sort.Slice(answers, func(a, b int) bool {
-		x, y := answers[a], answers[b]
-		if x.better(y) || y.better(x) {
-			return x.better(y)
+	slices.SortFunc(answers, func(x, y Answer) int {
+		if answerLess(&x, &y, s, rank) {
+			return -1
+		}
+		return 1
+	})
+}
+
+// answerLess is rankAnswers' order.
+func answerLess(x, y *Answer, s *searches, rank AnswerRank) bool {
+	{
+		if x.better(*y) || y.better(*x) {
+			return x.better(*y)
 		}
 		if x.Bound != y.Bound {
 			return x.Bound > y.Bound
@@ -858,7 +893,7 @@ func rankAnswers(answers []Answer, s *searches, rank AnswerRank) {
 			return x.Name < y.Name
 		}
 		return x.Entity < y.Entity
-	})
+	}
 }
 
 // cutAnswers keeps, where the best answer's graph is traced with

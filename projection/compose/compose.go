@@ -89,10 +89,12 @@
 //
 // # Cost
 //
-// What depends on the KG alone is read once, in New: each relation's
-// words, their stems and vectors, and, for an in-memory KG of up to 1M
+// What depends on the KG alone is read once: each relation's words,
+// their stems and vectors, in New, and, for an in-memory KG of up to 1M
 // triples, every kind an entity may be found of (constraint.Checker.
-// PossibleKinds). What depends on the KG and an entity alone (its edges'
+// PossibleKinds), on the first question that asks for a kind; a question
+// asking for a kind no entity may be ("which films" over MetaQA) judges
+// no entity's kind. What depends on the KG and an entity alone (its edges'
 // relations, the facts its kind verdicts read, a hub's expansion) is kept
 // across questions. Per question, each content word is scored once
 // against each relation around the entity. The beam is bounded by score:
@@ -115,6 +117,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/stem-kgqa/stem/constraint"
 	"github.com/stem-kgqa/stem/kg"
@@ -253,12 +256,19 @@ type Planner struct {
 	expansions *zeroshot.Cache
 	// instances is the lexicon's instance kinds behind a cache, or nil.
 	instances constraint.Instances
-	// sims keeps relSim by question word and relation across questions.
-	sims memo[simKey, float32]
-	// kinds holds every kind an entity of a small KG that cannot grow may
-	// be judged of (constraint.Checker.PossibleKinds), read in New; nil
+	// sims keeps each question word's similarity to each relation word
+	// (by relWord.id) across questions.
+	sims simRows
+	// nWords counts the distinct relation words (relWord.id).
+	nWords int
+	// static is set for a small KG that cannot grow (an in-memory one of
+	// up to kindsMaxTriples triples): what depends on all of it may be
+	// read once.
+	static bool
+	// possible returns every kind an entity of a static KG may be judged
+	// of (constraint.Checker.PossibleKinds), read once on first use; nil
 	// for any other KG, where every kind may be.
-	kinds map[string]bool
+	possible func() map[string]bool
 	// shown keeps each entity's edgeKeys, which depend on the KG alone,
 	// for the type fit of the questions that reach it again.
 	shown memo[int32, []relKey]
@@ -271,6 +281,10 @@ type relWord struct {
 	weight float32 // 1 for the property part, domainWeight for the domain part
 	stem   string
 	vec    []float32
+	// id numbers the word among every relation's words: relations share
+	// words ("people" of every "__people__person__..."), and a question
+	// word is scored against each once.
+	id int32
 }
 
 var _ projection.Planner = (*Planner)(nil)
@@ -298,9 +312,17 @@ func New(ctx context.Context, g kg.Reader, enc models.Encoder, cfg Config) (*Pla
 		// Read once per KG, so that a question asking for a kind no
 		// entity is of ("which films", where no film is known as one)
 		// does not bound its paths' scores as if every path might reach
-		// one.
-		inst, _ := cfg.Lexicon.(constraint.Instances)
-		p.kinds = constraint.Checker{Graph: g, Lexicon: inst, RelationKinds: p.relKinds}.PossibleKinds()
+		// one, nor judge the entities they reach; read on the first
+		// question that asks for a kind, not here: tens of ms that a
+		// KG whose questions ask none, or a server's start, need not
+		// pay.
+		// It reads the lexicon's kinds of every entity's name through
+		// the planner's cache, where the kind verdicts of later
+		// questions find them.
+		p.static = true
+		p.possible = sync.OnceValue(func() map[string]bool {
+			return constraint.Checker{Graph: g, Lexicon: p.instances, RelationKinds: p.relKinds}.PossibleKinds()
+		})
 	}
 	var all []string
 	for r := range p.rels {
@@ -313,12 +335,20 @@ func New(ctx context.Context, g kg.Reader, enc models.Encoder, cfg Config) (*Pla
 	if err := p.encodeWords(ctx, all); err != nil {
 		return nil, fmt.Errorf("compose: encode relation words: %w", err)
 	}
+	ids := map[string]int32{}
 	for _, ws := range p.rels {
 		for i := range ws {
 			ws[i].stem = stem(ws[i].word)
 			ws[i].vec = p.words[ws[i].word]
+			id, ok := ids[ws[i].word]
+			if !ok {
+				id = int32(len(ids))
+				ids[ws[i].word] = id
+			}
+			ws[i].id = id
 		}
 	}
+	p.nWords = len(ids)
 	return p, nil
 }
 
@@ -423,15 +453,67 @@ func (p *Planner) sim(w, u string, vw []float32, lex models.Lexicon) float32 {
 }
 
 // relSim is how well question word w names relation r: wordSim against
-// each of r's words, with their stems and vectors read once per KG.
-func (p *Planner) relSim(w qword, r int32) float32 {
+// each of r's words, with their stems and vectors read once per KG, and
+// each word's figure kept in row (w's, by relWord.id) for the relations
+// that share it.
+func (p *Planner) relSim(w qword, r int32, row []atomic.Uint32) float32 {
 	best := float32(0)
 	for _, u := range p.rels[r] {
-		if s := u.weight * p.relWordSim(w, u, p.cfg.Lexicon); s > best {
+		b := row[u.id].Load()
+		if b == unscored {
+			b = math.Float32bits(p.relWordSim(w, u, p.cfg.Lexicon))
+			row[u.id].Store(b)
+		}
+		if s := u.weight * math.Float32frombits(b); s > best {
 			best = s
 		}
 	}
 	return best
+}
+
+// unscored marks a relation word a simRows row has no figure for yet: a
+// NaN relWordSim never returns.
+const unscored = math.MaxUint32
+
+// simRows keeps, for each question word met, its relWordSim against
+// every relation word (a row indexed by relWord.id, unscored until
+// read), across questions: the words of questions and the relations
+// around hubs recur. Rows are filled concurrently, each cell with the
+// one figure it can hold; they are kept up to simCells cells in all.
+type simRows struct {
+	mu    sync.RWMutex
+	rows  map[string][]atomic.Uint32
+	cells int
+}
+
+// simCells bounds the cells simRows keeps (4 bytes each).
+const simCells = 1 << 23
+
+// row returns word w's row of n cells, a new one when none is kept.
+func (s *simRows) row(w string, n int) []atomic.Uint32 {
+	s.mu.RLock()
+	r, ok := s.rows[w]
+	s.mu.RUnlock()
+	if ok {
+		return r
+	}
+	r = make([]atomic.Uint32, n)
+	for i := range r {
+		r[i].Store(unscored)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if kept, ok := s.rows[w]; ok {
+		return kept
+	}
+	if s.cells+n <= simCells {
+		if s.rows == nil {
+			s.rows = map[string][]atomic.Uint32{}
+		}
+		s.rows[w] = r
+		s.cells += n
+	}
+	return r
 }
 
 // qword is a question word with its stem and unit vector, read once per
@@ -714,11 +796,12 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 	cost := make([]float32, nw)
 	for i, w := range rq.words {
 		qw := qword{word: w, stem: stem(w), vec: p.vec(w)}
+		row := p.sims.row(w, p.nWords)
 		sims[i] = make([]float32, len(local))
 		named[i] = make([]bool, len(local))
 		best, mean := float32(0), float32(0)
 		for l, r := range local {
-			s := p.sims.get(simKey{w, r}, func() float32 { return p.relSim(qw, r) })
+			s := p.relSim(qw, r, row)
 			sims[i][l] = s
 			if s >= nameFloor {
 				named[i][l] = true
@@ -1005,7 +1088,7 @@ func (p *Planner) typeFitter(rq question) (fit func(front []int32) float32, top 
 	// paths reach the same entities, question after question.
 	var count []keyCount
 	top = 1
-	if p.kinds != nil && p.g.NumRelations() <= typeTopRelations {
+	if p.static && p.g.NumRelations() <= typeTopRelations {
 		// A fit is the share of the sampled entities some key touches
 		// times its relFit: no key fits better than the best relation.
 		top = 0
@@ -1040,10 +1123,16 @@ func (p *Planner) typeFitter(rq question) (fit func(front []int32) float32, top 
 // kindTop bounds what the kind check adds to a type fit for kind: 0 when
 // the question asks for none, or for one no entity of the KG may be.
 func (p *Planner) kindTop(kind string) float32 {
-	if kind == "" || p.kinds != nil && !p.kinds[kind] {
+	if kind == "" || !p.mayBe(kind) {
 		return 0
 	}
 	return 1
+}
+
+// mayBe reports whether some entity of the KG may be judged of kind:
+// always, but over a static KG whose possible kinds lack it.
+func (p *Planner) mayBe(kind string) bool {
+	return p.possible == nil || p.possible()[kind]
 }
 
 // asksType reports whether the question asks for a type typeFitter reads

@@ -49,6 +49,11 @@ func (p *Planner) kindFitter(q string) *kindFitter {
 			k.kind = c.Value
 		}
 	}
+	if k.kind != "" && !p.mayBe(k.kind) {
+		// No entity is of it ("which films" over MetaQA): every fit is
+		// 0, and no path walks on to one, so none is judged.
+		k.kind = ""
+	}
 	k.check = constraint.Checker{Graph: p.g, Lexicon: p.instances, RelationKinds: p.relKinds}
 	return k
 }
@@ -143,12 +148,4 @@ func newInstances(lex any) constraint.Instances {
 // InstanceKinds implements constraint.Instances.
 func (c *instanceCache) InstanceKinds(name string) [][]string {
 	return c.memo.get(name, func() [][]string { return c.inner.InstanceKinds(name) })
-}
-
-// simKey is a question word against a relation: relSim depends on the
-// word (its stem and vector follow from it), the relation and the lexicon
-// alone, and the words of questions and the relations around hubs recur.
-type simKey struct {
-	word string
-	rel  int32
 }
