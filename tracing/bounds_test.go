@@ -294,7 +294,7 @@ func TestCapWeakMatchesSort(t *testing.T) {
 				}
 			}
 		}
-		byID := func(a, b int32) int { return cmp.Compare(a, b) }
+		byID := func(c cand) tripleName { return tripleName{tid: c.tid} }
 		if got := capWeak(slices.Clone(sel), best, max, byID); !slices.Equal(got, want) {
 			t.Fatalf("trial %d: capWeak kept %d edges, sorting keeps %d", trial, len(got), len(want))
 		}
@@ -340,7 +340,7 @@ func TestBudgetCutIsByName(t *testing.T) {
 func TestCutTiesMatchesSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	// Names that tie for many ids, so the id breaks ties too.
-	name := func(tid int32) tripleName { return tripleName{head: "h", tail: fmt.Sprint(tid % 7), tid: tid} }
+	name := func(c cand) tripleName { return tripleName{head: "h", tail: fmt.Sprint(c.tid % 7), tid: c.tid} }
 	byName := func(x, y cand) int {
 		if c := cmp.Compare(fmt.Sprint(x.tid%7), fmt.Sprint(y.tid%7)); c != 0 {
 			return c

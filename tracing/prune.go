@@ -119,18 +119,47 @@ func (r *run) pruned(ctx context.Context, w *walk, depth int, out, in []int32) (
 		}
 	}
 	buf := r.rowBuf(depth)
+	runs := r.runBuf(depth)
 	var rows [2][]int32
 	for side := range spans {
 		start := len(buf)
 		for _, sp := range spans[side] {
 			if sp.score >= take {
 				buf = append(buf, sp.row...)
+				runs[side] = append(runs[side], relRun{n: len(sp.row), rel: t.rels[sp.row[0]]})
 			}
 		}
 		rows[side] = buf[start:len(buf):len(buf)]
 	}
 	r.rows[depth] = buf
+	r.runs[depth] = runs
 	return rows[0], rows[1], nRuns, nil
+}
+
+// relRun is a run of n edges of one relation in a pruned row: collect
+// need not read each edge's relation from the KG's column.
+type relRun struct {
+	n   int
+	rel int32
+}
+
+// runBuf returns the empty per-side buffers of a pruned row's relation
+// runs for depth.
+func (r *run) runBuf(depth int) [2][]relRun {
+	if r.runs == nil {
+		r.runs = make([][2][]relRun, len(r.bufs))
+	}
+	b := r.runs[depth]
+	return [2][]relRun{b[0][:0], b[1][:0]}
+}
+
+// pruneRuns returns the relation runs pruned recorded for depth's rows,
+// none when the rows were not narrowed.
+func (r *run) pruneRuns(depth int, narrowed bool) [2][]relRun {
+	if !narrowed || r.runs == nil {
+		return [2][]relRun{}
+	}
+	return r.runs[depth]
 }
 
 // rowBuf returns the empty buffer of pruned rows for depth.
