@@ -45,7 +45,7 @@ type run struct {
 	arrival    []int32 // schema node -> KG triple that bound it on this branch, -1 for the anchor
 	reversed   int     // edges on this branch matched against their schema direction
 	bufs       [][]cand
-	rows       [][]int32 // per depth: the rows a step narrowed (prune.go)
+	rows       [][]int32     // per depth: the rows a step narrowed (prune.go)
 	runs       [][2][]relRun // per depth: their relation runs, out and in
 	// join and adj are set where the search has pinned nodes (order):
 	// the join edges, and each node's edges in the order matched.
