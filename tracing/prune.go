@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/schema"
@@ -53,28 +52,34 @@ func (r *run) pruned(ctx context.Context, w *walk, depth int, out, in []int32) (
 	}
 	type span struct {
 		row      []int32
+		rel      int32
 		score    float32
 		eligible bool
 	}
 	var spans [2][]span
 	best := float32(-2)
 	for side, row := range [][]int32{out, in} {
-		for lo := 0; lo < len(row); {
-			rel := t.rels[row[lo]]
-			hi := lo + sort.Search(len(row)-lo, func(i int) bool { return t.rels[row[lo+i]] > rel })
-			sp := span{row: row[lo:hi], score: score(rel)}
-			for _, tid := range sp.row { // usually the first edge decides
+		lo := 0
+		for _, hr := range t.fars.runsOf(x, kg.Dir(side), row, t.rels, t.heads, t.tails) {
+			sp := span{row: row[lo:hr.hi], rel: hr.rel, score: score(hr.rel)}
+			// Usually the first edge decides.
+			if side == 0 && r.reusable(n, sp.row[0], hr.loop) || side == 1 && !hr.loop && r.reusable(n, sp.row[0], false) {
+				sp.eligible = true
+			}
+			for _, tid := range sp.row[1:] {
+				if sp.eligible {
+					break
+				}
 				tr := t.triple(tid)
 				if side == 0 && r.reusable(n, tid, tr.Head == tr.Tail) || side == 1 && tr.Head != tr.Tail && r.reusable(n, tid, false) {
 					sp.eligible = true
-					break
 				}
 			}
 			if sp.eligible {
 				best = max(best, sp.score)
 			}
 			spans[side] = append(spans[side], sp)
-			lo = hi
+			lo = int(hr.hi)
 		}
 	}
 	cut := best - tieEps
@@ -126,7 +131,7 @@ func (r *run) pruned(ctx context.Context, w *walk, depth int, out, in []int32) (
 		for _, sp := range spans[side] {
 			if sp.score >= take {
 				buf = append(buf, sp.row...)
-				runs[side] = append(runs[side], relRun{n: len(sp.row), rel: t.rels[sp.row[0]]})
+				runs[side] = append(runs[side], relRun{n: len(sp.row), rel: sp.rel})
 			}
 		}
 		rows[side] = buf[start:len(buf):len(buf)]

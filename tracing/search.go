@@ -307,16 +307,32 @@ func (r *run) collect(cands []cand, w *walk, row []int32, runs []relRun, d kg.Di
 	return cands
 }
 
-// collectRun is collect over a run of edges of relation rel.
+// collectRun is collect over a run of edges of relation rel: only the
+// far ends are read, from the tracer's farCache when the run is a hub's.
 func (r *run) collectRun(cands []cand, w *walk, row []int32, rel int32, d kg.Dir) []cand {
 	x, fixed := r.bind[w.from], r.bind[w.to]
 	aligned := d == w.dir
-	fars := r.t.tails
+	col := r.t.tails
 	if d == kg.Incoming {
-		fars = r.t.heads
+		col = r.t.heads
 	}
-	for _, tid := range row {
-		far := fars[tid]
+	var fs []int32
+	if len(row) >= farCacheMin {
+		if fs = r.t.fars.get(x, rel, d); fs == nil && r.t.fars.room(len(row)) {
+			fs = make([]int32, len(row))
+			for i, tid := range row {
+				fs[i] = col[tid]
+			}
+			r.t.fars.put(x, rel, d, fs)
+		}
+	}
+	for i, tid := range row {
+		var far int32
+		if fs != nil {
+			far = fs[i]
+		} else {
+			far = col[tid]
+		}
 		loop := far == x
 		if loop && d == kg.Incoming { // a self-loop was seen in Out
 			continue

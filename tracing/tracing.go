@@ -394,6 +394,9 @@ type Tracer struct {
 	// hands it out (kg.Columnar): the search reads an edge's ends from
 	// them instead of a call through the interface per edge.
 	heads, rels, tails []int32
+	// fars keeps the far ends of hub runs a step collected (farCache);
+	// nil without columns.
+	fars *farCache
 	// noPrune turns pruned off, for tests that compare the two.
 	noPrune bool
 }
@@ -423,6 +426,11 @@ func New(g kg.Reader, enc models.Encoder, ents *kgvec.Entities, cfg Config) (*Tr
 	}
 	t := &Tracer{g: g, enc: enc, ents: ents, cfg: cfg, dim: enc.Dim(), relByText: map[string]bool{}}
 	t.heads, t.rels, t.tails = kg.ColumnsOf(g)
+	if t.rels != nil {
+		// Up to an eighth of the KG's edges, 4 bytes each: half a
+		// snapshot's triple column at most.
+		t.fars = newFarCache(max(len(t.rels)/8, 1<<20))
+	}
 	for r := 0; r < g.NumRelations(); r++ {
 		t.relByText[kg.RelationTextOf(g, int32(r))] = true
 	}
