@@ -124,6 +124,24 @@ func (r *run) pruned(ctx context.Context, w *walk, depth int, out, in []int32) (
 		}
 	}
 	buf := r.rowBuf(depth)
+	size := 0
+	for _, side := range spans {
+		for _, sp := range side {
+			if sp.score >= take {
+				size += len(sp.row)
+			}
+		}
+	}
+	if cap(buf) < size && size >= bigBuf {
+		if b, ok := t.bigRows.Get().(*[]int32); ok && cap(*b) >= size {
+			buf = (*b)[:0]
+		} else {
+			if ok {
+				t.bigRows.Put(b)
+			}
+			buf = make([]int32, 0, size)
+		}
+	}
 	runs := r.runBuf(depth)
 	var rows [2][]int32
 	for side := range spans {

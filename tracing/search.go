@@ -265,8 +265,16 @@ func (r *run) candidates(ctx context.Context, w *walk, depth int) ([]cand, error
 	}
 	cands := r.bufs[depth][:0]
 	if n := len(out) + len(in); cap(cands) < n {
-		// One allocation at a hub's size, not a chain of doublings.
-		cands = make([]cand, 0, n)
+		// One allocation at a hub's size, not a chain of doublings, and
+		// a hub's buffer from an earlier search where there is one.
+		if b, ok := t.bigCands.Get().(*[]cand); ok && cap(*b) >= n {
+			cands = (*b)[:0]
+		} else {
+			if ok {
+				t.bigCands.Put(b)
+			}
+			cands = make([]cand, 0, n)
+		}
 	}
 	runs := r.pruneRuns(depth, rels > 0)
 	cands = r.collect(cands, w, out, runs[0], kg.Outgoing)
@@ -276,6 +284,28 @@ func (r *run) candidates(ctx context.Context, w *walk, depth int) ([]cand, error
 	}
 	r.bufs[depth] = cands
 	return cands, nil
+}
+
+// bigBuf is the capacity from which a search's buffers are recycled.
+const bigBuf = 1 << 16
+
+// release hands the search's hub-sized buffers back to the tracer for
+// the next search. The run must not be used after.
+func (r *run) release() {
+	for i, b := range r.bufs {
+		if cap(b) >= bigBuf {
+			b = b[:0]
+			r.t.bigCands.Put(&b)
+			r.bufs[i] = nil
+		}
+	}
+	for i, b := range r.rows {
+		if cap(b) >= bigBuf {
+			b = b[:0]
+			r.t.bigRows.Put(&b)
+			r.rows[i] = nil
+		}
+	}
 }
 
 // collect appends to cands the edges of row, the walk's entity's edges

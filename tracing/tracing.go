@@ -397,6 +397,9 @@ type Tracer struct {
 	// fars keeps the far ends of hub runs a step collected (farCache);
 	// nil without columns.
 	fars *farCache
+	// bigBufs recycles the candidate and row buffers of hub steps
+	// between searches (run.release).
+	bigCands, bigRows sync.Pool
 	// noPrune turns pruned off, for tests that compare the two.
 	noPrune bool
 }
@@ -664,6 +667,7 @@ func (t *Tracer) runWave(ctx context.Context, s *searches, anchors []Anchor, idx
 					r.maxScan, r.out.fallback = t.cfg.FallbackScan, true
 				}
 				err := r.trace(ctx, j, anchors[j.anchor].Entity, anchors[j.anchor].Score)
+				r.release()
 				if err != nil {
 					mu.Lock()
 					if firstErr == nil {
