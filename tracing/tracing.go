@@ -430,9 +430,9 @@ func New(g kg.Reader, enc models.Encoder, ents *kgvec.Entities, cfg Config) (*Tr
 	t := &Tracer{g: g, enc: enc, ents: ents, cfg: cfg, dim: enc.Dim(), relByText: map[string]bool{}}
 	t.heads, t.rels, t.tails = kg.ColumnsOf(g)
 	if t.rels != nil {
-		// Up to an eighth of the KG's edges, 4 bytes each: half a
-		// snapshot's triple column at most.
-		t.fars = newFarCache(max(len(t.rels)/8, 1<<20))
+		// Up to a quarter of the KG's edges, 4 bytes each: about 2% of
+		// a snapshot's bytes (46 per triple) at most.
+		t.fars = newFarCache(max(len(t.rels)/4, 1<<20))
 	}
 	for r := 0; r < g.NumRelations(); r++ {
 		t.relByText[kg.RelationTextOf(g, int32(r))] = true
