@@ -133,14 +133,7 @@ func (r *run) pruned(ctx context.Context, w *walk, depth int, out, in []int32) (
 		}
 	}
 	if cap(buf) < size && size >= bigBuf {
-		if b, ok := t.bigRows.Get().(*[]int32); ok && cap(*b) >= size {
-			buf = (*b)[:0]
-		} else {
-			if ok {
-				t.bigRows.Put(b)
-			}
-			buf = make([]int32, 0, size)
-		}
+		buf = pooled[int32](&t.bigRows, size)
 	}
 	runs := r.runBuf(depth)
 	var rows [2][]int32

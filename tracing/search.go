@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/schema"
@@ -267,14 +268,7 @@ func (r *run) candidates(ctx context.Context, w *walk, depth int) ([]cand, error
 	if n := len(out) + len(in); cap(cands) < n {
 		// One allocation at a hub's size, not a chain of doublings, and
 		// a hub's buffer from an earlier search where there is one.
-		if b, ok := t.bigCands.Get().(*[]cand); ok && cap(*b) >= n {
-			cands = (*b)[:0]
-		} else {
-			if ok {
-				t.bigCands.Put(b)
-			}
-			cands = make([]cand, 0, n)
-		}
+		cands = pooled[cand](&t.bigCands, n)
 	}
 	runs := r.pruneRuns(depth, rels > 0)
 	cands = r.collect(cands, w, out, runs[0], kg.Outgoing)
@@ -288,6 +282,19 @@ func (r *run) candidates(ctx context.Context, w *walk, depth int) ([]cand, error
 
 // bigBuf is the capacity from which a search's buffers are recycled.
 const bigBuf = 1 << 16
+
+// pooled returns an empty slice of capacity n or more, from pool when it
+// holds one that large.
+func pooled[T any](pool *sync.Pool, n int) []T {
+	b, ok := pool.Get().(*[]T)
+	if ok && cap(*b) >= n {
+		return (*b)[:0]
+	}
+	if ok {
+		pool.Put(b)
+	}
+	return make([]T, 0, n)
+}
 
 // release hands the search's hub-sized buffers back to the tracer for
 // the next search. The run must not be used after.
@@ -325,16 +332,24 @@ func (r *run) collect(cands []cand, w *walk, row []int32, runs []relRun, d kg.Di
 	aligned := d == w.dir
 	for _, tid := range row {
 		far, rel := r.t.end(tid, d)
-		loop := far == x
-		if loop && d == kg.Incoming { // a self-loop was seen in Out
-			continue
-		}
-		if (fixed >= 0 && far != fixed) || !r.reusable(w.from, tid, loop) {
-			continue
-		}
-		cands = append(cands, cand{tid: tid, far: far, rel: rel, aligned: aligned})
+		cands = r.admit(cands, w, tid, far, rel, x, fixed, aligned, d)
 	}
 	return cands
+}
+
+// admit appends edge tid (far end far, relation rel) at x, seen in
+// direction d, to cands when the walk may take it: not a self-loop's
+// second sighting, ending at the far node's entity fixed when that is
+// bound (>= 0), and reusable.
+func (r *run) admit(cands []cand, w *walk, tid, far, rel, x, fixed int32, aligned bool, d kg.Dir) []cand {
+	loop := far == x
+	if loop && d == kg.Incoming { // a self-loop was seen in Out
+		return cands
+	}
+	if (fixed >= 0 && far != fixed) || !r.reusable(w.from, tid, loop) {
+		return cands
+	}
+	return append(cands, cand{tid: tid, far: far, rel: rel, aligned: aligned})
 }
 
 // collectRun is collect over a run of edges of relation rel: only the
@@ -363,14 +378,7 @@ func (r *run) collectRun(cands []cand, w *walk, row []int32, rel int32, d kg.Dir
 		} else {
 			far = col[tid]
 		}
-		loop := far == x
-		if loop && d == kg.Incoming { // a self-loop was seen in Out
-			continue
-		}
-		if (fixed >= 0 && far != fixed) || !r.reusable(w.from, tid, loop) {
-			continue
-		}
-		cands = append(cands, cand{tid: tid, far: far, rel: rel, aligned: aligned})
+		cands = r.admit(cands, w, tid, far, rel, x, fixed, aligned, d)
 	}
 	return cands
 }
