@@ -216,11 +216,13 @@ func TestSearchBudget(t *testing.T) {
 
 // At an entity with thousands of edges a step scores the relations first
 // and looks only at the edges of those it can select: the results are
-// those of looking at every edge, for both strategies.
+// those of looking at every edge, for both strategies, and the same again
+// when the hub's runs and far ends come from the tracer's farCache (each
+// relation's run here is longer than farCacheMin).
 func TestPrunedHubSteps(t *testing.T) {
 	var ts [][3]string
 	ts = append(ts, [3]string{"sven", "people.person.nationality", "norway"})
-	for i := range 6000 {
+	for i := range 4*farCacheMin + 400 {
 		rel := []string{"location.location.country", "people.person.nationality", "zz.qq.xx", "location.country.official_language"}[i%4]
 		ts = append(ts, [3]string{fmt.Sprintf("thing %04d", i), rel, "norway"})
 	}
@@ -250,6 +252,17 @@ func TestPrunedHubSteps(t *testing.T) {
 				}
 				tr.noPrune = noPrune
 				res[i] = mustTrace(t, tr, req)
+				if !noPrune {
+					if len(tr.fars.runs) == 0 {
+						t.Errorf("%v %v: no hub runs kept", strat, rels)
+					}
+					t.Logf("%v %v: %d runs, %d far ends kept", strat, rels, len(tr.fars.runs), tr.fars.n)
+					again := mustTrace(t, tr, req)
+					if !reflect.DeepEqual(again.Answers, res[i].Answers) || !reflect.DeepEqual(again.Evidence, res[i].Evidence) {
+						t.Errorf("%v %v: traced again from the kept runs and far ends: %d answers, %d evidence; first %d, %d", strat, rels,
+							len(again.Answers), len(again.Evidence), len(res[i].Answers), len(res[i].Evidence))
+					}
+				}
 			}
 			if !reflect.DeepEqual(res[0].Answers, res[1].Answers) || !reflect.DeepEqual(res[0].Evidence, res[1].Evidence) {
 				t.Errorf("%v %v: pruned steps give %d answers, %d evidence; every edge %d, %d", strat, rels,
@@ -294,7 +307,7 @@ func TestCapWeakMatchesSort(t *testing.T) {
 				}
 			}
 		}
-		byID := func(a, b int32) int { return cmp.Compare(a, b) }
+		byID := func(c cand) tripleName { return tripleName{tid: c.tid} }
 		if got := capWeak(slices.Clone(sel), best, max, byID); !slices.Equal(got, want) {
 			t.Fatalf("trial %d: capWeak kept %d edges, sorting keeps %d", trial, len(got), len(want))
 		}
@@ -340,7 +353,7 @@ func TestBudgetCutIsByName(t *testing.T) {
 func TestCutTiesMatchesSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	// Names that tie for many ids, so the id breaks ties too.
-	name := func(tid int32) tripleName { return tripleName{head: "h", tail: fmt.Sprint(tid % 7), tid: tid} }
+	name := func(c cand) tripleName { return tripleName{head: "h", tail: fmt.Sprint(c.tid % 7), tid: c.tid} }
 	byName := func(x, y cand) int {
 		if c := cmp.Compare(fmt.Sprint(x.tid%7), fmt.Sprint(y.tid%7)); c != 0 {
 			return c

@@ -79,7 +79,7 @@ func (b *budget) scan(max, n int) bool {
 // SPARQL endpoint and a file then keep the same edges. Sorting by name
 // costs at most MaxKeep edges per search, since only kept edges are
 // sorted; a flood beyond the limit is cut by cutTies first.
-func (b *budget) keep(max int, sel []cand, name func(tid int32) tripleName) []cand {
+func (b *budget) keep(max int, sel []cand, name func(c cand) tripleName) []cand {
 	if max <= 0 {
 		return sel
 	}
@@ -161,7 +161,7 @@ func (b *budget) order(sel []cand) {
 // and which of a flood's tied edges a cut keeps must be the same on every
 // backend. A hub's tie can hold millions of edges and the cut thousands,
 // so those are selected with a heap of the kept ones, not by sorting all.
-func cutTies(sel []cand, n int, name func(tid int32) tripleName) {
+func cutTies(sel []cand, n int, name func(c cand) tripleName) {
 	k := rankKey{sel[n-1].score, sel[n-1].aligned}
 	lo, hi := n-1, n
 	for lo > 0 && (rankKey{sel[lo-1].score, sel[lo-1].aligned}) == k {
@@ -176,13 +176,13 @@ func cutTies(sel []cand, n int, name func(tid int32) tripleName) {
 		// when it comes first by name. Each edge's names are read once.
 		kept := make([]namedCand, len(keep))
 		for i, c := range keep {
-			kept[i] = namedCand{c, name(c.tid)}
+			kept[i] = namedCand{c, name(c)}
 		}
 		for i := len(kept)/2 - 1; i >= 0; i-- {
 			siftDown(kept, i, compareNamed)
 		}
 		for _, c := range tied[len(keep):] {
-			if x := (namedCand{c, name(c.tid)}); compareNamed(x, kept[0]) < 0 {
+			if x := (namedCand{c, name(c)}); compareNamed(x, kept[0]) < 0 {
 				kept[0] = x
 				siftDown(kept, 0, compareNamed)
 			}
@@ -230,10 +230,10 @@ func compareTripleNames(a, b tripleName) int {
 
 // sortByName sorts cs by their triples' names (Tracer.byName), reading
 // each one's names once, with buf as scratch; it returns buf grown.
-func sortByName(cs []cand, name func(tid int32) tripleName, buf []namedCand) []namedCand {
+func sortByName(cs []cand, name func(c cand) tripleName, buf []namedCand) []namedCand {
 	buf = buf[:0]
 	for _, c := range cs {
-		buf = append(buf, namedCand{c, name(c.tid)})
+		buf = append(buf, namedCand{c, name(c)})
 	}
 	slices.SortFunc(buf, compareNamed)
 	for i, x := range buf {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/schema"
@@ -53,28 +52,34 @@ func (r *run) pruned(ctx context.Context, w *walk, depth int, out, in []int32) (
 	}
 	type span struct {
 		row      []int32
+		rel      int32
 		score    float32
 		eligible bool
 	}
 	var spans [2][]span
 	best := float32(-2)
 	for side, row := range [][]int32{out, in} {
-		for lo := 0; lo < len(row); {
-			rel := t.rels[row[lo]]
-			hi := lo + sort.Search(len(row)-lo, func(i int) bool { return t.rels[row[lo+i]] > rel })
-			sp := span{row: row[lo:hi], score: score(rel)}
-			for _, tid := range sp.row { // usually the first edge decides
+		lo := 0
+		for _, hr := range t.fars.runsOf(x, kg.Dir(side), row, t.rels, t.heads, t.tails) {
+			sp := span{row: row[lo:hr.hi], rel: hr.rel, score: score(hr.rel)}
+			// Usually the first edge decides.
+			if side == 0 && r.reusable(n, sp.row[0], hr.loop) || side == 1 && !hr.loop && r.reusable(n, sp.row[0], false) {
+				sp.eligible = true
+			}
+			for _, tid := range sp.row[1:] {
+				if sp.eligible {
+					break
+				}
 				tr := t.triple(tid)
 				if side == 0 && r.reusable(n, tid, tr.Head == tr.Tail) || side == 1 && tr.Head != tr.Tail && r.reusable(n, tid, false) {
 					sp.eligible = true
-					break
 				}
 			}
 			if sp.eligible {
 				best = max(best, sp.score)
 			}
 			spans[side] = append(spans[side], sp)
-			lo = hi
+			lo = int(hr.hi)
 		}
 	}
 	cut := best - tieEps
@@ -119,18 +124,58 @@ func (r *run) pruned(ctx context.Context, w *walk, depth int, out, in []int32) (
 		}
 	}
 	buf := r.rowBuf(depth)
+	size := 0
+	for _, side := range spans {
+		for _, sp := range side {
+			if sp.score >= take {
+				size += len(sp.row)
+			}
+		}
+	}
+	if cap(buf) < size && size >= bigBuf {
+		buf = pooled[int32](&t.bigRows, size)
+	}
+	runs := r.runBuf(depth)
 	var rows [2][]int32
 	for side := range spans {
 		start := len(buf)
 		for _, sp := range spans[side] {
 			if sp.score >= take {
 				buf = append(buf, sp.row...)
+				runs[side] = append(runs[side], relRun{n: len(sp.row), rel: sp.rel})
 			}
 		}
 		rows[side] = buf[start:len(buf):len(buf)]
 	}
 	r.rows[depth] = buf
+	r.runs[depth] = runs
 	return rows[0], rows[1], nRuns, nil
+}
+
+// relRun is a run of n edges of one relation in a pruned row: collect
+// need not read each edge's relation from the KG's column.
+type relRun struct {
+	n   int
+	rel int32
+}
+
+// runBuf returns the empty per-side buffers of a pruned row's relation
+// runs for depth.
+func (r *run) runBuf(depth int) [2][]relRun {
+	if r.runs == nil {
+		r.runs = make([][2][]relRun, len(r.bufs))
+	}
+	b := r.runs[depth]
+	return [2][]relRun{b[0][:0], b[1][:0]}
+}
+
+// pruneRuns returns the relation runs pruned recorded for depth's rows,
+// none when the rows were not narrowed.
+func (r *run) pruneRuns(depth int, narrowed bool) [2][]relRun {
+	if !narrowed || r.runs == nil {
+		return [2][]relRun{}
+	}
+	return r.runs[depth]
 }
 
 // rowBuf returns the empty buffer of pruned rows for depth.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/schema"
@@ -45,7 +46,8 @@ type run struct {
 	arrival    []int32 // schema node -> KG triple that bound it on this branch, -1 for the anchor
 	reversed   int     // edges on this branch matched against their schema direction
 	bufs       [][]cand
-	rows       [][]int32 // per depth: the rows a step narrowed (prune.go)
+	rows       [][]int32     // per depth: the rows a step narrowed (prune.go)
+	runs       [][2][]relRun // per depth: their relation runs, out and in
 	// join and adj are set where the search has pinned nodes (order):
 	// the join edges, and each node's edges in the order matched.
 	join  []bool
@@ -212,7 +214,7 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 		return S, false, err
 	}
 	r.bias.apply(cands)
-	sel := r.out.spent.keep(r.t.cfg.MaxKeep, r.selectCands(cands), r.t.tripleName)
+	sel := r.out.spent.keep(r.t.cfg.MaxKeep, r.selectCands(w, cands), r.candName(w))
 	best := float32(math.Inf(-1))
 	alive := 0
 	for i, c := range sel {
@@ -264,11 +266,13 @@ func (r *run) candidates(ctx context.Context, w *walk, depth int) ([]cand, error
 	}
 	cands := r.bufs[depth][:0]
 	if n := len(out) + len(in); cap(cands) < n {
-		// One allocation at a hub's size, not a chain of doublings.
-		cands = make([]cand, 0, n)
+		// One allocation at a hub's size, not a chain of doublings, and
+		// a hub's buffer from an earlier search where there is one.
+		cands = pooled[cand](&t.bigCands, n)
 	}
-	cands = r.collect(cands, w, out, kg.Outgoing)
-	cands = r.collect(cands, w, in, kg.Incoming)
+	runs := r.pruneRuns(depth, rels > 0)
+	cands = r.collect(cands, w, out, runs[0], kg.Outgoing)
+	cands = r.collect(cands, w, in, runs[1], kg.Incoming)
 	if rel := r.s.edges[w.edge].rel; rel >= 0 && !t.cfg.SoftSymbols {
 		cands = onPlan(cands, rel)
 	}
@@ -276,22 +280,105 @@ func (r *run) candidates(ctx context.Context, w *walk, depth int) ([]cand, error
 	return cands, nil
 }
 
+// bigBuf is the capacity from which a search's buffers are recycled.
+const bigBuf = 1 << 16
+
+// pooled returns an empty slice of capacity n or more, from pool when it
+// holds one that large.
+func pooled[T any](pool *sync.Pool, n int) []T {
+	b, ok := pool.Get().(*[]T)
+	if ok && cap(*b) >= n {
+		return (*b)[:0]
+	}
+	if ok {
+		pool.Put(b)
+	}
+	return make([]T, 0, n)
+}
+
+// release hands the search's hub-sized buffers back to the tracer for
+// the next search. The run must not be used after.
+func (r *run) release() {
+	for i, b := range r.bufs {
+		if cap(b) >= bigBuf {
+			b = b[:0]
+			r.t.bigCands.Put(&b)
+			r.bufs[i] = nil
+		}
+	}
+	for i, b := range r.rows {
+		if cap(b) >= bigBuf {
+			b = b[:0]
+			r.t.bigRows.Put(&b)
+			r.rows[i] = nil
+		}
+	}
+}
+
 // collect appends to cands the edges of row, the walk's entity's edges
 // in direction d, that the walk may take. A self-loop is in both rows
 // and taken from the out-row.
-func (r *run) collect(cands []cand, w *walk, row []int32, d kg.Dir) []cand {
+func (r *run) collect(cands []cand, w *walk, row []int32, runs []relRun, d kg.Dir) []cand {
+	if len(runs) > 0 && r.t.tails != nil {
+		// A pruned row: each run's relation is known, so only the far
+		// end is read from the KG's columns.
+		for _, rr := range runs {
+			cands = r.collectRun(cands, w, row[:rr.n], rr.rel, d)
+			row = row[rr.n:]
+		}
+		return cands
+	}
 	x, fixed := r.bind[w.from], r.bind[w.to]
 	aligned := d == w.dir
 	for _, tid := range row {
 		far, rel := r.t.end(tid, d)
-		loop := far == x
-		if loop && d == kg.Incoming { // a self-loop was seen in Out
-			continue
+		cands = r.admit(cands, w, tid, far, rel, x, fixed, aligned, d)
+	}
+	return cands
+}
+
+// admit appends edge tid (far end far, relation rel) at x, seen in
+// direction d, to cands when the walk may take it: not a self-loop's
+// second sighting, ending at the far node's entity fixed when that is
+// bound (>= 0), and reusable.
+func (r *run) admit(cands []cand, w *walk, tid, far, rel, x, fixed int32, aligned bool, d kg.Dir) []cand {
+	loop := far == x
+	if loop && d == kg.Incoming { // a self-loop was seen in Out
+		return cands
+	}
+	if (fixed >= 0 && far != fixed) || !r.reusable(w.from, tid, loop) {
+		return cands
+	}
+	return append(cands, cand{tid: tid, far: far, rel: rel, aligned: aligned})
+}
+
+// collectRun is collect over a run of edges of relation rel: only the
+// far ends are read, from the tracer's farCache when the run is a hub's.
+func (r *run) collectRun(cands []cand, w *walk, row []int32, rel int32, d kg.Dir) []cand {
+	x, fixed := r.bind[w.from], r.bind[w.to]
+	aligned := d == w.dir
+	col := r.t.tails
+	if d == kg.Incoming {
+		col = r.t.heads
+	}
+	var fs []int32
+	if len(row) >= farCacheMin {
+		if fs = r.t.fars.get(x, rel, d); fs == nil && r.t.fars.room(len(row)) {
+			fs = make([]int32, len(row))
+			for i, tid := range row {
+				fs[i] = col[tid]
+			}
+			r.t.fars.put(x, rel, d, fs)
 		}
-		if (fixed >= 0 && far != fixed) || !r.reusable(w.from, tid, loop) {
-			continue
+	}
+	for i, tid := range row {
+		var far int32
+		if fs != nil {
+			far = fs[i]
+		} else {
+			far = col[tid]
 		}
-		cands = append(cands, cand{tid: tid, far: far, rel: rel, aligned: aligned})
+		cands = r.admit(cands, w, tid, far, rel, x, fixed, aligned, d)
 	}
 	return cands
 }
@@ -446,7 +533,7 @@ func onPlan(cands []cand, rel int32) []cand {
 // selectCands applies the strategy, compacting cands in place: Precision
 // keeps the edges tied at the best score, Breadth those reaching Theta (or,
 // when none does and StrictTheta is off, the best tied edges).
-func (r *run) selectCands(cands []cand) []cand {
+func (r *run) selectCands(w *walk, cands []cand) []cand {
 	best := cands[0].score
 	for _, c := range cands[1:] {
 		best = max(best, c.score)
@@ -477,7 +564,7 @@ func (r *run) selectCands(cands []cand) []cand {
 	}
 	sel := dropReversedTies(cands[:k])
 	if mw := r.t.cfg.MaxWeak; breadth && mw > 0 && len(sel) > mw {
-		sel = capWeak(sel, best, mw, r.t.byName)
+		sel = capWeak(sel, best, mw, r.candName(w))
 	}
 	if mb := r.t.cfg.MaxBranch; mb > 0 && len(sel) > mb {
 		slices.SortStableFunc(sel, func(a, b cand) int {
@@ -492,15 +579,20 @@ func (r *run) selectCands(cands []cand) []cand {
 }
 
 // capWeak keeps, of sel, every edge tied at the best score and the max
-// best of the others (by score, then by the triples' names with byName, so
-// that the edges kept do not depend on how a backend numbered the KG), in
-// sel's order. The max-th best is found with a heap of max edges, not by
-// sorting all the others: at a hub they are hundreds of thousands.
-func capWeak(sel []cand, best float32, max int, byName func(a, b int32) int) []cand {
-	worse := func(a, b cand) bool { // a ranks after b
-		return a.score < b.score || a.score == b.score && byName(a.tid, b.tid) > 0
+// best of the others (by score, then by the triples' names, which name
+// gives, so that the edges kept do not depend on how a backend numbered
+// the KG), in sel's order. The max-th best is found with a heap of max
+// edges, not by sorting all the others: at a hub they are hundreds of
+// thousands. An edge's names are read only where its score ties with the
+// edge it is compared with, and once.
+func capWeak(sel []cand, best float32, max int, name func(c cand) tripleName) []cand {
+	worse := func(a, b *namedCand) bool { // a ranks after b
+		if a.c.score != b.c.score {
+			return a.c.score < b.c.score
+		}
+		return compareNamed(*a, *b) > 0
 	}
-	heap := make([]cand, 0, max) // the best max weak edges so far, the worst on top
+	heap := make([]namedCand, 0, max) // the best max weak edges so far, the worst on top
 	n := 0
 	for _, c := range sel {
 		if c.score >= best-tieEps {
@@ -508,10 +600,10 @@ func capWeak(sel []cand, best float32, max int, byName func(a, b int32) int) []c
 		}
 		n++
 		if len(heap) < max {
-			heap = append(heap, c)
+			heap = append(heap, namedCand{c, name(c)})
 			for i := len(heap) - 1; i > 0; { // sift up
 				p := (i - 1) / 2
-				if !worse(heap[i], heap[p]) {
+				if !worse(&heap[i], &heap[p]) {
 					break
 				}
 				heap[i], heap[p] = heap[p], heap[i]
@@ -519,16 +611,20 @@ func capWeak(sel []cand, best float32, max int, byName func(a, b int32) int) []c
 			}
 			continue
 		}
-		if !worse(heap[0], c) {
+		if c.score < heap[0].c.score {
 			continue
 		}
-		heap[0] = c
+		x := namedCand{c, name(c)}
+		if c.score == heap[0].c.score && !worse(&heap[0], &x) {
+			continue
+		}
+		heap[0] = x
 		for i := 0; ; { // sift down
 			l, w := 2*i+1, i
-			if l < len(heap) && worse(heap[l], heap[w]) {
+			if l < len(heap) && worse(&heap[l], &heap[w]) {
 				w = l
 			}
-			if l+1 < len(heap) && worse(heap[l+1], heap[w]) {
+			if l+1 < len(heap) && worse(&heap[l+1], &heap[w]) {
 				w = l + 1
 			}
 			if w == i {
@@ -544,12 +640,32 @@ func capWeak(sel []cand, best float32, max int, byName func(a, b int32) int) []c
 	cut := heap[0]
 	k := 0
 	for _, c := range sel {
-		if c.score >= best-tieEps || c.score > cut.score || (c.score == cut.score && byName(c.tid, cut.tid) <= 0) {
+		if c.score >= best-tieEps || c.score > cut.c.score || (c.score == cut.c.score && compareNamed(namedCand{c, name(c)}, cut) <= 0) {
 			sel[k] = c
 			k++
 		}
 	}
 	return sel[:k]
+}
+
+// candName returns the names of a candidate edge of walk w's step, as
+// Tracer.tripleName gives them, from the candidate's own far end and
+// relation and the walk's entity: no read of the KG's triple columns per
+// edge of a hub.
+func (r *run) candName(w *walk) func(c cand) tripleName {
+	g := r.t.g
+	x := r.bind[w.from]
+	xn := g.EntityName(x)
+	return func(c cand) tripleName {
+		d := w.dir
+		if !c.aligned {
+			d = d.Reverse()
+		}
+		if d == kg.Incoming {
+			return tripleName{g.EntityName(c.far), g.RelationName(c.rel), xn, c.tid}
+		}
+		return tripleName{xn, g.RelationName(c.rel), g.EntityName(c.far), c.tid}
+	}
 }
 
 // scoreAdditive sets each candidate's cosine from the precomputed parts.

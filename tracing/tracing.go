@@ -394,6 +394,12 @@ type Tracer struct {
 	// hands it out (kg.Columnar): the search reads an edge's ends from
 	// them instead of a call through the interface per edge.
 	heads, rels, tails []int32
+	// fars keeps the far ends of hub runs a step collected (farCache);
+	// nil without columns.
+	fars *farCache
+	// bigBufs recycles the candidate and row buffers of hub steps
+	// between searches (run.release).
+	bigCands, bigRows sync.Pool
 	// noPrune turns pruned off, for tests that compare the two.
 	noPrune bool
 }
@@ -423,6 +429,11 @@ func New(g kg.Reader, enc models.Encoder, ents *kgvec.Entities, cfg Config) (*Tr
 	}
 	t := &Tracer{g: g, enc: enc, ents: ents, cfg: cfg, dim: enc.Dim(), relByText: map[string]bool{}}
 	t.heads, t.rels, t.tails = kg.ColumnsOf(g)
+	if t.rels != nil {
+		// Up to a quarter of the KG's edges, 4 bytes each: about 2% of
+		// a snapshot's bytes (46 per triple) at most.
+		t.fars = newFarCache(max(len(t.rels)/4, 1<<20))
+	}
 	for r := 0; r < g.NumRelations(); r++ {
 		t.relByText[kg.RelationTextOf(g, int32(r))] = true
 	}
@@ -656,6 +667,7 @@ func (t *Tracer) runWave(ctx context.Context, s *searches, anchors []Anchor, idx
 					r.maxScan, r.out.fallback = t.cfg.FallbackScan, true
 				}
 				err := r.trace(ctx, j, anchors[j.anchor].Entity, anchors[j.anchor].Score)
+				r.release()
 				if err != nil {
 					mu.Lock()
 					if firstErr == nil {
