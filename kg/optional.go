@@ -22,6 +22,16 @@ func Remote(r Reader) Neighbourhooder {
 	return nil
 }
 
+// FetchSteps returns the triples within steps triples of the named seeds
+// of remote KG nb (StepFetcher), or its Neighbourhood of steps hops
+// where it cannot fetch by triples: that holds them too.
+func FetchSteps(ctx context.Context, nb Neighbourhooder, seeds []string, steps int) (*Graph, error) {
+	if sf, ok := nb.(StepFetcher); ok {
+		return sf.NeighbourhoodSteps(ctx, seeds, steps)
+	}
+	return nb.Neighbourhood(ctx, seeds, steps)
+}
+
 // FetchOut returns the outgoing edges of the named entities of remote KG
 // nb as a graph of their own: fetched alone where nb can (OutFetcher),
 // otherwise with the rest of their one-hop neighbourhood.

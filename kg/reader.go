@@ -109,6 +109,18 @@ type Neighbourhooder interface {
 	Neighbourhood(ctx context.Context, seeds []string, hops int) (*Graph, error)
 }
 
+// StepFetcher is an optional capability of a Neighbourhooder whose hops
+// walk through mediators (Freebase's CVTs, a hop for Neighbourhood): the
+// triples within steps triples of the seeds, every triple one step,
+// through a CVT too: every edge of every entity fewer than steps triples
+// from a seed. A planner's relation paths count every triple, so a path
+// of two triples through a CVT reads the edges of the seeds and of their
+// neighbours, where a Neighbourhood of two hops reads the edges of every
+// entity beyond their CVTs as well (around a hub, thousands).
+type StepFetcher interface {
+	NeighbourhoodSteps(ctx context.Context, seeds []string, steps int) (*Graph, error)
+}
+
 // OutFetcher is an optional capability of a remote KG (a Neighbourhooder):
 // the outgoing edges of named entities, fetched at once, as a graph of its
 // own. Checking an answer reads only its own outgoing edges (a gender, its

@@ -126,3 +126,39 @@ func evidenceOf(r *Result) string {
 	}
 	return strings.Join(ts, "; ")
 }
+
+// TestDepth checks how deep a schema graph's fetch goes: a path as deep as
+// it is long, a second entity joined at the path's CVT adding no depth
+// (three triples, two from either entity), one joined at the answer
+// adding one (the actor is three triples from the film), a graph whose
+// triples do not connect as deep as its triple count.
+func TestDepth(t *testing.T) {
+	path := func(steps ...string) schema.Graph {
+		var ss []schema.Step
+		for _, s := range steps {
+			ss = append(ss, schema.Step{Rel: s, Dir: schema.Forward})
+		}
+		return schema.PathGraph("A", ss)
+	}
+	joinedAt := func(g schema.Graph, node string) schema.Graph {
+		g.Triples = append(g.Triples, schema.Triple{Head: "B", Rel: "link", Tail: node})
+		return g
+	}
+	for _, c := range []struct {
+		name string
+		g    schema.Graph
+		want int
+	}{
+		{"one triple", path("r"), 1},
+		{"two triples", path("r", "s"), 2},
+		{"three triples", path("r", "s", "u"), 3},
+		{"joined at the CVT", joinedAt(path("r", "s"), "[ENT1]"), 2},
+		{"joined at the answer", joinedAt(path("r", "s"), "[ENT2]"), 3},
+		{"disconnected", schema.Graph{Triples: []schema.Triple{{Head: "A", Rel: "r", Tail: "[ENT1]"}, {Head: "B", Rel: "s", Tail: "[ENT2]"}}}, 2},
+		{"no triples", schema.Graph{}, 0},
+	} {
+		if got := depth(c.g); got != c.want {
+			t.Errorf("%s: depth(%v) = %d, want %d", c.name, c.g.Triples, got, c.want)
+		}
+	}
+}

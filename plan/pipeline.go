@@ -422,8 +422,14 @@ func (p *Pipeline) maxHops() int {
 // neighbourhood fetches the graph of in's entities within hops from the
 // remote KG.
 func (p *Pipeline) neighbourhood(ctx context.Context, in projection.Input, hops int, clock timings) (*kg.Graph, error) {
+	return p.fetchWith(ctx, in, clock, func(nb kg.Neighbourhooder) (*kg.Graph, error) { return nb.Neighbourhood(ctx, in.Entities, hops) })
+}
+
+// fetchWith times get's fetch of the graph of in's entities from the
+// remote KG, and names the question in its error.
+func (p *Pipeline) fetchWith(ctx context.Context, in projection.Input, clock timings, get func(kg.Neighbourhooder) (*kg.Graph, error)) (*kg.Graph, error) {
 	defer clock.since(StageFetch, time.Now())
-	sub, err := p.source().remote.Neighbourhood(ctx, in.Entities, hops)
+	sub, err := get(p.source().remote)
 	if err != nil {
 		return nil, fmt.Errorf("fetch the graph of %q: %w", in.Question, err)
 	}
@@ -441,13 +447,16 @@ func (p *Pipeline) fetch(ctx context.Context, in projection.Input, clock timings
 }
 
 // fetchAndPlan plans a question over a remote KG. The question's graph
-// is fetched in rings around its entities: one hop (or as deep as a
-// Reacher planner says it explores), then as deep as the plan's schema
-// graphs reach (up to MaxHops), planning again over the deeper graph. The
-// planner is told how deep the graph is (projection.Input.Hops), so that
-// a path longer than that is not taken for one that leads nowhere: a plan
-// that needs no deeper graph is then what planning over the whole KG
-// gives.
+// is fetched in rings around its entities, counted in triples as the
+// plans' paths are (kg.FetchSteps: a CVT is a step): one step (or as deep
+// as a Reacher planner says it explores), then as deep as the plan's
+// schema graphs reach from their anchors (depth, up to MaxHops), planning
+// again over the deeper graph. The planner is told how deep the graph is
+// (projection.Input.Hops), so that a path longer than that is not taken
+// for one that leads nowhere: a plan that needs no deeper graph is then
+// what planning over the whole KG gives. Tracing a schema graph of depth
+// d reads the edges of the entities fewer than d triples from an anchor,
+// all of which the fetch holds.
 func (p *Pipeline) fetchAndPlan(ctx context.Context, in projection.Input, clock timings) (*kg.Graph, projection.Projection, error) {
 	limit := p.maxHops()
 	hops := 1
@@ -455,7 +464,7 @@ func (p *Pipeline) fetchAndPlan(ctx context.Context, in projection.Input, clock 
 		hops = max(1, min(r.Reach(), limit))
 	}
 	for {
-		sub, err := p.neighbourhood(ctx, in, hops, clock)
+		sub, err := p.fetchWith(ctx, in, clock, func(nb kg.Neighbourhooder) (*kg.Graph, error) { return kg.FetchSteps(ctx, nb, in.Entities, hops) })
 		if err != nil {
 			return nil, projection.Projection{}, err
 		}
@@ -466,7 +475,7 @@ func (p *Pipeline) fetchAndPlan(ctx context.Context, in projection.Input, clock 
 		}
 		need := 1
 		for _, c := range proj.Candidates {
-			need = max(need, len(c.Graph.Triples))
+			need = max(need, depth(c.Graph))
 		}
 		need = min(need, limit)
 		if need <= hops {
@@ -474,6 +483,51 @@ func (p *Pipeline) fetchAndPlan(ctx context.Context, in projection.Input, clock 
 		}
 		hops = need
 	}
+}
+
+// depth is how far tracing g walks from the entities it names: the most
+// triples between a named node and any other node (its eccentricity),
+// the largest over the named nodes, since a search may start at any of
+// them. A path is as deep as it is long; a second entity joined at its
+// CVT adds no depth ("who played X in film Y": two triples from the actor
+// and from the film, where the graph has three). A graph whose triples do
+// not all connect is as deep as its triple count.
+func depth(g schema.Graph) int {
+	node := func(n string) string {
+		if schema.IsPlaceholder(n) {
+			return schema.CanonicalPlaceholder(n)
+		}
+		return n
+	}
+	adj := map[string][]string{}
+	for _, t := range g.Triples {
+		h, tl := node(t.Head), node(t.Tail)
+		adj[h] = append(adj[h], tl)
+		adj[tl] = append(adj[tl], h)
+	}
+	deepest := 0
+	for _, m := range g.Mentions() {
+		dist := map[string]int{node(m): 0}
+		queue := []string{node(m)}
+		for len(queue) > 0 {
+			n := queue[0]
+			queue = queue[1:]
+			for _, x := range adj[n] {
+				if _, ok := dist[x]; !ok {
+					dist[x] = dist[n] + 1
+					deepest = max(deepest, dist[x])
+					queue = append(queue, x)
+				}
+			}
+		}
+		if len(dist) < len(adj) {
+			return len(g.Triples)
+		}
+	}
+	if deepest == 0 {
+		return len(g.Triples)
+	}
+	return deepest
 }
 
 // strategy returns the strategy to trace with (the pipeline's override,

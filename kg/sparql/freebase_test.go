@@ -86,19 +86,28 @@ func testNeighbourhoodWalksCVTs(t *testing.T, e *engine) {
 		seeds    []string
 		hops     int
 		want     [][3]string
+		steps    bool // NeighbourhoodSteps, which counts the CVT whatever the Config says
 	}{
-		{"film", false, []string{"Inception"}, 1, append(slices.Clone(starring), directed)},
-		{"film, CVT counted", true, []string{"Inception"}, 1, [][3]string{starring[0], directed}},
-		{"actor", false, []string{"Leonardo DiCaprio"}, 1, starring},
-		{"actor, CVT counted", true, []string{"Leonardo DiCaprio"}, 1, starring[1:2]},
-		{"actor, two hops", false, []string{"Leonardo DiCaprio"}, 2, append(slices.Clone(starring), directed)},
-		{"by id", false, []string{"m.0nolan"}, 1, [][3]string{directed, {"Christopher Nolan", "people.person.place_of_birth", "London"}}},
-		{"namesake by id", false, []string{"Paris (m.0paris2)"}, 1, [][3]string{{"Paris (m.0paris2)", "location.location.containedby", "Texas"}}},
-		{"ambiguous name", false, []string{"Paris"}, 1, nil},
+		{"film", false, []string{"Inception"}, 1, append(slices.Clone(starring), directed), false},
+		{"film, CVT counted", true, []string{"Inception"}, 1, [][3]string{starring[0], directed}, false},
+		{"actor", false, []string{"Leonardo DiCaprio"}, 1, starring, false},
+		{"actor, CVT counted", true, []string{"Leonardo DiCaprio"}, 1, starring[1:2], false},
+		{"actor, two hops", false, []string{"Leonardo DiCaprio"}, 2, append(slices.Clone(starring), directed), false},
+		{"by id", false, []string{"m.0nolan"}, 1, [][3]string{directed, {"Christopher Nolan", "people.person.place_of_birth", "London"}}, false},
+		{"namesake by id", false, []string{"Paris (m.0paris2)"}, 1, [][3]string{{"Paris (m.0paris2)", "location.location.containedby", "Texas"}}, false},
+		{"ambiguous name", false, []string{"Paris"}, 1, nil, false},
+		{"film, one step", false, []string{"Inception"}, 1, [][3]string{starring[0], directed}, true},
+		{"film, two steps", false, []string{"Inception"}, 2, append(slices.Clone(starring), directed,
+			[3]string{"Christopher Nolan", "people.person.place_of_birth", "London"}), true},
+		{"actor, two steps", false, []string{"Leonardo DiCaprio"}, 2, starring, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := openFreebase(t, e, sparql.Config{CountCVT: tc.countCVT})
-			sub, err := g.Neighbourhood(ctx, tc.seeds, tc.hops)
+			fetch := g.Neighbourhood
+			if tc.steps {
+				fetch = g.NeighbourhoodSteps
+			}
+			sub, err := fetch(ctx, tc.seeds, tc.hops)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1146,6 +1146,24 @@ func (g *Graph) edgesCounted(ctx context.Context, terms []string, out bool, know
 // the film (up to maxWalk CVTs in a row; Config.CountCVT turns this off).
 // Entities are named as the Reader names them: opaque ids by their labels.
 func (g *Graph) Neighbourhood(ctx context.Context, seeds []string, hops int) (*kg.Graph, error) {
+	return g.neighbourhood(ctx, seeds, hops, g.cfg.CountCVT)
+}
+
+var _ kg.StepFetcher = (*Graph)(nil)
+
+// NeighbourhoodSteps implements kg.StepFetcher: Neighbourhood with every
+// triple a hop, a CVT's too (as Config.CountCVT counts them). It is what a
+// plan of relation paths reads: a path of two triples through a CVT walks
+// the edges of the seeds and of their neighbours, where Neighbourhood's
+// two hops read those of every entity past the seeds' CVTs too (around
+// the United States Senate, every senator's and every state's).
+func (g *Graph) NeighbourhoodSteps(ctx context.Context, seeds []string, steps int) (*kg.Graph, error) {
+	return g.neighbourhood(ctx, seeds, steps, true)
+}
+
+// neighbourhood is Neighbourhood, with CVTs counted as hops or walked
+// through.
+func (g *Graph) neighbourhood(ctx context.Context, seeds []string, hops int, countCVT bool) (*kg.Graph, error) {
 	f, front, err := g.seedFetch(ctx, seeds) // front resolved, so their labels are learned
 	if err != nil {
 		return nil, err
@@ -1173,7 +1191,7 @@ func (g *Graph) Neighbourhood(ctx context.Context, seeds []string, hops int) (*k
 			front = nil
 			g.mu.Lock()
 			for _, t := range met {
-				if !g.cfg.CountCVT && walk < maxWalk && g.cvt(t) {
+				if !countCVT && walk < maxWalk && g.cvt(t) {
 					front = append(front, t) // expanded in this ring
 				} else {
 					next = append(next, t)
