@@ -48,8 +48,10 @@ type hubRun struct {
 }
 
 // runsOf returns the relation runs of row, entity x's edges in direction
-// d, kept when the row is a hub's (pruneMin edges or more).
-func (c *farCache) runsOf(x int32, d kg.Dir, row, rels, heads, tails []int32) []hubRun {
+// d, kept in the tracer's farCache when the row is a hub's (pruneMin edges
+// or more).
+func (t *Tracer) runsOf(x int32, d kg.Dir, row []int32) []hubRun {
+	c, rels, heads, tails := t.fars, t.rels, t.heads, t.tails
 	k := uint64(uint32(x))<<1 | uint64(d)
 	if c != nil && len(row) >= pruneMin {
 		c.mu.RLock()

@@ -60,7 +60,7 @@ func (r *run) pruned(ctx context.Context, w *walk, depth int, out, in []int32) (
 	best := float32(-2)
 	for side, row := range [][]int32{out, in} {
 		lo := 0
-		for _, hr := range t.fars.runsOf(x, kg.Dir(side), row, t.rels, t.heads, t.tails) {
+		for _, hr := range t.runsOf(x, kg.Dir(side), row) {
 			sp := span{row: row[lo:hr.hi], rel: hr.rel, score: score(hr.rel)}
 			// Usually the first edge decides.
 			if side == 0 && r.reusable(n, sp.row[0], hr.loop) || side == 1 && !hr.loop && r.reusable(n, sp.row[0], false) {

@@ -328,35 +328,46 @@ func (r *run) collect(cands []cand, w *walk, row []int32, runs []relRun, d kg.Di
 		}
 		return cands
 	}
-	x, fixed := r.bind[w.from], r.bind[w.to]
-	aligned := d == w.dir
+	s := r.site(w, d)
 	for _, tid := range row {
 		far, rel := r.t.end(tid, d)
-		cands = r.admit(cands, w, tid, far, rel, x, fixed, aligned, d)
+		cands = r.admit(cands, &s, tid, far, rel)
 	}
 	return cands
 }
 
-// admit appends edge tid (far end far, relation rel) at x, seen in
-// direction d, to cands when the walk may take it: not a self-loop's
-// second sighting, ending at the far node's entity fixed when that is
-// bound (>= 0), and reusable.
-func (r *run) admit(cands []cand, w *walk, tid, far, rel, x, fixed int32, aligned bool, d kg.Dir) []cand {
-	loop := far == x
-	if loop && d == kg.Incoming { // a self-loop was seen in Out
+// site is where collect reads edges: the walk, its entity x, the entity
+// fixed (>= 0) its far node is bound to, and the direction d of the row.
+type site struct {
+	w        *walk
+	x, fixed int32
+	aligned  bool
+	d        kg.Dir
+}
+
+func (r *run) site(w *walk, d kg.Dir) site {
+	return site{w: w, x: r.bind[w.from], fixed: r.bind[w.to], aligned: d == w.dir, d: d}
+}
+
+// admit appends edge tid (far end far, relation rel) at s to cands when
+// the walk may take it: not a self-loop's second sighting, ending at the
+// far node's entity s.fixed when that is bound (>= 0), and reusable.
+func (r *run) admit(cands []cand, s *site, tid, far, rel int32) []cand {
+	loop := far == s.x
+	if loop && s.d == kg.Incoming { // a self-loop was seen in Out
 		return cands
 	}
-	if (fixed >= 0 && far != fixed) || !r.reusable(w.from, tid, loop) {
+	if (s.fixed >= 0 && far != s.fixed) || !r.reusable(s.w.from, tid, loop) {
 		return cands
 	}
-	return append(cands, cand{tid: tid, far: far, rel: rel, aligned: aligned})
+	return append(cands, cand{tid: tid, far: far, rel: rel, aligned: s.aligned})
 }
 
 // collectRun is collect over a run of edges of relation rel: only the
 // far ends are read, from the tracer's farCache when the run is a hub's.
 func (r *run) collectRun(cands []cand, w *walk, row []int32, rel int32, d kg.Dir) []cand {
-	x, fixed := r.bind[w.from], r.bind[w.to]
-	aligned := d == w.dir
+	s := r.site(w, d)
+	x := s.x
 	col := r.t.tails
 	if d == kg.Incoming {
 		col = r.t.heads
@@ -378,7 +389,7 @@ func (r *run) collectRun(cands []cand, w *walk, row []int32, rel int32, d kg.Dir
 		} else {
 			far = col[tid]
 		}
-		cands = r.admit(cands, w, tid, far, rel, x, fixed, aligned, d)
+		cands = r.admit(cands, &s, tid, far, rel)
 	}
 	return cands
 }
