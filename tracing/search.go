@@ -214,7 +214,7 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 		return S, false, err
 	}
 	r.bias.apply(cands)
-	sel := r.out.spent.keep(r.t.cfg.MaxKeep, r.selectCands(w, cands), r.candName(w))
+	sel := r.keep(w, r.selectCands(w, cands))
 	best := float32(math.Inf(-1))
 	alive := 0
 	for i, c := range sel {

@@ -397,6 +397,8 @@ type Tracer struct {
 	// fars keeps the far ends of hub runs a step collected (farCache);
 	// nil without columns.
 	fars *farCache
+	// kept remembers which edges hub steps kept (keepCache).
+	kept *keepCache
 	// bigBufs recycles the candidate and row buffers of hub steps
 	// between searches (run.release).
 	bigCands, bigRows sync.Pool
@@ -433,6 +435,7 @@ func New(g kg.Reader, enc models.Encoder, ents *kgvec.Entities, cfg Config) (*Tr
 		// Up to a quarter of the KG's edges, 4 bytes each: about 2% of
 		// a snapshot's bytes (46 per triple) at most.
 		t.fars = newFarCache(max(len(t.rels)/4, 1<<20))
+		t.kept = newKeepCache(1 << 22)
 	}
 	for r := 0; r < g.NumRelations(); r++ {
 		t.relByText[kg.RelationTextOf(g, int32(r))] = true
