@@ -575,7 +575,7 @@ func (r *run) selectCands(w *walk, cands []cand) []cand {
 	}
 	sel := dropReversedTies(cands[:k])
 	if mw := r.t.cfg.MaxWeak; breadth && mw > 0 && len(sel) > mw {
-		sel = capWeak(sel, best, mw, r.candName(w))
+		sel = r.capWeak(w, sel, best, mw)
 	}
 	if mb := r.t.cfg.MaxBranch; mb > 0 && len(sel) > mb {
 		slices.SortStableFunc(sel, func(a, b cand) int {
