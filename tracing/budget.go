@@ -52,6 +52,7 @@ type budget struct {
 	keys  []rankKey
 	tmp   []cand
 	named []namedCand
+	tids  []int32 // scratch of run.keep
 }
 
 // scan charges the n edges (and relations) a step is about to score

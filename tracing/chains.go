@@ -26,7 +26,7 @@ func (t *Tracer) byName(a, b int32) int {
 // tripleName returns triple tid's names, for ordering many triples as
 // byName does with each one's names read once.
 func (t *Tracer) tripleName(tid int32) tripleName {
-	x := t.g.Triple(tid)
+	x := t.triple(tid)
 	return tripleName{t.g.EntityName(x.Head), t.g.RelationName(x.Rel), t.g.EntityName(x.Tail), tid}
 }
 

@@ -214,7 +214,7 @@ func (r *run) step(ctx context.Context, n, ei int, S float32, depth int) (float3
 		return S, false, err
 	}
 	r.bias.apply(cands)
-	sel := r.out.spent.keep(r.t.cfg.MaxKeep, r.selectCands(w, cands), r.candName(w))
+	sel := r.keep(w, r.selectCands(w, cands))
 	best := float32(math.Inf(-1))
 	alive := 0
 	for i, c := range sel {
@@ -575,7 +575,7 @@ func (r *run) selectCands(w *walk, cands []cand) []cand {
 	}
 	sel := dropReversedTies(cands[:k])
 	if mw := r.t.cfg.MaxWeak; breadth && mw > 0 && len(sel) > mw {
-		sel = capWeak(sel, best, mw, r.candName(w))
+		sel = r.capWeak(w, sel, best, mw)
 	}
 	if mb := r.t.cfg.MaxBranch; mb > 0 && len(sel) > mb {
 		slices.SortStableFunc(sel, func(a, b cand) int {

@@ -397,6 +397,8 @@ type Tracer struct {
 	// fars keeps the far ends of hub runs a step collected (farCache);
 	// nil without columns.
 	fars *farCache
+	// kept remembers which edges hub steps kept (keepCache).
+	kept *keepCache
 	// bigBufs recycles the candidate and row buffers of hub steps
 	// between searches (run.release).
 	bigCands, bigRows sync.Pool
@@ -433,6 +435,7 @@ func New(g kg.Reader, enc models.Encoder, ents *kgvec.Entities, cfg Config) (*Tr
 		// Up to a quarter of the KG's edges, 4 bytes each: about 2% of
 		// a snapshot's bytes (46 per triple) at most.
 		t.fars = newFarCache(max(len(t.rels)/4, 1<<20))
+		t.kept = newKeepCache(1 << 22)
 	}
 	for r := 0; r < g.NumRelations(); r++ {
 		t.relByText[kg.RelationTextOf(g, int32(r))] = true
@@ -728,30 +731,47 @@ func (t *Tracer) evidence(s *searches) []Match {
 	if len(best) == 0 {
 		return nil
 	}
-	// Each triple's names are read once, not once per comparison: a hub's
-	// evidence is thousands of triples.
-	type named struct {
-		m Match
-		n tripleName
-	}
-	tmp := make([]named, 0, len(best))
+	// By Cum first; only triples whose Cum ties are ordered by name, each
+	// one's names read once, not once per comparison: a hub's evidence is
+	// thousands of triples, and a name is a random read.
+	out := make([]Match, 0, len(best))
 	for _, m := range best {
-		tmp = append(tmp, named{m, t.tripleName(m.Triple)})
+		out = append(out, m)
 	}
-	slices.SortFunc(tmp, func(x, y named) int {
+	slices.SortFunc(out, func(x, y Match) int {
 		switch {
-		case x.m.Cum > y.m.Cum:
+		case x.Cum > y.Cum:
 			return -1
-		case x.m.Cum < y.m.Cum:
+		case x.Cum < y.Cum:
 			return 1
 		}
-		return compareTripleNames(x.n, y.n)
+		return 0
 	})
-	out := make([]Match, len(tmp))
-	for i, x := range tmp {
-		out[i] = x.m
+	var tmp []namedMatch
+	for i := 0; i < len(out); {
+		j := i + 1
+		for j < len(out) && out[j].Cum == out[i].Cum {
+			j++
+		}
+		if j-i > 1 {
+			tmp = tmp[:0]
+			for _, m := range out[i:j] {
+				tmp = append(tmp, namedMatch{m, t.tripleName(m.Triple)})
+			}
+			slices.SortFunc(tmp, func(x, y namedMatch) int { return compareTripleNames(x.n, y.n) })
+			for k, x := range tmp {
+				out[i+k] = x.m
+			}
+		}
+		i = j
 	}
 	return out
+}
+
+// namedMatch is a match with its triple's names.
+type namedMatch struct {
+	m Match
+	n tripleName
 }
 
 // answers returns the entities the searches bound to the answer slot,
@@ -966,5 +986,29 @@ func (s *searches) problems() []string {
 	return out
 }
 
-// audit is Audit over the tracer's KG.
-func (t *Tracer) audit(res *Result) int { return Audit(t.g, res) }
+// audit is Audit over the tracer's KG. With the KG's triple columns an
+// evidence triple in range is one the KG holds: its id is its place in
+// the columns, so the check is the range and the answers' ends, with no
+// search of the head's row per triple (a hub's evidence is thousands of
+// triples, and each search is a score of random reads at 100M triples).
+func (t *Tracer) audit(res *Result) int {
+	if t.rels == nil {
+		return Audit(t.g, res)
+	}
+	bad := 0
+	ends := make(map[int32]bool, 2*len(res.Evidence))
+	n := int32(len(t.rels))
+	for _, m := range res.Evidence {
+		if m.Triple < 0 || m.Triple >= n {
+			bad++
+			continue
+		}
+		ends[t.heads[m.Triple]], ends[t.tails[m.Triple]] = true, true
+	}
+	for _, a := range res.Answers {
+		if !ends[a.Entity] {
+			bad++
+		}
+	}
+	return bad
+}
