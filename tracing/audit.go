@@ -7,20 +7,28 @@ import "github.com/stem-kgqa/stem/kg"
 // audit every retrieval strategy fills Result.Unbacked with, so that a
 // peer's evidence is checked by the same rule as tracing's.
 func Audit(g kg.Reader, res *Result) int {
+	return audit(res, int32(g.NumTriples()), func(id int32) (int32, int32, bool) {
+		tr := g.Triple(id)
+		return tr.Head, tr.Tail, g.HasTriple(tr.Head, tr.Rel, tr.Tail)
+	})
+}
+
+// audit is Audit's rule over a KG of n triples, where held gives triple
+// id's ends and whether the KG holds it (the id is in range).
+func audit(res *Result, n int32, held func(id int32) (head, tail int32, ok bool)) int {
 	bad := 0
-	ends := map[int32]bool{}
-	n := int32(g.NumTriples())
+	ends := make(map[int32]bool, 2*len(res.Evidence))
 	for _, m := range res.Evidence {
 		if m.Triple < 0 || m.Triple >= n {
 			bad++
 			continue
 		}
-		tr := g.Triple(m.Triple)
-		if !g.HasTriple(tr.Head, tr.Rel, tr.Tail) {
+		h, tl, ok := held(m.Triple)
+		if !ok {
 			bad++
 			continue
 		}
-		ends[tr.Head], ends[tr.Tail] = true, true
+		ends[h], ends[tl] = true, true
 	}
 	for _, a := range res.Answers {
 		if !ends[a.Entity] {

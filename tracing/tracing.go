@@ -399,7 +399,7 @@ type Tracer struct {
 	fars *farCache
 	// kept remembers which edges hub steps kept (keepCache).
 	kept *keepCache
-	// bigBufs recycles the candidate and row buffers of hub steps
+	// bigCands and bigRows recycle the candidate and row buffers of hub steps
 	// between searches (run.release).
 	bigCands, bigRows sync.Pool
 	// noPrune turns pruned off, for tests that compare the two.
@@ -905,27 +905,25 @@ func rankAnswers(answers []Answer, s *searches, rank AnswerRank) {
 
 // answerLess is rankAnswers' order.
 func answerLess(x, y *Answer, s *searches, rank AnswerRank) bool {
-	{
-		if x.better(*y) || y.better(*x) {
-			return x.better(*y)
-		}
-		if x.Bound != y.Bound {
-			return x.Bound > y.Bound
-		}
-		if s.req.Ranked && x.Graph != y.Graph {
-			// Within a group, the planner's preferred reading first.
-			return x.Graph < y.Graph
-		}
-		if rank == RankTies {
-			if gx, gy := s.req.Guidance.score(x.Entity), s.req.Guidance.score(y.Entity); gx != gy {
-				return gx > gy
-			}
-		}
-		if x.Name != y.Name {
-			return x.Name < y.Name
-		}
-		return x.Entity < y.Entity
+	if x.better(*y) || y.better(*x) {
+		return x.better(*y)
 	}
+	if x.Bound != y.Bound {
+		return x.Bound > y.Bound
+	}
+	if s.req.Ranked && x.Graph != y.Graph {
+		// Within a group, the planner's preferred reading first.
+		return x.Graph < y.Graph
+	}
+	if rank == RankTies {
+		if gx, gy := s.req.Guidance.score(x.Entity), s.req.Guidance.score(y.Entity); gx != gy {
+			return gx > gy
+		}
+	}
+	if x.Name != y.Name {
+		return x.Name < y.Name
+	}
+	return x.Entity < y.Entity
 }
 
 // cutAnswers keeps, where the best answer's graph is traced with
@@ -995,20 +993,7 @@ func (t *Tracer) audit(res *Result) int {
 	if t.rels == nil {
 		return Audit(t.g, res)
 	}
-	bad := 0
-	ends := make(map[int32]bool, 2*len(res.Evidence))
-	n := int32(len(t.rels))
-	for _, m := range res.Evidence {
-		if m.Triple < 0 || m.Triple >= n {
-			bad++
-			continue
-		}
-		ends[t.heads[m.Triple]], ends[t.tails[m.Triple]] = true, true
-	}
-	for _, a := range res.Answers {
-		if !ends[a.Entity] {
-			bad++
-		}
-	}
-	return bad
+	return audit(res, int32(len(t.rels)), func(id int32) (int32, int32, bool) {
+		return t.heads[id], t.tails[id], true
+	})
 }
