@@ -36,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 	"strings"
@@ -332,6 +333,46 @@ type Cache struct {
 	byHash map[uint64][]*expansion
 	size   atomic.Int64 // entities held, roughly: fronts, runs and gathered ones
 	limit  int64
+	// expanders and groupers keep Extend's and Fill's buffers between
+	// calls: a grouper's marks span every entity id, and an expander's
+	// slots every relation, too much to allocate per question.
+	expanders, groupers sync.Pool
+}
+
+// expander returns an expander for one Extend call; put it back with
+// release.
+func (c *Cache) expander() *expander {
+	if c != nil {
+		if x, ok := c.expanders.Get().(*expander); ok {
+			return x
+		}
+	}
+	return &expander{}
+}
+
+// grouper returns a grouper for one Fill call, one that marks entities
+// by id when c keeps it between calls; put it back with release.
+func (c *Cache) grouper() *grouper {
+	if c != nil {
+		if x, ok := c.groupers.Get().(*grouper); ok {
+			return x
+		}
+		return &grouper{dense: true}
+	}
+	return &grouper{}
+}
+
+// release keeps x's and y's buffers for later calls; either may be nil.
+func (c *Cache) release(x *expander, y *grouper) {
+	if c == nil {
+		return
+	}
+	if x != nil {
+		c.expanders.Put(x)
+	}
+	if y != nil {
+		c.groupers.Put(y)
+	}
 }
 
 // NewCache returns a cache that holds about limit entity ids (4 bytes
@@ -421,7 +462,8 @@ func Extend(ctx context.Context, g kg.Reader, level []Walk, cfg Config) (*Pendin
 	if len(level) > 0 {
 		p.hop = len(level[0].Steps) + 1
 	}
-	var x expander
+	x := cfg.Cache.expander()
+	defer cfg.Cache.release(x, nil)
 	for _, pa := range level {
 		var h uint64
 		ex := (*expansion)(nil)
@@ -667,13 +709,14 @@ func (p *Pending) Cut() bool { return len(p.Steps) > p.cfg.MaxPaths }
 // were cut.
 func (p *Pending) Fill(keep func(i int) bool) (walks []Walk, note string) {
 	cut := p.Cut()
-	var x grouper
+	x := p.cfg.Cache.grouper()
+	defer p.cfg.Cache.release(nil, x)
 	for i, steps := range p.Steps {
 		if !cut && keep != nil && !keep(i) {
 			continue
 		}
 		r := p.refs[i]
-		nf := r.ex.reached(p.g, r.i, &x)
+		nf := r.ex.reached(p.g, r.i, x)
 		walks = append(walks, Walk{Steps: steps, Front: nf, Reach: len(nf)})
 	}
 	if cut {
@@ -689,6 +732,11 @@ func (p *Pending) Fill(keep func(i int) bool) (walks []Walk, note string) {
 type grouper struct {
 	list []int32 // the entities as met
 	seen map[int32]struct{}
+	// dense is set for a grouper a Cache keeps between calls: it marks
+	// the entities met in bits, by id, instead of sorting them or keeping
+	// them in seen. Every bit is clear between gathers.
+	dense bool
+	bits  []uint64
 }
 
 // gather returns the distinct far ends of runs in id order: the first
@@ -712,21 +760,34 @@ func (x *grouper) gather(g kg.Reader, runs []run) []int32 {
 	}
 	x.list = x.list[:0]
 	if total <= reachCap {
+		lo, hi := int32(math.MaxInt32), int32(-1)
 		for _, r := range runs {
 			for _, t := range r.ts {
-				x.list = append(x.list, end(r, t))
+				e := end(r, t)
+				lo, hi = min(lo, e), max(hi, e)
+				x.list = append(x.list, e)
 			}
 		}
 		// One entity's run (a hub's) is in id order already: Out and
 		// In are sorted by the other end within a relation.
-		if !slices.IsSorted(x.list) {
-			slices.Sort(x.list)
+		if slices.IsSorted(x.list) {
+			return slices.Clone(slices.Compact(x.list))
 		}
+		if x.denser(len(x.list), lo, hi) {
+			for _, e := range x.list {
+				x.bits[e>>6] |= 1 << (e & 63)
+			}
+			return x.collect(lo, hi)
+		}
+		slices.Sort(x.list)
 		return slices.Clone(slices.Compact(x.list))
 	}
 	// Which reachCap entities are kept depends on the order they were
 	// met: they are read in that order until reachCap distinct ones are
 	// found, and a hub's edges past them are never read.
+	if x.dense {
+		return x.firstDense(g, runs, end)
+	}
 	if x.seen == nil {
 		x.seen = make(map[int32]struct{}, reachCap)
 	}
@@ -747,6 +808,84 @@ scan:
 	}
 	slices.Sort(x.list)
 	return slices.Clone(x.list)
+}
+
+// firstDense is gather's reading of the first reachCap distinct far ends
+// met, for a dense grouper: marked in bits, not kept in a map.
+func (x *grouper) firstDense(g kg.Reader, runs []run, end func(run, int32) int32) []int32 {
+	x.reserve(g, -1)
+	if cap(x.list) < reachCap {
+		x.list = make([]int32, 0, reachCap)
+	}
+	lo, hi := int32(math.MaxInt32), int32(-1)
+scan:
+	for _, r := range runs {
+		for _, t := range r.ts {
+			e := end(r, t)
+			x.reserve(g, e)
+			w, b := e>>6, uint64(1)<<(e&63)
+			if x.bits[w]&b != 0 {
+				continue
+			}
+			x.bits[w] |= b
+			lo, hi = min(lo, e), max(hi, e)
+			x.list = append(x.list, e)
+			if len(x.list) == reachCap {
+				break scan
+			}
+		}
+	}
+	if int(hi>>6-lo>>6) <= len(x.list)*bits.Len(uint(len(x.list))) {
+		return x.collect(lo, hi)
+	}
+	for _, e := range x.list {
+		x.bits[e>>6] = 0
+	}
+	slices.Sort(x.list)
+	return slices.Clone(x.list)
+}
+
+// denser reports whether n entities met, between ids lo and hi, are
+// found in id order faster by marking them in bits and reading the bits
+// back than by sorting them; when so, it makes room for hi in bits.
+func (x *grouper) denser(n int, lo, hi int32) bool {
+	if !x.dense || n < denseMin || int(hi>>6-lo>>6) > n*bits.Len(uint(n)) {
+		return false
+	}
+	x.reserve(nil, hi)
+	return true
+}
+
+// denseMin is the fewest entities a dense grouper marks in bits: fewer
+// are sorted faster.
+const denseMin = 64
+
+// reserve grows bits to hold entity e, or, with e < 0, every entity of g.
+func (x *grouper) reserve(g kg.Reader, e int32) {
+	n := int(e>>6) + 1
+	if e < 0 {
+		n = (g.NumEntities() + 63) >> 6
+	}
+	if n > len(x.bits) {
+		x.bits = append(x.bits, make([]uint64, max(n, 2*len(x.bits))-len(x.bits))...)
+	}
+}
+
+// collect returns the entities marked in bits from lo to hi in id order
+// and clears their marks.
+func (x *grouper) collect(lo, hi int32) []int32 {
+	n := 0
+	for w := lo >> 6; w <= hi>>6; w++ {
+		n += bits.OnesCount64(x.bits[w])
+	}
+	out := make([]int32, 0, n)
+	for w := lo >> 6; w <= hi>>6; w++ {
+		for v := x.bits[w]; v != 0; v &= v - 1 {
+			out = append(out, w<<6|int32(bits.TrailingZeros64(v)))
+		}
+		x.bits[w] = 0
+	}
+	return out
 }
 
 func btoi(b bool) int {
