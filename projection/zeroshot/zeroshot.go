@@ -464,7 +464,9 @@ func Extend(ctx context.Context, g kg.Reader, level []Walk, cfg Config) (*Pendin
 	}
 	x := cfg.Cache.expander()
 	defer cfg.Cache.release(x, nil)
-	for _, pa := range level {
+	exs := make([]*expansion, len(level))
+	n := 0
+	for li, pa := range level {
 		var h uint64
 		ex := (*expansion)(nil)
 		if cfg.Cache != nil {
@@ -475,9 +477,20 @@ func Extend(ctx context.Context, g kg.Reader, level []Walk, cfg Config) (*Pendin
 			ex = x.expand(g, pa.Front, cfg.FrontierCap)
 			cfg.Cache.put(h, ex)
 		}
-		for i, s := range ex.steps {
-			p.Steps = append(p.Steps, append(slices.Clone(pa.Steps), s))
-			p.refs = append(p.refs, stepRef{ex, i})
+		exs[li] = ex
+		n += len(ex.steps)
+	}
+	// Every new path's steps side by side in one slice, each capped at
+	// its end.
+	all := make([]Step, 0, n*p.hop)
+	p.Steps = make([][]Step, 0, n)
+	p.refs = make([]stepRef, 0, n)
+	for li, pa := range level {
+		for i, s := range exs[li].steps {
+			at := len(all)
+			all = append(append(all, pa.Steps...), s)
+			p.Steps = append(p.Steps, all[at:len(all):len(all)])
+			p.refs = append(p.refs, stepRef{exs[li], i})
 		}
 	}
 	return p, nil
