@@ -308,18 +308,53 @@ type expansion struct {
 	once   []sync.Once
 	fronts [][]int32
 	cache  *Cache // where the gathered entities are counted, or nil
+	// capped is set, and runs nil, for an expansion read from relMasks:
+	// the frontier after the cap, whose runs of a step are looked up when
+	// its entities are gathered. size and work are what put counts of
+	// it, as of the runs it stands for.
+	capped     []int32
+	size, work int64
 }
 
 // reached returns the distinct entities step i reaches, gathering them on
 // the first call.
 func (ex *expansion) reached(g kg.Reader, i int, x *grouper) []int32 {
 	ex.once[i].Do(func() {
-		ex.fronts[i] = x.gather(g, ex.runs[i])
+		var runs []run
+		if ex.capped != nil {
+			x.runs = lookupRuns(g, ex.capped, ex.steps[i], x.runs[:0])
+			runs = x.runs
+		} else {
+			runs = ex.runs[i]
+		}
+		ex.fronts[i] = x.gather(g, runs)
 		if ex.cache != nil {
 			ex.cache.size.Add(int64(len(ex.fronts[i])))
 		}
 	})
 	return ex.fronts[i]
+}
+
+// lookupRuns appends to buf the runs of step s leaving (or entering) each
+// entity of front, in front's order, as expand meets them: Out and In are
+// sorted by relation, so each is found by binary search.
+func lookupRuns(g kg.Reader, front []int32, s Step, buf []run) []run {
+	_, rels, _ := kg.ColumnsOf(g)
+	for _, e := range front {
+		ts := g.Out(e)
+		if s.Inv {
+			ts = g.In(e)
+		}
+		lo, _ := slices.BinarySearchFunc(ts, s.Rel, func(t, r int32) int { return cmp.Compare(rels[t], r) })
+		hi := lo
+		for hi < len(ts) && rels[ts[hi]] == s.Rel {
+			hi++
+		}
+		if hi > lo {
+			buf = append(buf, run{ts[lo:hi:hi], s.Inv})
+		}
+	}
+	return buf
 }
 
 // Cache keeps the expansions of large frontiers between Extend calls, so
@@ -337,6 +372,20 @@ type Cache struct {
 	// calls: a grouper's marks span every entity id, and an expander's
 	// slots every relation, too much to allocate per question.
 	expanders, groupers sync.Pool
+	// masks is the graph's relMasks, read on the first Extend; nil for a
+	// KG they do not fit.
+	masks     *relMasks
+	masksOnce sync.Once
+}
+
+// relMasks returns g's relMasks, read once, or nil (always, for a nil
+// Cache: they are worth reading for a KG planned over again and again).
+func (c *Cache) relMasks(g kg.Reader) *relMasks {
+	if c == nil {
+		return nil
+	}
+	c.masksOnce.Do(func() { c.masks = newRelMasks(g) })
+	return c.masks
 }
 
 // expander returns an expander for one Extend call; put it back with
@@ -425,12 +474,15 @@ func (c *Cache) put(h uint64, ex *expansion) {
 	if c == nil {
 		return
 	}
-	n, work := int64(len(ex.front)+len(ex.steps)), len(ex.front)
+	n, work := int64(len(ex.front)+len(ex.steps)), int64(len(ex.front))
 	for _, rs := range ex.runs {
 		n += int64(8 * len(rs)) // a run is 8 ids' worth of memory
 		for _, r := range rs {
-			work += len(r.ts)
+			work += int64(len(r.ts))
 		}
+	}
+	if ex.capped != nil {
+		n, work = ex.size, ex.work
 	}
 	if work < cacheMin {
 		return
@@ -464,6 +516,7 @@ func Extend(ctx context.Context, g kg.Reader, level []Walk, cfg Config) (*Pendin
 	}
 	x := cfg.Cache.expander()
 	defer cfg.Cache.release(x, nil)
+	masks := cfg.Cache.relMasks(g)
 	exs := make([]*expansion, len(level))
 	n := 0
 	for li, pa := range level {
@@ -474,7 +527,11 @@ func Extend(ctx context.Context, g kg.Reader, level []Walk, cfg Config) (*Pendin
 			ex = cfg.Cache.get(h, pa.Front)
 		}
 		if ex == nil {
-			ex = x.expand(g, pa.Front, cfg.FrontierCap)
+			if masks != nil {
+				ex = masks.expand(g, pa.Front, cfg.FrontierCap)
+			} else {
+				ex = x.expand(g, pa.Front, cfg.FrontierCap)
+			}
 			cfg.Cache.put(h, ex)
 		}
 		exs[li] = ex
@@ -589,6 +646,78 @@ func (x *expander) expand(g kg.Reader, front []int32, frontierCap int) *expansio
 	}
 	ex.once = make([]sync.Once, len(idx))
 	ex.fronts = make([][]int32, len(idx))
+	return ex
+}
+
+// relMasks holds the relations around every entity of a KG of at most
+// 64 relations, one bit each: those leaving it and those entering it. A
+// frontier's steps are then the union of its entities' bits, read without
+// walking their edges; the runs of a step are looked up only for the
+// steps whose entities are gathered, most of a hop's being bounded away
+// by the caller. The steps and their runs are those expand finds.
+type relMasks struct {
+	out, in []uint64
+	// byName holds the relation ids in name order: a frontier's steps
+	// are listed in that order, each forward before backward.
+	byName []int32
+}
+
+// Bounds of relMasks: the relations a bit set holds, and the entities
+// whose bits are kept (8 MB each way at most).
+const (
+	maskRelations = 64
+	maskEntities  = 1 << 20
+)
+
+// newRelMasks reads g's relMasks, or returns nil for a KG they do not
+// fit or that may grow (only an in-memory one cannot).
+func newRelMasks(g kg.Reader) *relMasks {
+	gr, ok := g.(*kg.Graph)
+	if !ok || gr.NumRelations() > maskRelations || gr.NumEntities() > maskEntities {
+		return nil
+	}
+	heads, rels, tails := gr.Columns()
+	m := &relMasks{out: make([]uint64, gr.NumEntities()), in: make([]uint64, gr.NumEntities())}
+	for t, r := range rels {
+		m.out[heads[t]] |= 1 << r
+		m.in[tails[t]] |= 1 << r
+	}
+	m.byName = make([]int32, gr.NumRelations())
+	for r := range m.byName {
+		m.byName[r] = int32(r)
+	}
+	slices.SortFunc(m.byName, func(a, b int32) int { return strings.Compare(gr.RelationName(a), gr.RelationName(b)) })
+	return m
+}
+
+// expand is expander.expand read from the bits: the same steps, in the
+// same order, their runs left to reached.
+func (m *relMasks) expand(g kg.Reader, front []int32, frontierCap int) *expansion {
+	ex := &expansion{front: front}
+	if len(front) > frontierCap {
+		front = firstByName(g, front, frontierCap)
+	}
+	var out, in uint64
+	runs, work := 0, len(ex.front)
+	for _, e := range front {
+		out |= m.out[e]
+		in |= m.in[e]
+		runs += bits.OnesCount64(m.out[e]) + bits.OnesCount64(m.in[e])
+		work += len(g.Out(e)) + len(g.In(e))
+	}
+	for _, r := range m.byName {
+		if out&(1<<r) != 0 {
+			ex.steps = append(ex.steps, Step{r, false})
+		}
+		if in&(1<<r) != 0 {
+			ex.steps = append(ex.steps, Step{r, true})
+		}
+	}
+	ex.capped = front
+	ex.size = int64(len(ex.front)+len(ex.steps)) + int64(8*runs)
+	ex.work = int64(work)
+	ex.once = make([]sync.Once, len(ex.steps))
+	ex.fronts = make([][]int32, len(ex.steps))
 	return ex
 }
 
@@ -744,6 +873,7 @@ func (p *Pending) Fill(keep func(i int) bool) (walks []Walk, note string) {
 // from path to path.
 type grouper struct {
 	list []int32 // the entities as met
+	runs []run   // a light expansion's runs of one step
 	seen map[int32]struct{}
 	// dense is set for a grouper a Cache keeps between calls: it marks
 	// the entities met in bits, by id, instead of sorting them or keeping
