@@ -218,10 +218,6 @@ const (
 	// typeTopRelations is the most relations a question's type words are
 	// scored against all at once, to bound the type fit.
 	typeTopRelations = 64
-	// earlyRelations is the most relations a KG may have for the last
-	// hop's walks to be bounded before they are extended: each walk's
-	// bound aligns an extension by each relation both ways.
-	earlyRelations = 64
 	// learntTop is the number of best aligned paths Config.Learnt
 	// rescores.
 	learntTop = 64
@@ -265,9 +261,6 @@ type Planner struct {
 	sims simRows
 	// nWords counts the distinct relation words (relWord.id).
 	nWords int
-	// fixedRels is set for a KG whose relations are all known (an
-	// in-memory one): a remote one numbers them as it meets them.
-	fixedRels bool
 	// static is set for a small KG that cannot grow (an in-memory one of
 	// up to kindsMaxTriples triples): what depends on all of it may be
 	// read once.
@@ -315,8 +308,7 @@ func New(ctx context.Context, g kg.Reader, enc models.Encoder, cfg Config) (*Pla
 	}
 	p := &Planner{g: g, enc: enc, cfg: cfg, rels: make([][]relWord, g.NumRelations()), words: map[string][]float32{}, relNames: map[string]bool{}, relKinds: constraint.RelationKinds(g), expansions: zeroshot.NewCache(0), instances: newInstances(cfg.Lexicon)}
 	p.kindFacts = constraint.NewKindCache(constraint.Checker{Graph: g, Lexicon: p.instances, RelationKinds: p.relKinds}, kindCacheMax)
-	_, p.fixedRels = g.(*kg.Graph)
-	if p.fixedRels && g.NumTriples() <= kindsMaxTriples {
+	if _, ok := g.(*kg.Graph); ok && g.NumTriples() <= kindsMaxTriples {
 		// Read once per KG, so that a question asking for a kind no
 		// entity is of ("which films", where no film is known as one)
 		// does not bound its paths' scores as if every path might reach
@@ -765,34 +757,72 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 	if err := p.encodeWords(ctx, rq.words); err != nil {
 		return Prediction{}, fmt.Errorf("compose: encode question words: %w", err)
 	}
-	walks, level, notes, err := p.walks(ctx, start)
+	walks, last, notes, err := p.walks(ctx, start)
 	if err != nil {
 		return Prediction{}, err
 	}
-	loc := &locals{slot: map[int32]int32{}}
-	hops := make([][]int32, len(walks))
-	for wi, w := range walks {
-		hops[wi] = loc.hopsOf(w.Steps)
-	}
-	// Where the shorter paths already walk every relation of a KG that
-	// cannot grow, the last hop meets none new: the words' figures are
-	// final before it is read, and the walks whose every extension falls
-	// below the beam's floor are not extended (lastHop).
-	early := len(walks) > 0 && p.fixedRels && len(loc.local) == p.g.NumRelations() && len(loc.local) <= earlyRelations
-	var last *zeroshot.Pending
-	if !early {
-		if last, err = p.extend(ctx, level); err != nil {
-			return Prediction{}, err
-		}
-	}
-	if len(walks) == 0 && len(last.Steps) == 0 {
+	pending := last.Steps // the last hop's paths, their reach not gathered yet
+	if len(walks)+len(pending) == 0 {
 		return Prediction{}, fmt.Errorf("compose: entity %q has no edges in the KG", anchor)
 	}
-	var pendingHops [][]int32
-	if last != nil {
-		pendingHops = loc.hopsAll(last.Steps)
+	// sims[i][l]: word i against each relation around the entity, by its
+	// place in local (the order the paths first meet them).
+	var local []int32
+	slot := map[int32]int32{}
+	hopsOf := func(steps []zeroshot.Step) []int32 {
+		hs := make([]int32, len(steps))
+		for j, s := range steps {
+			l, ok := slot[s.Rel]
+			if !ok {
+				l = int32(len(local))
+				slot[s.Rel] = l
+				local = append(local, s.Rel)
+			}
+			hs[j] = l
+		}
+		return hs
 	}
-	al := p.alignment(rq, loc.local)
+	hops := make([][]int32, len(walks), len(walks)+len(pending))
+	for wi, w := range walks {
+		hops[wi] = hopsOf(w.Steps)
+	}
+	pendingHops := make([][]int32, len(pending))
+	for i, steps := range pending {
+		pendingHops[i] = hopsOf(steps)
+	}
+	nw := len(rq.words)
+	sims := make([][]float32, nw)
+	named := make([][]bool, nw)
+	cost := make([]float32, nw)
+	for i, w := range rq.words {
+		qw := qword{word: w, stem: stem(w), vec: p.vec(w)}
+		row := p.sims.row(w, p.nWords)
+		sims[i] = make([]float32, len(local))
+		named[i] = make([]bool, len(local))
+		best, mean := float32(0), float32(0)
+		for l, r := range local {
+			s := p.relSim(qw, r, row)
+			sims[i][l] = s
+			if s >= nameFloor {
+				named[i][l] = true
+			}
+			best = max(best, s)
+			mean += s
+		}
+		// A word is read against its own level: "films" resembles every
+		// relation of a film KG a little, "directed" one of them much.
+		mean /= float32(max(1, len(local)))
+		for l := range sims[i] {
+			sims[i][l] -= mean
+		}
+		if i != rq.typ {
+			cost[i] = p.cfg.Unused * max(0, best-mean-relnessFloor)
+			if rq.chain[i] {
+				cost[i] += chainCost
+			}
+		}
+	}
+	al := &alignment{sims: sims, named: named, cost: cost}
 	fit, typeTop := p.typeFitter(rq)
 	rk := &ranker{p: p, kinds: p.kindFitter(q), fit: fit, k: p.cfg.Beam}
 	rk.fitTop = max(typeTop, p.kindTop(rk.kinds.kind))
@@ -802,18 +832,6 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 	for wi, w := range walks {
 		rk.add(w, p.align(rq, al, w.Steps, hops[wi]))
 	}
-	if early {
-		floor := rk.kth()
-		mayRank := func(w zeroshot.Walk) bool {
-			// As the last hop's paths are kept below.
-			return p.extensionAbove(rq, al, w, loc, func(a float32) bool { return a+typeWeight*rk.fitTop >= floor })
-		}
-		if last, err = p.lastHop(ctx, level, mayRank); err != nil {
-			return Prediction{}, err
-		}
-		pendingHops = loc.hopsAll(last.Steps)
-	}
-	pending := last.Steps // the last hop's paths, their reach not gathered yet
 	if len(pending) > 0 {
 		if last.Cut() {
 			// A hub leaves more last-hop paths than are gathered: keep
@@ -873,12 +891,15 @@ func (p *Planner) Predict(ctx context.Context, q string, entities, mentions []st
 }
 
 // walks returns the paths of up to MaxHops-1 hops from start, with their
-// notes, and the level the last hop extends: the longest of them (start
-// alone when MaxHops is 1).
-func (p *Planner) walks(ctx context.Context, start []int32) (walks, level []zeroshot.Walk, notes []string, err error) {
-	zc := p.walkConfig()
-	level = []zeroshot.Walk{{Front: start, Reach: len(start)}}
+// notes, and the last hop pending: its steps known, the entities its
+// paths reach not gathered yet.
+func (p *Planner) walks(ctx context.Context, start []int32) ([]zeroshot.Walk, *zeroshot.Pending, []string, error) {
+	zc := zeroshot.Config{MaxHops: p.cfg.MaxHops - 1, FrontierCap: p.cfg.FrontierCap, MaxPaths: p.cfg.MaxPaths, Cache: p.expansions}
+	level := []zeroshot.Walk{{Front: start, Reach: len(start)}}
+	var walks []zeroshot.Walk
+	var notes []string
 	if zc.MaxHops > 0 {
+		var err error
 		if walks, notes, err = zeroshot.Walks(ctx, p.g, start, zc); err != nil {
 			return nil, nil, nil, err
 		}
@@ -889,138 +910,11 @@ func (p *Planner) walks(ctx context.Context, start []int32) (walks, level []zero
 			}
 		}
 	}
-	return walks, level, notes, nil
-}
-
-// walkConfig is how walks enumerates the paths before the last hop.
-func (p *Planner) walkConfig() zeroshot.Config {
-	return zeroshot.Config{MaxHops: p.cfg.MaxHops - 1, FrontierCap: p.cfg.FrontierCap, MaxPaths: p.cfg.MaxPaths, Cache: p.expansions}
-}
-
-// extend reads the last hop's steps from level: its paths pending, the
-// entities they reach not gathered yet.
-func (p *Planner) extend(ctx context.Context, level []zeroshot.Walk) (*zeroshot.Pending, error) {
-	return zeroshot.Extend(ctx, p.g, level, p.walkConfig())
-}
-
-// lastHop is extend over the walks of level mayRank keeps: the paths of
-// a walk it declines would all be declined by the beam's floor. Where
-// the declined walks might have made more last-hop paths than a hub's
-// cut keeps (zeroshot.Pending.Cut, which ranks every path), every walk
-// is extended, so that the cut, and the note that reports it, are those
-// of reading them all.
-func (p *Planner) lastHop(ctx context.Context, level []zeroshot.Walk, mayRank func(zeroshot.Walk) bool) (*zeroshot.Pending, error) {
-	kept := make([]zeroshot.Walk, 0, len(level))
-	for _, w := range level {
-		if mayRank(w) {
-			kept = append(kept, w)
-		}
-	}
-	if len(kept) == len(level) {
-		return p.extend(ctx, level)
-	}
-	last, err := p.extend(ctx, kept)
+	last, err := zeroshot.Extend(ctx, p.g, level, zc)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	// A walk extends by at most one step per relation and direction.
-	if len(last.Steps)+(len(level)-len(kept))*2*p.g.NumRelations() > last.MaxPaths() {
-		return p.extend(ctx, level)
-	}
-	return last, nil
-}
-
-// extensionAbove reports whether keep holds for the alignment of some
-// one-hop extension of w, by any relation of the KG in either direction:
-// every relation must have its place in loc.
-func (p *Planner) extensionAbove(rq question, al *alignment, w zeroshot.Walk, loc *locals, keep func(align float32) bool) bool {
-	k := len(w.Steps)
-	steps := append(slices.Clip(w.Steps), zeroshot.Step{})
-	hs := make([]int32, k+1)
-	for j, s := range w.Steps {
-		hs[j] = loc.slot[s.Rel]
-	}
-	for r := range int32(p.g.NumRelations()) {
-		hs[k] = loc.slot[r]
-		for _, inv := range []bool{false, true} {
-			steps[k] = zeroshot.Step{Rel: r, Inv: inv}
-			if keep(p.align(rq, al, steps, hs)) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// locals numbers the relations around a question's entity in the order
-// its paths first meet them: a word's figures are kept by that place.
-type locals struct {
-	local []int32
-	slot  map[int32]int32
-}
-
-// hopsOf returns each step's relation by its place, giving a relation met
-// for the first time the next.
-func (l *locals) hopsOf(steps []zeroshot.Step) []int32 {
-	hs := make([]int32, len(steps))
-	for j, s := range steps {
-		at, ok := l.slot[s.Rel]
-		if !ok {
-			at = int32(len(l.local))
-			l.slot[s.Rel] = at
-			l.local = append(l.local, s.Rel)
-		}
-		hs[j] = at
-	}
-	return hs
-}
-
-// hopsAll is hopsOf of each path, in order.
-func (l *locals) hopsAll(paths [][]zeroshot.Step) [][]int32 {
-	out := make([][]int32, len(paths))
-	for i, steps := range paths {
-		out[i] = l.hopsOf(steps)
-	}
-	return out
-}
-
-// alignment scores each of the question's words against each relation
-// of local: its similarity less its mean over local, whether it names
-// the relation outright, and what leaving it unused costs.
-func (p *Planner) alignment(rq question, local []int32) *alignment {
-	nw := len(rq.words)
-	sims := make([][]float32, nw)
-	named := make([][]bool, nw)
-	cost := make([]float32, nw)
-	for i, w := range rq.words {
-		qw := qword{word: w, stem: stem(w), vec: p.vec(w)}
-		row := p.sims.row(w, p.nWords)
-		sims[i] = make([]float32, len(local))
-		named[i] = make([]bool, len(local))
-		best, mean := float32(0), float32(0)
-		for l, r := range local {
-			s := p.relSim(qw, r, row)
-			sims[i][l] = s
-			if s >= nameFloor {
-				named[i][l] = true
-			}
-			best = max(best, s)
-			mean += s
-		}
-		// A word is read against its own level: "films" resembles every
-		// relation of a film KG a little, "directed" one of them much.
-		mean /= float32(max(1, len(local)))
-		for l := range sims[i] {
-			sims[i][l] -= mean
-		}
-		if i != rq.typ {
-			cost[i] = p.cfg.Unused * max(0, best-mean-relnessFloor)
-			if rq.chain[i] {
-				cost[i] += chainCost
-			}
-		}
-	}
-	return &alignment{sims: sims, named: named, cost: cost}
+	return walks, last, notes, nil
 }
 
 // alignment is what align reads of a question's words against the
