@@ -28,6 +28,10 @@
 // are kept per hop count, those reaching the fewest entities first. What
 // a frontier expands to depends on the KG alone, so Config.Cache keeps the
 // expansions of large frontiers (a hub's) for the questions that follow.
+// Over an in-memory KG of at most 64 relations, the Cache also reads each
+// entity's relations as bits once: a frontier's steps are then the union
+// of its entities' bits, and the triples of a step are looked up only
+// when the entities it reaches are gathered.
 package zeroshot
 
 import (
