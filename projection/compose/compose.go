@@ -104,7 +104,9 @@
 // films" over MetaQA) and no reach cost, still reaches the Beam-th best
 // shorter path (the 64th with Config.Learnt): a path below it cannot
 // rank, so the paths returned and their scores are those of scoring
-// every path.
+// every path. Likewise a path's reached entities are judged for the kind
+// asked only until the rest, all of that kind, could not lift it to the
+// k-th best score.
 package compose
 
 import (

@@ -57,10 +57,43 @@ func (r *ranker) add(w zeroshot.Walk, align float32) {
 func (r *ranker) score(i int) float32 {
 	c := &r.cs[i]
 	if !c.scored {
-		c.score = c.align + typeWeight*max(r.fit(c.w.Front), r.kinds.fit(c.w.Front)) - reachTie*float32(math.Log(float64(max(1, c.w.Reach))))
-		c.scored = true
+		r.finish(c, r.fit(c.w.Front))
 	}
 	return c.score
+}
+
+// finish scores c, its type fit fit given.
+func (r *ranker) finish(c *cand, fit float32) {
+	c.score = c.align + typeWeight*max(fit, r.kinds.fit(c.w.Front)) - reachTie*float32(math.Log(float64(max(1, c.w.Reach))))
+	c.scored = true
+}
+
+// below reports whether candidate i's score is below floor. Where the
+// question asks for a kind, the sampled entities are judged one by one,
+// and judging stops, leaving i unscored, once even the rest all of the
+// kind would leave it below: a verdict on an entity no question has
+// judged yet is most of a path's score. Otherwise i is scored.
+func (r *ranker) below(i int, floor float32) bool {
+	c := &r.cs[i]
+	if c.scored || r.kinds.kind == "" {
+		return r.score(i) < floor
+	}
+	fit := r.fit(c.w.Front)
+	tie := reachTie * float32(math.Log(float64(max(1, c.w.Reach))))
+	n := min(len(c.w.Front), typeSample)
+	held := 0
+	for j, e := range c.w.Front[:n] {
+		if r.kinds.verdict(e).v == constraint.Holds {
+			held++
+		}
+		// The kind fit counts at most the entities held so far and
+		// those not judged yet; the score grows with it.
+		if c.align+typeWeight*max(fit, float32(held+n-1-j)/float32(n))-tie < floor {
+			return true
+		}
+	}
+	r.finish(c, fit)
+	return c.score < floor
 }
 
 // bound returns a bound on candidate i's score: its score with the best
@@ -100,6 +133,11 @@ func (r *ranker) settle() float32 {
 	for _, i := range order {
 		if len(best) == r.k && bounds[i] < best[r.k-1] {
 			break
+		}
+		// A candidate below the k-th best score cannot rank, whatever
+		// its exact score: more than k score above it.
+		if len(best) == r.k && r.below(i, best[r.k-1]) {
+			continue
 		}
 		s := r.score(i)
 		if len(best) == r.k && s <= best[r.k-1] {

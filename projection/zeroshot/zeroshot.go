@@ -28,6 +28,10 @@
 // are kept per hop count, those reaching the fewest entities first. What
 // a frontier expands to depends on the KG alone, so Config.Cache keeps the
 // expansions of large frontiers (a hub's) for the questions that follow.
+// Over an in-memory KG of at most 64 relations, the Cache also reads each
+// entity's relations as bits once: a frontier's steps are then the union
+// of its entities' bits, and the triples of a step are looked up only
+// when the entities it reaches are gathered.
 package zeroshot
 
 import (
@@ -36,6 +40,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 	"strings"
@@ -307,18 +312,53 @@ type expansion struct {
 	once   []sync.Once
 	fronts [][]int32
 	cache  *Cache // where the gathered entities are counted, or nil
+	// capped is set, and runs nil, for an expansion read from relMasks:
+	// the frontier after the cap, whose runs of a step are looked up when
+	// its entities are gathered. size and work are what put counts of
+	// it, as of the runs it stands for.
+	capped     []int32
+	size, work int64
 }
 
 // reached returns the distinct entities step i reaches, gathering them on
 // the first call.
 func (ex *expansion) reached(g kg.Reader, i int, x *grouper) []int32 {
 	ex.once[i].Do(func() {
-		ex.fronts[i] = x.gather(g, ex.runs[i])
+		var runs []run
+		if ex.capped != nil {
+			x.runs = lookupRuns(g, ex.capped, ex.steps[i], x.runs[:0])
+			runs = x.runs
+		} else {
+			runs = ex.runs[i]
+		}
+		ex.fronts[i] = x.gather(g, runs)
 		if ex.cache != nil {
 			ex.cache.size.Add(int64(len(ex.fronts[i])))
 		}
 	})
 	return ex.fronts[i]
+}
+
+// lookupRuns appends to buf the runs of step s leaving (or entering) each
+// entity of front, in front's order, as expand meets them: Out and In are
+// sorted by relation, so each is found by binary search.
+func lookupRuns(g kg.Reader, front []int32, s Step, buf []run) []run {
+	_, rels, _ := kg.ColumnsOf(g)
+	for _, e := range front {
+		ts := g.Out(e)
+		if s.Inv {
+			ts = g.In(e)
+		}
+		lo, _ := slices.BinarySearchFunc(ts, s.Rel, func(t, r int32) int { return cmp.Compare(rels[t], r) })
+		hi := lo
+		for hi < len(ts) && rels[ts[hi]] == s.Rel {
+			hi++
+		}
+		if hi > lo {
+			buf = append(buf, run{ts[lo:hi:hi], s.Inv})
+		}
+	}
+	return buf
 }
 
 // Cache keeps the expansions of large frontiers between Extend calls, so
@@ -332,6 +372,60 @@ type Cache struct {
 	byHash map[uint64][]*expansion
 	size   atomic.Int64 // entities held, roughly: fronts, runs and gathered ones
 	limit  int64
+	// expanders and groupers keep Extend's and Fill's buffers between
+	// calls: a grouper's marks span every entity id, and an expander's
+	// slots every relation, too much to allocate per question.
+	expanders, groupers sync.Pool
+	// masks is the graph's relMasks, read on the first Extend; nil for a
+	// KG they do not fit.
+	masks     *relMasks
+	masksOnce sync.Once
+}
+
+// relMasks returns g's relMasks, read once, or nil (always, for a nil
+// Cache: they are worth reading for a KG planned over again and again).
+func (c *Cache) relMasks(g kg.Reader) *relMasks {
+	if c == nil {
+		return nil
+	}
+	c.masksOnce.Do(func() { c.masks = newRelMasks(g) })
+	return c.masks
+}
+
+// expander returns an expander for one Extend call; put it back with
+// release.
+func (c *Cache) expander() *expander {
+	if c != nil {
+		if x, ok := c.expanders.Get().(*expander); ok {
+			return x
+		}
+	}
+	return &expander{}
+}
+
+// grouper returns a grouper for one Fill call, one that marks entities
+// by id when c keeps it between calls; put it back with release.
+func (c *Cache) grouper() *grouper {
+	if c != nil {
+		if x, ok := c.groupers.Get().(*grouper); ok {
+			return x
+		}
+		return &grouper{dense: true}
+	}
+	return &grouper{}
+}
+
+// release keeps x's and y's buffers for later calls; either may be nil.
+func (c *Cache) release(x *expander, y *grouper) {
+	if c == nil {
+		return
+	}
+	if x != nil {
+		c.expanders.Put(x)
+	}
+	if y != nil {
+		c.groupers.Put(y)
+	}
 }
 
 // NewCache returns a cache that holds about limit entity ids (4 bytes
@@ -384,12 +478,15 @@ func (c *Cache) put(h uint64, ex *expansion) {
 	if c == nil {
 		return
 	}
-	n, work := int64(len(ex.front)+len(ex.steps)), len(ex.front)
+	n, work := int64(len(ex.front)+len(ex.steps)), int64(len(ex.front))
 	for _, rs := range ex.runs {
 		n += int64(8 * len(rs)) // a run is 8 ids' worth of memory
 		for _, r := range rs {
-			work += len(r.ts)
+			work += int64(len(r.ts))
 		}
+	}
+	if ex.capped != nil {
+		n, work = ex.size, ex.work
 	}
 	if work < cacheMin {
 		return
@@ -421,8 +518,12 @@ func Extend(ctx context.Context, g kg.Reader, level []Walk, cfg Config) (*Pendin
 	if len(level) > 0 {
 		p.hop = len(level[0].Steps) + 1
 	}
-	var x expander
-	for _, pa := range level {
+	x := cfg.Cache.expander()
+	defer cfg.Cache.release(x, nil)
+	masks := cfg.Cache.relMasks(g)
+	exs := make([]*expansion, len(level))
+	n := 0
+	for li, pa := range level {
 		var h uint64
 		ex := (*expansion)(nil)
 		if cfg.Cache != nil {
@@ -430,12 +531,27 @@ func Extend(ctx context.Context, g kg.Reader, level []Walk, cfg Config) (*Pendin
 			ex = cfg.Cache.get(h, pa.Front)
 		}
 		if ex == nil {
-			ex = x.expand(g, pa.Front, cfg.FrontierCap)
+			if masks != nil {
+				ex = masks.expand(g, pa.Front, cfg.FrontierCap)
+			} else {
+				ex = x.expand(g, pa.Front, cfg.FrontierCap)
+			}
 			cfg.Cache.put(h, ex)
 		}
-		for i, s := range ex.steps {
-			p.Steps = append(p.Steps, append(slices.Clone(pa.Steps), s))
-			p.refs = append(p.refs, stepRef{ex, i})
+		exs[li] = ex
+		n += len(ex.steps)
+	}
+	// Every new path's steps side by side in one slice, each capped at
+	// its end.
+	all := make([]Step, 0, n*p.hop)
+	p.Steps = make([][]Step, 0, n)
+	p.refs = make([]stepRef, 0, n)
+	for li, pa := range level {
+		for i, s := range exs[li].steps {
+			at := len(all)
+			all = append(append(all, pa.Steps...), s)
+			p.Steps = append(p.Steps, all[at:len(all):len(all)])
+			p.refs = append(p.refs, stepRef{exs[li], i})
 		}
 	}
 	return p, nil
@@ -534,6 +650,78 @@ func (x *expander) expand(g kg.Reader, front []int32, frontierCap int) *expansio
 	}
 	ex.once = make([]sync.Once, len(idx))
 	ex.fronts = make([][]int32, len(idx))
+	return ex
+}
+
+// relMasks holds the relations around every entity of a KG of at most
+// 64 relations, one bit each: those leaving it and those entering it. A
+// frontier's steps are then the union of its entities' bits, read without
+// walking their edges; the runs of a step are looked up only for the
+// steps whose entities are gathered, most of a hop's being bounded away
+// by the caller. The steps and their runs are those expand finds.
+type relMasks struct {
+	out, in []uint64
+	// byName holds the relation ids in name order: a frontier's steps
+	// are listed in that order, each forward before backward.
+	byName []int32
+}
+
+// Bounds of relMasks: the relations a bit set holds, and the entities
+// whose bits are kept (8 MB each way at most).
+const (
+	maskRelations = 64
+	maskEntities  = 1 << 20
+)
+
+// newRelMasks reads g's relMasks, or returns nil for a KG they do not
+// fit or that may grow (only an in-memory one cannot).
+func newRelMasks(g kg.Reader) *relMasks {
+	gr, ok := g.(*kg.Graph)
+	if !ok || gr.NumRelations() > maskRelations || gr.NumEntities() > maskEntities {
+		return nil
+	}
+	heads, rels, tails := gr.Columns()
+	m := &relMasks{out: make([]uint64, gr.NumEntities()), in: make([]uint64, gr.NumEntities())}
+	for t, r := range rels {
+		m.out[heads[t]] |= 1 << r
+		m.in[tails[t]] |= 1 << r
+	}
+	m.byName = make([]int32, gr.NumRelations())
+	for r := range m.byName {
+		m.byName[r] = int32(r)
+	}
+	slices.SortFunc(m.byName, func(a, b int32) int { return strings.Compare(gr.RelationName(a), gr.RelationName(b)) })
+	return m
+}
+
+// expand is expander.expand read from the bits: the same steps, in the
+// same order, their runs left to reached.
+func (m *relMasks) expand(g kg.Reader, front []int32, frontierCap int) *expansion {
+	ex := &expansion{front: front}
+	if len(front) > frontierCap {
+		front = firstByName(g, front, frontierCap)
+	}
+	var out, in uint64
+	runs, work := 0, len(ex.front)
+	for _, e := range front {
+		out |= m.out[e]
+		in |= m.in[e]
+		runs += bits.OnesCount64(m.out[e]) + bits.OnesCount64(m.in[e])
+		work += len(g.Out(e)) + len(g.In(e))
+	}
+	for _, r := range m.byName {
+		if out&(1<<r) != 0 {
+			ex.steps = append(ex.steps, Step{r, false})
+		}
+		if in&(1<<r) != 0 {
+			ex.steps = append(ex.steps, Step{r, true})
+		}
+	}
+	ex.capped = front
+	ex.size = int64(len(ex.front)+len(ex.steps)) + int64(8*runs)
+	ex.work = int64(work)
+	ex.once = make([]sync.Once, len(ex.steps))
+	ex.fronts = make([][]int32, len(ex.steps))
 	return ex
 }
 
@@ -667,13 +855,14 @@ func (p *Pending) Cut() bool { return len(p.Steps) > p.cfg.MaxPaths }
 // were cut.
 func (p *Pending) Fill(keep func(i int) bool) (walks []Walk, note string) {
 	cut := p.Cut()
-	var x grouper
+	x := p.cfg.Cache.grouper()
+	defer p.cfg.Cache.release(nil, x)
 	for i, steps := range p.Steps {
 		if !cut && keep != nil && !keep(i) {
 			continue
 		}
 		r := p.refs[i]
-		nf := r.ex.reached(p.g, r.i, &x)
+		nf := r.ex.reached(p.g, r.i, x)
 		walks = append(walks, Walk{Steps: steps, Front: nf, Reach: len(nf)})
 	}
 	if cut {
@@ -688,7 +877,13 @@ func (p *Pending) Fill(keep func(i int) bool) (walks []Walk, note string) {
 // from path to path.
 type grouper struct {
 	list []int32 // the entities as met
+	runs []run   // a light expansion's runs of one step
 	seen map[int32]struct{}
+	// dense is set for a grouper a Cache keeps between calls: it marks
+	// the entities met in bits, by id, instead of sorting them or keeping
+	// them in seen. Every bit is clear between gathers.
+	dense bool
+	bits  []uint64
 }
 
 // gather returns the distinct far ends of runs in id order: the first
@@ -712,21 +907,34 @@ func (x *grouper) gather(g kg.Reader, runs []run) []int32 {
 	}
 	x.list = x.list[:0]
 	if total <= reachCap {
+		lo, hi := int32(math.MaxInt32), int32(-1)
 		for _, r := range runs {
 			for _, t := range r.ts {
-				x.list = append(x.list, end(r, t))
+				e := end(r, t)
+				lo, hi = min(lo, e), max(hi, e)
+				x.list = append(x.list, e)
 			}
 		}
 		// One entity's run (a hub's) is in id order already: Out and
 		// In are sorted by the other end within a relation.
-		if !slices.IsSorted(x.list) {
-			slices.Sort(x.list)
+		if slices.IsSorted(x.list) {
+			return slices.Clone(slices.Compact(x.list))
 		}
+		if x.denser(len(x.list), lo, hi) {
+			for _, e := range x.list {
+				x.bits[e>>6] |= 1 << (e & 63)
+			}
+			return x.collect(lo, hi)
+		}
+		slices.Sort(x.list)
 		return slices.Clone(slices.Compact(x.list))
 	}
 	// Which reachCap entities are kept depends on the order they were
 	// met: they are read in that order until reachCap distinct ones are
 	// found, and a hub's edges past them are never read.
+	if x.dense {
+		return x.firstDense(g, runs, end)
+	}
 	if x.seen == nil {
 		x.seen = make(map[int32]struct{}, reachCap)
 	}
@@ -747,6 +955,84 @@ scan:
 	}
 	slices.Sort(x.list)
 	return slices.Clone(x.list)
+}
+
+// firstDense is gather's reading of the first reachCap distinct far ends
+// met, for a dense grouper: marked in bits, not kept in a map.
+func (x *grouper) firstDense(g kg.Reader, runs []run, end func(run, int32) int32) []int32 {
+	x.reserve(g, -1)
+	if cap(x.list) < reachCap {
+		x.list = make([]int32, 0, reachCap)
+	}
+	lo, hi := int32(math.MaxInt32), int32(-1)
+scan:
+	for _, r := range runs {
+		for _, t := range r.ts {
+			e := end(r, t)
+			x.reserve(g, e)
+			w, b := e>>6, uint64(1)<<(e&63)
+			if x.bits[w]&b != 0 {
+				continue
+			}
+			x.bits[w] |= b
+			lo, hi = min(lo, e), max(hi, e)
+			x.list = append(x.list, e)
+			if len(x.list) == reachCap {
+				break scan
+			}
+		}
+	}
+	if int(hi>>6-lo>>6) <= len(x.list)*bits.Len(uint(len(x.list))) {
+		return x.collect(lo, hi)
+	}
+	for _, e := range x.list {
+		x.bits[e>>6] = 0
+	}
+	slices.Sort(x.list)
+	return slices.Clone(x.list)
+}
+
+// denser reports whether n entities met, between ids lo and hi, are
+// found in id order faster by marking them in bits and reading the bits
+// back than by sorting them; when so, it makes room for hi in bits.
+func (x *grouper) denser(n int, lo, hi int32) bool {
+	if !x.dense || n < denseMin || int(hi>>6-lo>>6) > n*bits.Len(uint(n)) {
+		return false
+	}
+	x.reserve(nil, hi)
+	return true
+}
+
+// denseMin is the fewest entities a dense grouper marks in bits: fewer
+// are sorted faster.
+const denseMin = 64
+
+// reserve grows bits to hold entity e, or, with e < 0, every entity of g.
+func (x *grouper) reserve(g kg.Reader, e int32) {
+	n := int(e>>6) + 1
+	if e < 0 {
+		n = (g.NumEntities() + 63) >> 6
+	}
+	if n > len(x.bits) {
+		x.bits = append(x.bits, make([]uint64, max(n, 2*len(x.bits))-len(x.bits))...)
+	}
+}
+
+// collect returns the entities marked in bits from lo to hi in id order
+// and clears their marks.
+func (x *grouper) collect(lo, hi int32) []int32 {
+	n := 0
+	for w := lo >> 6; w <= hi>>6; w++ {
+		n += bits.OnesCount64(x.bits[w])
+	}
+	out := make([]int32, 0, n)
+	for w := lo >> 6; w <= hi>>6; w++ {
+		for v := x.bits[w]; v != 0; v &= v - 1 {
+			out = append(out, w<<6|int32(bits.TrailingZeros64(v)))
+		}
+		x.bits[w] = 0
+	}
+	return out
 }
 
 func btoi(b bool) int {
