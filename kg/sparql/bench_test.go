@@ -27,7 +27,9 @@ import (
 // benchAnswers, when set, names a directory where
 // BenchmarkWebQSPOverSPARQL writes each planner's answers and evidence,
 // one JSON line a question (PLANNER.jsonl), so two versions' answers can
-// be compared line for line after a change made for speed.
+// be compared line for line after a change made for speed, and each
+// question's time, queries, rows fetched and stages (PLANNER-times.tsv),
+// to see which questions make the tail and why.
 var benchAnswers = flag.String("bench.answers", "", "directory for BenchmarkWebQSPOverSPARQL's answers, one JSON line a question per planner (compare two versions with diff)")
 
 // benchOnly, when set, keeps the questions whose text it matches, and
@@ -84,12 +86,14 @@ func BenchmarkWebQSPOverSPARQL(b *testing.B) {
 			for range b.N {
 				var mu sync.Mutex
 				var sent []string
+				var queries, rows int // of the question being answered
 				cfg := sparql.Config{Endpoint: endpoint, Graph: graph}
-				if *benchTrace {
-					cfg.Trace = func(q string, rows int, took time.Duration) {
-						mu.Lock()
-						defer mu.Unlock()
-						sent = append(sent, fmt.Sprintf("%8.1f ms %6d rows %6d bytes: %.400s", float64(took.Microseconds())/1000, rows, len(q), q))
+				cfg.Trace = func(q string, n int, took time.Duration) {
+					mu.Lock()
+					defer mu.Unlock()
+					queries, rows = queries+1, rows+n
+					if *benchTrace {
+						sent = append(sent, fmt.Sprintf("%8.1f ms %6d rows %6d bytes: %.400s", float64(took.Microseconds())/1000, n, len(q), q))
 					}
 				}
 				remote, err := sparql.Open(cfg)
@@ -111,17 +115,23 @@ func BenchmarkWebQSPOverSPARQL(b *testing.B) {
 					b.Fatal(err)
 				}
 				type timed struct {
-					q      benchmark.Question
-					d      time.Duration
-					stages map[string]time.Duration
+					q             benchmark.Question
+					d             time.Duration
+					stages        map[string]time.Duration
+					queries, rows int
 				}
 				var ts []timed
 				var lines []byte
 				ep := eval.Pipeline{Pipeline: p}
 				for _, q := range qs {
+					mu.Lock()
+					queries, rows = 0, 0
+					mu.Unlock()
 					start := time.Now()
 					pred, err := ep.Answer(ctx, q)
-					ts = append(ts, timed{q: q, d: time.Since(start), stages: pred.Stages})
+					mu.Lock()
+					ts = append(ts, timed{q: q, d: time.Since(start), stages: pred.Stages, queries: queries, rows: rows})
+					mu.Unlock()
 					if *benchTrace {
 						mu.Lock()
 						b.Logf("%q: %.0f ms, %d queries:\n%s", q.Text, float64(time.Since(start).Microseconds())/1000, len(sent), strings.Join(sent, "\n"))
@@ -142,20 +152,32 @@ func BenchmarkWebQSPOverSPARQL(b *testing.B) {
 					}
 				}
 				closeP()
-				slices.SortFunc(ts, func(x, y timed) int { return int(x.d - y.d) })
 				ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+				stages := func(x timed) string {
+					var st []string
+					for k, d := range x.stages {
+						st = append(st, fmt.Sprintf("%s %.0f", k, ms(d)))
+					}
+					slices.Sort(st)
+					return strings.Join(st, ", ")
+				}
+				if *benchAnswers != "" {
+					var tsv []byte
+					for _, x := range ts {
+						tsv = fmt.Appendf(tsv, "%s\t%.1f\t%d\t%d\t%s\t%q\n", x.q.ID, ms(x.d), x.queries, x.rows, stages(x), x.q.Text)
+					}
+					if err := os.WriteFile(filepath.Join(*benchAnswers, name+"-times.tsv"), tsv, 0o644); err != nil {
+						b.Fatal(err)
+					}
+				}
+				slices.SortFunc(ts, func(x, y timed) int { return int(x.d - y.d) })
 				at := func(f float64) time.Duration { return ts[min(len(ts)-1, int(f*float64(len(ts))))].d }
 				b.ReportMetric(ms(at(0.5)), "p50_ms")
 				b.ReportMetric(ms(at(0.95)), "p95_ms")
 				b.ReportMetric(ms(ts[len(ts)-1].d), "max_ms")
 				b.ReportMetric(float64(remote.Stats().Queries)/float64(len(qs)), "queries/q")
 				for _, x := range slices.Backward(ts[max(0, len(ts)-8):]) {
-					var st []string
-					for k, d := range x.stages {
-						st = append(st, fmt.Sprintf("%s %.0f", k, ms(d)))
-					}
-					slices.Sort(st)
-					b.Logf("slow: %s %q (entities %q): %.0f ms (%s)", x.q.ID, x.q.Text, x.q.Entities, ms(x.d), strings.Join(st, ", "))
+					b.Logf("slow: %s %q (entities %q): %.0f ms, %d queries, %d rows (%s)", x.q.ID, x.q.Text, x.q.Entities, ms(x.d), x.queries, x.rows, stages(x))
 				}
 			}
 		})

@@ -155,12 +155,30 @@ func (f *fetch) keep(front []Term, byDir [2][][]row) []Term {
 func (g *Graph) fetched(f *fetch, also []Term, seeds []string) (*kg.Graph, []string, error) {
 	named := make([][3]string, len(f.ts))
 	var names []string
+	// Each term is named once: an entity of many edges (a hub, its
+	// CVTs) is in many triples, and naming a term matches its IRI
+	// against the ids' pattern. metName is the same for every call with
+	// one term, so once is enough to remember it.
+	ents, rels := map[Term]string{}, map[Term]string{}
+	ent := func(t Term) string {
+		n, ok := ents[t]
+		if !ok {
+			n = g.metName(t)
+			ents[t] = n
+		}
+		return n
+	}
 	g.mu.Lock()
 	for i, t := range f.ts {
-		named[i] = [3]string{g.metName(t.h), g.nameOf(t.r), g.metName(t.t)}
+		r, ok := rels[t.r]
+		if !ok {
+			r = g.nameOf(t.r)
+			rels[t.r] = r
+		}
+		named[i] = [3]string{ent(t.h), r, ent(t.t)}
 	}
 	for _, t := range also {
-		names = append(names, g.metName(t))
+		names = append(names, ent(t))
 	}
 	g.mu.Unlock()
 	sub, err := kg.GraphOf(named)

@@ -38,6 +38,13 @@ type Planner struct {
 	enc  models.Encoder
 	cfg  Config
 	opts Options
+	// inKG holds the model's relations that cfg.Graph was found to hold
+	// when the planner was made. A KG does not lose a relation, so a path
+	// of them is not looked up again for every question (a lookup in a
+	// remote KG's cache takes its lock: a tenth of planning's CPU over
+	// WebQSP's endpoint). A relation not found is looked up each time, as
+	// before: a failed lookup is no absence to remember.
+	inKG map[string]bool
 }
 
 var _ projection.Planner = (*Planner)(nil)
@@ -50,14 +57,14 @@ func New(m *Model, enc models.Encoder, cfg Config) (*Planner, error) {
 	if enc.Name() != m.f.Encoder || enc.Dim() != m.f.Dim {
 		return nil, fmt.Errorf("pattern: new planner: %w: model has %s (dim %d), given %s (dim %d)", ErrEncoderMismatch, m.f.Encoder, m.f.Dim, enc.Name(), enc.Dim())
 	}
+	inKG := map[string]bool{}
 	if cfg.Graph != nil && len(m.rels) > 0 {
-		known := 0
 		for r := range m.rels {
 			if _, ok := cfg.Graph.Relation(r); ok {
-				known++
+				inKG[r] = true
 			}
 		}
-		if known == 0 {
+		if len(inKG) == 0 {
 			return nil, fmt.Errorf("pattern: new planner: %w: none of the model's %d relations is in the KG", ErrOtherKG, len(m.rels))
 		}
 	}
@@ -83,7 +90,7 @@ func New(m *Model, enc models.Encoder, cfg Config) (*Planner, error) {
 	if cfg.Options.Variants != 0 {
 		o.Variants = cfg.Options.Variants
 	}
-	return &Planner{m: m, enc: enc, cfg: cfg, opts: o.withDefaults()}, nil
+	return &Planner{m: m, enc: enc, cfg: cfg, opts: o.withDefaults(), inKG: inKG}, nil
 }
 
 // Prediction is the planner's answer before it becomes schema graphs.
@@ -109,7 +116,7 @@ var ErrEmptyQuestion = errors.New("pattern: empty question")
 // no Graph) named by mentions (may be empty: the entities are then looked
 // up in the text with linking.Find).
 func (p *Planner) Predict(ctx context.Context, question string, entities, mentions []string) (Prediction, error) {
-	return p.predict(ctx, walkIn{g: p.cfg.Graph, rels: p.cfg.Graph}, question, entities, mentions)
+	return p.predict(ctx, walkIn{g: p.cfg.Graph, rels: p.cfg.Graph, own: p.cfg.Graph != nil}, question, entities, mentions)
 }
 
 // walkIn is the graph predict walks paths in: g (nil: not checked),
@@ -123,6 +130,7 @@ type walkIn struct {
 	g, rels kg.Reader
 	hops    int
 	explore bool
+	own     bool // rels is the planner's KG (Config.Graph): Planner.inKG holds for it
 }
 
 // predict is Predict with paths walked in w.
@@ -264,12 +272,19 @@ func softmaxInto(dst, logits []float32) (lmax, sum float32) {
 // is unknown (-1) and it keeps its rank.
 func (p *Planner) checkKG(w walkIn, cands []projection.ScoredPath, starts []int32, pred *Prediction) []projection.ScoredPath {
 	g, rels, hops := w.g, w.rels, w.hops
+	has := func(rel string) bool {
+		if w.own && p.inKG[rel] {
+			return true
+		}
+		_, ok := rels.Relation(rel)
+		return ok
+	}
 	kept := cands[:0]
 	var dead []projection.ScoredPath
 	for _, c := range cands {
 		missing := ""
 		for _, s := range c.Steps {
-			if _, ok := rels.Relation(s.Rel); !ok && s.Rel != JoinRel {
+			if !has(s.Rel) && s.Rel != JoinRel {
 				missing = s.Rel
 				break
 			}
@@ -504,6 +519,7 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 	// the model never saw are explored only where the question's graph is
 	// its whole KG, so that over a neighbourhood the plans stay what the
 	// whole KG gives.
+	own := rels != nil
 	if rels == nil {
 		rels = g
 	}
@@ -512,7 +528,7 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 		hops = in.Hops
 	}
 	explore := in.Graph != nil && p.cfg.Graph == nil
-	pred, err := p.predict(ctx, walkIn{g: g, rels: rels, hops: hops, explore: explore}, in.Question, in.Entities, in.Mentions)
+	pred, err := p.predict(ctx, walkIn{g: g, rels: rels, hops: hops, explore: explore, own: own}, in.Question, in.Entities, in.Mentions)
 	if err != nil {
 		return projection.Projection{}, err
 	}
