@@ -77,7 +77,7 @@ func (t *Tracer) chains(res *Result) []string {
 		extended := false
 		if !sorted[e] {
 			sorted[e] = true
-			sortTriplesByName(adj[e], t.tripleName)
+			t.sortTriples(adj[e])
 		}
 		for _, tid := range adj[e] {
 			if limit > 0 && len(out) >= limit {

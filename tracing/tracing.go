@@ -402,6 +402,10 @@ type Tracer struct {
 	// bigCands and bigRows recycle the candidate and row buffers of hub steps
 	// between searches (run.release).
 	bigCands, bigRows sync.Pool
+	// names ranks the KG's names when it is small and local (nameOrder),
+	// so that the merge orders tied triples and answers without reading
+	// names; nil otherwise.
+	names *nameOrder
 	// noPrune turns pruned off, for tests that compare the two.
 	noPrune bool
 }
@@ -437,6 +441,7 @@ func New(g kg.Reader, enc models.Encoder, ents *kgvec.Entities, cfg Config) (*Tr
 		t.fars = newFarCache(max(len(t.rels)/4, 1<<20))
 		t.kept = newKeepCache(1 << 22)
 	}
+	t.names = newNameOrder(g, t.rels != nil)
 	for r := 0; r < g.NumRelations(); r++ {
 		t.relByText[kg.RelationTextOf(g, int32(r))] = true
 	}
@@ -747,31 +752,54 @@ func (t *Tracer) evidence(s *searches) []Match {
 		}
 		return 0
 	})
-	var tmp []namedMatch
 	for i := 0; i < len(out); {
 		j := i + 1
 		for j < len(out) && out[j].Cum == out[i].Cum {
 			j++
 		}
 		if j-i > 1 {
-			tmp = tmp[:0]
-			for _, m := range out[i:j] {
-				tmp = append(tmp, namedMatch{m, t.tripleName(m.Triple)})
-			}
-			slices.SortFunc(tmp, func(x, y namedMatch) int { return compareTripleNames(x.n, y.n) })
-			for k, x := range tmp {
-				out[i+k] = x.m
-			}
+			t.sortMatches(out[i:j])
 		}
 		i = j
 	}
 	return out
 }
 
+// sortMatches sorts ms, each of a distinct triple, as Tracer.byName
+// orders their triples: by ranks when the tracer has them, else by names
+// read once each.
+func (t *Tracer) sortMatches(ms []Match) {
+	if t.names != nil {
+		tmp := make([]rankedMatch, len(ms))
+		for i, m := range ms {
+			tmp[i] = rankedMatch{m, t.rank(m.Triple)}
+		}
+		slices.SortFunc(tmp, func(x, y rankedMatch) int { return compareTripleRanks(x.k, y.k) })
+		for i, x := range tmp {
+			ms[i] = x.m
+		}
+		return
+	}
+	tmp := make([]namedMatch, len(ms))
+	for i, m := range ms {
+		tmp[i] = namedMatch{m, t.tripleName(m.Triple)}
+	}
+	slices.SortFunc(tmp, func(x, y namedMatch) int { return compareTripleNames(x.n, y.n) })
+	for i, x := range tmp {
+		ms[i] = x.m
+	}
+}
+
 // namedMatch is a match with its triple's names.
 type namedMatch struct {
 	m Match
 	n tripleName
+}
+
+// rankedMatch is a match with its triple's names' ranks.
+type rankedMatch struct {
+	m Match
+	k tripleRank
 }
 
 // answers returns the entities the searches bound to the answer slot,
@@ -794,8 +822,15 @@ func (t *Tracer) answers(s *searches, anchors []Anchor) []Answer {
 	if s.req.Guidance == nil || len(s.req.Guidance.Scores) == 0 {
 		rank = RankTrace
 	}
-	rankAnswers(out, s, rank)
-	return cutAnswers(out, s, rank)
+	t.rankAnswers(out, s, rank)
+	out = cutAnswers(out, s, rank)
+	if t.names != nil {
+		// Ranked by their names' ranks: only those kept are named.
+		for i := range out {
+			out[i].Name = t.g.EntityName(out[i].Entity)
+		}
+	}
+	return out
 }
 
 // bestAnswers returns each answer entity's best binding over the
@@ -810,7 +845,10 @@ func (t *Tracer) bestAnswers(s *searches) map[int32]Answer {
 	for i, o := range s.outs {
 		g := s.jobs[i].graph
 		for e, a := range o.answers {
-			a.Name, a.Graph = t.g.EntityName(e), g
+			a.Graph = g
+			if t.names == nil {
+				a.Name = t.g.EntityName(e)
+			}
 			old, ok := answers[e]
 			switch {
 			case !ok:
@@ -893,18 +931,38 @@ func distinctGraphs(jobs []job) bool {
 // score (RankTies), then name. It sorts as sort.Slice with the less
 // function answerLess would (the same algorithm, asking the same
 // comparisons, since better's tie margin makes the order not quite
-// transitive), without copying answers per comparison.
-func rankAnswers(answers []Answer, s *searches, rank AnswerRank) {
-	slices.SortFunc(answers, func(x, y Answer) int {
+// transitive), without copying answers per comparison. With the KG's
+// names ranked (nameOrder) names are compared as ranks, which order
+// them as the names do, and need not be read.
+func (t *Tracer) rankAnswers(answers []Answer, s *searches, rank AnswerRank) {
+	keyed := make([]rankedAnswer, len(answers))
+	for i, a := range answers {
+		keyed[i].a = a
+		if t.names != nil {
+			keyed[i].name = t.names.ents[a.Entity]
+		}
+	}
+	slices.SortFunc(keyed, func(x, y rankedAnswer) int {
 		if answerLess(&x, &y, s, rank) {
 			return -1
 		}
 		return 1
 	})
+	for i, x := range keyed {
+		answers[i] = x.a
+	}
+}
+
+// rankedAnswer is an answer with its name's rank (nameOrder), 0 for
+// every answer when the names are not ranked.
+type rankedAnswer struct {
+	a    Answer
+	name int32
 }
 
 // answerLess is rankAnswers' order.
-func answerLess(x, y *Answer, s *searches, rank AnswerRank) bool {
+func answerLess(rx, ry *rankedAnswer, s *searches, rank AnswerRank) bool {
+	x, y := &rx.a, &ry.a
 	if x.better(*y) || y.better(*x) {
 		return x.better(*y)
 	}
@@ -919,6 +977,9 @@ func answerLess(x, y *Answer, s *searches, rank AnswerRank) bool {
 		if gx, gy := s.req.Guidance.score(x.Entity), s.req.Guidance.score(y.Entity); gx != gy {
 			return gx > gy
 		}
+	}
+	if rx.name != ry.name {
+		return rx.name < ry.name
 	}
 	if x.Name != y.Name {
 		return x.Name < y.Name
