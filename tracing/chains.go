@@ -65,11 +65,12 @@ func (t *Tracer) chains(res *Result) []string {
 	// with MaxChains, a hub's evidence is mostly never walked.
 	sorted := make(map[int32]bool, len(adj))
 	// on holds the entities of the path walked so far: a simple path is
-	// a few hops long, so a scan finds one faster than a map.
+	// a few hops long, so a scan finds one faster than a map. line is the
+	// path written so far, each leaf's line copied from it once.
 	var (
 		out   []string
 		on    []int32
-		parts []string
+		line  []byte
 		limit = t.cfg.MaxChains
 	)
 	var dfs func(e int32)
@@ -93,14 +94,17 @@ func (t *Tracer) chains(res *Result) []string {
 			}
 			extended = true
 			on = append(on, other)
-			n := len(parts)
-			parts = append(parts, arrow, t.g.RelationName(tr.Rel), arrow, t.g.EntityName(other))
+			n := len(line)
+			line = append(line, arrow...)
+			line = append(line, t.g.RelationName(tr.Rel)...)
+			line = append(line, arrow...)
+			line = append(line, t.g.EntityName(other)...)
 			dfs(other)
-			parts = parts[:n]
+			line = line[:n]
 			on = on[:len(on)-1]
 		}
-		if !extended && len(parts) > 1 && (limit == 0 || len(out) < limit) {
-			out = append(out, strings.Join(parts, ""))
+		if !extended && len(on) > 1 && (limit == 0 || len(out) < limit) {
+			out = append(out, string(line))
 		}
 	}
 	started := map[int32]bool{}
@@ -110,7 +114,7 @@ func (t *Tracer) chains(res *Result) []string {
 		}
 		started[a.Entity] = true
 		on = append(on[:0], a.Entity)
-		parts = append(parts[:0], a.Name)
+		line = append(line[:0], a.Name...)
 		dfs(a.Entity)
 	}
 	return out

@@ -814,6 +814,9 @@ func (t *Tracer) answers(s *searches, anchors []Anchor) []Answer {
 		}
 	}
 	var out []Answer
+	if len(best) > 0 {
+		out = make([]Answer, 0, len(best))
+	}
 	for e, a := range best {
 		a.Bound = bounds[e]
 		out = append(out, a)
@@ -931,25 +934,28 @@ func distinctGraphs(jobs []job) bool {
 // score (RankTies), then name. It sorts as sort.Slice with the less
 // function answerLess would (the same algorithm, asking the same
 // comparisons, since better's tie margin makes the order not quite
-// transitive), without copying answers per comparison. With the KG's
+// transitive), without copying answers. With the KG's
 // names ranked (nameOrder) names are compared as ranks, which order
 // them as the names do, and need not be read.
 func (t *Tracer) rankAnswers(answers []Answer, s *searches, rank AnswerRank) {
+	// The sort moves indices, not answers: the comparisons, and so the
+	// order, are the same.
 	keyed := make([]rankedAnswer, len(answers))
+	order := make([]int32, len(answers))
 	for i, a := range answers {
-		keyed[i].a = a
+		keyed[i].a, order[i] = a, int32(i)
 		if t.names != nil {
 			keyed[i].name = t.names.ents[a.Entity]
 		}
 	}
-	slices.SortFunc(keyed, func(x, y rankedAnswer) int {
-		if answerLess(&x, &y, s, rank) {
+	slices.SortFunc(order, func(x, y int32) int {
+		if answerLess(&keyed[x], &keyed[y], s, rank) {
 			return -1
 		}
 		return 1
 	})
-	for i, x := range keyed {
-		answers[i] = x.a
+	for i, k := range order {
+		answers[i] = keyed[k].a
 	}
 }
 
