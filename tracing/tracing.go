@@ -807,7 +807,7 @@ type rankedMatch struct {
 // (cutAnswers).
 func (t *Tracer) answers(s *searches, anchors []Anchor) []Answer {
 	best := t.bestAnswers(s)
-	bounds := boundBy(s)
+	bounds := boundBy(s, best)
 	for _, a := range anchors {
 		if bounds[a.Entity] > 1 {
 			bounds[a.Entity] = 1
@@ -840,73 +840,72 @@ func (t *Tracer) answers(s *searches, anchors []Anchor) []Answer {
 // searches; under Ranked, only those of the first group of graphs that
 // binds any.
 func (t *Tracer) bestAnswers(s *searches) map[int32]Answer {
+	// Under Ranked only the searches of the first group that binds any
+	// are read: a later group's binding of an entity neither wins over
+	// the first group's nor stays beside it, and a broad plan's later
+	// readings bind thousands.
+	first := -1
+	if s.req.Ranked {
+		for i, o := range s.outs {
+			if g := s.group(s.jobs[i].graph); len(o.answers) > 0 && (first < 0 || g < first) {
+				first = g
+			}
+		}
+	}
+	read := func(i int) bool { return first < 0 || s.group(s.jobs[i].graph) == first }
 	n := 0
-	for _, o := range s.outs {
-		n = max(n, len(o.answers))
+	for i, o := range s.outs {
+		if read(i) {
+			n = max(n, len(o.answers))
+		}
 	}
 	answers := make(map[int32]Answer, n)
 	for i, o := range s.outs {
+		if !read(i) {
+			continue
+		}
 		g := s.jobs[i].graph
 		for e, a := range o.answers {
 			a.Graph = g
 			if t.names == nil {
 				a.Name = t.g.EntityName(e)
 			}
-			old, ok := answers[e]
-			switch {
-			case !ok:
-			case s.req.Ranked && s.group(a.Graph) != s.group(old.Graph):
-				if s.group(a.Graph) > s.group(old.Graph) {
-					continue
-				}
-			case !a.better(old):
+			if old, ok := answers[e]; ok && !a.better(old) {
 				continue
 			}
 			answers[e] = a
 		}
 	}
-	if s.req.Ranked {
-		first := -1
-		for _, a := range answers {
-			if first < 0 || s.group(a.Graph) < first {
-				first = s.group(a.Graph)
-			}
-		}
-		for e, a := range answers {
-			if s.group(a.Graph) != first {
-				delete(answers, e)
-			}
-		}
-	}
 	return answers
 }
 
-// boundBy counts, for each answer entity, the schema graphs whose
-// searches bound it.
-func boundBy(s *searches) map[int32]int {
+// boundBy counts, for each entity of best, the schema graphs whose
+// searches bound it; the others (a later reading's thousands) are not
+// counted.
+func boundBy(s *searches, best map[int32]Answer) map[int32]int {
 	type binding struct {
 		e     int32
 		graph int
 	}
-	n, most := 0, 0
-	for _, o := range s.outs {
-		n += len(o.answers)
-		most = max(most, len(o.answers))
-	}
-	bounds := make(map[int32]int, most)
+	bounds := make(map[int32]int, len(best))
 	if distinctGraphs(s.jobs) {
 		// Each search binds an entity once and no two search one graph:
 		// every binding is a graph's own.
 		for _, o := range s.outs {
 			for e := range o.answers {
-				bounds[e]++
+				if _, ok := best[e]; ok {
+					bounds[e]++
+				}
 			}
 		}
 		return bounds
 	}
-	bound := make(map[binding]bool, n)
+	bound := make(map[binding]bool, len(best))
 	for i, o := range s.outs {
 		for e := range o.answers {
+			if _, ok := best[e]; !ok {
+				continue
+			}
 			if b := (binding{e, s.jobs[i].graph}); !bound[b] {
 				bound[b] = true
 				bounds[e]++
