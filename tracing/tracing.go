@@ -406,6 +406,8 @@ type Tracer struct {
 	// so that the merge orders tied triples and answers without reading
 	// names; nil otherwise.
 	names *nameOrder
+	// placePool recycles the merge's slices of answer places (places).
+	placePool sync.Pool
 	// noPrune turns pruned off, for tests that compare the two.
 	noPrune bool
 }
@@ -806,40 +808,36 @@ type rankedMatch struct {
 // each with its best binding, ranked (rankAnswers) and cut
 // (cutAnswers).
 func (t *Tracer) answers(s *searches, anchors []Anchor) []Answer {
-	best := t.bestAnswers(s)
-	bounds := boundBy(s, best)
+	out, at := t.bestAnswers(s)
+	defer t.freePlaces(at, out)
+	bounds := boundBy(s, at, len(out))
 	for _, a := range anchors {
-		if bounds[a.Entity] > 1 {
-			bounds[a.Entity] = 1
+		if i, ok := at.get(a.Entity); ok && bounds[i] > 1 {
+			bounds[i] = 1
 		}
 	}
-	var out []Answer
-	if len(best) > 0 {
-		out = make([]Answer, 0, len(best))
-	}
-	for e, a := range best {
-		a.Bound = bounds[e]
-		out = append(out, a)
+	for i := range out {
+		out[i].Bound = bounds[i]
 	}
 	rank := t.cfg.AnswerRank
 	if s.req.Guidance == nil || len(s.req.Guidance.Scores) == 0 {
 		rank = RankTrace
 	}
 	t.rankAnswers(out, s, rank)
-	out = cutAnswers(out, s, rank)
+	kept := cutAnswers(out, s, rank)
 	if t.names != nil {
 		// Ranked by their names' ranks: only those kept are named.
-		for i := range out {
-			out[i].Name = t.g.EntityName(out[i].Entity)
+		for i := range kept {
+			kept[i].Name = t.g.EntityName(kept[i].Entity)
 		}
 	}
-	return out
+	return kept
 }
 
 // bestAnswers returns each answer entity's best binding over the
-// searches; under Ranked, only those of the first group of graphs that
-// binds any.
-func (t *Tracer) bestAnswers(s *searches) map[int32]Answer {
+// searches, and where each is in them; under Ranked, only those of the
+// first group of graphs that binds any.
+func (t *Tracer) bestAnswers(s *searches) ([]Answer, places) {
 	// Under Ranked only the searches of the first group that binds any
 	// are read: a later group's binding of an entity neither wins over
 	// the first group's nor stays beside it, and a broad plan's later
@@ -859,7 +857,11 @@ func (t *Tracer) bestAnswers(s *searches) map[int32]Answer {
 			n = max(n, len(o.answers))
 		}
 	}
-	answers := make(map[int32]Answer, n)
+	at := t.newPlaces(n)
+	var out []Answer
+	if n > 0 {
+		out = make([]Answer, 0, n)
+	}
 	for i, o := range s.outs {
 		if !read(i) {
 			continue
@@ -870,45 +872,99 @@ func (t *Tracer) bestAnswers(s *searches) map[int32]Answer {
 			if t.names == nil {
 				a.Name = t.g.EntityName(e)
 			}
-			if old, ok := answers[e]; ok && !a.better(old) {
+			if k, ok := at.get(e); ok {
+				if a.better(out[k]) {
+					out[k] = a
+				}
 				continue
 			}
-			answers[e] = a
+			at.put(e, len(out))
+			out = append(out, a)
 		}
 	}
-	return answers
+	return out, at
 }
 
-// boundBy counts, for each entity of best, the schema graphs whose
-// searches bound it; the others (a later reading's thousands) are not
-// counted.
-func boundBy(s *searches, best map[int32]Answer) map[int32]int {
-	type binding struct {
-		e     int32
-		graph int
+// places is where each answer entity is in a merge's answers: over a
+// small KG (nameOrder) a slice by entity from the tracer's pool, cleared
+// of what was set after use, since a map made per merge (about ten per
+// compose request, each sized for a reading's answers) cost more to make
+// than to fill; a map otherwise.
+type places struct {
+	dense []int32 // place+1 by entity, 0 for none
+	m     map[int32]int32
+}
+
+// get returns e's place.
+func (p places) get(e int32) (int, bool) {
+	if p.dense != nil {
+		i := p.dense[e]
+		return int(i) - 1, i > 0
 	}
-	bounds := make(map[int32]int, len(best))
+	i, ok := p.m[e]
+	return int(i), ok
+}
+
+// put sets e's place.
+func (p places) put(e int32, i int) {
+	if p.dense != nil {
+		p.dense[e] = int32(i + 1)
+		return
+	}
+	p.m[e] = int32(i)
+}
+
+// newPlaces returns empty places for about n entities.
+func (t *Tracer) newPlaces(n int) places {
+	if t.names == nil {
+		return places{m: make(map[int32]int32, n)}
+	}
+	if d, ok := t.placePool.Get().(*[]int32); ok {
+		return places{dense: *d}
+	}
+	return places{dense: make([]int32, t.g.NumEntities())}
+}
+
+// freePlaces clears the places of answers, every entity put in p, and
+// returns p to the pool.
+func (t *Tracer) freePlaces(p places, answers []Answer) {
+	if p.dense == nil {
+		return
+	}
+	for _, a := range answers {
+		p.dense[a.Entity] = 0
+	}
+	t.placePool.Put(&p.dense)
+}
+
+// boundBy counts, for each of the n answers at, the schema graphs whose
+// searches bound it; other entities (a later reading's thousands) are
+// not counted.
+func boundBy(s *searches, at places, n int) []int {
+	bounds := make([]int, n)
 	if distinctGraphs(s.jobs) {
 		// Each search binds an entity once and no two search one graph:
 		// every binding is a graph's own.
 		for _, o := range s.outs {
 			for e := range o.answers {
-				if _, ok := best[e]; ok {
-					bounds[e]++
+				if i, ok := at.get(e); ok {
+					bounds[i]++
 				}
 			}
 		}
 		return bounds
 	}
-	bound := make(map[binding]bool, len(best))
+	type binding struct{ answer, graph int }
+	bound := make(map[binding]bool, n)
 	for i, o := range s.outs {
 		for e := range o.answers {
-			if _, ok := best[e]; !ok {
+			k, ok := at.get(e)
+			if !ok {
 				continue
 			}
-			if b := (binding{e, s.jobs[i].graph}); !bound[b] {
+			if b := (binding{k, s.jobs[i].graph}); !bound[b] {
 				bound[b] = true
-				bounds[e]++
+				bounds[k]++
 			}
 		}
 	}
