@@ -406,8 +406,9 @@ type Tracer struct {
 	// so that the merge orders tied triples and answers without reading
 	// names; nil otherwise.
 	names *nameOrder
-	// placePool recycles the merge's slices of answer places (places).
-	placePool sync.Pool
+	// entityPlaces and triplePlaces recycle the merge's slices of
+	// answer and evidence places (places).
+	entityPlaces, triplePlaces sync.Pool
 	// noPrune turns pruned off, for tests that compare the two.
 	noPrune bool
 }
@@ -726,25 +727,31 @@ func (t *Tracer) evidence(s *searches) []Match {
 		n += len(o.matches)
 	}
 	// Sized once: a plan through a hub matches thousands of edges.
-	best := make(map[int32]Match, n)
+	at := t.newPlaces(&t.triplePlaces, len(t.rels), n)
+	var out []Match
 	for i, o := range s.outs {
 		for _, m := range o.matches {
 			m.Graph = s.jobs[i].graph
-			if b, ok := best[m.Triple]; !ok || m.Cum > b.Cum {
-				best[m.Triple] = m
+			if k, ok := at.get(m.Triple); ok {
+				if m.Cum > out[k].Cum {
+					out[k] = m
+				}
+				continue
 			}
+			if out == nil {
+				out = make([]Match, 0, n)
+			}
+			at.put(m.Triple, len(out))
+			out = append(out, m)
 		}
 	}
-	if len(best) == 0 {
+	t.freePlaces(&t.triplePlaces, at, len(out), func(i int) int32 { return out[i].Triple })
+	if len(out) == 0 {
 		return nil
 	}
 	// By Cum first; only triples whose Cum ties are ordered by name, each
 	// one's names read once, not once per comparison: a hub's evidence is
 	// thousands of triples, and a name is a random read.
-	out := make([]Match, 0, len(best))
-	for _, m := range best {
-		out = append(out, m)
-	}
 	slices.SortFunc(out, func(x, y Match) int {
 		switch {
 		case x.Cum > y.Cum:
@@ -809,7 +816,7 @@ type rankedMatch struct {
 // (cutAnswers).
 func (t *Tracer) answers(s *searches, anchors []Anchor) []Answer {
 	out, at := t.bestAnswers(s)
-	defer t.freePlaces(at, out)
+	defer t.freePlaces(&t.entityPlaces, at, len(out), func(i int) int32 { return out[i].Entity })
 	bounds := boundBy(s, at, len(out))
 	for _, a := range anchors {
 		if i, ok := at.get(a.Entity); ok && bounds[i] > 1 {
@@ -857,7 +864,7 @@ func (t *Tracer) bestAnswers(s *searches) ([]Answer, places) {
 			n = max(n, len(o.answers))
 		}
 	}
-	at := t.newPlaces(n)
+	at := t.newPlaces(&t.entityPlaces, t.g.NumEntities(), n)
 	var out []Answer
 	if n > 0 {
 		out = make([]Answer, 0, n)
@@ -885,11 +892,12 @@ func (t *Tracer) bestAnswers(s *searches) ([]Answer, places) {
 	return out, at
 }
 
-// places is where each answer entity is in a merge's answers: over a
-// small KG (nameOrder) a slice by entity from the tracer's pool, cleared
-// of what was set after use, since a map made per merge (about ten per
-// compose request, each sized for a reading's answers) cost more to make
-// than to fill; a map otherwise.
+// places is where each answer entity, or evidence triple, is in a
+// merge's answers or evidence: over a small KG (nameOrder) a slice by id
+// from the tracer's pool, cleared of what was set after use, since a map
+// made per merge (about ten per compose request, each sized for a
+// reading's answers or matches) cost more to make than to fill; a map
+// otherwise.
 type places struct {
 	dense []int32 // place+1 by entity, 0 for none
 	m     map[int32]int32
@@ -914,27 +922,28 @@ func (p places) put(e int32, i int) {
 	p.m[e] = int32(i)
 }
 
-// newPlaces returns empty places for about n entities.
-func (t *Tracer) newPlaces(n int) places {
+// newPlaces returns empty places for about n of size ids, from pool
+// over a small KG.
+func (t *Tracer) newPlaces(pool *sync.Pool, size, n int) places {
 	if t.names == nil {
 		return places{m: make(map[int32]int32, n)}
 	}
-	if d, ok := t.placePool.Get().(*[]int32); ok {
+	if d, ok := pool.Get().(*[]int32); ok {
 		return places{dense: *d}
 	}
-	return places{dense: make([]int32, t.g.NumEntities())}
+	return places{dense: make([]int32, size)}
 }
 
-// freePlaces clears the places of answers, every entity put in p, and
-// returns p to the pool.
-func (t *Tracer) freePlaces(p places, answers []Answer) {
+// freePlaces clears p of the n ids put in it, id(0) to id(n-1), and
+// returns it to pool.
+func (t *Tracer) freePlaces(pool *sync.Pool, p places, n int, id func(i int) int32) {
 	if p.dense == nil {
 		return
 	}
-	for _, a := range answers {
-		p.dense[a.Entity] = 0
+	for i := range n {
+		p.dense[id(i)] = 0
 	}
-	t.placePool.Put(&p.dense)
+	pool.Put(&p.dense)
 }
 
 // boundBy counts, for each of the n answers at, the schema graphs whose
