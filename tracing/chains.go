@@ -30,22 +30,6 @@ func (t *Tracer) tripleName(tid int32) tripleName {
 	return tripleName{t.g.EntityName(x.Head), t.g.RelationName(x.Rel), t.g.EntityName(x.Tail), tid}
 }
 
-// sortTriplesByName sorts tids as Tracer.byName orders them, reading each
-// one's names once rather than once per comparison.
-func sortTriplesByName(tids []int32, name func(tid int32) tripleName) {
-	if len(tids) < 2 {
-		return
-	}
-	names := make([]tripleName, len(tids))
-	for i, tid := range tids {
-		names[i] = name(tid)
-	}
-	slices.SortFunc(names, compareTripleNames)
-	for i, n := range names {
-		tids[i] = n.tid
-	}
-}
-
 // chains flattens the evidence by depth-first search from each anchor
 // (paper 3.6): every maximal simple path is one line, an edge walked along
 // its direction written "A -> relation -> B" and against it "A <- relation

@@ -13,7 +13,7 @@ import (
 // milliseconds, while a 10M-triple KG's millions of names would cost
 // seconds and megabytes that its few tied names per question never
 // repay.
-const maxNameOrder = 1 << 20
+const maxNameOrder = 1 << rankBits
 
 // nameOrder is every entity's and relation's place in the order of their
 // names, equal names sharing a place, so that ordering triples or answers
@@ -60,27 +60,27 @@ func rankNames(n int, name func(int32) string) []int32 {
 }
 
 // tripleRank is a triple's names as ranks (nameOrder), ordered as
-// tripleName is.
+// tripleName is: the head's, relation's and tail's ranks, each below
+// maxNameOrder (20 bits), packed into key in that order.
 type tripleRank struct {
-	head, rel, tail, tid int32
+	key uint64
+	tid int32
 }
+
+// rankBits is the width of one rank in tripleRank.key.
+const rankBits = 20
 
 // rank returns triple tid's names' ranks.
 func (t *Tracer) rank(tid int32) tripleRank {
 	x := t.triple(tid)
-	return tripleRank{t.names.ents[x.Head], t.names.rels[x.Rel], t.names.ents[x.Tail], tid}
+	h, r, l := uint64(t.names.ents[x.Head]), uint64(t.names.rels[x.Rel]), uint64(t.names.ents[x.Tail])
+	return tripleRank{h<<(2*rankBits) | r<<rankBits | l, tid}
 }
 
 // compareTripleRanks orders triples as compareTripleNames orders their
 // names.
 func compareTripleRanks(a, b tripleRank) int {
-	if c := cmp.Compare(a.head, b.head); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.rel, b.rel); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.tail, b.tail); c != 0 {
+	if c := cmp.Compare(a.key, b.key); c != 0 {
 		return c
 	}
 	return cmp.Compare(a.tid, b.tid)
@@ -93,15 +93,24 @@ func (t *Tracer) sortTriples(tids []int32) {
 		return
 	}
 	if t.names == nil {
-		sortTriplesByName(tids, t.tripleName)
+		sortByKey(tids, t.tripleName, compareTripleNames)
 		return
 	}
-	keys := make([]tripleRank, len(tids))
-	for i, tid := range tids {
-		keys[i] = t.rank(tid)
+	sortByKey(tids, t.rank, compareTripleRanks)
+}
+
+// sortByKey sorts xs by each one's key, read once, in compare's order.
+func sortByKey[X, K any](xs []X, key func(X) K, compare func(a, b K) int) {
+	type keyed struct {
+		x X
+		k K
 	}
-	slices.SortFunc(keys, compareTripleRanks)
-	for i, k := range keys {
-		tids[i] = k.tid
+	tmp := make([]keyed, len(xs))
+	for i, x := range xs {
+		tmp[i] = keyed{x, key(x)}
+	}
+	slices.SortFunc(tmp, func(a, b keyed) int { return compare(a.k, b.k) })
+	for i, e := range tmp {
+		xs[i] = e.x
 	}
 }

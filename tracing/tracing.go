@@ -779,36 +779,10 @@ func (t *Tracer) evidence(s *searches) []Match {
 // read once each.
 func (t *Tracer) sortMatches(ms []Match) {
 	if t.names != nil {
-		tmp := make([]rankedMatch, len(ms))
-		for i, m := range ms {
-			tmp[i] = rankedMatch{m, t.rank(m.Triple)}
-		}
-		slices.SortFunc(tmp, func(x, y rankedMatch) int { return compareTripleRanks(x.k, y.k) })
-		for i, x := range tmp {
-			ms[i] = x.m
-		}
+		sortByKey(ms, func(m Match) tripleRank { return t.rank(m.Triple) }, compareTripleRanks)
 		return
 	}
-	tmp := make([]namedMatch, len(ms))
-	for i, m := range ms {
-		tmp[i] = namedMatch{m, t.tripleName(m.Triple)}
-	}
-	slices.SortFunc(tmp, func(x, y namedMatch) int { return compareTripleNames(x.n, y.n) })
-	for i, x := range tmp {
-		ms[i] = x.m
-	}
-}
-
-// namedMatch is a match with its triple's names.
-type namedMatch struct {
-	m Match
-	n tripleName
-}
-
-// rankedMatch is a match with its triple's names' ranks.
-type rankedMatch struct {
-	m Match
-	k tripleRank
+	sortByKey(ms, func(m Match) tripleName { return t.tripleName(m.Triple) }, compareTripleNames)
 }
 
 // answers returns the entities the searches bound to the answer slot,
