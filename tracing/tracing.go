@@ -896,10 +896,14 @@ func (p places) put(e int32, i int) {
 	p.m[e] = int32(i)
 }
 
+// maxDensePlaces bounds the ids of a pooled places slice (4 bytes
+// each, one slice per merge under way): 16 MB.
+const maxDensePlaces = 1 << 22
+
 // newPlaces returns empty places for about n of size ids, from pool
 // over a small KG.
 func (t *Tracer) newPlaces(pool *sync.Pool, size, n int) places {
-	if t.names == nil {
+	if t.names == nil || size > maxDensePlaces {
 		return places{m: make(map[int32]int32, n)}
 	}
 	if d, ok := pool.Get().(*[]int32); ok {
