@@ -30,22 +30,6 @@ func (t *Tracer) tripleName(tid int32) tripleName {
 	return tripleName{t.g.EntityName(x.Head), t.g.RelationName(x.Rel), t.g.EntityName(x.Tail), tid}
 }
 
-// sortTriplesByName sorts tids as Tracer.byName orders them, reading each
-// one's names once rather than once per comparison.
-func sortTriplesByName(tids []int32, name func(tid int32) tripleName) {
-	if len(tids) < 2 {
-		return
-	}
-	names := make([]tripleName, len(tids))
-	for i, tid := range tids {
-		names[i] = name(tid)
-	}
-	slices.SortFunc(names, compareTripleNames)
-	for i, n := range names {
-		tids[i] = n.tid
-	}
-}
-
 // chains flattens the evidence by depth-first search from each anchor
 // (paper 3.6): every maximal simple path is one line, an edge walked along
 // its direction written "A -> relation -> B" and against it "A <- relation
@@ -65,11 +49,12 @@ func (t *Tracer) chains(res *Result) []string {
 	// with MaxChains, a hub's evidence is mostly never walked.
 	sorted := make(map[int32]bool, len(adj))
 	// on holds the entities of the path walked so far: a simple path is
-	// a few hops long, so a scan finds one faster than a map.
+	// a few hops long, so a scan finds one faster than a map. line is the
+	// path written so far, each leaf's line copied from it once.
 	var (
 		out   []string
 		on    []int32
-		parts []string
+		line  []byte
 		limit = t.cfg.MaxChains
 	)
 	var dfs func(e int32)
@@ -77,7 +62,7 @@ func (t *Tracer) chains(res *Result) []string {
 		extended := false
 		if !sorted[e] {
 			sorted[e] = true
-			sortTriplesByName(adj[e], t.tripleName)
+			t.sortTriples(adj[e])
 		}
 		for _, tid := range adj[e] {
 			if limit > 0 && len(out) >= limit {
@@ -93,14 +78,17 @@ func (t *Tracer) chains(res *Result) []string {
 			}
 			extended = true
 			on = append(on, other)
-			n := len(parts)
-			parts = append(parts, arrow, t.g.RelationName(tr.Rel), arrow, t.g.EntityName(other))
+			n := len(line)
+			line = append(line, arrow...)
+			line = append(line, t.g.RelationName(tr.Rel)...)
+			line = append(line, arrow...)
+			line = append(line, t.g.EntityName(other)...)
 			dfs(other)
-			parts = parts[:n]
+			line = line[:n]
 			on = on[:len(on)-1]
 		}
-		if !extended && len(parts) > 1 && (limit == 0 || len(out) < limit) {
-			out = append(out, strings.Join(parts, ""))
+		if !extended && len(on) > 1 && (limit == 0 || len(out) < limit) {
+			out = append(out, string(line))
 		}
 	}
 	started := map[int32]bool{}
@@ -110,7 +98,7 @@ func (t *Tracer) chains(res *Result) []string {
 		}
 		started[a.Entity] = true
 		on = append(on[:0], a.Entity)
-		parts = append(parts[:0], a.Name)
+		line = append(line[:0], a.Name...)
 		dfs(a.Entity)
 	}
 	return out

@@ -402,6 +402,13 @@ type Tracer struct {
 	// bigCands and bigRows recycle the candidate and row buffers of hub steps
 	// between searches (run.release).
 	bigCands, bigRows sync.Pool
+	// names ranks the KG's names when it is small and local (nameOrder),
+	// so that the merge orders tied triples and answers without reading
+	// names; nil otherwise.
+	names *nameOrder
+	// entityPlaces and triplePlaces recycle the merge's slices of
+	// answer and evidence places (places).
+	entityPlaces, triplePlaces sync.Pool
 	// noPrune turns pruned off, for tests that compare the two.
 	noPrune bool
 }
@@ -437,6 +444,7 @@ func New(g kg.Reader, enc models.Encoder, ents *kgvec.Entities, cfg Config) (*Tr
 		t.fars = newFarCache(max(len(t.rels)/4, 1<<20))
 		t.kept = newKeepCache(1 << 22)
 	}
+	t.names = newNameOrder(g, t.rels != nil)
 	for r := 0; r < g.NumRelations(); r++ {
 		t.relByText[kg.RelationTextOf(g, int32(r))] = true
 	}
@@ -719,25 +727,31 @@ func (t *Tracer) evidence(s *searches) []Match {
 		n += len(o.matches)
 	}
 	// Sized once: a plan through a hub matches thousands of edges.
-	best := make(map[int32]Match, n)
+	at := t.newPlaces(&t.triplePlaces, len(t.rels), n)
+	var out []Match
 	for i, o := range s.outs {
 		for _, m := range o.matches {
 			m.Graph = s.jobs[i].graph
-			if b, ok := best[m.Triple]; !ok || m.Cum > b.Cum {
-				best[m.Triple] = m
+			if k, ok := at.get(m.Triple); ok {
+				if m.Cum > out[k].Cum {
+					out[k] = m
+				}
+				continue
 			}
+			if out == nil {
+				out = make([]Match, 0, n)
+			}
+			at.put(m.Triple, len(out))
+			out = append(out, m)
 		}
 	}
-	if len(best) == 0 {
+	t.freePlaces(&t.triplePlaces, at, len(out), func(i int) int32 { return out[i].Triple })
+	if len(out) == 0 {
 		return nil
 	}
 	// By Cum first; only triples whose Cum ties are ordered by name, each
 	// one's names read once, not once per comparison: a hub's evidence is
 	// thousands of triples, and a name is a random read.
-	out := make([]Match, 0, len(best))
-	for _, m := range best {
-		out = append(out, m)
-	}
 	slices.SortFunc(out, func(x, y Match) int {
 		switch {
 		case x.Cum > y.Cum:
@@ -747,128 +761,197 @@ func (t *Tracer) evidence(s *searches) []Match {
 		}
 		return 0
 	})
-	var tmp []namedMatch
 	for i := 0; i < len(out); {
 		j := i + 1
 		for j < len(out) && out[j].Cum == out[i].Cum {
 			j++
 		}
 		if j-i > 1 {
-			tmp = tmp[:0]
-			for _, m := range out[i:j] {
-				tmp = append(tmp, namedMatch{m, t.tripleName(m.Triple)})
-			}
-			slices.SortFunc(tmp, func(x, y namedMatch) int { return compareTripleNames(x.n, y.n) })
-			for k, x := range tmp {
-				out[i+k] = x.m
-			}
+			t.sortMatches(out[i:j])
 		}
 		i = j
 	}
 	return out
 }
 
-// namedMatch is a match with its triple's names.
-type namedMatch struct {
-	m Match
-	n tripleName
+// sortMatches sorts ms, each of a distinct triple, as Tracer.byName
+// orders their triples: by ranks when the tracer has them, else by names
+// read once each.
+func (t *Tracer) sortMatches(ms []Match) {
+	if t.names != nil {
+		sortByKey(ms, func(m Match) tripleRank { return t.rank(m.Triple) }, compareTripleRanks)
+		return
+	}
+	sortByKey(ms, func(m Match) tripleName { return t.tripleName(m.Triple) }, compareTripleNames)
 }
 
 // answers returns the entities the searches bound to the answer slot,
 // each with its best binding, ranked (rankAnswers) and cut
 // (cutAnswers).
 func (t *Tracer) answers(s *searches, anchors []Anchor) []Answer {
-	best := t.bestAnswers(s)
-	bounds := boundBy(s)
+	out, at := t.bestAnswers(s)
+	defer t.freePlaces(&t.entityPlaces, at, len(out), func(i int) int32 { return out[i].Entity })
+	bounds := boundBy(s, at, len(out))
 	for _, a := range anchors {
-		if bounds[a.Entity] > 1 {
-			bounds[a.Entity] = 1
+		if i, ok := at.get(a.Entity); ok && bounds[i] > 1 {
+			bounds[i] = 1
 		}
 	}
-	var out []Answer
-	for e, a := range best {
-		a.Bound = bounds[e]
-		out = append(out, a)
+	for i := range out {
+		out[i].Bound = bounds[i]
 	}
 	rank := t.cfg.AnswerRank
 	if s.req.Guidance == nil || len(s.req.Guidance.Scores) == 0 {
 		rank = RankTrace
 	}
-	rankAnswers(out, s, rank)
-	return cutAnswers(out, s, rank)
+	t.rankAnswers(out, s, rank)
+	kept := cutAnswers(out, s, rank)
+	if t.names != nil {
+		// Ranked by their names' ranks: only those kept are named.
+		for i := range kept {
+			kept[i].Name = t.g.EntityName(kept[i].Entity)
+		}
+	}
+	return kept
 }
 
 // bestAnswers returns each answer entity's best binding over the
-// searches; under Ranked, only those of the first group of graphs that
-// binds any.
-func (t *Tracer) bestAnswers(s *searches) map[int32]Answer {
-	n := 0
-	for _, o := range s.outs {
-		n = max(n, len(o.answers))
+// searches, and where each is in them; under Ranked, only those of the
+// first group of graphs that binds any.
+func (t *Tracer) bestAnswers(s *searches) ([]Answer, places) {
+	// Under Ranked only the searches of the first group that binds any
+	// are read: a later group's binding of an entity neither wins over
+	// the first group's nor stays beside it, and a broad plan's later
+	// readings bind thousands.
+	first := -1
+	if s.req.Ranked {
+		for i, o := range s.outs {
+			if g := s.group(s.jobs[i].graph); len(o.answers) > 0 && (first < 0 || g < first) {
+				first = g
+			}
+		}
 	}
-	answers := make(map[int32]Answer, n)
+	read := func(i int) bool { return first < 0 || s.group(s.jobs[i].graph) == first }
+	n := 0
 	for i, o := range s.outs {
+		if read(i) {
+			n = max(n, len(o.answers))
+		}
+	}
+	at := t.newPlaces(&t.entityPlaces, t.g.NumEntities(), n)
+	var out []Answer
+	if n > 0 {
+		out = make([]Answer, 0, n)
+	}
+	for i, o := range s.outs {
+		if !read(i) {
+			continue
+		}
 		g := s.jobs[i].graph
 		for e, a := range o.answers {
-			a.Name, a.Graph = t.g.EntityName(e), g
-			old, ok := answers[e]
-			switch {
-			case !ok:
-			case s.req.Ranked && s.group(a.Graph) != s.group(old.Graph):
-				if s.group(a.Graph) > s.group(old.Graph) {
-					continue
+			a.Graph = g
+			if t.names == nil {
+				a.Name = t.g.EntityName(e)
+			}
+			if k, ok := at.get(e); ok {
+				if a.better(out[k]) {
+					out[k] = a
 				}
-			case !a.better(old):
 				continue
 			}
-			answers[e] = a
+			at.put(e, len(out))
+			out = append(out, a)
 		}
 	}
-	if s.req.Ranked {
-		first := -1
-		for _, a := range answers {
-			if first < 0 || s.group(a.Graph) < first {
-				first = s.group(a.Graph)
-			}
-		}
-		for e, a := range answers {
-			if s.group(a.Graph) != first {
-				delete(answers, e)
-			}
-		}
-	}
-	return answers
+	return out, at
 }
 
-// boundBy counts, for each answer entity, the schema graphs whose
-// searches bound it.
-func boundBy(s *searches) map[int32]int {
-	type binding struct {
-		e     int32
-		graph int
+// places is where each answer entity, or evidence triple, is in a
+// merge's answers or evidence: over a small KG (nameOrder) a slice by id
+// from the tracer's pool, cleared of what was set after use, since a map
+// made per merge (about ten per compose request, each sized for a
+// reading's answers or matches) cost more to make than to fill; a map
+// otherwise.
+type places struct {
+	dense []int32 // place+1 by entity, 0 for none
+	m     map[int32]int32
+}
+
+// get returns e's place.
+func (p places) get(e int32) (int, bool) {
+	if p.dense != nil {
+		i := p.dense[e]
+		return int(i) - 1, i > 0
 	}
-	n, most := 0, 0
-	for _, o := range s.outs {
-		n += len(o.answers)
-		most = max(most, len(o.answers))
+	i, ok := p.m[e]
+	return int(i), ok
+}
+
+// put sets e's place.
+func (p places) put(e int32, i int) {
+	if p.dense != nil {
+		p.dense[e] = int32(i + 1)
+		return
 	}
-	bounds := make(map[int32]int, most)
+	p.m[e] = int32(i)
+}
+
+// maxDensePlaces bounds the ids of a pooled places slice (4 bytes
+// each, one slice per merge under way): 16 MB.
+const maxDensePlaces = 1 << 22
+
+// newPlaces returns empty places for about n of size ids, from pool
+// over a small KG.
+func (t *Tracer) newPlaces(pool *sync.Pool, size, n int) places {
+	if t.names == nil || size > maxDensePlaces {
+		return places{m: make(map[int32]int32, n)}
+	}
+	if d, ok := pool.Get().(*[]int32); ok {
+		return places{dense: *d}
+	}
+	return places{dense: make([]int32, size)}
+}
+
+// freePlaces clears p of the n ids put in it, id(0) to id(n-1), and
+// returns it to pool.
+func (t *Tracer) freePlaces(pool *sync.Pool, p places, n int, id func(i int) int32) {
+	if p.dense == nil {
+		return
+	}
+	for i := range n {
+		p.dense[id(i)] = 0
+	}
+	pool.Put(&p.dense)
+}
+
+// boundBy counts, for each of the n answers at, the schema graphs whose
+// searches bound it; other entities (a later reading's thousands) are
+// not counted.
+func boundBy(s *searches, at places, n int) []int {
+	bounds := make([]int, n)
 	if distinctGraphs(s.jobs) {
 		// Each search binds an entity once and no two search one graph:
 		// every binding is a graph's own.
 		for _, o := range s.outs {
 			for e := range o.answers {
-				bounds[e]++
+				if i, ok := at.get(e); ok {
+					bounds[i]++
+				}
 			}
 		}
 		return bounds
 	}
+	type binding struct{ answer, graph int }
 	bound := make(map[binding]bool, n)
 	for i, o := range s.outs {
 		for e := range o.answers {
-			if b := (binding{e, s.jobs[i].graph}); !bound[b] {
+			k, ok := at.get(e)
+			if !ok {
+				continue
+			}
+			if b := (binding{k, s.jobs[i].graph}); !bound[b] {
 				bound[b] = true
-				bounds[e]++
+				bounds[k]++
 			}
 		}
 	}
@@ -893,18 +976,41 @@ func distinctGraphs(jobs []job) bool {
 // score (RankTies), then name. It sorts as sort.Slice with the less
 // function answerLess would (the same algorithm, asking the same
 // comparisons, since better's tie margin makes the order not quite
-// transitive), without copying answers per comparison.
-func rankAnswers(answers []Answer, s *searches, rank AnswerRank) {
-	slices.SortFunc(answers, func(x, y Answer) int {
-		if answerLess(&x, &y, s, rank) {
+// transitive), without copying answers. With the KG's
+// names ranked (nameOrder) names are compared as ranks, which order
+// them as the names do, and need not be read.
+func (t *Tracer) rankAnswers(answers []Answer, s *searches, rank AnswerRank) {
+	// The sort moves indices, not answers: the comparisons, and so the
+	// order, are the same.
+	keyed := make([]rankedAnswer, len(answers))
+	order := make([]int32, len(answers))
+	for i, a := range answers {
+		keyed[i].a, order[i] = a, int32(i)
+		if t.names != nil {
+			keyed[i].name = t.names.ents[a.Entity]
+		}
+	}
+	slices.SortFunc(order, func(x, y int32) int {
+		if answerLess(&keyed[x], &keyed[y], s, rank) {
 			return -1
 		}
 		return 1
 	})
+	for i, k := range order {
+		answers[i] = keyed[k].a
+	}
+}
+
+// rankedAnswer is an answer with its name's rank (nameOrder), 0 for
+// every answer when the names are not ranked.
+type rankedAnswer struct {
+	a    Answer
+	name int32
 }
 
 // answerLess is rankAnswers' order.
-func answerLess(x, y *Answer, s *searches, rank AnswerRank) bool {
+func answerLess(rx, ry *rankedAnswer, s *searches, rank AnswerRank) bool {
+	x, y := &rx.a, &ry.a
 	if x.better(*y) || y.better(*x) {
 		return x.better(*y)
 	}
@@ -919,6 +1025,9 @@ func answerLess(x, y *Answer, s *searches, rank AnswerRank) bool {
 		if gx, gy := s.req.Guidance.score(x.Entity), s.req.Guidance.score(y.Entity); gx != gy {
 			return gx > gy
 		}
+	}
+	if rx.name != ry.name {
+		return rx.name < ry.name
 	}
 	if x.Name != y.Name {
 		return x.Name < y.Name
