@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/stem-kgqa/stem/kg"
+	"github.com/stem-kgqa/stem/models"
 	"github.com/stem-kgqa/stem/models/wordvec"
 	"github.com/stem-kgqa/stem/schema"
 )
@@ -258,13 +259,7 @@ func TestPrunedHubSteps(t *testing.T) {
 			req := Request{Graphs: []schema.Graph{schema.Path("sven", rels...)}, Strategy: strat, Mentions: []string{"sven"}}
 			var res [2]*Result
 			for i, noPrune := range []bool{true, false} {
-				cfg := DefaultConfig()
-				cfg.MaxKeep, cfg.MaxScan = 0, 0
-				tr, err := New(g, enc, nil, cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				tr.noPrune = noPrune
+				tr := unboundedTracer(t, g, enc, noPrune)
 				res[i] = mustTrace(t, tr, req)
 				if !noPrune {
 					if len(tr.fars.runs) == 0 {
@@ -283,13 +278,7 @@ func TestPrunedHubSteps(t *testing.T) {
 					len(res[1].Answers), len(res[1].Evidence), len(res[0].Answers), len(res[0].Evidence))
 			}
 			for _, noPrune := range []bool{true, false} {
-				cfg := DefaultConfig()
-				cfg.MaxKeep, cfg.MaxScan = 0, 0
-				tr, err := New(sg, enc, nil, cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				tr.noPrune = noPrune
+				tr := unboundedTracer(t, sg, enc, noPrune)
 				got := mustTrace(t, tr, req)
 				if !reflect.DeepEqual(got.Answers, res[0].Answers) || !reflect.DeepEqual(got.Evidence, res[0].Evidence) {
 					t.Errorf("%v %v: over the snapshot's far ends (no pruning: %v) %d answers, %d evidence; in memory %d, %d", strat, rels, noPrune,
@@ -304,6 +293,20 @@ func TestPrunedHubSteps(t *testing.T) {
 			}
 		}
 	}
+}
+
+// unboundedTracer is a tracer over g without keep or scan budgets,
+// pruning hub steps unless noPrune.
+func unboundedTracer(t *testing.T, g kg.Reader, enc models.Encoder, noPrune bool) *Tracer {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.MaxKeep, cfg.MaxScan = 0, 0
+	tr, err := New(g, enc, nil, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.noPrune = noPrune
+	return tr
 }
 
 // capWeak picks the same edges as sorting every weak edge would.
