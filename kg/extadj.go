@@ -270,18 +270,11 @@ func (b *extBuild) adjacency() error {
 	if err != nil {
 		return err
 	}
-	fars, err := createTemp(b.dir, "out-far")
-	if err != nil {
-		return err
-	}
 	if err := b.csr(b.outSort, "sort out", offs, func(rec []uint32, prev []uint32, first bool) (bool, error) {
 		if !first && rec[0] == prev[0] && rec[1] == prev[1] && rec[2] == prev[2] {
 			b.dropped.set(rec[3])
 			b.ndrop++
 			return false, nil
-		}
-		if err := fars.u32(rec[2]); err != nil {
-			return false, err
 		}
 		return true, seqs.u32(rec[3])
 	}); err != nil {
@@ -291,10 +284,6 @@ func (b *extBuild) adjacency() error {
 	if err := seqs.finish(); err != nil {
 		return err
 	}
-	if err := fars.finish(); err != nil {
-		return err
-	}
-	b.outFar = fars.name
 	b.dropped.index()
 	b.outOff, b.outSeq = offs.name, seqs.name
 	free()
@@ -323,22 +312,13 @@ func (b *extBuild) adjacency() error {
 	if err != nil {
 		return err
 	}
-	if fars, err = createTemp(b.dir, "in-far"); err != nil {
-		return err
-	}
 	if err := b.csr(in, "sort in", offs, func(rec []uint32, _ []uint32, _ bool) (bool, error) {
-		if err := fars.u32(rec[2]); err != nil {
-			return false, err
-		}
 		return true, ids.u32(b.newID(rec[3]))
 	}); err != nil {
 		return err
 	}
-	b.inOff, b.inIdx, b.inFar = offs.name, ids.name, fars.name
+	b.inOff, b.inIdx = offs.name, ids.name
 	free()
-	if err := fars.finish(); err != nil {
-		return err
-	}
 	return ids.finish()
 }
 

@@ -112,50 +112,7 @@ func BuildSnapshot(ctx context.Context, in, out string, opts BuildOptions) (Buil
 	if opts.MaxMemory < MinBuildMemory {
 		return BuildStats{}, fmt.Errorf("build %s: memory bound %d bytes is below the minimum %d", out, opts.MaxMemory, MinBuildMemory)
 	}
-	if up, err := isSnapshotFile(in); err != nil || up {
-		if err != nil {
-			return BuildStats{}, fmt.Errorf("build %s: %w", in, err)
-		}
-		return upgradeSnapshot(in, out)
-	}
 	return buildSnapshot(ctx, in, out, opts)
-}
-
-// isSnapshotFile reports whether the file at path starts with a
-// snapshot's magic bytes.
-func isSnapshotFile(path string) (bool, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	var magic [len(snapshotMagic)]byte
-	n, err := io.ReadFull(f, magic[:])
-	if err == io.ErrUnexpectedEOF || err == io.EOF {
-		return false, nil
-	}
-	return err == nil && n == len(magic) && string(magic[:]) == snapshotMagic, err
-}
-
-// upgradeSnapshot rewrites the snapshot in (version 3 or this one) at
-// out in this build's layout: a version 3 file gains its rows' far ends,
-// read from the mapped columns as they are written, so a large KG is
-// upgraded without its text and without holding a second copy in memory.
-func upgradeSnapshot(in, out string) (BuildStats, error) {
-	start := time.Now()
-	g, err := ReadSnapshot(in)
-	if err != nil {
-		return BuildStats{}, fmt.Errorf("build %s: %w", out, err)
-	}
-	if err := WriteSnapshot(out, g); err != nil {
-		return BuildStats{}, fmt.Errorf("build %s: %w", out, err)
-	}
-	st, err := os.Stat(out)
-	if err != nil {
-		return BuildStats{}, fmt.Errorf("build %s: %w", out, err)
-	}
-	return BuildStats{Input: int64(g.NumTriples()), Entities: g.NumEntities(), Relations: g.NumRelations(), Triples: g.NumTriples(),
-		Duplicates: g.Duplicates(), Runs: 1, Bytes: st.Size(), Phases: []PhaseTime{{Phase: "upgrade", Seconds: time.Since(start).Seconds()}}}, nil
 }
 
 // buildSnapshot is BuildSnapshot without the memory floor, so that tests
@@ -207,7 +164,6 @@ type extBuild struct {
 	tg                 string // global ids of each triple, 3 words
 	outOff, outSeq     string
 	inOff, inIdx       string
-	outFar, inFar      string // the rows' far ends, in row order
 	entSlotsLen        int
 	relSlotsLen        int
 	aliases            extAliases // the alias sections' scratch files

@@ -17,7 +17,7 @@ func (b *extBuild) write(out string) (int64, error) {
 		entBytes: uint64(b.entBytes), relBytes: uint64(b.relBytes), entSlots: uint64(b.entSlotsLen), relSlots: uint64(b.relSlotsLen),
 		normGroups: uint64(b.normGroups), normIDs: uint64(b.normN), normSlots: uint64(b.normSlotsLen),
 		nAlias: uint64(b.aliases.nAlias), aliasBytes: uint64(b.aliases.bytes), aliasGroups: uint64(b.aliases.groups),
-		aliasIDs: uint64(b.aliases.ids), aliasSlots: uint64(b.aliases.slotsLen), fars: true}
+		aliasIDs: uint64(b.aliases.ids), aliasSlots: uint64(b.aliases.slotsLen)}
 	counts := []uint64{h.nEnt, h.nRel, h.nTri, h.dups, h.entBytes, h.relBytes, h.entSlots, h.relSlots,
 		h.normGroups, h.normIDs, h.normSlots, h.nAlias, h.aliasBytes, h.aliasGroups, h.aliasIDs, h.aliasSlots}
 	sizes, total := h.sectionSizes()
@@ -41,7 +41,7 @@ func (b *extBuild) write(out string) (int64, error) {
 		files := [][]string{
 			{b.entOff, b.entBlob, b.entSlots, b.relOff, b.relBlob, b.relSlots},
 			{b.outOff},
-			append(append([]string{b.inOff, b.inIdx, b.normSlots, b.normOff, b.normIDs}, b.aliases.files...), b.outFar, b.inFar),
+			append([]string{b.inOff, b.inIdx, b.normSlots, b.normOff, b.normIDs}, b.aliases.files...),
 		}
 		section := 0
 		copyFiles := func(names []string) error {

@@ -36,9 +36,6 @@ type Graph struct {
 
 	outOff, outIdx []int32 // triples by head, rows sorted by (rel, tail)
 	inOff, inIdx   []int32 // triples by tail, rows sorted by (rel, head)
-	// outFar and inFar are each row entry's far end (tails[outIdx[k]],
-	// heads[inIdx[k]]), held by a version 4 snapshot; nil otherwise.
-	outFar, inFar []int32
 
 	dups int
 
@@ -102,27 +99,6 @@ func (g *Graph) Out(e int32) []int32 {
 func (g *Graph) In(e int32) []int32 {
 	a, b := g.inOff[e], g.inOff[e+1]
 	return g.inIdx[a:b:b]
-}
-
-// OutFar returns the tails of Out(e)'s triples, in the same order, when
-// the graph stores them (a version 4 snapshot), else nil: a hub's row
-// read with its far ends in order instead of one random read of the
-// triple columns per edge. The slice is the graph's storage.
-func (g *Graph) OutFar(e int32) []int32 {
-	if g.outFar == nil {
-		return nil
-	}
-	a, b := g.outOff[e], g.outOff[e+1]
-	return g.outFar[a:b:b]
-}
-
-// InFar is OutFar for In(e): the heads of its triples, or nil.
-func (g *Graph) InFar(e int32) []int32 {
-	if g.inFar == nil {
-		return nil
-	}
-	a, b := g.inOff[e], g.inOff[e+1]
-	return g.inFar[a:b:b]
 }
 
 // Degree returns len(Out(e)) + len(In(e)); a self-loop counts twice.

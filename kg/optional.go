@@ -53,16 +53,6 @@ func FetchOutEnding(ctx context.Context, nb Neighbourhooder, seeds, endings []st
 	return FetchOut(ctx, nb, seeds)
 }
 
-// FarEnds is a Reader that may store each adjacency row's far ends in row
-// order (a version 4 snapshot): OutFar(e)[i] is the tail of Out(e)[i] and
-// InFar(e)[i] the head of In(e)[i], or nil when it does not. A step that
-// floods a hub's row then reads its far ends in order instead of one
-// random read of the triple columns per edge.
-type FarEnds interface {
-	OutFar(e int32) []int32
-	InFar(e int32) []int32
-}
-
 // ColumnsOf returns r's triple table as three columns indexed by triple
 // id (Columnar), or nils when r cannot hand it out: callers then read
 // each triple with Triple.

@@ -12,7 +12,7 @@ import (
 	"github.com/stem-kgqa/stem/atomicfile"
 )
 
-// Snapshot layout, version 4 (all integers little-endian). The file is a
+// Snapshot layout, version 3 (all integers little-endian). The file is a
 // 160-byte header followed by sections in a fixed order; every section
 // starts at a multiple of 8 bytes and is padded with zero bytes to the next
 // multiple of 8, so that a loader can point int32 slices straight into a
@@ -43,10 +43,6 @@ import (
 //	  aliasEnt  nAlias x int32      the entity of each alias
 //	  aliasSlots, aliasOff2 (aliasGroups+1), aliasIDs: the aliases grouped
 //	            by Normalize, as normSlots, normOff and normIDs group names
-//	outFar    nTri x int32      version 4: tails[outIdx[k]], the far end of
-//	          each out-row entry, so that a step flooding a hub's row reads
-//	          its far ends in order rather than at random in the columns
-//	inFar     nTri x int32      version 4: heads[inIdx[k]], the same for in-rows
 //	crc uint32   CRC-32C (Castagnoli) of every byte before it
 //
 // The hash indexes use FNV-1a 64 of the (normalised) name bytes, folded
@@ -66,16 +62,12 @@ import (
 // entity; a crafted file could at worst make EntitiesByNorm miss.)
 const (
 	snapshotMagic = "STEMKG"
-	// SnapshotVersion is the snapshot layout this build writes. It reads
-	// it and version 3 (the same without the rows' far ends, which a
-	// loaded graph then does without: Graph.OutFar returns nil; `stem kg
-	// build NEW OLD.stemkg` upgrades one). Versions 1 (names as lengths
-	// plus blob, no stored indexes) and 2 (power-of-two hash indexes, no
-	// aliases) are refused with a message to rebuild.
-	SnapshotVersion = 4
-	// oldestSnapshot is the oldest layout this build reads.
-	oldestSnapshot = 3
-	headerSize     = 160
+	// SnapshotVersion is the snapshot layout this build reads and writes.
+	// Versions 1 (names as lengths plus blob, no stored indexes) and 2
+	// (power-of-two hash indexes, no aliases) are refused with a message
+	// to rebuild.
+	SnapshotVersion = 3
+	headerSize      = 160
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -133,8 +125,6 @@ func EncodeSnapshot(w io.Writer, g *Graph) error {
 	for _, col := range [][]int32{alias.ent, alias.norm.slots, alias.norm.off, alias.norm.ids} {
 		cw.i32s(col)
 	}
-	cw.fars(g.outFar, g.outIdx, g.tails)
-	cw.fars(g.inFar, g.inIdx, g.heads)
 	sum := cw.crc
 	cw.u32Raw(sum)
 	return cw.flush()
@@ -198,26 +188,6 @@ func (c *crcWriter) i32s(s []int32) {
 	c.pad()
 }
 
-// fars writes a far-end section: far when the graph holds it, else each
-// row entry's far end read from col (idx's triples' other ends), in
-// blocks so that the section is never held whole in memory.
-func (c *crcWriter) fars(far, idx, col []int32) {
-	if far != nil {
-		c.i32s(far)
-		return
-	}
-	var block [4096]int32
-	for len(idx) > 0 {
-		n := min(len(idx), len(block))
-		for i, tid := range idx[:n] {
-			block[i] = col[tid]
-		}
-		c.words(unsafe.Slice((*uint32)(unsafe.Pointer(&block[0])), n))
-		idx = idx[n:]
-	}
-	c.pad()
-}
-
 // u32s writes a section of uint32s, padded.
 func (c *crcWriter) u32s(s []uint32) {
 	c.i32s(unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(s))), len(s)))
@@ -255,8 +225,6 @@ func ReadSnapshot(path string) (*Graph, error) {
 type snapHeader struct {
 	nEnt, nRel, nTri, dups, entBytes, relBytes, entSlots, relSlots, normGroups, normIDs, normSlots uint64
 	nAlias, aliasBytes, aliasGroups, aliasIDs, aliasSlots                                          uint64
-	// fars says the file holds the rows' far ends (version 4).
-	fars bool
 }
 
 // sectionSizes returns the byte length of every section, in file order,
@@ -271,9 +239,6 @@ func (h *snapHeader) sectionSizes() ([]uint64, uint64) {
 		4 * h.normSlots, 4 * (h.normGroups + 1), 4 * h.normIDs,
 		4 * (h.nAlias + 1), h.aliasBytes, 4 * h.nAlias,
 		4 * h.aliasSlots, 4 * (h.aliasGroups + 1), 4 * h.aliasIDs,
-	}
-	if h.fars {
-		sizes = append(sizes, 4*h.nTri, 4*h.nTri)
 	}
 	total := uint64(headerSize)
 	for _, n := range sizes {
@@ -316,14 +281,14 @@ func DecodeSnapshot(data []byte, name string) (*Graph, error) {
 			name, ErrNewerVersion, version, SnapshotVersion)
 	case version == 0:
 		return nil, corrupt("format version 0")
-	case version < oldestSnapshot:
-		return nil, fmt.Errorf("%s: %w: the snapshot is version %d, this stem reads versions %d and %d: rebuild it with 'stem kg build'",
-			name, ErrOldVersion, version, oldestSnapshot, SnapshotVersion)
+	case version < SnapshotVersion:
+		return nil, fmt.Errorf("%s: %w: the snapshot is version %d, this stem reads version %d: rebuild it with 'stem kg build'",
+			name, ErrOldVersion, version, SnapshotVersion)
 	}
 	if len(data) < headerSize+4 {
 		return nil, corrupt("truncated: %d bytes, shorter than the header", len(data))
 	}
-	h := snapHeader{fars: version >= 4}
+	var h snapHeader
 	for i, p := range []*uint64{&h.nEnt, &h.nRel, &h.nTri, &h.dups, &h.entBytes, &h.relBytes, &h.entSlots, &h.relSlots,
 		&h.normGroups, &h.normIDs, &h.normSlots, &h.nAlias, &h.aliasBytes, &h.aliasGroups, &h.aliasIDs, &h.aliasSlots} {
 		*p = le.Uint64(data[16+8*i:])
@@ -408,9 +373,6 @@ func DecodeSnapshot(data []byte, name string) (*Graph, error) {
 	norm := normIndex{slots: i32view(sec[13]), off: i32view(sec[14]), ids: i32view(sec[15])}
 	alias := aliasIndex{tab: nameTable{off: u32view(sec[16]), blob: sec[17]}, ent: i32view(sec[18]),
 		norm: normIndex{slots: i32view(sec[19]), off: i32view(sec[20]), ids: i32view(sec[21])}}
-	if h.fars {
-		g.outFar, g.inFar = i32view(sec[22]), i32view(sec[23])
-	}
 
 	// The checks read every section once; names and the normalised index
 	// on one core, the columns and adjacency on another.
@@ -652,17 +614,10 @@ func checkColumns(g *Graph) error {
 			}
 		}
 	}
-	for _, far := range [][]int32{g.outFar, g.inFar} {
-		for i, v := range far {
-			if uint32(v) >= uint32(nE) {
-				return fmt.Errorf("far end %d: entity id %d out of range [0, %d)", i, uint32(v), nE)
-			}
-		}
-	}
 	var inOK bool
 	every := checkEvery(len(g.outOff))
-	wait := goIfLarge(len(g.heads), func() { inOK = checkCSR(csr{g.inOff, g.inIdx, g.inFar}, g.tails, g.rels, g.heads, every) })
-	outOK := checkCSR(csr{g.outOff, g.outIdx, g.outFar}, g.heads, g.rels, g.tails, every)
+	wait := goIfLarge(len(g.heads), func() { inOK = checkCSR(g.inOff, g.inIdx, g.tails, g.rels, g.heads, every) })
+	outOK := checkCSR(g.outOff, g.outIdx, g.heads, g.rels, g.tails, every)
 	wait()
 	if !outOK {
 		return fmt.Errorf("out-adjacency does not match the triples (or a triple appears twice)")
@@ -673,24 +628,15 @@ func checkColumns(g *Graph) error {
 	return nil
 }
 
-// csr is a stored adjacency: row offsets, the rows' triple ids and, in a
-// version 4 snapshot, each entry's far end (nil otherwise).
-type csr struct{ off, idx, far []int32 }
-
 // checkCSR checks a stored adjacency: offsets from 0 to the triple count,
 // never decreasing, and row e holding exactly the triples whose key1 is e,
-// in strictly increasing (key2, key3) order, with far ends (when stored)
-// equal to key3 on the rows it checks (those not checked are in range). That is the order sortCSR
+// in strictly increasing (key2, key3) order. That is the order sortCSR
 // produces for a graph without duplicate triples, so a valid file is
 // exactly what a fresh build would give; and since every row entry has
 // key1 == its row and rows are strictly ordered, the rows are a
 // permutation of the triple ids.
-func checkCSR(a csr, key1, key2, key3 []int32, every int) bool {
-	off, idx, far := a.off, a.idx, a.far
+func checkCSR(off, idx, key1, key2, key3 []int32, every int) bool {
 	n := len(key1)
-	if far != nil && len(far) != n {
-		return false
-	}
 	nE := len(off) - 1
 	next := 0 // the next row whose triples are checked
 	if off[0] != 0 || int(off[nE]) != n {
@@ -707,7 +653,7 @@ func checkCSR(a csr, key1, key2, key3 []int32, every int) bool {
 		next += every
 		for k := start; k < end; k++ {
 			v := idx[k]
-			if uint32(v) >= uint32(n) || key1[v] != e || far != nil && far[k] != key3[v] {
+			if uint32(v) >= uint32(n) || key1[v] != e {
 				return false
 			}
 			if k > start {

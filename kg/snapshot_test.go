@@ -2,7 +2,6 @@ package kg
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
@@ -98,7 +97,7 @@ func patch(data []byte, f func(d []byte)) []byte {
 	return d
 }
 
-// Section numbers of a version 4 snapshot, in file order (see the layout
+// Section numbers of a version 2 snapshot, in file order (see the layout
 // comment in snapshot.go).
 const (
 	secEntOff = iota
@@ -123,8 +122,6 @@ const (
 	secAliasSlots
 	secAliasNormOff
 	secAliasNormIDs
-	secOutFar
-	secInFar
 	numSections
 )
 
@@ -137,7 +134,7 @@ func sections(d []byte) (at, size [numSections]int) {
 	nE, nR, nT := h(0), h(1), h(2)
 	size = [numSections]int{4 * (nE + 1), h(4), 4 * h(6), 4 * (nR + 1), h(5), 4 * h(7),
 		4 * nT, 4 * nT, 4 * nT, 4 * (nE + 1), 4 * nT, 4 * (nE + 1), 4 * nT, 4 * h(10), 4 * (h(8) + 1), 4 * h(9),
-		4 * (h(11) + 1), h(12), 4 * h(11), 4 * h(15), 4 * (h(13) + 1), 4 * h(14), 4 * nT, 4 * nT}
+		4 * (h(11) + 1), h(12), 4 * h(11), 4 * h(15), 4 * (h(13) + 1), 4 * h(14)}
 	off := headerSize
 	for i, n := range size {
 		at[i] = off
@@ -183,9 +180,9 @@ func TestSnapshotErrors(t *testing.T) {
 		{"body cut", good[:len(good)-10], ErrCorrupt, "truncated"},
 		{"trailing bytes", append(slices.Clone(good), 0), ErrCorrupt, "1 trailing bytes"},
 		{"flipped bit", func() []byte { d := slices.Clone(good); d[len(d)-20] ^= 1; return d }(), ErrCorrupt, "checksum mismatch"},
-		{"newer version", patch(good, func(d []byte) { le.PutUint32(d[6:], SnapshotVersion+1) }), ErrNewerVersion, "format version 5, this build reads up to 4"},
-		{"version 1", patch(good, func(d []byte) { le.PutUint32(d[6:], 1) }), ErrOldVersion, "the snapshot is version 1, this stem reads versions 3 and 4: rebuild it with 'stem kg build'"},
-		{"version 2", patch(good, func(d []byte) { le.PutUint32(d[6:], 2) }), ErrOldVersion, "the snapshot is version 2, this stem reads versions 3 and 4: rebuild it with 'stem kg build'"},
+		{"newer version", patch(good, func(d []byte) { le.PutUint32(d[6:], SnapshotVersion+1) }), ErrNewerVersion, "format version 4, this build reads up to 3"},
+		{"version 1", patch(good, func(d []byte) { le.PutUint32(d[6:], 1) }), ErrOldVersion, "the snapshot is version 1, this stem reads version 3: rebuild it with 'stem kg build'"},
+		{"version 2", patch(good, func(d []byte) { le.PutUint32(d[6:], 2) }), ErrOldVersion, "the snapshot is version 2, this stem reads version 3: rebuild it with 'stem kg build'"},
 		{"flipped version byte", func() []byte { d := slices.Clone(good); d[7] ^= 0x40; return d }(), ErrCorrupt, "the file is damaged (its version field reads"},
 		{"version 0", patch(good, func(d []byte) { le.PutUint32(d[6:], 0) }), ErrCorrupt, "format version 0"},
 		{"huge count", patch(good, func(d []byte) { le.PutUint64(d[16:], 1<<31) }), ErrCorrupt, "counts out of range"},
@@ -194,8 +191,6 @@ func TestSnapshotErrors(t *testing.T) {
 		{"slots past the range and keys", patch(good, func(d []byte) { le.PutUint64(d[64:], 15) }), ErrCorrupt, "entity hash index of 15 slots for 6 keys (want 8 to 14)"},
 		{"too few slots", patch(good, func(d []byte) { le.PutUint64(d[64:], 4) }), ErrCorrupt, "entity hash index of 4 slots"},
 		{"too many norm groups", patch(good, func(d []byte) { le.PutUint64(d[80:], uint64(nEnt+1)) }), ErrCorrupt, "normalised index of"},
-		{"far end out of range", patch(good, func(d []byte) { putU32(d, secOutFar, 0, 99) }), ErrCorrupt, "far end 0: entity id 99 out of range"},
-		{"far end of another entity", patch(good, func(d []byte) { putU32(d, secInFar, 0, u32At(d, secInFar, 0)^1) }), ErrCorrupt, "in-adjacency does not match"},
 		{"reserved header bytes", patch(good, func(d []byte) { d[150] = 1 }), ErrCorrupt, "reserved header bytes are not zero"},
 		{"alias of no entity", patch(encode(t, aliasGraph(t)), func(d []byte) { putU32(d, secAliasEnt, 0, 99) }), ErrCorrupt, "alias 0 names entity 99"},
 		{"alias group out of range", patch(encode(t, aliasGraph(t)), func(d []byte) { putU32(d, secAliasNormIDs, 0, 99) }), ErrCorrupt, "normalised-name group 0: id 99"},
@@ -313,62 +308,6 @@ func TestSnapshotErrors(t *testing.T) {
 				t.Fatalf("err = %v, want %v containing %q and starting with the file name", err, tt.wantErr, tt.errMsg)
 			}
 		})
-	}
-}
-
-// asV3 returns snapshot d (version 4) as version 3 wrote it: without the
-// rows' far ends.
-func asV3(d []byte) []byte {
-	at, _ := sections(d)
-	v3 := slices.Clone(d[:at[secOutFar]])
-	binary.LittleEndian.PutUint32(v3[6:], 3)
-	return binary.LittleEndian.AppendUint32(v3, crc32.Checksum(v3, castagnoli))
-}
-
-// A version 3 snapshot still loads, without far ends, and stem kg build
-// upgrades it to the bytes this version writes for the same graph.
-func TestSnapshotV3(t *testing.T) {
-	g := sampleGraph(t)
-	good := encode(t, g)
-	v4, err := DecodeSnapshot(good, "g.kg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for e := int32(0); int(e) < v4.NumEntities(); e++ {
-		for _, row := range []struct{ idx, far, col []int32 }{{v4.Out(e), v4.OutFar(e), v4.tails}, {v4.In(e), v4.InFar(e), v4.heads}} {
-			if len(row.far) != len(row.idx) {
-				t.Fatalf("entity %d: %d far ends for %d edges", e, len(row.far), len(row.idx))
-			}
-			for i, tid := range row.idx {
-				if row.far[i] != row.col[tid] {
-					t.Fatalf("entity %d: far end %d is %d, want %d", e, i, row.far[i], row.col[tid])
-				}
-			}
-		}
-	}
-	old := asV3(good)
-	h, err := DecodeSnapshot(old, "old.kg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	graphsEqual(t, g, h)
-	if h.OutFar(0) != nil || h.InFar(0) != nil {
-		t.Error("a version 3 snapshot has far ends")
-	}
-	dir := t.TempDir()
-	in, out := filepath.Join(dir, "old.stemkg"), filepath.Join(dir, "new.stemkg")
-	if err := os.WriteFile(in, old, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	st, err := BuildSnapshot(context.Background(), in, out, BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Triples != g.NumTriples() || st.Entities != g.NumEntities() || st.Bytes != int64(len(good)) {
-		t.Errorf("upgrade stats %+v, want %d triples, %d entities, %d bytes", st, g.NumTriples(), g.NumEntities(), len(good))
-	}
-	if data, _ := os.ReadFile(out); !bytes.Equal(data, good) {
-		t.Error("the upgraded snapshot differs from the one written from the graph")
 	}
 }
 

@@ -52,7 +52,6 @@ func (r *run) pruned(ctx context.Context, w *walk, depth int, out, in []int32) (
 	}
 	type span struct {
 		row      []int32
-		at       int // the run's offset in the row
 		rel      int32
 		score    float32
 		eligible bool
@@ -62,7 +61,7 @@ func (r *run) pruned(ctx context.Context, w *walk, depth int, out, in []int32) (
 	for side, row := range [][]int32{out, in} {
 		lo := 0
 		for _, hr := range t.runsOf(x, kg.Dir(side), row) {
-			sp := span{row: row[lo:hr.hi], at: lo, rel: hr.rel, score: score(hr.rel)}
+			sp := span{row: row[lo:hr.hi], rel: hr.rel, score: score(hr.rel)}
 			// Usually the first edge decides.
 			if side == 0 && r.reusable(n, sp.row[0], hr.loop) || side == 1 && !hr.loop && r.reusable(n, sp.row[0], false) {
 				sp.eligible = true
@@ -143,7 +142,7 @@ func (r *run) pruned(ctx context.Context, w *walk, depth int, out, in []int32) (
 		for _, sp := range spans[side] {
 			if sp.score >= take {
 				buf = append(buf, sp.row...)
-				runs[side] = append(runs[side], relRun{n: len(sp.row), at: sp.at, rel: sp.rel})
+				runs[side] = append(runs[side], relRun{n: len(sp.row), rel: sp.rel})
 			}
 		}
 		rows[side] = buf[start:len(buf):len(buf)]
@@ -153,13 +152,11 @@ func (r *run) pruned(ctx context.Context, w *walk, depth int, out, in []int32) (
 	return rows[0], rows[1], nRuns, nil
 }
 
-// relRun is a run of n edges of one relation in a pruned row, at offset
-// at of the entity's row: collect need not read each edge's relation from
-// the KG's column, and reads its far ends at at in the KG's where it
-// stores them.
+// relRun is a run of n edges of one relation in a pruned row: collect
+// need not read each edge's relation from the KG's column.
 type relRun struct {
-	n, at int
-	rel   int32
+	n   int
+	rel int32
 }
 
 // runBuf returns the empty per-side buffers of a pruned row's relation

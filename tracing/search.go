@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -262,10 +261,6 @@ func (r *run) candidates(ctx context.Context, w *walk, depth int) ([]cand, error
 	if err != nil {
 		return nil, err
 	}
-	var fars [2][]int32 // the rows' far ends, when the KG stores them
-	if t.farEnds != nil {
-		fars = [2][]int32{t.farEnds.OutFar(x), t.farEnds.InFar(x)}
-	}
 	if !r.out.spent.scan(r.maxScan, rels+len(out)+len(in)) {
 		return nil, nil
 	}
@@ -276,8 +271,8 @@ func (r *run) candidates(ctx context.Context, w *walk, depth int) ([]cand, error
 		cands = pooled[cand](&t.bigCands, n)
 	}
 	runs := r.pruneRuns(depth, rels > 0)
-	cands = r.collect(cands, w, edges{row: out, far: fars[0], d: kg.Outgoing}, runs[0])
-	cands = r.collect(cands, w, edges{row: in, far: fars[1], d: kg.Incoming}, runs[1])
+	cands = r.collect(cands, w, out, runs[0], kg.Outgoing)
+	cands = r.collect(cands, w, in, runs[1], kg.Incoming)
 	if rel := r.s.edges[w.edge].rel; rel >= 0 && !t.cfg.SoftSymbols {
 		cands = onPlan(cands, rel)
 	}
@@ -320,58 +315,20 @@ func (r *run) release() {
 	}
 }
 
-// edges are a row of the walk's entity's edges in direction d, or runs of
-// it (pruned). far, when the KG stores rows' far ends (kg.FarEnds), is
-// the whole row's: a run at offset at reads far[at:], and an unpruned row
-// is the whole row; nil otherwise.
-type edges struct {
-	row []int32
-	far []int32
-	d   kg.Dir
-}
-
-// collect appends to cands the edges of e.row that the walk may take. A
-// self-loop is in both rows and taken from the out-row.
-func (r *run) collect(cands []cand, w *walk, e edges, runs []relRun) []cand {
-	row, d := e.row, e.d
+// collect appends to cands the edges of row, the walk's entity's edges
+// in direction d, that the walk may take. A self-loop is in both rows
+// and taken from the out-row.
+func (r *run) collect(cands []cand, w *walk, row []int32, runs []relRun, d kg.Dir) []cand {
 	if len(runs) > 0 && r.t.tails != nil {
 		// A pruned row: each run's relation is known, so only the far
-		// end is read, from the KG's far ends or its columns.
+		// end is read from the KG's columns.
 		for _, rr := range runs {
-			run := edges{row: row[:rr.n], d: d}
-			if e.far != nil {
-				run.far = e.far[rr.at : rr.at+rr.n]
-			}
-			cands = r.collectRun(cands, w, run, rr.rel)
+			cands = r.collectRun(cands, w, row[:rr.n], rr.rel, d)
 			row = row[rr.n:]
 		}
 		return cands
 	}
 	s := r.site(w, d)
-	if e.far != nil && r.t.rels != nil {
-		// The row's far ends in order; each relation's run (the row is
-		// sorted by relation) found by galloping from its first edge,
-		// about one read of the relation column for a run of one edge
-		// and a few for a long one, not one per edge.
-		rels := r.t.rels
-		for lo := 0; lo < len(row); {
-			rel := rels[row[lo]]
-			hi := lo + 1
-			for step := 1; hi < len(row) && rels[row[hi]] == rel; step *= 2 {
-				lo2 := hi
-				hi = min(hi+step, len(row))
-				if rels[row[hi-1]] != rel {
-					hi = lo2 + sort.Search(hi-lo2, func(i int) bool { return rels[row[lo2+i]] != rel })
-					break
-				}
-			}
-			for i := lo; i < hi; i++ {
-				cands = r.admit(cands, &s, row[i], e.far[i], rel)
-			}
-			lo = hi
-		}
-		return cands
-	}
 	for _, tid := range row {
 		far, rel := r.t.end(tid, d)
 		cands = r.admit(cands, &s, tid, far, rel)
@@ -407,17 +364,9 @@ func (r *run) admit(cands []cand, s *site, tid, far, rel int32) []cand {
 }
 
 // collectRun is collect over a run of edges of relation rel: only the
-// far ends are read, from the KG's far ends when it stores them (in
-// order), else from the tracer's farCache when the run is a hub's.
-func (r *run) collectRun(cands []cand, w *walk, e edges, rel int32) []cand {
-	row, d := e.row, e.d
+// far ends are read, from the tracer's farCache when the run is a hub's.
+func (r *run) collectRun(cands []cand, w *walk, row []int32, rel int32, d kg.Dir) []cand {
 	s := r.site(w, d)
-	if e.far != nil {
-		for i, tid := range row {
-			cands = r.admit(cands, &s, tid, e.far[i], rel)
-		}
-		return cands
-	}
 	x := s.x
 	col := r.t.tails
 	if d == kg.Incoming {

@@ -397,10 +397,6 @@ type Tracer struct {
 	// fars keeps the far ends of hub runs a step collected (farCache);
 	// nil without columns.
 	fars *farCache
-	// farEnds are the KG's rows' far ends when it stores them (a version
-	// 4 snapshot, kg.FarEnds; nil otherwise, also without columns): rows
-	// are then read in order, and fars keeps only relation runs.
-	farEnds kg.FarEnds
 	// kept remembers which edges hub steps kept (keepCache).
 	kept *keepCache
 	// bigCands and bigRows recycle the candidate and row buffers of hub steps
@@ -447,7 +443,6 @@ func New(g kg.Reader, enc models.Encoder, ents *kgvec.Entities, cfg Config) (*Tr
 		// a snapshot's bytes (46 per triple) at most.
 		t.fars = newFarCache(max(len(t.rels)/4, 1<<20))
 		t.kept = newKeepCache(1 << 22)
-		t.farEnds, _ = g.(kg.FarEnds)
 	}
 	t.names = newNameOrder(g, t.rels != nil)
 	for r := 0; r < g.NumRelations(); r++ {

@@ -41,17 +41,13 @@ func kgCommand() *cli.Command {
 					"is interrupted). The snapshot is written to a temporary file, synced, then renamed, so a crash\n" +
 					"never leaves a broken file: run the same command again. Progress shows each phase with its\n" +
 					"rate and ETA.\n\n" +
-					"An INPUT that is a snapshot already (version 3, from an older stem) is upgraded to this\n" +
-					"version's layout, which stores each adjacency row's far ends (8 more bytes a triple) so that\n" +
-					"tracing reads a hub's edges in order; no text is read and nothing is re-sorted.\n\n" +
 					"Google's Freebase dump (freebase-rdf-latest.gz) is recognised by its first line and read as\n" +
 					"the field cleans it (FilterEnglishTriplets.py's filter; machine ids named by their English\n" +
 					"names, as the SPARQL backend names them): see --format freebase in docs/formats.md.\n\n" +
 					"Examples:\n" +
 					"  stem kg build --out metaqa.kg ../shared/data/metaqa/kb.txt\n" +
 					"  stem kg build --out freebase.stemkg freebase-rdf-latest.gz\n" +
-					"  stem kg build --max-memory 4GiB --tmp-dir /data/tmp --out fb.stemkg fb.tsv\n" +
-					"  stem kg build --out fb-v4.stemkg fb.stemkg      # upgrade a version 3 snapshot",
+					"  stem kg build --max-memory 4GiB --tmp-dir /data/tmp --out fb.stemkg fb.tsv",
 				Flags: []cli.Flag{
 					formatFlag,
 					&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Required: true, Usage: "snapshot file to write"},
