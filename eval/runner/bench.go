@@ -66,14 +66,14 @@ func Bench(ctx context.Context, w, log io.Writer, d Dataset, b BenchOptions, s p
 			return err
 		}
 	}
-	reqs, err := benchRequests(ctx, d, log)
+	reqs, graph, err := benchRequests(ctx, d, log)
 	if err != nil {
 		return err
 	}
 	url := b.URL
 	if url == "" {
 		var stop func() error
-		if url, stop, err = (benchServer{d: d, s: s, encS: encS, version: version, log: log}).start(ctx); err != nil {
+		if url, stop, err = (benchServer{d: d, graph: graph, s: s, encS: encS, version: version, log: log}).start(ctx); err != nil {
 			return err
 		}
 		defer func() {
@@ -116,20 +116,27 @@ func bounds(b BenchOptions) string {
 }
 
 // benchRequests loads the dataset's questions (--answerable-only, --limit
-// as stem eval) as ask requests with their topic entities.
-func benchRequests(ctx context.Context, d Dataset, log io.Writer) ([]serve.AskRequest, error) {
+// as stem eval) as ask requests with their topic entities, and returns the
+// shared KG it opened with them, which the in-process server answers over
+// rather than opening (and mapping) it a second time.
+func benchRequests(ctx context.Context, d Dataset, log io.Writer) ([]serve.AskRequest, kg.Reader, error) {
 	data, err := d.Load(ctx, log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	reqs := make([]serve.AskRequest, 0, len(data.Questions))
 	for _, q := range data.Questions {
 		if q.Graph != nil {
-			return nil, fmt.Errorf("bench serve: --format %s: question %s brings its own KG, which a server does not take; use a shared-KG format (pq, metaqa)", d.Format, q.ID)
+			return nil, nil, fmt.Errorf("bench serve: --format %s: question %s brings its own KG, which a server does not take; use a shared-KG format (pq, metaqa)", d.Format, q.ID)
 		}
 		reqs = append(reqs, serve.AskRequest{Question: q.Text, Entities: q.Entities})
 	}
-	return reqs, nil
+	if d.KG == "" {
+		// A format that finds its KG itself is served as before: the
+		// server opens what --kg names (or the demo KG).
+		return reqs, nil, nil
+	}
+	return reqs, data.KG, nil
 }
 
 // warmUp asks every request once and returns those that were answered
@@ -161,9 +168,11 @@ func warmUp(ctx context.Context, cfg load.Config, log io.Writer) ([]serve.AskReq
 }
 
 // benchServer is the server stem bench serve starts in-process: d's KG
-// answered with settings s and encS, reporting version, logging to log.
+// (graph, when the questions' loading opened it already) answered with
+// settings s and encS, reporting version, logging to log.
 type benchServer struct {
 	d       Dataset
+	graph   kg.Reader
 	s       plan.Settings
 	encS    catalog.EncoderSettings
 	version string
@@ -181,7 +190,7 @@ func (b benchServer) start(ctx context.Context) (string, func() error, error) {
 	}
 	srv := serve.New(serve.Options{Loopback: true, Version: version})
 	start := time.Now()
-	cfg := assets.Config{KG: d.KG, Demo: true, Beam: s.Beam, Open: kg.OpenOptions{Format: kg.FormatAuto, Settings: d.Backends}, Encoder: encS, Log: log}
+	cfg := assets.Config{KG: d.KG, Graph: b.graph, Demo: true, Beam: s.Beam, Open: kg.OpenOptions{Format: kg.FormatAuto, Settings: d.Backends}, Encoder: encS, Log: log}
 	closeAssets, err := assets.Load(ctx, srv, cfg, s)
 	if err != nil {
 		ln.Close()
