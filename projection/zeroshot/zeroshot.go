@@ -674,7 +674,8 @@ const (
 )
 
 // newRelMasks reads g's relMasks, or returns nil for a KG they do not
-// fit or that may grow (only an in-memory one cannot).
+// fit or whose relations are not local (only a *kg.Graph, built in
+// memory or mapped from a snapshot, has columns to read them from).
 func newRelMasks(g kg.Reader) *relMasks {
 	gr, ok := g.(*kg.Graph)
 	if !ok || gr.NumRelations() > maskRelations || gr.NumEntities() > maskEntities {
