@@ -341,7 +341,8 @@ func (ex *expansion) reached(g kg.Reader, i int, x *grouper) []int32 {
 
 // lookupRuns appends to buf the runs of step s leaving (or entering) each
 // entity of front, in front's order, as expand meets them: Out and In are
-// sorted by relation, so each is found by binary search.
+// sorted by relation, so each run's start is found by binary search and
+// its end by runEnd's galloping, as expand finds them.
 func lookupRuns(g kg.Reader, front []int32, s Step, buf []run) []run {
 	_, rels, _ := kg.ColumnsOf(g)
 	for _, e := range front {
@@ -349,12 +350,9 @@ func lookupRuns(g kg.Reader, front []int32, s Step, buf []run) []run {
 		if s.Inv {
 			ts = g.In(e)
 		}
-		lo, _ := slices.BinarySearchFunc(ts, s.Rel, func(t, r int32) int { return cmp.Compare(rels[t], r) })
-		hi := lo
-		for hi < len(ts) && rels[ts[hi]] == s.Rel {
-			hi++
-		}
-		if hi > lo {
+		lo, found := slices.BinarySearchFunc(ts, s.Rel, func(t, r int32) int { return cmp.Compare(rels[t], r) })
+		if found {
+			hi := runEnd(ts, lo, s.Rel, func(t int32) int32 { return rels[t] })
 			buf = append(buf, run{ts[lo:hi:hi], s.Inv})
 		}
 	}
