@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,11 +43,44 @@ func startVirtuoso(t *testing.T, dir, kbPath, graph string) *virtuoso.Server {
 // the test vectors and returns the model's path.
 func pq3hPlanner(t *testing.T) string {
 	t.Helper()
-	model := filepath.Join(t.TempDir(), "pq3h.stempat")
-	if _, _, err := run(t, "train", "planner", "--format", "pq", "--questions", shareddata.Path(t, "pathquestion/splits/PQ-3H.train.txt"), "--vectors", tinyVectors, "--out", model); err != nil {
-		t.Fatal(err)
+	questions := shareddata.Path(t, "pathquestion/splits/PQ-3H.train.txt") // skips the test, outside once, when absent
+	pq3h.once.Do(func() {
+		dir, err := os.MkdirTemp("", "stem-test-pq3h-")
+		if err != nil {
+			pq3h.err = err
+			return
+		}
+		pq3h.dir = dir
+		model := filepath.Join(dir, "pq3h.stempat")
+		if _, _, err := run(t, "train", "planner", "--format", "pq", "--questions", questions, "--vectors", tinyVectors, "--out", model); err != nil {
+			pq3h.err = err
+			return
+		}
+		pq3h.model = model
+	})
+	if pq3h.err != nil {
+		t.Fatalf("training the PQ-3H planner: %v", pq3h.err)
 	}
-	return model
+	return pq3h.model
+}
+
+// pq3h holds the PQ-3H planner pq3hPlanner trains once for the test
+// binary: the tests that ask over SPARQL and over the file each need it,
+// and training it again was their longest step under the race detector.
+// TestMain removes its directory.
+var pq3h struct {
+	once  sync.Once
+	dir   string
+	model string
+	err   error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if pq3h.dir != "" {
+		os.RemoveAll(pq3h.dir)
+	}
+	os.Exit(code)
 }
 
 // stem ask over an endpoint prints what it prints over the file; a wrong
