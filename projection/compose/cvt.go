@@ -16,7 +16,7 @@ func (p *Planner) cvtJoin(in projection.Input, best projection.ScoredPath, ancho
 	// The question's entities alone, not every linked span: over a
 	// remote KG the question's graph is fetched around them, so a join
 	// found in memory is found there too.
-	j, found := projection.BestJoin(p.g, anchor, best.Steps, in.Entities)
+	j, found := projection.BestJoin(p.g, anchor, best.Steps, in.Entities, projection.JoinOptions{})
 	if !found {
 		return projection.Candidate{}, "", false
 	}

@@ -32,7 +32,9 @@ func anchored(g kg.Reader, hops int, entities []string, steps []schema.Step) (gr
 		}
 	}
 	graph = schema.PathGraph(anchor, steps)
-	best, found := projection.BestJoin(g, anchor, steps, entities)
+	// Over a neighbourhood one step deep, the second thing's neighbours'
+	// edges are not there: a join through one is not looked for.
+	best, found := projection.BestJoin(g, anchor, steps, entities, projection.JoinOptions{OneHop: hops == 1})
 	if !found {
 		return graph, nil
 	}
