@@ -50,9 +50,13 @@ func TestAnchored(t *testing.T) {
 		{"through an entity, one step deep", []string{"alps", "paris"}, borders, 1, "([ENT1], borders, alps)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, _ := anchored(g, tt.hops, tt.entities, tt.steps)
+			got, _, deeper := anchored(g, tt.hops, tt.entities, tt.steps)
 			if got.String() != tt.want {
 				t.Errorf("got %s, want %s", got, tt.want)
+			}
+			// One step deep, a join through an entity asks for two.
+			if want := map[bool]int{true: 2}[tt.name == "through an entity, one step deep"]; deeper != want {
+				t.Errorf("deeper %d, want %d", deeper, want)
 			}
 		})
 	}
