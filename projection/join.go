@@ -1,6 +1,7 @@
 package projection
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -212,15 +213,35 @@ func (jl *joinLinks) best(steps []schema.Step, other string) (best Join, found b
 		if n == 0 || n >= before {
 			continue
 		}
-		if !found || n < best.Answers || n == best.Answers && k.level < best.Level {
-			best = Join{Entity: other, Level: k.level, Rel: jl.g.RelationName(k.rel), Out: k.out, Hops: len(steps), Answers: n, Before: before}
-			if k.via >= 0 {
-				best.Via, best.ViaOut = jl.g.RelationName(k.via), k.viaOut
-			}
-			found = true
+		j := Join{Entity: other, Level: k.level, Rel: jl.g.RelationName(k.rel), Out: k.out, Hops: len(steps), Answers: n, Before: before}
+		if k.via >= 0 {
+			j.Via, j.ViaOut = jl.g.RelationName(k.via), k.viaOut
+		}
+		if !found || n < best.Answers || n == best.Answers && (k.level < best.Level || k.level == best.Level && j.namedBefore(best)) {
+			best, found = j, true
 		}
 	}
 	return best, found
+}
+
+// namedBefore breaks a tie between two joins through an intermediate
+// entity by their relations' names and directions, not by the order
+// the graph lists its edges in, which differs between a KG and a
+// neighbourhood fetched from it. A join in one hop keeps the first seen.
+func (j Join) namedBefore(k Join) bool {
+	if j.Via == "" {
+		return false
+	}
+	return cmp.Or(strings.Compare(j.Via, k.Via), cmp.Compare(b2i(j.ViaOut), b2i(k.ViaOut)),
+		strings.Compare(j.Rel, k.Rel), cmp.Compare(b2i(j.Out), b2i(k.Out))) < 0
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // BestJoin returns, of the entities others (anchor among them is

@@ -126,3 +126,29 @@ func TestBestJoinOneHopFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinTieByName: of two joins through an entity leaving as many
+// answers, the one whose relations' names come first wins, whatever
+// order the graph lists its edges in (a KG and a neighbourhood fetched
+// from it list them differently).
+func TestJoinTieByName(t *testing.T) {
+	triples := [][3]string{
+		{"fr", "borders", "alps"}, {"ch", "borders", "alps"},
+		{"cdg", "containedby", "fr"}, {"cdg", "serves", "paris"},
+		{"louvre", "in_country", "fr"}, {"louvre", "near", "paris"},
+	}
+	for _, order := range [][]int{{0, 1, 2, 3, 4, 5}, {5, 4, 3, 2, 1, 0}} {
+		b := kg.NewBuilder()
+		for _, i := range order {
+			b.Add(triples[i][0], triples[i][1], triples[i][2])
+		}
+		g, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, ok := projection.JoinMention(g, "alps", []schema.Step{{Rel: "borders", Dir: schema.Inverse}}, "paris")
+		if !ok || j.Via != "near" || j.Rel != "in_country" || j.Answers != 1 {
+			t.Errorf("order %v: %+v, %v; want the join by near then in_country", order, j, ok)
+		}
+	}
+}
