@@ -162,3 +162,61 @@ func TestDepth(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchedJoinThroughEntity: a second entity that reaches the answer
+// through an entity of its own ("which country borders the alps and has
+// an airport that serves paris") is joined to the pattern planner's path
+// over a fetched neighbourhood as over the whole KG: one step deep the
+// airport's edges are not there, so the planner asks for two
+// (projection.Projection.Deeper) and the pipeline fetches them.
+func TestFetchedJoinThroughEntity(t *testing.T) {
+	ctx := context.Background()
+	g, err := kg.GraphOf([][3]string{
+		{"fr", "borders", "alps"}, {"ch", "borders", "alps"}, {"it", "borders", "alps"},
+		{"de", "borders", "rhine"}, {"nl", "borders", "rhine"},
+		{"cdg", "containedby", "fr"}, {"cdg", "serves", "paris"},
+		{"zrh", "containedby", "ch"}, {"zrh", "serves", "zurich"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var train []benchmark.Question
+	for _, x := range []string{"alps", "rhine"} {
+		train = append(train, benchmark.Question{Text: fmt.Sprintf("which country borders the %s ?", x), Entities: []string{x}, Answers: []string{"x"},
+			Gold: []schema.GoldPath{{Steps: []schema.Step{{Rel: "borders", Dir: schema.Inverse}}}}})
+	}
+	enc := wordvec.New(nil, wordvec.Options{})
+	open := func(g kg.Reader) *Pipeline {
+		pl, err := pattern.FromExamples(ctx, g, enc, examplesOf(train), projection.DefaultBeam)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, closeP, err := Open(ctx, DefaultSettings(), Assets{Graph: g, Encoder: enc, AutoPlanner: pl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { closeP() })
+		return p
+	}
+	q := Query{Question: "which country borders the alps and has an airport that serves paris ?", Entities: []string{"alps", "paris"}}
+	want, err := open(g).Answer(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := open(neighbourhoods{g}).Answer(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := answersOf(want); !strings.HasPrefix(a, "fr ") || strings.Contains(a, ",") {
+		t.Errorf("answers over the whole KG %s, want fr alone", a)
+	}
+	if !strings.Contains(plansOf(want.Projection), "([ENT2], serves, paris)") {
+		t.Errorf("no join through the airport over the whole KG:\n%s", plansOf(want.Projection))
+	}
+	if a, b := plansOf(got.Projection), plansOf(want.Projection); a != b {
+		t.Errorf("plans over the fetched graph\n%s\nover the whole KG\n%s", a, b)
+	}
+	if a, b := answersOf(got), answersOf(want); a != b {
+		t.Errorf("answers over the fetched graph %s, over the whole KG %s", a, b)
+	}
+}
