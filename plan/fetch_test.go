@@ -61,19 +61,7 @@ func TestFetchedPlansMatchWholeKG(t *testing.T) {
 				Gold: []schema.GoldPath{{Steps: []schema.Step{{Rel: "nationality", Dir: schema.Forward}, {Rel: "capital_of", Dir: schema.Inverse}}}}},
 		)
 	}
-	enc := wordvec.New(nil, wordvec.Options{})
-	open := func(g kg.Reader) *Pipeline {
-		pl, err := pattern.FromExamples(ctx, g, enc, examplesOf(train), projection.DefaultBeam)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, closeP, err := Open(ctx, DefaultSettings(), Assets{Graph: g, Encoder: enc, AutoPlanner: pl})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { closeP() })
-		return p
-	}
+	open := func(g kg.Reader) *Pipeline { return patternPipeline(t, g, train) }
 	whole, fetched := open(g), open(neighbourhoods{g})
 	for _, q := range []Query{
 		{Question: "what is the song of James_Ma 's nationality ?", Entities: []string{"James_Ma"}},
@@ -100,6 +88,24 @@ func TestFetchedPlansMatchWholeKG(t *testing.T) {
 			t.Errorf("%q: evidence over the fetched graph %s, over the whole KG %s", q.Question, a, b)
 		}
 	}
+}
+
+// patternPipeline opens a pipeline over g whose planner is the pattern
+// planner learnt from train, with word vectors of no words.
+func patternPipeline(t *testing.T, g kg.Reader, train []benchmark.Question) *Pipeline {
+	t.Helper()
+	ctx := context.Background()
+	enc := wordvec.New(nil, wordvec.Options{})
+	pl, err := pattern.FromExamples(ctx, g, enc, examplesOf(train), projection.DefaultBeam)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, closeP, err := Open(ctx, DefaultSettings(), Assets{Graph: g, Encoder: enc, AutoPlanner: pl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeP() })
+	return p
 }
 
 func plansOf(p projection.Projection) string {
@@ -185,19 +191,7 @@ func TestFetchedJoinThroughEntity(t *testing.T) {
 		train = append(train, benchmark.Question{Text: fmt.Sprintf("which country borders the %s ?", x), Entities: []string{x}, Answers: []string{"x"},
 			Gold: []schema.GoldPath{{Steps: []schema.Step{{Rel: "borders", Dir: schema.Inverse}}}}})
 	}
-	enc := wordvec.New(nil, wordvec.Options{})
-	open := func(g kg.Reader) *Pipeline {
-		pl, err := pattern.FromExamples(ctx, g, enc, examplesOf(train), projection.DefaultBeam)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, closeP, err := Open(ctx, DefaultSettings(), Assets{Graph: g, Encoder: enc, AutoPlanner: pl})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { closeP() })
-		return p
-	}
+	open := func(g kg.Reader) *Pipeline { return patternPipeline(t, g, train) }
 	q := Query{Question: "which country borders the alps and has an airport that serves paris ?", Entities: []string{"alps", "paris"}}
 	want, err := open(g).Answer(ctx, q)
 	if err != nil {
