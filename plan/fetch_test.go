@@ -61,19 +61,7 @@ func TestFetchedPlansMatchWholeKG(t *testing.T) {
 				Gold: []schema.GoldPath{{Steps: []schema.Step{{Rel: "nationality", Dir: schema.Forward}, {Rel: "capital_of", Dir: schema.Inverse}}}}},
 		)
 	}
-	enc := wordvec.New(nil, wordvec.Options{})
-	open := func(g kg.Reader) *Pipeline {
-		pl, err := pattern.FromExamples(ctx, g, enc, examplesOf(train), projection.DefaultBeam)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, closeP, err := Open(ctx, DefaultSettings(), Assets{Graph: g, Encoder: enc, AutoPlanner: pl})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { closeP() })
-		return p
-	}
+	open := func(g kg.Reader) *Pipeline { return patternPipeline(t, g, train) }
 	whole, fetched := open(g), open(neighbourhoods{g})
 	for _, q := range []Query{
 		{Question: "what is the song of James_Ma 's nationality ?", Entities: []string{"James_Ma"}},
@@ -100,6 +88,24 @@ func TestFetchedPlansMatchWholeKG(t *testing.T) {
 			t.Errorf("%q: evidence over the fetched graph %s, over the whole KG %s", q.Question, a, b)
 		}
 	}
+}
+
+// patternPipeline opens a pipeline over g whose planner is the pattern
+// planner learnt from train, with word vectors of no words.
+func patternPipeline(t *testing.T, g kg.Reader, train []benchmark.Question) *Pipeline {
+	t.Helper()
+	ctx := context.Background()
+	enc := wordvec.New(nil, wordvec.Options{})
+	pl, err := pattern.FromExamples(ctx, g, enc, examplesOf(train), projection.DefaultBeam)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, closeP, err := Open(ctx, DefaultSettings(), Assets{Graph: g, Encoder: enc, AutoPlanner: pl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeP() })
+	return p
 }
 
 func plansOf(p projection.Projection) string {
@@ -160,5 +166,51 @@ func TestDepth(t *testing.T) {
 		if got := depth(c.g); got != c.want {
 			t.Errorf("%s: depth(%v) = %d, want %d", c.name, c.g.Triples, got, c.want)
 		}
+	}
+}
+
+// TestFetchedJoinThroughEntity: a second entity that reaches the answer
+// through an entity of its own ("which country borders the alps and has
+// an airport that serves paris") is joined to the pattern planner's path
+// over a fetched neighbourhood as over the whole KG: one step deep the
+// airport's edges are not there, so the planner asks for two
+// (projection.Projection.Deeper) and the pipeline fetches them.
+func TestFetchedJoinThroughEntity(t *testing.T) {
+	ctx := context.Background()
+	g, err := kg.GraphOf([][3]string{
+		{"fr", "borders", "alps"}, {"ch", "borders", "alps"}, {"it", "borders", "alps"},
+		{"de", "borders", "rhine"}, {"nl", "borders", "rhine"},
+		{"cdg", "containedby", "fr"}, {"cdg", "serves", "paris"},
+		{"zrh", "containedby", "ch"}, {"zrh", "serves", "zurich"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var train []benchmark.Question
+	for _, x := range []string{"alps", "rhine"} {
+		train = append(train, benchmark.Question{Text: fmt.Sprintf("which country borders the %s ?", x), Entities: []string{x}, Answers: []string{"x"},
+			Gold: []schema.GoldPath{{Steps: []schema.Step{{Rel: "borders", Dir: schema.Inverse}}}}})
+	}
+	open := func(g kg.Reader) *Pipeline { return patternPipeline(t, g, train) }
+	q := Query{Question: "which country borders the alps and has an airport that serves paris ?", Entities: []string{"alps", "paris"}}
+	want, err := open(g).Answer(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := open(neighbourhoods{g}).Answer(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := answersOf(want); !strings.HasPrefix(a, "fr ") || strings.Contains(a, ",") {
+		t.Errorf("answers over the whole KG %s, want fr alone", a)
+	}
+	if !strings.Contains(plansOf(want.Projection), "([ENT2], serves, paris)") {
+		t.Errorf("no join through the airport over the whole KG:\n%s", plansOf(want.Projection))
+	}
+	if a, b := plansOf(got.Projection), plansOf(want.Projection); a != b {
+		t.Errorf("plans over the fetched graph\n%s\nover the whole KG\n%s", a, b)
+	}
+	if a, b := answersOf(got), answersOf(want); a != b {
+		t.Errorf("answers over the fetched graph %s, over the whole KG %s", a, b)
 	}
 }

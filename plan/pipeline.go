@@ -473,7 +473,9 @@ func (p *Pipeline) fetchAndPlan(ctx context.Context, in projection.Input, clock 
 		if err != nil {
 			return nil, projection.Projection{}, err
 		}
-		need := 1
+		// A planner may need a deeper graph than its plans reach to
+		// plan as over the whole KG (a join through an entity).
+		need := max(1, proj.Deeper)
 		for _, c := range proj.Candidates {
 			need = max(need, depth(c.Graph))
 		}

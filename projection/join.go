@@ -1,8 +1,11 @@
 package projection
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/stem-kgqa/stem/kg"
 	"github.com/stem-kgqa/stem/schema"
@@ -28,25 +31,64 @@ type Join struct {
 	Entity string
 	Level  int
 	Rel    string
-	// Out is true when the link runs from the path's node to Entity.
+	// Out is true when the link runs from the path's node to Entity
+	// (to the intermediate entity, for a join through one).
 	Out bool
+	// Via is, for a join through an intermediate entity (a relative
+	// clause: "the country that contains an airport that serves B"), the
+	// relation linking that entity and Entity; Rel and Out then say how
+	// it links to the path's node. "" for a join in one hop.
+	Via string
+	// ViaOut is true when Via's link runs from the intermediate entity
+	// to Entity.
+	ViaOut bool
 	// Hops is the path's length: Level == Hops joins at the answer.
 	Hops    int
 	Answers int
 	Before  int
 }
 
+// joinKey groups the links from a second thing to a path's level: the
+// level, the relation and direction of the link into the level's node,
+// and, through an intermediate entity, the relation and direction of
+// that entity's link to the second thing (via -1 in one hop).
+type joinKey struct {
+	level  int
+	rel    int32
+	out    bool
+	via    int32
+	viaOut bool
+}
+
 // JoinMention finds where other, an entity the question names beside
-// anchor, links in one hop to the nodes the path steps walks from anchor
-// in g, so that it narrows the path's answers: "who played X in film Y"
-// walks actor -> performance (a CVT) -> character, and the film links to
-// the performance, so only the characters of the performances in that
-// film remain. Of the links that narrow (the answers left are some, not
-// all), the one leaving the fewest answers wins, the node nearest the
-// anchor on a tie (a CVT before the answer). ok is false when other links
-// to no level, narrows nothing, or a level is a hub's (over
-// joinLevelCap entities).
+// anchor, links to the nodes the path steps walks from anchor in g, so
+// that it narrows the path's answers: "who played X in film Y" walks
+// actor -> performance (a CVT) -> character, and the film links to the
+// performance, so only the characters of the performances in that film
+// remain. Of the links that narrow (the answers left are some, not all),
+// the one leaving the fewest answers wins, the node nearest the anchor on
+// a tie (a CVT before the answer). A link in one hop is taken where one
+// narrows; else a link through one intermediate entity of at most
+// joinViaDegree edges, on no level of the path (a relative clause: "which
+// country contains an airport that serves B" joins B -serves- airport
+// -containedby- the answer). ok is false when other links to no level,
+// narrows nothing, or a level is a hub's (over joinLevelCap entities).
 func JoinMention(g kg.Reader, anchor string, steps []schema.Step, other string) (Join, bool) {
+	return joinMention(g, anchor, steps, other, JoinOptions{})
+}
+
+// JoinOptions are what a join may read beyond the path's levels.
+type JoinOptions struct {
+	// OneHop takes joins in one hop only: over a graph that holds the
+	// second thing's edges but not its neighbours' (a neighbourhood one
+	// step deep), a join through an intermediate entity is not seen, and
+	// none is looked for, so that the plan is what the whole KG gives.
+	OneHop bool
+}
+
+// joinMention is JoinMention, through an intermediate entity only where
+// opts allows it.
+func joinMention(g kg.Reader, anchor string, steps []schema.Step, other string, opts JoinOptions) (Join, bool) {
 	a, ok := g.Entity(anchor)
 	b, okb := g.Entity(other)
 	if !ok || !okb || a == b || len(steps) == 0 {
@@ -69,97 +111,212 @@ func JoinMention(g kg.Reader, anchor string, steps []schema.Step, other string) 
 			}
 		}
 	}
-	before := len(levels[len(steps)])
-	// links groups b's edges by level, relation and direction: the nodes
-	// of that level b links to so.
-	type key struct {
-		level int
-		rel   int32
-		out   bool
+	jl := joinLinks{g: g, levels: levels, links: map[joinKey][]int32{}}
+	jl.neighbours(b, func(x, rel int32, out bool) bool {
+		jl.add(x, joinKey{rel: rel, out: out, via: -1})
+		return true
+	})
+	if best, found := jl.best(steps, other); found || opts.OneHop {
+		return best, found
 	}
-	links := map[key][]int32{}
-	var keys []key
+	jl.keys, jl.links = nil, map[joinKey][]int32{}
+	read := 0
+	jl.neighbours(b, func(m, via int32, viaOut bool) bool {
+		if m == a || g.Degree(m) > joinViaDegree || jl.onLevel(m) {
+			return true
+		}
+		jl.neighbours(m, func(x, rel int32, out bool) bool {
+			read++
+			if x != b {
+				jl.add(x, joinKey{rel: rel, out: out, via: via, viaOut: viaOut})
+			}
+			return read < joinEdges
+		})
+		return read < joinEdges
+	})
+	return jl.best(steps, other)
+}
+
+// joinLinks collects the links from a second thing to a path's levels.
+type joinLinks struct {
+	g      kg.Reader
+	levels [][]int32
+	// links groups the links by key: the nodes of the key's level that
+	// are linked so.
+	links map[joinKey][]int32
+	keys  []joinKey // in the order first seen
+}
+
+// neighbours calls f with each edge of e (its in-edges first, up to
+// joinEdges of them in all): the node at its other end, its relation,
+// and whether it runs from that node to e. f returns false to stop.
+func (jl *joinLinks) neighbours(e int32, f func(x, rel int32, out bool) bool) {
 	read := 0
 	for _, dir := range [2]bool{true, false} {
-		edges := g.In(b) // a node -> b edge: the link leaves the node
+		edges := jl.g.In(e) // a node -> e edge: the link leaves the node
 		if !dir {
-			edges = g.Out(b)
+			edges = jl.g.Out(e)
 		}
 		for _, tid := range edges {
 			if read >= joinEdges {
-				break
+				return
 			}
 			read++
-			t := g.Triple(tid)
+			t := jl.g.Triple(tid)
 			x := t.Head
 			if !dir {
 				x = t.Tail
 			}
-			for l := 1; l <= len(steps); l++ {
-				if _, ok := slices.BinarySearch(levels[l], x); !ok {
-					continue
-				}
-				k := key{level: l, rel: t.Rel, out: dir}
-				if _, seen := links[k]; !seen {
-					keys = append(keys, k)
-				}
-				links[k] = append(links[k], x)
+			if !f(x, t.Rel, dir) {
+				return
 			}
 		}
 	}
-	best, found := Join{}, false
-	for _, k := range keys {
-		front := slices.Compact(slices.Sorted(slices.Values(links[k])))
-		if len(front) == len(levels[k.level]) {
+}
+
+// onLevel reports whether x is a node of the path (the anchor included).
+func (jl *joinLinks) onLevel(x int32) bool {
+	return slices.ContainsFunc(jl.levels, func(level []int32) bool {
+		_, ok := slices.BinarySearch(level, x)
+		return ok
+	})
+}
+
+// add records x under k at each level of the path it is on.
+func (jl *joinLinks) add(x int32, k joinKey) {
+	for l := 1; l < len(jl.levels); l++ {
+		if _, ok := slices.BinarySearch(jl.levels[l], x); !ok {
+			continue
+		}
+		k.level = l
+		if _, seen := jl.links[k]; !seen {
+			jl.keys = append(jl.keys, k)
+		}
+		jl.links[k] = append(jl.links[k], x)
+	}
+}
+
+// best returns the join of the links collected that leaves the fewest
+// answers of the path steps, and some (the level nearest the anchor on a
+// tie, then the first seen); ok is false when none narrows.
+func (jl *joinLinks) best(steps []schema.Step, other string) (best Join, found bool) {
+	before := len(jl.levels[len(steps)])
+	for _, k := range jl.keys {
+		front := slices.Compact(slices.Sorted(slices.Values(jl.links[k])))
+		if len(front) == len(jl.levels[k.level]) {
 			continue // every node of the level links to it: no narrowing
 		}
 		for _, s := range steps[k.level:] {
-			front = walkStep(g, front, s)
+			front = walkStep(jl.g, front, s)
 		}
 		n := len(front)
 		if n == 0 || n >= before {
 			continue
 		}
-		if !found || n < best.Answers || n == best.Answers && k.level < best.Level {
-			best = Join{Entity: other, Level: k.level, Rel: g.RelationName(k.rel), Out: k.out, Hops: len(steps), Answers: n, Before: before}
-			found = true
+		j := Join{Entity: other, Level: k.level, Rel: jl.g.RelationName(k.rel), Out: k.out, Hops: len(steps), Answers: n, Before: before}
+		if k.via >= 0 {
+			j.Via, j.ViaOut = jl.g.RelationName(k.via), k.viaOut
+		}
+		if !found || n < best.Answers || n == best.Answers && (k.level < best.Level || k.level == best.Level && j.namedBefore(best)) {
+			best, found = j, true
 		}
 	}
 	return best, found
 }
 
+// namedBefore breaks a tie between two joins through an intermediate
+// entity by their relations' names and directions, not by the order
+// the graph lists its edges in, which differs between a KG and a
+// neighbourhood fetched from it. A join in one hop keeps the first seen.
+func (j Join) namedBefore(k Join) bool {
+	if j.Via == "" {
+		return false
+	}
+	return cmp.Or(strings.Compare(j.Via, k.Via), cmp.Compare(b2i(j.ViaOut), b2i(k.ViaOut)),
+		strings.Compare(j.Rel, k.Rel), cmp.Compare(b2i(j.Out), b2i(k.Out))) < 0
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // BestJoin returns, of the entities others (anchor among them is
-// skipped), the join (JoinMention) that leaves the fewest answers of the
-// path steps from anchor in g, the first on a tie. ok is false when none
-// narrows the path's answers.
-func BestJoin(g kg.Reader, anchor string, steps []schema.Step, others []string) (best Join, ok bool) {
+// skipped), the join (JoinMention, as opts allows) that leaves the
+// fewest answers of the path steps from anchor in g, the first on a tie;
+// a join in one hop before any through an intermediate entity. ok is
+// false when none narrows the path's answers.
+func BestJoin(g kg.Reader, anchor string, steps []schema.Step, others []string, opts JoinOptions) (best Join, ok bool) {
 	for _, e := range others {
 		if e == anchor {
 			continue
 		}
-		if j, found := JoinMention(g, anchor, steps, e); found && (!ok || j.Answers < best.Answers) {
+		j, found := joinMention(g, anchor, steps, e, opts)
+		if !found {
+			continue
+		}
+		if !ok || j.before(best) {
 			best, ok = j, true
 		}
 	}
 	return best, ok
 }
 
+// before reports whether j is the better join than k: in one hop where
+// k is not, else the one leaving fewer answers.
+func (j Join) before(k Join) bool {
+	if (j.Via == "") != (k.Via == "") {
+		return j.Via == ""
+	}
+	return j.Answers < k.Answers
+}
+
 // Attach adds j's link to graph, a path graph from schema.PathGraph of
-// the path j was found on: the entity joined to the path's node at j.Level ("[ENTi]" inside
-// the path, the answer at its end), so that tracing intersects the two
-// branches there.
+// the path j was found on: the entity joined to the path's node at
+// j.Level ("[ENTi]" inside the path, the answer at its end), through a
+// node of its own ("[ENTk]", k past the graph's) for a join through an
+// intermediate entity, so that tracing intersects the two branches there.
 func (j Join) Attach(graph schema.Graph) schema.Graph {
 	node := graph.Answer
 	if j.Level < j.Hops {
 		node = fmt.Sprintf("[ENT%d]", j.Level)
 	}
-	t := schema.Triple{Head: j.Entity, Rel: j.Rel, Tail: node}
+	to := j.Entity
+	var via []schema.Triple
+	if j.Via != "" {
+		to = fmt.Sprintf("[ENT%d]", nextVar(graph))
+		v := schema.Triple{Head: j.Entity, Rel: j.Via, Tail: to}
+		if j.ViaOut {
+			v = schema.Triple{Head: to, Rel: j.Via, Tail: j.Entity}
+		}
+		via = append(via, v)
+	}
+	t := schema.Triple{Head: to, Rel: j.Rel, Tail: node}
 	if j.Out {
-		t = schema.Triple{Head: node, Rel: j.Rel, Tail: j.Entity}
+		t = schema.Triple{Head: node, Rel: j.Rel, Tail: to}
 	}
 	out := graph
-	out.Triples = append(slices.Clone(graph.Triples), t)
+	out.Triples = append(append(slices.Clone(graph.Triples), t), via...)
 	return out
+}
+
+// nextVar returns the least k such that no node of graph is "[ENTk]" or
+// a later one.
+func nextVar(graph schema.Graph) int {
+	k := 1
+	for _, t := range graph.Triples {
+		for _, n := range [2]string{t.Head, t.Tail} {
+			digits, ok := strings.CutPrefix(n, "[ENT")
+			digits, ok2 := strings.CutSuffix(digits, "]")
+			if i, err := strconv.Atoi(digits); ok && ok2 && err == nil && i >= k {
+				k = i + 1
+			}
+		}
+	}
+	return k
 }
 
 // Note says what j does, for --explain.
@@ -167,6 +324,9 @@ func (j Join) Note() string {
 	where := "the answer"
 	if j.Level < j.Hops {
 		where = fmt.Sprintf("the path's node after hop %d", j.Level)
+	}
+	if j.Via != "" {
+		return fmt.Sprintf("join: %q links to %s by %s then %s, through an entity, and narrows %d answers to %d", j.Entity, where, j.Via, j.Rel, j.Before, j.Answers)
 	}
 	return fmt.Sprintf("join: %q links to %s by %s and narrows %d answers to %d", j.Entity, where, j.Rel, j.Before, j.Answers)
 }

@@ -48,7 +48,7 @@ func Merge(first, second Projection) Projection {
 // merge is Merge with the planners in the order given.
 func merge(first, second Projection) Projection {
 	out := Projection{Strategy: first.Strategy, Unranked: first.Unranked && second.Unranked,
-		Notes: append(slices.Clone(first.Notes), second.Notes...)}
+		Notes: append(slices.Clone(first.Notes), second.Notes...), Deeper: max(first.Deeper, second.Deeper)}
 	per := first.PerCandidate || second.PerCandidate || (len(second.Candidates) > 0 && first.Strategy != second.Strategy)
 	seen := map[string]int{}
 	add := func(p Projection, second bool) {

@@ -130,6 +130,13 @@ type Projection struct {
 	// lacks only the last edge, where the answer would hang, rather than
 	// the plan failing early as a wrong reading does.
 	DemotedLast bool
+	// Deeper is how deep a neighbourhood of the question's entities
+	// (Input.Hops) the planner needs to plan as over the whole KG, where
+	// that is deeper than its schema graphs reach: a join through an
+	// intermediate entity reads the second thing's neighbours' edges,
+	// two steps from it, which a neighbourhood one step deep lacks. 0
+	// when the graphs' depth suffices.
+	Deeper int
 }
 
 // Graphs returns the candidates' schema graphs, best first.

@@ -29,8 +29,9 @@ func kgSynthCommand() *cli.Command {
 			"With --complex N it also gives the KG date literals (the from and to of position, roster and\n" +
 			"marriage CVTs) and writes N complex questions of each kind (conjunction, conjunction-cvt,\n" +
 			"superlative, comparative, typed, superlative-number, count: \"how many\", whose gold answer is\n" +
-			"the number) to --complex-questions and 4N to --complex-train, JSON lines with gold answers and\n" +
-			"gold schema graphs (stem eval --format synth; stem train planner --format synth).\n" +
+			"the number, relative: a second entity two hops from the answer) to --complex-questions and 4N\n" +
+			"to --complex-train, JSON lines with gold answers and gold schema graphs (stem eval --format\n" +
+			"synth; stem train planner --format synth).\n" +
 			"The same --seed gives the same bytes. Use it to measure load time, memory and retrieval at\n" +
 			"Freebase scale without Freebase.\n\n" +
 			"Next steps:\n" +

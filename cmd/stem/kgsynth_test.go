@@ -161,7 +161,7 @@ func TestKGSynthComplex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "140 complex questions (conjunction 20, conjunction-cvt 20, superlative 20, comparative 20, typed 20, superlative-number 20, count 20)") {
+	if !strings.Contains(out, "160 complex questions (conjunction 20, conjunction-cvt 20, superlative 20, comparative 20, typed 20, superlative-number 20, count 20, relative 20)") {
 		t.Errorf("output:\n%s", out)
 	}
 	for _, bad := range [][]string{{"--complex", "5"}, {"--complex-questions", filepath.Join(dir, "x.jsonl")}, {"--complex", "-1", "--complex-questions", filepath.Join(dir, "x.jsonl")}} {

@@ -228,7 +228,8 @@ func benchmarkSets(ctx context.Context) []benchmarkSet {
 		// WebQSP-mini's questions that name two entities or more ("who
 		// did A play in film B"), all of them and the union of their
 		// graphs: the pattern planner anchors a path at the entity it
-		// leaves from and joins the other at the path's CVT or answer
+		// leaves from and joins the other at the path's CVT or answer,
+		// in one hop or through an entity of its own
 		// (projection.JoinMention), a schema graph with two anchors that
 		// the endpoint must answer alike.
 		{
@@ -249,7 +250,9 @@ func benchmarkSets(ctx context.Context) []benchmarkSet {
 // synthComplex is a synthetic Freebase-shaped KG written by kg/synth with
 // its complex questions (Config.Complex): conjunctions whose two anchors
 // meet at the answer or at a CVT, superlatives and comparatives over the
-// CVTs' date literals, typed questions. Their schema graphs are traced
+// CVTs' date literals, typed questions, and relative clauses whose second
+// anchor reaches the answer through an entity of its own (a schema graph
+// with an inner node off the path). Their schema graphs are traced
 // with one anchor pinned (tracing's join), which the endpoint must
 // answer alike. Generated in the test's temporary directory: it needs no
 // shared data.

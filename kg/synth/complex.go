@@ -35,10 +35,16 @@ const (
 	// KindCount: how many tails one relation gives an entity ("how many
 	// film of does A have ?"); the gold answer is the count, as a string.
 	KindCount = "count"
+	// KindRelative: a relative clause two hops from the answer, through
+	// an entity of its own ("which location has containedby A and
+	// nearby airports an airport with serves B ?"): the second anchor
+	// reaches the answer through an intermediate entity, neither a CVT
+	// nor a hub.
+	KindRelative = "relative"
 )
 
 // ComplexKinds lists the complex question kinds.
-var ComplexKinds = []string{KindConjunction, KindConjunctionCVT, KindSuperlative, KindComparative, KindTyped, KindLargest, KindCount}
+var ComplexKinds = []string{KindConjunction, KindConjunctionCVT, KindSuperlative, KindComparative, KindTyped, KindLargest, KindCount, KindRelative}
 
 // ComplexQuestion is one line of a complex question file (JSON lines, the
 // benchmark format "synth"): the question, its topic entities in the
@@ -230,6 +236,8 @@ func (g *gen) complexOne(r *rand.Rand, ix *inIndex, kind string) (ComplexQuestio
 		return g.typed(r, h, rel, t)
 	case KindCount:
 		return g.count(h, rel)
+	case KindRelative:
+		return g.relative(r, ix, h, rel, t)
 	case KindLargest:
 		if len(ix.areas) == 0 {
 			return ComplexQuestion{}, "", false
@@ -529,4 +537,63 @@ func (g *gen) count(p, rel int32) (ComplexQuestion, string, bool) {
 		Graph: ComplexGraph{Triples: []ComplexTriple{{pn, g.s.rels[rel].name, "[ENT1]"}}, Answer: "[ENT1]"},
 	}
 	return q, fmt.Sprint("k", p, rel), true
+}
+
+// relativeDegree is the most edges the intermediate entity of a
+// relative clause may have: an entity of its own, as a join walks
+// through (a hub's neighbours meet anything).
+const relativeDegree = 100
+
+// relative asks for the x with x -rel-> a and x -r2-> y -r1-> b for some
+// entity y: a relative clause about the answer's neighbour y, two hops
+// from it; only where the clause narrows what a alone gives, y is a
+// named entity of at most relativeDegree edges and b no hub.
+func (g *gen) relative(r *rand.Rand, ix *inIndex, x, rel, a int32) (ComplexQuestion, string, bool) {
+	if !g.plain(x) || !g.plain(a) || g.cnt[x] < 2 {
+		return ComplexQuestion{}, "", false
+	}
+	j := g.first[x] + r.Int32N(g.cnt[x])
+	r2, y := g.rels[j], g.tails[j]
+	if r2 == rel || y == a || y < g.nHub || !g.plain(y) || g.cnt[y] == 0 || g.degree(ix, y) > relativeDegree {
+		return ComplexQuestion{}, "", false
+	}
+	k := g.first[y] + r.Int32N(g.cnt[y])
+	r1, b := g.rels[k], g.tails[k]
+	if b == x || b == a || b < g.nHub || !g.plain(b) {
+		return ComplexQuestion{}, "", false
+	}
+	byA := setOf(g.in(ix, a, rel))
+	viaB := setOf(g.in(ix, b, r1))
+	var ans []int32
+	for _, c := range byA {
+		if slices.ContainsFunc(g.out(c, r2), func(y int32) bool {
+			_, ok := slices.BinarySearch(viaB, y)
+			return ok
+		}) {
+			ans = append(ans, c)
+		}
+	}
+	if len(ans) == 0 || len(ans) > maxAnswers || len(ans) == len(byA) {
+		return ComplexQuestion{}, "", false
+	}
+	an, bn := g.name(a), g.name(b)
+	q := ComplexQuestion{
+		Question: fmt.Sprintf("which %s has %s %s and %s %s with %s %s ?", g.typeWord(x), g.relWords(rel), an, g.relWords(r2), article(g.typeWord(y)), g.relWords(r1), bn),
+		Entities: []string{an, bn}, Answers: g.names(ans),
+		Graph: ComplexGraph{Triples: []ComplexTriple{{"[ENT1]", g.s.rels[rel].name, an}, {"[ENT1]", g.s.rels[r2].name, "[ENT2]"}, {"[ENT2]", g.s.rels[r1].name, bn}}, Answer: "[ENT1]"},
+	}
+	return q, fmt.Sprint("r", a, rel, b, r1, r2), true
+}
+
+// article puts "a" or "an" before word.
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an " + word
+	}
+	return "a " + word
+}
+
+// degree is e's number of edges, in and out.
+func (g *gen) degree(ix *inIndex, e int32) int32 {
+	return g.cnt[e] + ix.start[e+1] - ix.start[e]
 }

@@ -100,6 +100,16 @@ func TestComplex(t *testing.T) {
 				if !has(a, tr[0].Rel, tr[0].Tail) || !has(a, tr[1].Rel, tr[1].Tail) {
 					t.Errorf("%s: answer %s misses a branch of %v", q.ID, a, tr)
 				}
+			case KindRelative:
+				// Some neighbour of the answer by the second triple's
+				// relation meets the second anchor.
+				e, _ := g.Entity(a)
+				r2, _ := g.Relation(tr[1].Rel)
+				if !has(a, tr[0].Rel, tr[0].Tail) || !slices.ContainsFunc(g.OutRel(e, r2), func(tid int32) bool {
+					return has(g.EntityName(g.Triple(tid).Tail), tr[2].Rel, tr[2].Tail)
+				}) {
+					t.Errorf("%s: answer %s misses a branch of %v", q.ID, a, tr)
+				}
 			case KindLargest:
 				e, _ := g.Entity(a)
 				ar, _ := g.Relation(areaRel)

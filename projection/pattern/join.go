@@ -16,12 +16,14 @@ import (
 // (projection.JoinMention: the film at the performance, a CVT), so that
 // tracing intersects the two branches. hops > 0 says g is a neighbourhood
 // that deep: a longer path is anchored on entities[0] and joined to
-// nothing, as a graph it cannot walk says nothing of either. notes says
-// what was joined.
-func anchored(g kg.Reader, hops int, entities []string, steps []schema.Step) (graph schema.Graph, notes []string) {
+// nothing, as a graph it cannot walk says nothing of either; one step
+// deep, a join through an intermediate entity is not looked for, and
+// deeper is 2 where no join in one hop was found, the depth that would
+// show one. notes says what was joined.
+func anchored(g kg.Reader, hops int, entities []string, steps []schema.Step) (graph schema.Graph, notes []string, deeper int) {
 	anchor := entities[0]
 	if g == nil || len(entities) < 2 || hops > 0 && len(steps) > hops {
-		return schema.PathGraph(anchor, steps), nil
+		return schema.PathGraph(anchor, steps), nil, 0
 	}
 	if Reach(g, startsIn(g, entities[:1]), steps, 1) == 0 {
 		for _, e := range entities[1:] {
@@ -32,11 +34,16 @@ func anchored(g kg.Reader, hops int, entities []string, steps []schema.Step) (gr
 		}
 	}
 	graph = schema.PathGraph(anchor, steps)
-	best, found := projection.BestJoin(g, anchor, steps, entities)
+	// Over a neighbourhood one step deep, the second thing's neighbours'
+	// edges are not there: a join through one is not looked for.
+	best, found := projection.BestJoin(g, anchor, steps, entities, projection.JoinOptions{OneHop: hops == 1})
 	if !found {
-		return graph, nil
+		if hops == 1 {
+			deeper = 2
+		}
+		return graph, nil, deeper
 	}
-	return best.Attach(graph), []string{best.Note()}
+	return best.Attach(graph), []string{best.Note()}, 0
 }
 
 // joinedFirst moves the candidates a second entity was joined to

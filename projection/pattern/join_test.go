@@ -17,6 +17,8 @@ func TestAnchored(t *testing.T) {
 	for _, tr := range [][3]string{
 		{"kate", "actor.film", "p1"}, {"p1", "performance.character", "paul"}, {"p1", "performance.film", "dune"},
 		{"kate", "actor.film", "p2"}, {"p2", "performance.character", "leto"}, {"p2", "performance.film", "arrival"},
+		{"fr", "borders", "alps"}, {"ch", "borders", "alps"},
+		{"cdg", "containedby", "fr"}, {"cdg", "serves", "paris"}, {"zrh", "containedby", "ch"}, {"zrh", "serves", "zurich"},
 	} {
 		b.Add(tr[0], tr[1], tr[2])
 	}
@@ -24,6 +26,7 @@ func TestAnchored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	borders := []schema.Step{{Rel: "borders", Dir: schema.Inverse}}
 	perf := []schema.Step{{Rel: "actor.film", Dir: schema.Either}, {Rel: "performance.character", Dir: schema.Either}}
 	for _, tt := range []struct {
 		name     string
@@ -37,11 +40,23 @@ func TestAnchored(t *testing.T) {
 		{"one entity", []string{"kate"}, perf, 0, "(kate, actor.film, [ENT1]); ([ENT1], performance.character, [ENT2])"},
 		{"neither leads", []string{"dune", "kate"}, []schema.Step{{Rel: "born_in", Dir: schema.Either}}, 0, "(dune, born_in, [ENT1])"},
 		{"graph too shallow", []string{"dune", "kate"}, perf, 1, "(dune, actor.film, [ENT1]); ([ENT1], performance.character, [ENT2])"},
+		// "which country bordering the alps contains an airport that
+		// serves paris": joined through the airport, where the graph
+		// holds the second thing's neighbours' edges.
+		{"through an entity", []string{"alps", "paris"}, borders, 0,
+			"([ENT1], borders, alps); ([ENT2], containedby, [ENT1]); ([ENT2], serves, paris)"},
+		{"through an entity, two steps deep", []string{"alps", "paris"}, borders, 2,
+			"([ENT1], borders, alps); ([ENT2], containedby, [ENT1]); ([ENT2], serves, paris)"},
+		{"through an entity, one step deep", []string{"alps", "paris"}, borders, 1, "([ENT1], borders, alps)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, _ := anchored(g, tt.hops, tt.entities, tt.steps)
+			got, _, deeper := anchored(g, tt.hops, tt.entities, tt.steps)
 			if got.String() != tt.want {
 				t.Errorf("got %s, want %s", got, tt.want)
+			}
+			// One step deep, a join through an entity asks for two.
+			if want := map[bool]int{true: 2}[tt.name == "through an entity, one step deep"]; deeper != want {
+				t.Errorf("deeper %d, want %d", deeper, want)
 			}
 		})
 	}

@@ -537,9 +537,13 @@ func (p *Planner) Plan(ctx context.Context, in projection.Input) (projection.Pro
 	for i, c := range pred.Paths {
 		cand := projection.Candidate{Score: c.Score}
 		if !isConjunction(c.Steps) {
-			var notes []string
-			cand.Graph, notes = anchored(g, hops, in.Entities, c.Steps)
+			var (
+				notes  []string
+				deeper int
+			)
+			cand.Graph, notes, deeper = anchored(g, hops, in.Entities, c.Steps)
 			out.Notes = append(out.Notes, notes...)
+			out.Deeper = max(out.Deeper, deeper)
 			joined = append(joined, len(notes) > 0)
 		} else {
 			g, ok := ConjunctionGraph(textOrder(in), c.Steps)
