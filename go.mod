@@ -14,6 +14,7 @@ require (
 	github.com/samber/lo v1.53.0
 	github.com/urfave/cli/v2 v2.27.7
 	github.com/viterin/vek v0.4.2
+	golang.org/x/sys v0.48.0
 	google.golang.org/grpc v1.78.0
 )
 
@@ -50,7 +51,6 @@ require (
 	golang.org/x/net v0.50.0 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260209200024-4cfbd4190f57 // indirect

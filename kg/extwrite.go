@@ -89,6 +89,7 @@ func (b *extBuild) write(out string) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("build %s: %w", out, err)
 	}
+	dropCached(out)
 	return int64(total), nil
 }
 

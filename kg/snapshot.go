@@ -81,6 +81,7 @@ func WriteSnapshot(path string, g *Graph) error {
 	if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { return EncodeSnapshot(w, g) }); err != nil {
 		return fmt.Errorf("write snapshot %s: %w", path, err)
 	}
+	dropCached(path)
 	return nil
 }
 
