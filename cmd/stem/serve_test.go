@@ -161,6 +161,9 @@ func TestServeFlags(t *testing.T) {
 // TestServeOverSPARQL: a server over a Virtuoso endpoint answers and
 // lists neighbours as a server over the file does.
 func TestServeOverSPARQL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: serve compared over SPARQL and over the file (the race pass checks kg/sparql itself)")
+	}
 	virtuoso.SkipUnavailable(t)
 	kb := shareddata.Path(t, "pathquestion/3H-kb.txt")
 	srv := startVirtuoso(t, t.TempDir(), kb, "http://stem.test/pq3h")

@@ -65,9 +65,9 @@ func pq3hPlanner(t *testing.T) string {
 }
 
 // pq3h holds the PQ-3H planner pq3hPlanner trains once for the test
-// binary: the tests that ask over SPARQL and over the file each need it,
-// and training it again was their longest step under the race detector.
-// TestMain removes its directory.
+// binary: the tests that ask and serve over SPARQL and over the file each
+// need it, and training it is the longest step of each. TestMain removes
+// its directory.
 var pq3h struct {
 	once  sync.Once
 	dir   string
@@ -86,6 +86,9 @@ func TestMain(m *testing.M) {
 // stem ask over an endpoint prints what it prints over the file; a wrong
 // URL fails before any work with the URL in the message.
 func TestAskOverSPARQL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: ask compared over SPARQL and over the file (the race pass checks kg/sparql itself)")
+	}
 	virtuoso.SkipUnavailable(t)
 	kb := shareddata.Path(t, "pathquestion/3H-kb.txt")
 	srv := startVirtuoso(t, t.TempDir(), kb, "http://stem.test/pq3h")
