@@ -112,8 +112,16 @@ func joinMention(g kg.Reader, anchor string, steps []schema.Step, other string, 
 		}
 	}
 	jl := joinLinks{g: g, levels: levels, links: map[joinKey][]int32{}}
+	// b's edges are kept as they are read: a join through an entity
+	// walks on from the same ones.
+	type edge struct {
+		m, rel int32
+		out    bool
+	}
+	var near []edge
 	jl.neighbours(b, func(x, rel int32, out bool) bool {
 		jl.add(x, joinKey{rel: rel, out: out, via: -1})
+		near = append(near, edge{x, rel, out})
 		return true
 	})
 	if best, found := jl.best(steps, other); found || opts.OneHop {
@@ -121,19 +129,22 @@ func joinMention(g kg.Reader, anchor string, steps []schema.Step, other string, 
 	}
 	jl.keys, jl.links = nil, map[joinKey][]int32{}
 	read := 0
-	jl.neighbours(b, func(m, via int32, viaOut bool) bool {
+	for _, e := range near {
+		m := e.m
 		if m == a || g.Degree(m) > joinViaDegree || jl.onLevel(m) {
-			return true
+			continue
 		}
 		jl.neighbours(m, func(x, rel int32, out bool) bool {
 			read++
 			if x != b {
-				jl.add(x, joinKey{rel: rel, out: out, via: via, viaOut: viaOut})
+				jl.add(x, joinKey{rel: rel, out: out, via: e.rel, viaOut: e.out})
 			}
 			return read < joinEdges
 		})
-		return read < joinEdges
-	})
+		if read >= joinEdges {
+			break
+		}
+	}
 	return jl.best(steps, other)
 }
 
