@@ -28,6 +28,9 @@ type Selection struct {
 	Selected bool
 	// Model says which selector judged: its note.
 	Model string
+	// Kept is the keep decision on each of the chosen reading's answers
+	// weighed (selection.Model.Cut), nil without a keep part.
+	Kept []selection.Kept
 	// in is what the readings were judged from, for AnswerFeatures.
 	in selection.Input
 }
@@ -37,6 +40,13 @@ type Selection struct {
 func (s *Selection) AnswerFeatures(i int) [][]float64 {
 	c := s.Candidates[i]
 	return selection.AnswerFeatures(s.in, c, c.Answers)
+}
+
+// KeepFeatures returns the keep features of reading i's answers
+// (selection.KeepFeatures), for training the answer set's size.
+func (s *Selection) KeepFeatures(i int) [][]float64 {
+	c := s.Candidates[i]
+	return selection.KeepFeatures(s.in, c, c.Answers)
 }
 
 // Contradicted reports whether the KG holds evidence against the chosen
@@ -78,13 +88,13 @@ func (p *Pipeline) choose(ctx context.Context, req Request, ev *Evidence) (*trac
 	answers := c.Answers
 	if i := slices.IndexFunc(cands, func(a selection.Candidate) bool { return len(a.Answers) > 0 }); i == sel.Chosen {
 		// Tracing's own pick: its answers as it merged them.
-		if len(m.Answer) == 0 {
+		if len(m.Answer) == 0 && m.Keep == nil {
 			return tr, sel, nil
 		}
 		answers = tr.Answers
 	}
 	out := *tr
-	out.Answers = m.Order(in, c, answers)
+	out.Answers, sel.Kept = m.Cut(in, c, m.Order(in, c, answers))
 	return &out, sel, nil
 }
 
