@@ -160,17 +160,18 @@ func keepQuestions(qs []Question, choice []float64) []keepQuestion {
 func trainKeep(qs []Question, choice []float64, o TrainOptions) *Keep {
 	kq := keepQuestions(qs, choice)
 	var xs [][]float64
-	var ys []float64
+	var ys, ws []float64
 	for _, q := range kq {
 		for i := 1; i < len(q.rows); i++ {
 			xs = append(xs, q.rows[i])
 			ys = append(ys, b2f(q.labels[i]))
+			ws = append(ws, 1/float64(len(q.rows)-1))
 		}
 	}
 	if len(xs) == 0 {
 		return nil
 	}
-	w, b := logistic(xs, ys, len(KeepNames), o)
+	w, b := logistic(xs, ys, ws, len(KeepNames), o)
 	k := &Keep{Features: slices.Clone(KeepNames), Weights: w, Bias: b}
 	ps := make([][]float64, len(kq))
 	for j, q := range kq {

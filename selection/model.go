@@ -314,7 +314,7 @@ func Train(qs []Question, o TrainOptions) (*Model, error) {
 	if len(xs) == 0 {
 		return nil, ErrNoExamples
 	}
-	w, b := logistic(xs, ys, len(Names), o)
+	w, b := logistic(xs, ys, nil, len(Names), o)
 	m := &Model{Features: slices.Clone(Names), Weights: w, Bias: b, Choice: choice, Answer: answer, Select: true, Trained: len(fit), Held: len(held)}
 	if o.Keep {
 		m.Keep = trainKeep(fit, choice, o)
@@ -389,12 +389,19 @@ var nonEmpty = make([]tracing.Answer, 1)
 
 // logistic fits d weights and a bias to xs, ys by full-batch gradient
 // descent on the L2-penalised log-loss (the features are scaled to about
-// [0, 1], so a fixed step converges).
-func logistic(xs [][]float64, ys []float64, d int, o TrainOptions) ([]float64, float64) {
+// [0, 1], so a fixed step converges); ws, when not nil, weighs each
+// example.
+func logistic(xs [][]float64, ys, ws []float64, d int, o TrainOptions) ([]float64, float64) {
 	w := make([]float64, d)
 	b := 0.0
 	g := make([]float64, d)
 	n := float64(len(xs))
+	if ws != nil {
+		n = 0
+		for _, v := range ws {
+			n += v
+		}
+	}
 	const lr = 0.5
 	for step := 0; step < o.Steps; step++ {
 		clear(g)
@@ -405,6 +412,9 @@ func logistic(xs [][]float64, ys []float64, d int, o TrainOptions) ([]float64, f
 				z += w[j] * x[j]
 			}
 			e := sigmoid(z) - ys[i]
+			if ws != nil {
+				e *= ws[i]
+			}
 			for j := 0; j < d && j < len(x); j++ {
 				g[j] += e * x[j]
 			}
