@@ -31,6 +31,9 @@ type Selection struct {
 	// Kept is the keep decision on each of the chosen reading's answers
 	// weighed (selection.Model.Cut), nil without a keep part.
 	Kept []selection.Kept
+	// KeepThreshold is the probability from which the keep part keeps
+	// an answer after the first.
+	KeepThreshold float64
 	// in is what the readings were judged from, for AnswerFeatures.
 	in selection.Input
 }
@@ -66,7 +69,8 @@ func (p *Pipeline) selector() *selection.Model {
 
 // choose judges the readings tracing returned on their own
 // (tracing.Result.Alternatives) and returns the evidence with the chosen
-// reading's answers in place of the first's; evidence without
+// reading's answers in place of the first's, ordered and cut to the
+// answer set the selector learnt (selection.Model.Order, Cut); evidence without
 // alternatives (a peer's) comes back as it was, with no selection.
 func (p *Pipeline) choose(ctx context.Context, req Request, ev *Evidence) (*tracing.Result, *Selection, error) {
 	tr := ev.Trace
@@ -95,6 +99,9 @@ func (p *Pipeline) choose(ctx context.Context, req Request, ev *Evidence) (*trac
 	}
 	out := *tr
 	out.Answers, sel.Kept = m.Cut(in, c, m.Order(in, c, answers))
+	if m.Keep != nil {
+		sel.KeepThreshold = m.Keep.Threshold
+	}
 	return &out, sel, nil
 }
 
