@@ -28,8 +28,9 @@ type Selection struct {
 	Selected bool
 	// Model says which selector judged: its note.
 	Model string
-	// Kept is the keep decision on each of the chosen reading's answers
-	// weighed (selection.Model.Cut), nil without a keep part.
+	// Kept is the keep decision on each answer weighed, the chosen
+	// reading's then the other readings' (selection.Model.Cut); nil
+	// without a keep part.
 	Kept []selection.Kept
 	// KeepThreshold is the probability from which the keep part keeps
 	// an answer after the first.
@@ -46,10 +47,16 @@ func (s *Selection) AnswerFeatures(i int) [][]float64 {
 }
 
 // KeepFeatures returns the keep features of reading i's answers
-// (selection.KeepFeatures), for training the answer set's size.
-func (s *Selection) KeepFeatures(i int) [][]float64 {
+// (selection.KeepFeatures) and their entities, for training the answer
+// set (selection.Question.Keep, Entities).
+func (s *Selection) KeepFeatures(i int) ([][]float64, []int32) {
 	c := s.Candidates[i]
-	return selection.KeepFeatures(s.in, c, c.Answers)
+	fs := selection.KeepFeatures(s.in, c, c.Answers)
+	ents := make([]int32, len(fs))
+	for j := range fs {
+		ents[j] = c.Answers[j].Entity
+	}
+	return fs, ents
 }
 
 // Contradicted reports whether the KG holds evidence against the chosen
@@ -98,7 +105,7 @@ func (p *Pipeline) choose(ctx context.Context, req Request, ev *Evidence) (*trac
 		answers = tr.Answers
 	}
 	out := *tr
-	out.Answers, sel.Kept = m.Cut(in, c, m.Order(in, c, answers))
+	out.Answers, sel.Kept = m.Cut(in, cands, sel.Chosen, m.Order(in, c, answers))
 	if m.Keep != nil {
 		sel.KeepThreshold = m.Keep.Threshold
 	}

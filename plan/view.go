@@ -94,9 +94,9 @@ type ExplainView struct {
 	// Selection is every reading plan selection judged, with its
 	// features and score.
 	Selection []CandidateView `json:"selection,omitempty"`
-	// Kept is the selector's keep decision on each of the chosen
-	// reading's answers it weighed (selection.Model.Cut): the
-	// probability that the answer is a gold one and whether it is
+	// Kept is the selector's keep decision on each answer it weighed,
+	// the chosen reading's then the other readings' (selection.Model.Cut):
+	// the probability that the answer is a gold one and whether it is
 	// returned; absent for a selector without a keep part.
 	Kept []selection.Kept `json:"kept,omitempty"`
 	// Withheld are the answers a confidence below --min-confidence held
@@ -331,9 +331,10 @@ func (s *Selection) writeText(w io.Writer) {
 	s.writeKept(w)
 }
 
-// writeKept prints the keep decision on the chosen reading's answers
-// (selection.Model.Cut): each answer weighed with its probability of
-// being gold, + for kept and - for cut; nothing without a keep part.
+// writeKept prints the keep decision (selection.Model.Cut): each answer
+// weighed, the chosen reading's then the other readings', with its
+// probability of being gold, + for kept and - for cut; nothing without
+// a keep part.
 func (s *Selection) writeKept(w io.Writer) {
 	if len(s.Kept) == 0 {
 		return

@@ -44,10 +44,14 @@ func keepSet(t *testing.T, tc keepCase, answers []tracing.Answer, n int) ([]Ques
 		labels = make([]bool, len(answers))
 		labels[0], gold = true, 1
 	}
+	ents := make([]int32, len(answers))
+	for i, a := range answers {
+		ents[i] = a.Entity
+	}
 	var qs []Question
 	for range n {
 		qs = append(qs, Question{Rows: [][]float64{cands[0].Features}, Labels: []bool{labels[0]}, Answers: [][][]float64{fs},
-			AnswerLabels: [][]bool{labels}, Keep: [][][]float64{fs}, Gold: gold})
+			AnswerLabels: [][]bool{labels}, Keep: [][][]float64{fs}, Entities: [][]int32{ents}, Gold: gold})
 	}
 	return qs, in, cands[0]
 }
@@ -76,7 +80,7 @@ func TestTrainKeep(t *testing.T) {
 			if math.Abs(m.Keep.F1-1) > 1e-9 {
 				t.Errorf("training F1 with the cut %.3f, want 1 (the cut is exact)", m.Keep.F1)
 			}
-			got, ds := m.Cut(in, c, answers)
+			got, ds := m.Cut(in, []Candidate{c}, 0, answers)
 			var names []string
 			for _, a := range got {
 				names = append(names, a.Name)
@@ -103,7 +107,7 @@ func TestKeepPastMaxAnswers(t *testing.T) {
 		answers = append(answers, tracing.Answer{Entity: int32(i + 1), Name: "x", Score: 3})
 	}
 	m := &Model{Keep: &Keep{Features: KeepNames, Weights: make([]float64, len(KeepNames)), Threshold: 0}}
-	got, ds := m.Cut(Input{Question: "q"}, Candidate{}, answers)
+	got, ds := m.Cut(Input{Question: "q"}, []Candidate{{Answers: answers}}, 0, answers)
 	if len(got) != MaxAnswers || len(ds) != MaxAnswers {
 		t.Errorf("kept %d answers with %d decisions, want %d", len(got), len(ds), MaxAnswers)
 	}
@@ -156,10 +160,52 @@ func TestLoadWithoutKeep(t *testing.T) {
 			if m.Bias != 0.5 || !m.Select || m.Platt == nil || m.Trained != 10 {
 				t.Errorf("loaded %+v, want the file's fields", m)
 			}
-			got, _ := m.Cut(Input{Question: "q"}, Candidate{}, answers)
+			got, _ := m.Cut(Input{Question: "q"}, []Candidate{{Answers: answers}}, 0, answers)
 			if len(got) != tc.answer {
 				t.Errorf("kept %d answers, want %d", len(got), tc.answer)
 			}
 		})
+	}
+}
+
+// TestKeepOtherReadings learns to add another reading's answers: the
+// chosen reading binds one gold answer, the other reading the rest of
+// the gold ones (named) and wrong ones (bare ids), and one answer of the
+// chosen reading again, weighed once.
+func TestKeepOtherReadings(t *testing.T) {
+	chosenAs := []tracing.Answer{{Entity: 1, Name: "Alice", Score: 3}}
+	otherAs := []tracing.Answer{{Entity: 2, Name: "m.0x2", Score: 3}, {Entity: 1, Name: "Alice", Score: 3},
+		{Entity: 3, Name: "Bob", Score: 3}, {Entity: 4, Name: "m.0x4", Score: 3}}
+	in := Input{Question: "what are the names", Trace: &tracing.Result{Alternatives: []tracing.Alternative{{Answers: chosenAs}, {Group: 1, Answers: otherAs}}}}
+	cands, err := Candidates(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q Question
+	for _, c := range cands {
+		fs := KeepFeatures(in, c, c.Answers)
+		labels := make([]bool, len(c.Answers))
+		ents := make([]int32, len(c.Answers))
+		for i, a := range c.Answers {
+			labels[i], ents[i] = !bareID(a.Name), a.Entity
+		}
+		q.Rows, q.Labels = append(q.Rows, c.Features), append(q.Labels, labels[0])
+		q.Answers, q.AnswerLabels = append(q.Answers, fs), append(q.AnswerLabels, labels)
+		q.Keep, q.Entities = append(q.Keep, fs), append(q.Entities, ents)
+	}
+	q.Gold = 2
+	qs := slices.Repeat([]Question{q}, 50)
+	m, err := Train(qs, TrainOptions{Steps: 800, Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := chosen(m.Choice, q.Rows)
+	got, ds := m.Cut(in, cands, k, cands[k].Answers)
+	var names []string
+	for _, a := range got {
+		names = append(names, a.Name)
+	}
+	if want := []string{"Alice", "Bob"}; !slices.Equal(names, want) || len(ds) != 4 || math.Abs(m.Keep.F1-1) > 1e-9 {
+		t.Errorf("chose reading %d, kept %v (decisions %+v, training F1 %.3f), want %v from 4 answers weighed", k, names, ds, m.Keep.F1, want)
 	}
 }

@@ -215,6 +215,9 @@ type Question struct {
 	// reading's answers to return (Model.Keep).
 	Keep [][][]float64
 	Gold int
+	// Entities, parallel to Keep, are the KG entities of each reading's
+	// weighed answers: an answer two readings bind is weighed once.
+	Entities [][]int32
 	// Negative marks a question traced over a KG without its answer
 	// edges (stem train selector --unanswerable-fraction): its readings,
 	// all wrong, fit the weights, but with TrainOptions.CalibrateAnswerable
@@ -317,7 +320,7 @@ func Train(qs []Question, o TrainOptions) (*Model, error) {
 	w, b := logistic(xs, ys, nil, len(Names), o)
 	m := &Model{Features: slices.Clone(Names), Weights: w, Bias: b, Choice: choice, Answer: answer, Select: true, Trained: len(fit), Held: len(held)}
 	if o.Keep {
-		m.Keep = trainKeep(fit, choice, o)
+		m.Keep = trainKeep(fit, m, o)
 	}
 	var zs, ls, neg []float64
 	for _, q := range held {

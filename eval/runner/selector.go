@@ -44,8 +44,8 @@ type SelectorOptions struct {
 	Held    int
 	// Answers also learns the order of the chosen reading's answers.
 	Answers bool
-	// NoKeep learns no cut of the chosen reading's answers
-	// (selection.Model.Keep): every answer tracing binds is returned.
+	// NoKeep learns no answer set (selection.Model.Keep): every answer
+	// the chosen reading binds is returned.
 	NoKeep bool
 	// Rows, when not "", is a JSON-lines FILE written with every
 	// question's readings: plan, first answers, features and label.
@@ -156,7 +156,7 @@ func TrainSelector(ctx context.Context, w, log io.Writer, job SelectorJob) error
 		}
 	}
 	if k := m.Keep; k != nil {
-		fmt.Fprintf(w, "answer set: keep an answer after the first at p >= %.2f (training F1 %.2f; every answer %.2f, the first alone %.2f)\n",
+		fmt.Fprintf(w, "answer set: keep an answer after the chosen reading's first at p >= %.2f (training F1 %.2f; every answer weighed %.2f, the first alone %.2f)\n",
 			k.Threshold, 100*k.F1, 100*k.All, 100*k.One)
 		for i, name := range selection.KeepNames {
 			fmt.Fprintf(w, "  %-12s %+.3f\n", name, k.Weights[i])
@@ -373,7 +373,9 @@ func (c *collector) Answer(ctx context.Context, q benchmark.Question) (eval.Pred
 		}
 		row.Answers = append(row.Answers, fs)
 		row.AnswerLabels = append(row.AnswerLabels, labels)
-		row.Keep = append(row.Keep, res.Selection.KeepFeatures(i))
+		kf, ents := res.Selection.KeepFeatures(i)
+		row.Keep = append(row.Keep, kf)
+		row.Entities = append(row.Entities, ents)
 		r := readingRow{ID: q.ID, Question: q.Text, Plan: cand.Plan, Bound: len(cand.Answers), Right: right, Lost: c.lost[q.ID], Features: map[string]float64{}}
 		for _, a := range cand.Answers[:min(3, len(cand.Answers))] {
 			r.Answers = append(r.Answers, a.Name)
