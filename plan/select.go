@@ -28,6 +28,13 @@ type Selection struct {
 	Selected bool
 	// Model says which selector judged: its note.
 	Model string
+	// Kept is the keep decision on each answer weighed, the chosen
+	// reading's then the other readings' (selection.Model.Cut); nil
+	// without a keep part.
+	Kept []selection.Kept
+	// KeepThreshold is the probability from which the keep part keeps
+	// an answer after the first.
+	KeepThreshold float64
 	// in is what the readings were judged from, for AnswerFeatures.
 	in selection.Input
 }
@@ -37,6 +44,19 @@ type Selection struct {
 func (s *Selection) AnswerFeatures(i int) [][]float64 {
 	c := s.Candidates[i]
 	return selection.AnswerFeatures(s.in, c, c.Answers)
+}
+
+// KeepFeatures returns the keep features of reading i's answers
+// (selection.KeepFeatures) and their entities, for training the answer
+// set (selection.Question.Keep, Entities).
+func (s *Selection) KeepFeatures(i int) ([][]float64, []int32) {
+	c := s.Candidates[i]
+	fs := selection.KeepFeatures(s.in, c, c.Answers)
+	ents := make([]int32, len(fs))
+	for j := range fs {
+		ents[j] = c.Answers[j].Entity
+	}
+	return fs, ents
 }
 
 // Contradicted reports whether the KG holds evidence against the chosen
@@ -56,7 +76,8 @@ func (p *Pipeline) selector() *selection.Model {
 
 // choose judges the readings tracing returned on their own
 // (tracing.Result.Alternatives) and returns the evidence with the chosen
-// reading's answers in place of the first's; evidence without
+// reading's answers in place of the first's, ordered and cut to the
+// answer set the selector learnt (selection.Model.Order, Cut); evidence without
 // alternatives (a peer's) comes back as it was, with no selection.
 func (p *Pipeline) choose(ctx context.Context, req Request, ev *Evidence) (*tracing.Result, *Selection, error) {
 	tr := ev.Trace
@@ -78,13 +99,16 @@ func (p *Pipeline) choose(ctx context.Context, req Request, ev *Evidence) (*trac
 	answers := c.Answers
 	if i := slices.IndexFunc(cands, func(a selection.Candidate) bool { return len(a.Answers) > 0 }); i == sel.Chosen {
 		// Tracing's own pick: its answers as it merged them.
-		if len(m.Answer) == 0 {
+		if len(m.Answer) == 0 && m.Keep == nil {
 			return tr, sel, nil
 		}
 		answers = tr.Answers
 	}
 	out := *tr
-	out.Answers = m.Order(in, c, answers)
+	out.Answers, sel.Kept = m.Cut(in, cands, sel.Chosen, m.Order(in, c, answers))
+	if m.Keep != nil {
+		sel.KeepThreshold = m.Keep.Threshold
+	}
 	return &out, sel, nil
 }
 

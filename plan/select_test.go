@@ -155,3 +155,44 @@ type plannerFunc func(context.Context, projection.Input) (projection.Projection,
 func (f plannerFunc) Plan(ctx context.Context, in projection.Input) (projection.Projection, error) {
 	return f(ctx, in)
 }
+
+// TestSelectorKeeps: a selector's keep part sizes the answer set (the
+// first answer always kept, the others at its threshold), and --explain
+// shows the decision; without one every answer stays.
+func TestSelectorKeeps(t *testing.T) {
+	ctx := context.Background()
+	workers := plannerFunc(func(_ context.Context, in projection.Input) (projection.Projection, error) {
+		g := schema.Graph{Triples: []schema.Triple{{Head: "[ENT1]", Rel: "works_for", Tail: in.Entities[0]}}}
+		return projection.Projection{Candidates: []projection.Candidate{{Graph: g, Score: 1}}, Strategy: schema.Breadth}, nil
+	})
+	keep := func(threshold float64) *selection.Model {
+		m := selection.Default()
+		m.Keep = &selection.Keep{Features: selection.KeepNames, Weights: make([]float64, len(selection.KeepNames)), Threshold: threshold}
+		return m
+	}
+	for _, tc := range []struct {
+		name    string
+		sel     *selection.Model
+		answers int
+		explain string
+	}{
+		{"no keep part", nil, 2, ""},
+		{"keeps both", keep(0.5), 2, "2 of 2 kept"},
+		{"keeps the first", keep(0.9), 1, "1 of 2 kept"},
+	} {
+		p := readPipeline(t, strings.NewReader(companyKG), "company", workers)
+		p.Selector = tc.sel
+		r, err := p.Answer(ctx, Query{Question: "who works for globex ?", Entities: []string{"globex"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Answers) != tc.answers {
+			t.Errorf("%s: answers %v, want %d", tc.name, r.Answers, tc.answers)
+		}
+		var b strings.Builder
+		r.WriteText(&b, true, 0, 0)
+		if got := strings.Contains(b.String(), "answer set (keeps the first, then p >= "); got != (tc.explain != "") || !strings.Contains(b.String(), tc.explain) {
+			t.Errorf("%s: --explain printed\n%s\nwant %q", tc.name, b.String(), tc.explain)
+		}
+	}
+}

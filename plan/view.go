@@ -94,6 +94,11 @@ type ExplainView struct {
 	// Selection is every reading plan selection judged, with its
 	// features and score.
 	Selection []CandidateView `json:"selection,omitempty"`
+	// Kept is the selector's keep decision on each answer it weighed,
+	// the chosen reading's then the other readings' (selection.Model.Cut):
+	// the probability that the answer is a gold one and whether it is
+	// returned; absent for a selector without a keep part.
+	Kept []selection.Kept `json:"kept,omitempty"`
 	// Withheld are the answers a confidence below --min-confidence held
 	// back.
 	Withheld []string `json:"withheld,omitempty"`
@@ -137,7 +142,7 @@ func (r *Result) View(explain bool) View {
 	ex := &ExplainView{Entities: r.Links, Mentions: r.Mentions, Plan: r.Projection, Strategy: r.Strategy, Anchors: ev.Anchors, Guidance: r.Guidance,
 		Constraints: r.Constraints, Problems: ev.Problems}
 	if r.Selection != nil {
-		ex.Selection = r.Selection.views()
+		ex.Selection, ex.Kept = r.Selection.views(), r.Selection.Kept
 	}
 	for _, a := range r.Withheld {
 		ex.Withheld = append(ex.Withheld, a.Name)
@@ -323,4 +328,26 @@ func (s *Selection) writeText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "        %s\n", strings.Join(fs, ", "))
 	}
+	s.writeKept(w)
+}
+
+// writeKept prints the keep decision (selection.Model.Cut): each answer
+// weighed, the chosen reading's then the other readings', with its
+// probability of being gold, + for kept and - for cut; nothing without
+// a keep part.
+func (s *Selection) writeKept(w io.Writer) {
+	if len(s.Kept) == 0 {
+		return
+	}
+	n := 0
+	var parts []string
+	for _, k := range s.Kept {
+		mark := "-"
+		if k.Kept {
+			mark = "+"
+			n++
+		}
+		parts = append(parts, fmt.Sprintf("%s%s %.2f", mark, k.Name, k.P))
+	}
+	fmt.Fprintf(w, "answer set (keeps the first, then p >= %.2f): %d of %d kept: %s\n", s.KeepThreshold, n, len(s.Kept), strings.Join(parts, ", "))
 }

@@ -35,6 +35,10 @@ type Model struct {
 	// answers (AnswerNames): fitted as a conditional logit over each
 	// training reading's answers, so that the first is the gold one.
 	Answer []float64 `json:"answer,omitempty"`
+	// Keep, when set (a trained model), says how many of the chosen
+	// reading's answers to return (Model.Cut); nil returns them all, as
+	// a model trained before it did.
+	Keep *Keep `json:"keep,omitempty"`
 	// Platt is the calibration, nil for an uncalibrated model (the
 	// default heuristic).
 	Platt *Platt `json:"platt,omitempty"`
@@ -175,7 +179,8 @@ func Load(path string) (*Model, error) {
 		return nil, fmt.Errorf("selector %s: %w", path, err)
 	}
 	if !slices.Equal(m.Features, Names) || len(m.Weights) != len(Names) || (m.Choice != nil && len(m.Choice) != len(Names)) ||
-		(m.Answer != nil && len(m.Answer) != len(AnswerNames)) {
+		(m.Answer != nil && len(m.Answer) != len(AnswerNames)) ||
+		(m.Keep != nil && (!slices.Equal(m.Keep.Features, KeepNames) || len(m.Keep.Weights) != len(KeepNames))) {
 		return nil, fmt.Errorf("selector %s: features %v, this stem reads %v: train it again (stem train selector)", path, m.Features, Names)
 	}
 	return &m, nil
@@ -204,6 +209,15 @@ type Question struct {
 	// when its first answer in that order is.
 	Answers      [][][]float64
 	AnswerLabels [][]bool
+	// Keep, when not nil, is parallel to Answers: each reading's
+	// answers' keep features (KeepFeatures); with Gold, the question's
+	// number of gold answers, Train learns how many of the chosen
+	// reading's answers to return (Model.Keep).
+	Keep [][][]float64
+	Gold int
+	// Entities, parallel to Keep, are the KG entities of each reading's
+	// weighed answers: an answer two readings bind is weighed once.
+	Entities [][]int32
 	// Negative marks a question traced over a KG without its answer
 	// edges (stem train selector --unanswerable-fraction): its readings,
 	// all wrong, fit the weights, but with TrainOptions.CalibrateAnswerable
@@ -247,6 +261,9 @@ type TrainOptions struct {
 	// question mixes in the readings that lose to a better one, which
 	// teaches that an exactly matching reading is often wrong.
 	ChosenOnly bool
+	// Keep also learns how many of the chosen reading's answers to
+	// return (Model.Keep) from the questions' Keep rows.
+	Keep bool
 }
 
 // ErrNoExamples is returned when no training question has a reading that
@@ -300,8 +317,11 @@ func Train(qs []Question, o TrainOptions) (*Model, error) {
 	if len(xs) == 0 {
 		return nil, ErrNoExamples
 	}
-	w, b := logistic(xs, ys, o)
+	w, b := logistic(xs, ys, nil, len(Names), o)
 	m := &Model{Features: slices.Clone(Names), Weights: w, Bias: b, Choice: choice, Answer: answer, Select: true, Trained: len(fit), Held: len(held)}
+	if o.Keep {
+		m.Keep = trainKeep(fit, m, o)
+	}
 	var zs, ls, neg []float64
 	for _, q := range held {
 		if q.Negative && o.CalibrateAnswerable {
@@ -370,15 +390,21 @@ func chosen(choice []float64, rows [][]float64) int {
 // know it binds some (Question rows are readings that bind answers).
 var nonEmpty = make([]tracing.Answer, 1)
 
-// logistic fits weights and a bias to xs, ys by full-batch gradient
+// logistic fits d weights and a bias to xs, ys by full-batch gradient
 // descent on the L2-penalised log-loss (the features are scaled to about
-// [0, 1], so a fixed step converges).
-func logistic(xs [][]float64, ys []float64, o TrainOptions) ([]float64, float64) {
-	d := len(Names)
+// [0, 1], so a fixed step converges); ws, when not nil, weighs each
+// example.
+func logistic(xs [][]float64, ys, ws []float64, d int, o TrainOptions) ([]float64, float64) {
 	w := make([]float64, d)
 	b := 0.0
 	g := make([]float64, d)
 	n := float64(len(xs))
+	if ws != nil {
+		n = 0
+		for _, v := range ws {
+			n += v
+		}
+	}
 	const lr = 0.5
 	for step := 0; step < o.Steps; step++ {
 		clear(g)
@@ -389,6 +415,9 @@ func logistic(xs [][]float64, ys []float64, o TrainOptions) ([]float64, float64)
 				z += w[j] * x[j]
 			}
 			e := sigmoid(z) - ys[i]
+			if ws != nil {
+				e *= ws[i]
+			}
 			for j := 0; j < d && j < len(x); j++ {
 				g[j] += e * x[j]
 			}

@@ -23,6 +23,9 @@ func trainSelectorSubcommand() *cli.Command {
 			"agreement between readings, T-Score, reversed edges, how the question's words name the relations, the\n" +
 			"answer's type, the Triple-GNN's score with --gnn) on four questions in five; the fifth calibrates the\n" +
 			"chosen reading's probability (Platt scaling) into the confidence stem ask, eval and serve report.\n" +
+			"It also learns the answer set (unless --no-keep): a logistic model of each answer of the chosen reading,\n" +
+			"and of the other readings, being gold, and the probability from which one is returned after the chosen\n" +
+			"reading's first (chosen to maximise the training questions' mean F1; --explain shows the decision).\n" +
 			"Use training questions only, never the split you measure (--ids keeps a fixed half: stem data split).\n" +
 			"With --planner both (the trained pattern planner's beam merged with compose's), give a planner model\n" +
 			"trained on other training questions than these (one half of the split; the selector learns on the\n" +
@@ -39,6 +42,7 @@ func trainSelectorSubcommand() *cli.Command {
 			&cli.IntFlag{Name: "workers", Value: o.Workers, Destination: &o.Workers, Usage: "questions answered at once"},
 			&cli.StringFlag{Name: "rows", Destination: &o.Rows, Usage: "also write every question's readings (plan, first answers, features, label) to FILE as JSON lines, to inspect what the selector learns from"},
 			&cli.BoolFlag{Name: "order-answers", Destination: &o.Answers, Usage: "also learn the order of the chosen reading's answers (by S, direction, agreement, degree, type, GNN score) instead of tracing's"},
+			&cli.BoolFlag{Name: "no-keep", Destination: &o.NoKeep, Usage: "learn no answer set: return every answer the chosen reading binds, as a selector trained before the keep part does (by default the selector also learns which of the chosen reading's answers, and of the other readings', to return)"},
 			&cli.Float64Flag{Name: "unanswerable-fraction", Value: o.Negatives, Destination: &o.Negatives, Usage: "share of the training questions traced over a KG without their answer edges (a hash sample salted apart from stem data unanswerable's), every reading of theirs labelled wrong, so the confidence learns what a KG that cannot answer looks like (0.2 with --confidence-on-chosen --calibrate-unanswerable 0.1 abstained on 90% of PQ-3H's and 92% of MetaQA 2-hop's lost questions at --min-confidence 0.5, the others losing under 2 Hits@1); 0: none"},
 			&cli.BoolFlag{Name: "calibrate-answerable", Destination: &o.CalibrateAnswerable, Usage: "with --unanswerable-fraction: calibrate the confidence on the held-out questions that kept their answers only (the negatives still shape the weights)"},
 			&cli.Float64Flag{Name: "calibrate-unanswerable", Destination: &o.UnanswerableShare, Usage: "with --unanswerable-fraction: calibrate the confidence for a KG that lacks the answers of SHARE of its questions, the held-out negatives weighted to that share (--calibrate-answerable, which never sees a KG without the answer, leaves where the threshold falls among the negatives to the few answerable questions answered wrong; 0.1 moved PQ-3H from 77% to 90% of its lost questions abstained); 0: the negatives count as drawn"},

@@ -44,6 +44,9 @@ type SelectorOptions struct {
 	Held    int
 	// Answers also learns the order of the chosen reading's answers.
 	Answers bool
+	// NoKeep learns no answer set (selection.Model.Keep): every answer
+	// the chosen reading binds is returned.
+	NoKeep bool
 	// Rows, when not "", is a JSON-lines FILE written with every
 	// question's readings: plan, first answers, features and label.
 	Rows string
@@ -123,7 +126,7 @@ func TrainSelector(ctx context.Context, w, log io.Writer, job SelectorJob) error
 		}
 	}
 	m, err := selection.Train(qs, selection.TrainOptions{Held: o.Held, Answers: o.Answers, CalibrateAnswerable: o.CalibrateAnswerable,
-		UnanswerableShare: o.UnanswerableShare, ChosenOnly: o.ChosenOnly})
+		UnanswerableShare: o.UnanswerableShare, ChosenOnly: o.ChosenOnly, Keep: !o.NoKeep})
 	if err != nil {
 		return err
 	}
@@ -151,6 +154,14 @@ func TrainSelector(ctx context.Context, w, log io.Writer, job SelectorJob) error
 		for i, name := range selection.AnswerNames {
 			fmt.Fprintf(w, "  %-12s %+.3f\n", name, m.Answer[i])
 		}
+	}
+	if k := m.Keep; k != nil {
+		fmt.Fprintf(w, "answer set: keep an answer after the chosen reading's first at p >= %.2f (training F1 %.2f; every answer weighed %.2f, the first alone %.2f)\n",
+			k.Threshold, 100*k.F1, 100*k.All, 100*k.One)
+		for i, name := range selection.KeepNames {
+			fmt.Fprintf(w, "  %-12s %+.3f\n", name, k.Weights[i])
+		}
+		fmt.Fprintf(w, "  %-12s %+.3f\n", "bias", k.Bias)
 	}
 	if m.Platt != nil {
 		fmt.Fprintf(w, "calibration: sigmoid(%.3f*z %+.3f)\n", m.Platt.A, m.Platt.B)
@@ -335,7 +346,7 @@ func (c *collector) Answer(ctx context.Context, q benchmark.Question) (eval.Pred
 	if err != nil || res == nil || res.Selection == nil {
 		return pred, err
 	}
-	row := selection.Question{Negative: c.lost[q.ID]}
+	row := selection.Question{Negative: c.lost[q.ID], Gold: len(q.Answers)}
 	var seen []readingRow
 	gold := func(name string) bool {
 		if c.lost[q.ID] {
@@ -362,6 +373,9 @@ func (c *collector) Answer(ctx context.Context, q benchmark.Question) (eval.Pred
 		}
 		row.Answers = append(row.Answers, fs)
 		row.AnswerLabels = append(row.AnswerLabels, labels)
+		kf, ents := res.Selection.KeepFeatures(i)
+		row.Keep = append(row.Keep, kf)
+		row.Entities = append(row.Entities, ents)
 		r := readingRow{ID: q.ID, Question: q.Text, Plan: cand.Plan, Bound: len(cand.Answers), Right: right, Lost: c.lost[q.ID], Features: map[string]float64{}}
 		for _, a := range cand.Answers[:min(3, len(cand.Answers))] {
 			r.Answers = append(r.Answers, a.Name)
