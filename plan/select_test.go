@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -194,5 +195,21 @@ func TestSelectorKeeps(t *testing.T) {
 		if got := strings.Contains(b.String(), "answer set (keeps the first, then p >= "); got != (tc.explain != "") || !strings.Contains(b.String(), tc.explain) {
 			t.Errorf("%s: --explain printed\n%s\nwant %q", tc.name, b.String(), tc.explain)
 		}
+	}
+}
+
+// TestWriteKeptNamesFewCut: --explain names every kept answer and only
+// the first keptCutShown cut ones, counting the rest.
+func TestWriteKeptNamesFewCut(t *testing.T) {
+	s := &Selection{KeepThreshold: 0.5, Kept: []selection.Kept{{Name: "a", P: 0.9, Kept: true}}}
+	for i := range 8 {
+		s.Kept = append(s.Kept, selection.Kept{Name: fmt.Sprintf("c%d", i), P: 0.1})
+	}
+	s.Kept = append(s.Kept, selection.Kept{Name: "b", P: 0.6, Kept: true})
+	var b strings.Builder
+	s.writeKept(&b)
+	want := "answer set (keeps the first, then p >= 0.50): 2 of 10 kept: +a 0.90, -c0 0.10, -c1 0.10, -c2 0.10, -c3 0.10, -c4 0.10, +b 0.60, 3 more cut\n"
+	if b.String() != want {
+		t.Errorf("writeKept printed\n%q\nwant\n%q", b.String(), want)
 	}
 }

@@ -331,6 +331,11 @@ func (s *Selection) writeText(w io.Writer) {
 	s.writeKept(w)
 }
 
+// keptCutShown is how many of the answers cut --explain names, the first
+// weighed; a pool holds up to 30 a reading, and JSON's explain.kept
+// lists them all.
+const keptCutShown = 5
+
 // writeKept prints the keep decision (selection.Model.Cut): each answer
 // weighed, the chosen reading's then the other readings', with its
 // probability of being gold, + for kept and - for cut; nothing without
@@ -339,15 +344,20 @@ func (s *Selection) writeKept(w io.Writer) {
 	if len(s.Kept) == 0 {
 		return
 	}
-	n := 0
+	n, cut := 0, 0
 	var parts []string
 	for _, k := range s.Kept {
-		mark := "-"
-		if k.Kept {
-			mark = "+"
+		switch {
+		case k.Kept:
 			n++
+			parts = append(parts, fmt.Sprintf("+%s %.2f", k.Name, k.P))
+		case cut < keptCutShown:
+			cut++
+			parts = append(parts, fmt.Sprintf("-%s %.2f", k.Name, k.P))
 		}
-		parts = append(parts, fmt.Sprintf("%s%s %.2f", mark, k.Name, k.P))
+	}
+	if more := len(s.Kept) - n - cut; more > 0 {
+		parts = append(parts, fmt.Sprintf("%d more cut", more))
 	}
 	fmt.Fprintf(w, "answer set (keeps the first, then p >= %.2f): %d of %d kept: %s\n", s.KeepThreshold, n, len(s.Kept), strings.Join(parts, ", "))
 }
