@@ -54,7 +54,18 @@ type engine struct {
 	err    error
 	mu     sync.Mutex
 	graphs int
-	served map[string][2]string // KG -> endpoint and graph (serveOnce)
+	served map[string]*servedKG // KG -> its graph on the server (serveOnce)
+	// loading holds one load into the server at a time: TestBackendsAgree
+	// answers datasets in parallel, and two of Virtuoso's bulk loads at
+	// once (rdf_loader_run) may each take the other's file, so that one
+	// returns before its own file is loaded.
+	loading sync.Mutex
+}
+
+// servedKG is a KG loaded once into an engine's server.
+type servedKG struct {
+	once            sync.Once
+	endpoint, graph string
 }
 
 var (
@@ -137,6 +148,8 @@ func (e *engine) serve(t testing.TB, g kg.Reader) (endpoint, graph string) {
 	t.Helper()
 	srv := e.get(t)
 	graph = e.newGraph()
+	e.loading.Lock()
+	defer e.loading.Unlock()
 	start := time.Now()
 	if err := srv.LoadKG(context.Background(), g, graph); err != nil {
 		t.Fatal(err)
@@ -154,6 +167,8 @@ func (e *engine) serveNT(t testing.TB, nt string) (endpoint, graph string) {
 	if err := os.WriteFile(f, []byte(nt), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	e.loading.Lock()
+	defer e.loading.Unlock()
 	if err := srv.Load(context.Background(), f, graph); err != nil {
 		t.Fatal(err)
 	}
@@ -162,23 +177,25 @@ func (e *engine) serveNT(t testing.TB, nt string) (endpoint, graph string) {
 
 // serveOnce returns the endpoint and graph serving the KG named key,
 // loading it with load the first time: benchmark sets sharing a KG
-// (MetaQA's) load it once.
+// (MetaQA's) load it once, also when they run in parallel (the second
+// waits for the first's load).
 func (e *engine) serveOnce(t testing.TB, key string, load func() (endpoint, graph string)) (string, string) {
 	t.Helper()
 	e.mu.Lock()
-	ep, ok := e.served[key]
-	e.mu.Unlock()
-	if ok {
-		return ep[0], ep[1]
-	}
-	endpoint, graph := load()
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.served == nil {
-		e.served = map[string][2]string{}
+		e.served = map[string]*servedKG{}
 	}
-	e.served[key] = [2]string{endpoint, graph}
-	return endpoint, graph
+	s, ok := e.served[key]
+	if !ok {
+		s = &servedKG{}
+		e.served[key] = s
+	}
+	e.mu.Unlock()
+	s.once.Do(func() { s.endpoint, s.graph = load() })
+	if s.endpoint == "" {
+		t.Fatalf("%s: loading %s failed (in the test that loaded it first)", e.name, key)
+	}
+	return s.endpoint, s.graph
 }
 
 // open serves g and opens it through the SPARQL backend.
