@@ -331,7 +331,8 @@ func TestBackendsAgree(t *testing.T) {
 	}
 	enc := encoder(t)
 	ctx := context.Background()
-	var trained trainedModels
+	// Each pattern planner is trained once, by benchmarkSet.trainKey.
+	var trained onceMap[*pattern.Model]
 	for _, ds := range benchmarkSets(ctx) {
 		t.Run(ds.name, func(t *testing.T) {
 			t.Parallel()
@@ -368,9 +369,14 @@ func TestBackendsAgree(t *testing.T) {
 			}
 			var model *pattern.Model
 			if ds.train != nil {
-				model, err = trained.get(cmp.Or(ds.trainKey, ds.name), func() (*pattern.Model, error) {
+				key := cmp.Or(ds.trainKey, ds.name)
+				var trainedOK bool
+				model, trainedOK, err = trained.get(key, func() (*pattern.Model, error) {
 					return pattern.Train(ctx, enc, ds.train(t), pattern.Options{Epochs: ds.epochs})
 				})
+				if !trainedOK {
+					t.Fatalf("training %s's pattern planner failed (in the test that trained it first)", key)
+				}
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -427,41 +433,6 @@ func TestBackendsAgree(t *testing.T) {
 			}
 		})
 	}
-}
-
-// trainedModels trains each pattern planner TestBackendsAgree asks with
-// once, by its benchmarkSet.trainKey: the datasets run in parallel, and a
-// second set with the same key waits for the first's model.
-type trainedModels struct {
-	mu     sync.Mutex
-	byName map[string]*trainedModel
-}
-
-// trainedModel is one model of trainedModels, trained once.
-type trainedModel struct {
-	once  sync.Once
-	model *pattern.Model
-	err   error
-}
-
-// get returns the model named key, training it with train the first time.
-func (c *trainedModels) get(key string, train func() (*pattern.Model, error)) (*pattern.Model, error) {
-	c.mu.Lock()
-	if c.byName == nil {
-		c.byName = map[string]*trainedModel{}
-	}
-	m, ok := c.byName[key]
-	if !ok {
-		m = &trainedModel{}
-		c.byName[key] = m
-	}
-	c.mu.Unlock()
-	m.once.Do(func() { m.model, m.err = train() })
-	if m.model == nil && m.err == nil {
-		// train stopped its test (t.Fatal while loading the examples).
-		return nil, fmt.Errorf("training %s's pattern planner failed in the test that trained it first", key)
-	}
-	return m.model, m.err
 }
 
 // minSample is the fewest questions an engine's or a shape's stride

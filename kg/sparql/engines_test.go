@@ -54,7 +54,7 @@ type engine struct {
 	err    error
 	mu     sync.Mutex
 	graphs int
-	served map[string]*servedKG // KG -> its graph on the server (serveOnce)
+	served onceMap[servedKG] // KG -> its graph on the server (serveOnce)
 	// loading holds one load into the server at a time: TestBackendsAgree
 	// answers datasets in parallel, and two of Virtuoso's bulk loads at
 	// once (rdf_loader_run) may each take the other's file, so that one
@@ -62,10 +62,42 @@ type engine struct {
 	loading sync.Mutex
 }
 
-// servedKG is a KG loaded once into an engine's server.
-type servedKG struct {
-	once            sync.Once
-	endpoint, graph string
+// servedKG is where a KG loaded once into an engine's server is served.
+type servedKG struct{ endpoint, graph string }
+
+// onceMap computes a value once per key, also when parallel tests ask for
+// the same key at once (the later ones wait for the first).
+type onceMap[V any] struct {
+	mu    sync.Mutex
+	byKey map[string]*onceEntry[V]
+}
+
+// onceEntry is one key's value of a onceMap.
+type onceEntry[V any] struct {
+	once sync.Once
+	v    V
+	err  error
+	ran  bool // f returned; false when it stopped its test (t.Fatal)
+}
+
+// get returns key's value, computing it with f the first time; ok is false
+// when f stopped the test that ran it instead of returning.
+func (o *onceMap[V]) get(key string, f func() (V, error)) (v V, ok bool, err error) {
+	o.mu.Lock()
+	if o.byKey == nil {
+		o.byKey = map[string]*onceEntry[V]{}
+	}
+	e, found := o.byKey[key]
+	if !found {
+		e = &onceEntry[V]{}
+		o.byKey[key] = e
+	}
+	o.mu.Unlock()
+	e.once.Do(func() {
+		e.v, e.err = f()
+		e.ran = true
+	})
+	return e.v, e.ran, e.err
 }
 
 var (
@@ -181,18 +213,11 @@ func (e *engine) serveNT(t testing.TB, nt string) (endpoint, graph string) {
 // waits for the first's load).
 func (e *engine) serveOnce(t testing.TB, key string, load func() (endpoint, graph string)) (string, string) {
 	t.Helper()
-	e.mu.Lock()
-	if e.served == nil {
-		e.served = map[string]*servedKG{}
-	}
-	s, ok := e.served[key]
+	s, ok, _ := e.served.get(key, func() (servedKG, error) {
+		endpoint, graph := load()
+		return servedKG{endpoint, graph}, nil
+	})
 	if !ok {
-		s = &servedKG{}
-		e.served[key] = s
-	}
-	e.mu.Unlock()
-	s.once.Do(func() { s.endpoint, s.graph = load() })
-	if s.endpoint == "" {
 		t.Fatalf("%s: loading %s failed (in the test that loaded it first)", e.name, key)
 	}
 	return s.endpoint, s.graph
