@@ -264,6 +264,9 @@ func TestKGCommandsOverSPARQL(t *testing.T) {
 
 // data chains over an endpoint writes the items it writes over the file.
 func TestDataChainsOverSPARQL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: data chains compared over SPARQL and over the file (train/chains runs no goroutines; the race pass checks kg/sparql itself)")
+	}
 	virtuoso.SkipUnavailable(t)
 	kb := shareddata.Path(t, "pathquestion/3H-kb.txt")
 	qs := shareddata.Path(t, "pathquestion/splits/PQ-3H.dev.txt")
@@ -326,6 +329,9 @@ func TestDataChainsOverSPARQL(t *testing.T) {
 // train gnn, eval-gnn and search take an endpoint as --kg: each question's
 // graph is its neighbourhood there, and names are found at the endpoint.
 func TestGNNAndSearchOverSPARQL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: train gnn, eval-gnn and search compared over SPARQL and over the file (the race pass checks kg/sparql and tripgnn's kernels themselves)")
+	}
 	virtuoso.SkipUnavailable(t)
 	kb := shareddata.Path(t, "pathquestion/3H-kb.txt")
 	qs := shareddata.Path(t, "pathquestion/splits/PQ-3H.dev.txt")

@@ -9,6 +9,7 @@ package sparql_test
 // $STEM_REQUIRE_VIRTUOSO=1 so that they cannot stop running unnoticed.
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -135,6 +136,10 @@ type benchmarkSet struct {
 	// pattern planner); epochs are its classifier's (0: the default).
 	train  func(t testing.TB) []pattern.Example
 	epochs int
+	// trainKey names the trained model: sets that give the same key
+	// (WebQSP-mini's two, with the same training paths and epochs) share
+	// one model, trained once; empty: the set's name.
+	trainKey string
 	// freebase also serves the KG as Freebase is served: named entities
 	// are machine ids named by type.object.name, CVTs have no name.
 	freebase bool
@@ -223,6 +228,7 @@ func benchmarkSets(ctx context.Context) []benchmarkSet {
 			schemaEvery: 10,
 			epochs:      webqspEpochs,
 			train:       webqspTrain,
+			trainKey:    "WebQSP-mini",
 			freebase:    true,
 		},
 		// WebQSP-mini's questions that name two entities or more ("who
@@ -242,6 +248,7 @@ func benchmarkSets(ctx context.Context) []benchmarkSet {
 			schemaEvery: 10,
 			epochs:      webqspEpochs,
 			train:       webqspTrain,
+			trainKey:    "WebQSP-mini",
 			freebase:    true,
 		},
 	}
@@ -315,14 +322,20 @@ const webqspEpochs = 5
 //     must then have no answer over the endpoint, and is counted.
 //
 // Every engine answers the same sets (see engine.every for its stride).
+// The datasets run in parallel (-parallel, GOMAXPROCS by default): each
+// answers its questions one at a time, waiting on the endpoint in turn,
+// so one dataset alone keeps about one core busy.
 func TestBackendsAgree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: whole test splits over SPARQL take minutes")
 	}
 	enc := encoder(t)
 	ctx := context.Background()
+	// Each pattern planner is trained once, by benchmarkSet.trainKey.
+	var trained onceMap[*pattern.Model]
 	for _, ds := range benchmarkSets(ctx) {
 		t.Run(ds.name, func(t *testing.T) {
+			t.Parallel()
 			start := time.Now()
 			all := ds.test(t)
 			var qs []benchmark.Question
@@ -356,7 +369,15 @@ func TestBackendsAgree(t *testing.T) {
 			}
 			var model *pattern.Model
 			if ds.train != nil {
-				if model, err = pattern.Train(ctx, enc, ds.train(t), pattern.Options{Epochs: ds.epochs}); err != nil {
+				key := cmp.Or(ds.trainKey, ds.name)
+				var trainedOK bool
+				model, trainedOK, err = trained.get(key, func() (*pattern.Model, error) {
+					return pattern.Train(ctx, enc, ds.train(t), pattern.Options{Epochs: ds.epochs})
+				})
+				if !trainedOK {
+					t.Fatalf("training %s's pattern planner failed (in the test that trained it first)", key)
+				}
+				if err != nil {
 					t.Fatal(err)
 				}
 			}

