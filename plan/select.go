@@ -35,28 +35,25 @@ type Selection struct {
 	// KeepThreshold is the probability from which the keep part keeps
 	// an answer after the first.
 	KeepThreshold float64
-	// in is what the readings were judged from, for AnswerFeatures.
+	// in is what the readings were judged from, for KeepRows.
 	in selection.Input
 }
 
-// AnswerFeatures returns the features of reading i's answers
-// (selection.AnswerFeatures), for training the answer order.
-func (s *Selection) AnswerFeatures(i int) [][]float64 {
-	c := s.Candidates[i]
-	return selection.AnswerFeatures(s.in, c, c.Answers)
-}
-
-// KeepFeatures returns the keep features of reading i's answers
-// (selection.KeepFeatures) and their entities, for training the answer
-// set (selection.Question.Keep, Entities).
-func (s *Selection) KeepFeatures(i int) ([][]float64, []int32) {
-	c := s.Candidates[i]
-	fs := selection.KeepFeatures(s.in, c, c.Answers)
-	ents := make([]int32, len(fs))
-	for j := range fs {
-		ents[j] = c.Answers[j].Entity
+// KeepRows returns the keep features of each reading's answers
+// (selection.KeepRows; their first len(selection.AnswerNames) are the
+// answer-order features) and those answers' entities, Candidates[i]'s
+// at i, for training the answer order and the answer set
+// (selection.Question.Answers, Keep, Entities).
+func (s *Selection) KeepRows() ([][][]float64, [][]int32) {
+	rows := selection.KeepRows(s.in, s.Candidates)
+	ents := make([][]int32, len(rows))
+	for i, fs := range rows {
+		ents[i] = make([]int32, len(fs))
+		for j := range fs {
+			ents[i][j] = s.Candidates[i].Answers[j].Entity
+		}
 	}
-	return fs, ents
+	return rows, ents
 }
 
 // Contradicted reports whether the KG holds evidence against the chosen

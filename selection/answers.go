@@ -10,7 +10,7 @@ import (
 )
 
 // AnswerNames are the features of one answer of a reading, in the order
-// of AnswerFeatures' rows and Model.Answer: what orders a reading's
+// of answerFeatures' rows and Model.Answer: what orders a reading's
 // answers where tracing ties them (its S, then its name).
 var AnswerNames = []string{
 	"s_below",    // the answer's S below the reading's best, over hops + 1
@@ -27,34 +27,45 @@ var AnswerNames = []string{
 // are weighed against each other; the rest keep their places after them.
 const MaxAnswers = 30
 
-// AnswerFeatures returns the features of up to MaxAnswers of answers,
-// reading c's answers in tracing's order; in gives the question, the KG
-// and the other readings (their agreement).
-func AnswerFeatures(in Input, c Candidate, answers []tracing.Answer) [][]float64 {
-	return answerFeatures(in, c.graph, answers)
+// answerContext is what the answer features of every reading of a
+// question read of the question as a whole: its type words and, over the
+// readings that bind answers (tracing.Result.Alternatives), how many bind
+// each entity. Built once a question (newAnswerContext), not once a
+// reading: the readings' answer lists can run to thousands.
+type answerContext struct {
+	types    []schema.Constraint
+	bound    map[int32]int
+	readings int
+	// plural is 1 when the question asks for several things (asksMany).
+	plural float64
 }
 
-// answerFeatures is AnswerFeatures for a reading's schema graph sg.
-func answerFeatures(in Input, sg schema.Graph, answers []tracing.Answer) [][]float64 {
-	n := min(len(answers), MaxAnswers)
-	if n == 0 {
-		return nil
-	}
-	hops := float64(max(len(sg.Triples), 1))
-	types := typeConstraints(in.Question)
-	bound := map[int32]int{}
-	readings := 0
+// newAnswerContext reads in's question and readings.
+func newAnswerContext(in Input) *answerContext {
+	ac := &answerContext{types: typeConstraints(in.Question), bound: map[int32]int{}, plural: b2f(asksMany(in.Question))}
 	if in.Trace != nil {
 		for _, a := range in.Trace.Alternatives {
 			if len(a.Answers) == 0 {
 				continue
 			}
-			readings++
+			ac.readings++
 			for _, x := range a.Answers {
-				bound[x.Entity]++
+				ac.bound[x.Entity]++
 			}
 		}
 	}
+	return ac
+}
+
+// answerFeatures returns the features (AnswerNames) of up to MaxAnswers
+// of answers, in tracing's order, of the reading whose schema graph is
+// sg; ac is the question's answerContext.
+func answerFeatures(in Input, ac *answerContext, sg schema.Graph, answers []tracing.Answer) [][]float64 {
+	n := min(len(answers), MaxAnswers)
+	if n == 0 {
+		return nil
+	}
+	hops := float64(max(len(sg.Triples), 1))
 	best := answers[0].Score
 	for _, a := range answers[:n] {
 		best = max(best, a.Score)
@@ -64,8 +75,8 @@ func answerFeatures(in Input, sg schema.Graph, answers []tracing.Answer) [][]flo
 		f := make([]float64, len(AnswerNames))
 		f[0] = float64(best-a.Score) / (hops + 1)
 		f[1] = float64(a.Reversed) / hops
-		if readings > 0 {
-			f[2] = float64(bound[a.Entity]) / float64(readings)
+		if ac.readings > 0 {
+			f[2] = float64(ac.bound[a.Entity]) / float64(ac.readings)
 		}
 		if in.Graph != nil {
 			f[3] = math.Log1p(float64(in.Graph.Degree(a.Entity))) / math.Log(1e5)
@@ -73,7 +84,7 @@ func answerFeatures(in Input, sg schema.Graph, answers []tracing.Answer) [][]flo
 		if bareID(a.Name) {
 			f[4] = 1
 		}
-		f[5] = typeFit(in.Graph, types, a.Entity)
+		f[5] = typeFit(in.Graph, ac.types, a.Entity)
 		if in.GNN != nil {
 			f[6] = float64(in.GNN[a.Entity])
 		}
@@ -91,7 +102,7 @@ func (m *Model) Order(in Input, c Candidate, answers []tracing.Answer) []tracing
 	if len(m.Answer) != len(AnswerNames) || len(answers) < 2 {
 		return answers
 	}
-	fs := answerFeatures(in, c.graph, answers)
+	fs := answerFeatures(in, newAnswerContext(in), c.graph, answers)
 	idx := make([]int, len(fs))
 	for i := range idx {
 		idx[i] = i

@@ -67,13 +67,29 @@ type Kept struct {
 // KeepFeatures returns the keep features (KeepNames) of up to
 // MaxAnswers of answers, reading c's answers in tracing's order, as
 // the chosen reading's (other and choice_below 0: Cut sets them for
-// another reading's).
+// another reading's). Their first len(AnswerNames) are the answers'
+// features for the answer order (AnswerNames).
 func KeepFeatures(in Input, c Candidate, answers []tracing.Answer) [][]float64 {
-	fs := answerFeatures(in, c.graph, answers)
+	return keepFeatures(in, newAnswerContext(in), c, answers)
+}
+
+// KeepRows returns KeepFeatures of every reading's own answers, cands[i]
+// the rows at i, reading the question's context once.
+func KeepRows(in Input, cands []Candidate) [][][]float64 {
+	ac := newAnswerContext(in)
+	out := make([][][]float64, len(cands))
+	for i, c := range cands {
+		out[i] = keepFeatures(in, ac, c, c.Answers)
+	}
+	return out
+}
+
+// keepFeatures is KeepFeatures with the question's answerContext.
+func keepFeatures(in Input, ac *answerContext, c Candidate, answers []tracing.Answer) [][]float64 {
+	fs := answerFeatures(in, ac, c.graph, answers)
 	if len(fs) == 0 {
 		return nil
 	}
-	plural := b2f(asksMany(in.Question))
 	hops := float64(max(len(c.graph.Triples), 1))
 	out := make([][]float64, len(fs))
 	for i, a := range fs {
@@ -84,7 +100,7 @@ func KeepFeatures(in Input, c Candidate, answers []tracing.Answer) [][]float64 {
 		f[10] = math.Abs(a[3] - fs[0][3])
 		f[11] = math.Log1p(float64(len(answers))) / math.Log(1001)
 		f[12] = float64(len(c.graph.Triples)) / 3
-		f[13] = plural
+		f[13] = ac.plural
 		out[i] = f
 	}
 	return out
@@ -124,6 +140,7 @@ func (m *Model) Cut(in Input, cands []Candidate, k int, answers []tracing.Answer
 	if kp == nil || k < 0 || k >= len(cands) {
 		return answers, nil
 	}
+	ac := newAnswerContext(in)
 	rs := make([]poolReading, len(cands))
 	lists := make([][]tracing.Answer, len(cands))
 	for j, c := range cands {
@@ -131,7 +148,7 @@ func (m *Model) Cut(in Input, cands []Candidate, k int, answers []tracing.Answer
 		if j == k {
 			lists[j] = answers
 		}
-		rs[j] = poolReading{rows: KeepFeatures(in, c, lists[j]), choice: m.choiceScore(c)}
+		rs[j] = poolReading{rows: keepFeatures(in, ac, c, lists[j]), choice: m.choiceScore(c)}
 		for _, a := range lists[j][:len(rs[j].rows)] {
 			rs[j].ents = append(rs[j].ents, a.Entity)
 		}

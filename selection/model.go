@@ -204,7 +204,7 @@ type Question struct {
 	Rows   [][]float64
 	Labels []bool
 	// Answers, when not nil, are parallel to Rows: each reading's
-	// answers' features (AnswerFeatures) and whether each is a gold
+	// answers' features (AnswerNames) and whether each is a gold
 	// answer. Train then learns to order them, and a reading is right
 	// when its first answer in that order is.
 	Answers      [][][]float64

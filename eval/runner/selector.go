@@ -359,6 +359,7 @@ func (c *collector) Answer(ctx context.Context, q benchmark.Question) (eval.Pred
 		}
 		return false
 	}
+	keep, ents := res.Selection.KeepRows()
 	for i, cand := range res.Selection.Candidates {
 		if len(cand.Answers) == 0 {
 			continue
@@ -366,16 +367,17 @@ func (c *collector) Answer(ctx context.Context, q benchmark.Question) (eval.Pred
 		right := gold(cand.Answers[0].Name)
 		row.Rows = append(row.Rows, cand.Features)
 		row.Labels = append(row.Labels, right)
-		fs := res.Selection.AnswerFeatures(i)
+		// The answer-order features lead each answer's keep features.
+		fs := make([][]float64, len(keep[i]))
 		labels := make([]bool, len(fs))
-		for j := range fs {
+		for j, kf := range keep[i] {
+			fs[j] = kf[:len(selection.AnswerNames):len(selection.AnswerNames)]
 			labels[j] = gold(cand.Answers[j].Name)
 		}
 		row.Answers = append(row.Answers, fs)
 		row.AnswerLabels = append(row.AnswerLabels, labels)
-		kf, ents := res.Selection.KeepFeatures(i)
-		row.Keep = append(row.Keep, kf)
-		row.Entities = append(row.Entities, ents)
+		row.Keep = append(row.Keep, keep[i])
+		row.Entities = append(row.Entities, ents[i])
 		r := readingRow{ID: q.ID, Question: q.Text, Plan: cand.Plan, Bound: len(cand.Answers), Right: right, Lost: c.lost[q.ID], Features: map[string]float64{}}
 		for _, a := range cand.Answers[:min(3, len(cand.Answers))] {
 			r.Answers = append(r.Answers, a.Name)
