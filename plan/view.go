@@ -320,7 +320,7 @@ func (s *Selection) writeText(w io.Writer) {
 		how = "chooses the most probable reading"
 	}
 	if s.Beam > 0 {
-		how += fmt.Sprintf("; beam %d", s.Beam)
+		how += fmt.Sprintf("; beam %d traced", s.Beam)
 	}
 	fmt.Fprintf(w, "selection (%s; %s):\n", s.Model, how)
 	for _, v := range s.views() {
