@@ -78,12 +78,12 @@ type SelectorOptions struct {
 // records (selection.Model.Beam) and a pipeline using it traces unless
 // given a --beam (plan.BeamSize.For). It is twice projection.DefaultBeam
 // because a selector chooses better among more readings: trained and
-// used at 8 against 4, Hits@1 / F1 went from 65.79 / 56.96 to 67.32 /
-// 57.37 on WebQSP's shared KG out of fold (scripts/webqsp-folds), 98.40 /
-// 96.59 to 98.50 / 96.75 on the 10M synthetic KG (both planners), and
-// stayed 98.09 / 97.69 on PQ-3H; on MetaQA 2-hop Hits@1 rose 98.57 to
-// 98.67 but F1 fell 97.35 to 96.64, the keep part returning fewer right
-// answers from more readings. Train with --beam 4 where F1 matters more.
+// used at 8 against 4 (its keep part weighing four readings' answers),
+// Hits@1 / F1 went from 65.79 / 56.96 to 67.38 / 57.57 on WebQSP's shared
+// KG out of fold (scripts/webqsp-folds), 98.40 / 96.59 to 98.50 / 96.68
+// on the 10M synthetic KG (both planners), 98.57 / 97.35 to 98.67 / 97.47
+// on MetaQA 2-hop; on PQ-3H Hits@1 stayed 98.09 and F1 fell 97.69 to
+// 97.56 (three questions kept one more wrong answer).
 const SelectorBeam plan.BeamSize = 8
 
 // TrainSelector learns the plan selector (package selection) from the
