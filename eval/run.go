@@ -246,6 +246,10 @@ type Report struct {
 	// score. Label sets both; Run leaves them to the caller.
 	Planner    string `json:"planner,omitempty"`
 	UpperBound bool   `json:"upper_bound,omitempty"`
+	// Beam is the readings the planner traced per question
+	// (plan.Pipeline.Beam: --beam, or the selector's recorded beam);
+	// Label sets it, 0 when the pipeline does not say.
+	Beam int `json:"beam,omitempty"`
 	// Unbacked sums Prediction.Unbacked over the questions.
 	Unbacked int `json:"unbacked"`
 	// Unsupported sums Prediction.Unsupported: the generated answers no
@@ -763,6 +767,9 @@ func slowLine(s []Slow) string {
 // marked as the upper bound it is.
 func (r *Report) Label(p *plan.Pipeline) {
 	r.Mode, r.Planner, r.UpperBound = p.Mode, p.PlannerName, p.PlannerName == "oracle"
+	if p.PlannerName != "" {
+		r.Beam = p.Beam
+	}
 }
 
 // PlannerLine says which planner ran, for the head of a report; "" when
@@ -771,6 +778,8 @@ func (r *Report) PlannerLine() string {
 	switch {
 	case r.UpperBound:
 		return "planner " + r.Planner + ": the gold relation paths as plans, so this measures retrieval alone, an upper bound (not stem's score from the questions; --planner auto plans from them)"
+	case r.Planner != "" && r.Beam > 0:
+		return fmt.Sprintf("planner %s, beam %d", r.Planner, r.Beam)
 	case r.Planner != "":
 		return "planner " + r.Planner
 	}

@@ -210,6 +210,10 @@ type Pipeline struct {
 	// compose, or demo for the demo KG's own), or "" when the retrieval
 	// strategy reads no plan (a peer standing alone); Open sets it.
 	PlannerName string
+	// Beam is the readings the planner traces per question, as Open
+	// resolved --beam (a selector's recorded beam for auto); 0 for a
+	// Pipeline built field by field, whose planner says.
+	Beam int
 	// Selector judges the planner's readings by their evidence (package
 	// selection); nil means selection.Default, which keeps the planner's
 	// choice and only rates it.

@@ -56,11 +56,11 @@ func DefaultPlanners() *Planners {
 	// Registering fixed, distinct names cannot fail.
 	_ = r.Register("auto", "pattern with --planner-model, else compose", nil, r.openAuto)
 	_ = r.Register("oracle", "the gold path; eval only", nil, func(_ context.Context, env PlannerEnv) (projection.Planner, error) {
-		return oracle.Planner{Beam: env.Settings.Beam}, nil
+		return oracle.Planner{Beam: env.Settings.Beam.Value()}, nil
 	})
 	_ = r.Register("pattern", "", needsModel, openPattern)
 	_ = r.Register("compose", "zero-shot, composes relation words", nil, func(ctx context.Context, env PlannerEnv) (projection.Planner, error) {
-		return openCompose(ctx, env, compose.Config{Beam: env.Settings.Beam})
+		return openCompose(ctx, env, compose.Config{Beam: env.Settings.Beam.Value()})
 	})
 	_ = r.Register("schema", "zero-shot, whole-question similarity", nil, openSchema)
 	_ = r.Register("llm", "", needsChat, openLLM)
@@ -127,6 +127,11 @@ func (r *Planners) Open(ctx context.Context, env PlannerEnv) (projection.Planner
 func (r *Planners) openAuto(ctx context.Context, env PlannerEnv) (projection.Planner, error) {
 	name := resolvePlanner(env.Settings, env.Assets)
 	if name == "demo" {
+		// The demo's pattern planner was learnt before the beam was
+		// resolved (a selector's recorded beam): it plans at this one.
+		if pp, ok := env.Assets.AutoPlanner.(*pattern.Planner); ok {
+			return pp.WithBeam(env.Settings.Beam.Value()), nil
+		}
 		return env.Assets.AutoPlanner, nil
 	}
 	env.Settings.Planner = PlannerName(name)
@@ -168,7 +173,7 @@ func openPattern(ctx context.Context, env PlannerEnv) (projection.Planner, error
 	if pr := m.Prior(); pr.Planner != "" {
 		return openWithPrior(ctx, env, m, pr)
 	}
-	return pattern.New(m, a.Encoder, pattern.Config{Beam: s.Beam, Graph: a.Graph, Options: pattern.Options{Variants: s.Variants}})
+	return pattern.New(m, a.Encoder, pattern.Config{Beam: s.Beam.Value(), Graph: a.Graph, Options: pattern.Options{Variants: s.Variants}})
 }
 
 // openBoth builds the planner that plans each question with the trained
@@ -182,7 +187,7 @@ func openBoth(ctx context.Context, env PlannerEnv) (projection.Planner, error) {
 	if err != nil {
 		return nil, err
 	}
-	zero, err := openCompose(ctx, env, compose.Config{Beam: env.Settings.Beam})
+	zero, err := openCompose(ctx, env, compose.Config{Beam: env.Settings.Beam.Value()})
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +240,7 @@ func (m mergedPlanner) Reach() int {
 // relation of its KG up front: over an endpoint, or where each question
 // brings its graph, that is the question's graph.
 func openSchema(ctx context.Context, env PlannerEnv) (projection.Planner, error) {
-	cfg := zeroshot.Config{Beam: env.Settings.Beam}
+	cfg := zeroshot.Config{Beam: env.Settings.Beam.Value()}
 	enc := env.Assets.Encoder
 	return overGraphs(ctx, env.Source, func(ctx context.Context, g kg.Reader) (projection.Planner, error) {
 		return zeroshot.New(ctx, g, enc, cfg)
@@ -260,7 +265,7 @@ func openLLM(ctx context.Context, env PlannerEnv) (projection.Planner, error) {
 		return nil, err
 	}
 	a := env.Assets
-	cfg := llmplan.Config{Chat: c, Samples: env.Settings.Beam, Encoder: a.Encoder, Examples: a.Examples}
+	cfg := llmplan.Config{Chat: c, Samples: env.Settings.Beam.Value(), Encoder: a.Encoder, Examples: a.Examples}
 	cfg.Relations = relationNames(a.Graph)
 	pl, err := llmplan.New(ctx, cfg)
 	if err != nil || a.Graph != nil {
@@ -289,11 +294,11 @@ func openWithPrior(ctx context.Context, env PlannerEnv, m *pattern.Model, pr pat
 	if pr.Planner != compose.Name {
 		return nil, fmt.Errorf("planner model %s: it plans beside planner %q, which this build does not know (it knows %q)", s.PlannerModel, pr.Planner, compose.Name)
 	}
-	learnt, err := pattern.New(m, env.Assets.Encoder, pattern.Config{Beam: s.Beam, Options: pattern.Options{Variants: s.Variants}})
+	learnt, err := pattern.New(m, env.Assets.Encoder, pattern.Config{Beam: s.Beam.Value(), Options: pattern.Options{Variants: s.Variants}})
 	if err != nil {
 		return nil, err
 	}
-	return openCompose(ctx, env, compose.Config{Beam: s.Beam, Learnt: learnt, LearntWeight: pr.Weight})
+	return openCompose(ctx, env, compose.Config{Beam: s.Beam.Value(), Learnt: learnt, LearntWeight: pr.Weight})
 }
 
 // relationNames lists g's relations (none for a nil g).

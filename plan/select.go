@@ -28,6 +28,9 @@ type Selection struct {
 	Selected bool
 	// Model says which selector judged: its note.
 	Model string
+	// Beam is the readings the planner traced per question
+	// (Pipeline.Beam); 0 when the pipeline does not say.
+	Beam int
 	// Kept is the keep decision on each answer weighed, the chosen
 	// reading's then the other readings' (selection.Model.Cut); nil
 	// without a keep part.
@@ -87,7 +90,7 @@ func (p *Pipeline) choose(ctx context.Context, req Request, ev *Evidence) (*trac
 	if err != nil {
 		return nil, nil, err
 	}
-	sel := &Selection{Candidates: cands, Chosen: m.Choose(cands), Calibrated: m.Calibrated(), Selected: m.Select, Model: m.Note, in: in}
+	sel := &Selection{Candidates: cands, Chosen: m.Choose(cands), Calibrated: m.Calibrated(), Selected: m.Select, Model: m.Note, Beam: p.Beam, in: in}
 	if sel.Chosen < 0 {
 		return tr, sel, nil
 	}

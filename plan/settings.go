@@ -31,7 +31,9 @@ type Settings struct {
 	// writes its help.
 	Planner      PlannerName `flag:"planner" category:"planner"`
 	PlannerModel string      `flag:"planner-model" placeholder:"FILE" category:"planner" usage:"pattern: model FILE written by 'stem train planner'"`
-	Beam         int         `flag:"beam" min:"1" max:"64" category:"planner" usage:"candidate schema graphs per question (B)"`
+	// Beam is the readings traced per question; auto (AutoBeam) is the
+	// --selector's recorded beam, else projection.DefaultBeam.
+	Beam BeamSize `flag:"beam" placeholder:"B" category:"planner" usage:"candidate schema graphs (readings) per question, B, from 1 to 64, or auto: the beam the --selector was trained at when its file records one (stem train selector), else 4"`
 	// Variants overrides the pattern model's variant threshold
 	// (pattern.Options.Variants).
 	Variants float32 `flag:"variants" category:"planner" usage:"pattern: how often two paths must be gold together in training for a Breadth question to read them as one fact (0 = the model's, 0.1 unless trained otherwise; negative = never)"`
@@ -95,7 +97,7 @@ func DefaultExampleSettings() ExampleSettings { return ExampleSettings{ExamplesF
 // DefaultSettings returns the paper's parameters with the auto planner,
 // structural answers and STEM's retrieval.
 func DefaultSettings() Settings {
-	return Settings{MinConfidence: AutoConfidence, Planner: "auto", Beam: projection.DefaultBeam, ExampleSettings: DefaultExampleSettings(), Strategy: "auto",
+	return Settings{MinConfidence: AutoConfidence, Planner: "auto", Beam: AutoBeam, ExampleSettings: DefaultExampleSettings(), Strategy: "auto",
 		Retriever: DefaultStrategy, Generator: "structural", MaxQuestion: DefaultMaxQuestion, MaxHops: DefaultMaxHops, Tracing: tracing.DefaultConfig(), Chat: catalog.DefaultChatSettings()}
 }
 
@@ -251,6 +253,15 @@ func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() 
 		closers = append(closers, c.Close)
 		return c, nil
 	}
+	// The selector first: a beam the user left auto traces the beam it
+	// was trained at (BeamSize.For), which the planner opens with.
+	var sel *selection.Model
+	if s.Selector != "" {
+		if sel, err = selection.Load(string(s.Selector)); err != nil {
+			return nil, close, err
+		}
+	}
+	s.Beam = s.Beam.For(sel)
 	src := SourceOf(a.Graph)
 	var fit *selection.PathFit
 	learnt := func(m *pattern.Model) { fit = selection.NewPathFit(m.EachExample) }
@@ -265,11 +276,7 @@ func Open(ctx context.Context, s Settings, a Assets) (p *Pipeline, close func() 
 	p.Kinds, _ = a.Lexicon.(constraint.Instances)
 	p.Lexicon = a.Lexicon
 	p.PathFit = fit
-	if s.Selector != "" {
-		if p.Selector, err = selection.Load(string(s.Selector)); err != nil {
-			return nil, close, err
-		}
-	}
+	p.Selector, p.Beam = sel, s.Beam.Value()
 	p.Usage = func() llm.Usage {
 		if chat == nil {
 			return llm.Usage{}

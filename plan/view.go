@@ -94,6 +94,10 @@ type ExplainView struct {
 	// Selection is every reading plan selection judged, with its
 	// features and score.
 	Selection []CandidateView `json:"selection,omitempty"`
+	// Beam is the readings the planner traced per question (--beam, or
+	// the selector's recorded beam); absent when the pipeline does not
+	// say.
+	Beam int `json:"beam,omitempty"`
 	// Kept is the selector's keep decision on each answer it weighed,
 	// the chosen reading's then the other readings' (selection.Model.Cut):
 	// the probability that the answer is a gold one and whether it is
@@ -142,7 +146,7 @@ func (r *Result) View(explain bool) View {
 	ex := &ExplainView{Entities: r.Links, Mentions: r.Mentions, Plan: r.Projection, Strategy: r.Strategy, Anchors: ev.Anchors, Guidance: r.Guidance,
 		Constraints: r.Constraints, Problems: ev.Problems}
 	if r.Selection != nil {
-		ex.Selection, ex.Kept = r.Selection.views(), r.Selection.Kept
+		ex.Selection, ex.Kept, ex.Beam = r.Selection.views(), r.Selection.Kept, r.Selection.Beam
 	}
 	for _, a := range r.Withheld {
 		ex.Withheld = append(ex.Withheld, a.Name)
@@ -314,6 +318,9 @@ func (s *Selection) writeText(w io.Writer) {
 	how := "keeps the planner's first reading that binds answers"
 	if s.Selected {
 		how = "chooses the most probable reading"
+	}
+	if s.Beam > 0 {
+		how += fmt.Sprintf("; beam %d traced", s.Beam)
 	}
 	fmt.Fprintf(w, "selection (%s; %s):\n", s.Model, how)
 	for _, v := range s.views() {

@@ -209,3 +209,40 @@ func TestKeepOtherReadings(t *testing.T) {
 		t.Errorf("chose reading %d, kept %v (decisions %+v, training F1 %.3f), want %v from 4 answers weighed", k, names, ds, m.Keep.F1, want)
 	}
 }
+
+// TestPoolLimit: the keep pool weighs the chosen reading's answers, then
+// the next readings' by choice score, an entity once; a limit above 0
+// weighs that many readings in all, 0 every reading (a keep part
+// written before Keep.Readings).
+func TestPoolLimit(t *testing.T) {
+	row := func() [][]float64 { return [][]float64{make([]float64, len(KeepNames))} }
+	rs := []poolReading{
+		{rows: row(), ents: []int32{10}, choice: 1},
+		{rows: row(), ents: []int32{20}, choice: 3}, // chosen
+		{rows: row(), ents: []int32{30}, choice: 2},
+		{rows: row(), ents: []int32{20}, choice: 2.5}, // the chosen one's answer again
+		{rows: row(), ents: []int32{40}, choice: 0},
+	}
+	for _, tc := range []struct {
+		limit int
+		want  [][2]int
+	}{
+		{0, [][2]int{{1, 0}, {2, 0}, {0, 0}, {4, 0}}},
+		{1, [][2]int{{1, 0}}},
+		{3, [][2]int{{1, 0}, {2, 0}}}, // reading 3, second by choice, adds nothing new
+		{4, [][2]int{{1, 0}, {2, 0}, {0, 0}}},
+		{9, [][2]int{{1, 0}, {2, 0}, {0, 0}, {4, 0}}},
+	} {
+		rows, from := pool(rs, 1, tc.limit)
+		if !slices.Equal(from, tc.want) || len(rows) != len(tc.want) {
+			t.Errorf("limit %d: weighed %v, want %v", tc.limit, from, tc.want)
+			continue
+		}
+		for i, f := range from {
+			other := rows[i][len(KeepNames)-2]
+			if (f[0] != 1) != (other == 1) {
+				t.Errorf("limit %d: row %d (reading %d) other=%v", tc.limit, i, f[0], other)
+			}
+		}
+	}
+}

@@ -52,6 +52,13 @@ type Model struct {
 	Held    int `json:"held"`
 	// Note says where the model comes from.
 	Note string `json:"note,omitempty"`
+	// Beam is the beam the training questions' readings were traced at
+	// (stem train selector --beam): the readings the model learnt to
+	// choose among, which a pipeline whose user set no --beam traces
+	// (plan.BeamSize.For). 0 for a model written before it was recorded
+	// and for the default heuristic: the pipeline's beam is then
+	// projection.DefaultBeam, as it was.
+	Beam int `json:"beam,omitempty"`
 }
 
 // Platt is a calibration map from a raw logit to a probability.

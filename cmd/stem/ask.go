@@ -79,7 +79,7 @@ func (a ask) run(ctx context.Context, w, log io.Writer) error {
 		return err
 	}
 	cold := time.Now()
-	env, err := assets.Open(ctx, assets.Config{KG: o.KG, Demo: true, Beam: s.Beam, Open: kg.OpenOptions{Format: o.KGFormat, Settings: o.Backends}, Encoder: encS, Log: log})
+	env, err := assets.Open(ctx, assets.Config{KG: o.KG, Demo: true, Beam: s.Beam.Value(), Open: kg.OpenOptions{Format: o.KGFormat, Settings: o.Backends}, Encoder: encS, Log: log})
 	if err != nil {
 		return err
 	}

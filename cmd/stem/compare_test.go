@@ -133,7 +133,7 @@ func TestCompareBadConfig(t *testing.T) {
 		{"unknown key", []string{"--config", "name=a,deep"}, `"deep" is not a setting`},
 		{"duplicate names", []string{"--config", "name=a", "--config", "name=a,only-greedy"}, `two configurations are named "a"`},
 		{"bad boolean", []string{"--config", "only-greedy=maybe"}, `only-greedy "maybe": want true or false`},
-		{"bad beam", []string{"--config", "beam=-2"}, `beam "-2": want a number from 1 to 64`},
+		{"bad beam", []string{"--config", "beam=-2"}, `beam "-2": want auto or a whole number from 1 to 64`},
 		{"value missing", []string{"--config", "planner"}, "planner needs a value"},
 		{"exclusive ablations", []string{"--config", "only-greedy,only-threshold"}, "exclude each other"},
 		{"bad strategy", []string{"--config", "strategy=wide"}, `strategy "wide": want auto, precision or breadth`},

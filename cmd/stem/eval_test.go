@@ -82,8 +82,8 @@ func TestEvalSaysPlanner(t *testing.T) {
 				if strings.HasPrefix(first, "planner") {
 					t.Errorf("a peer standing alone plans nothing, yet the table begins %q", first)
 				}
-			case first != "planner "+tc.planner && !tc.upperBound:
-				t.Errorf("table begins %q, want %q", first, "planner "+tc.planner)
+			case first != "planner "+tc.planner+", beam 4" && !tc.upperBound:
+				t.Errorf("table begins %q, want %q", first, "planner "+tc.planner+", beam 4")
 			case tc.upperBound && (!strings.HasPrefix(first, "planner oracle: ") || !strings.Contains(first, "upper bound")):
 				t.Errorf("table begins %q, want the oracle named as an upper bound", first)
 			}

@@ -100,7 +100,7 @@ func runServe(ctx context.Context, std stdio, log io.Writer, o serveOptions, s p
 			return fmt.Errorf("serve: --token-env %s: the variable is unset or empty", o.TokenEnv)
 		}
 	}
-	cfg := assets.Config{KG: o.KG, Demo: true, Beam: s.Beam, Open: kg.OpenOptions{Format: o.KGFormat, Settings: o.Backends}, Encoder: encS, Log: log}
+	cfg := assets.Config{KG: o.KG, Demo: true, Beam: s.Beam.Value(), Open: kg.OpenOptions{Format: o.KGFormat, Settings: o.Backends}, Encoder: encS, Log: log}
 	return serve.Run(ctx, ro, func(ctx context.Context, srv *serve.Server) (func() error, error) {
 		return assets.Load(ctx, srv, cfg, s)
 	}, log)

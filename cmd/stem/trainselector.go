@@ -12,14 +12,19 @@ import (
 func trainSelectorSubcommand() *cli.Command {
 	d := runner.NewDataset()
 	s := runner.PipelineSettings()
+	// The selector learns among more readings than a pipeline traces
+	// without one; the file records the beam (runner.SelectorBeam).
+	s.Beam = runner.SelectorBeam
 	enc := catalog.DefaultEncoderSettings()
 	o := runner.SelectorOptions{Workers: 2}
 	return &cli.Command{
 		Name:  "selector",
 		Usage: "learn the plan selector (which of the planner's readings to answer with, and how sure) from training questions, written as a --selector file",
 		Description: "Answers the training questions with the planner and settings given (the same flags as stem eval),\n" +
-			"traces every reading of each question's beam, labels a reading right when its first answer is a gold\n" +
-			"one, and fits a logistic model over the readings' features (planner score and rank, answers bound,\n" +
+			"traces every reading of each question's beam (--beam, 8 by default: the selector file records it, and\n" +
+			"stem ask, eval, compare and serve trace that beam with the selector unless given --beam), labels a\n" +
+			"reading right when its first answer is a gold one, and fits a logistic model over the readings'\n" +
+			"features (planner score and rank, answers bound,\n" +
 			"agreement between readings, T-Score, reversed edges, how the question's words name the relations, the\n" +
 			"answer's type, the Triple-GNN's score with --gnn) on four questions in five; the fifth calibrates the\n" +
 			"chosen reading's probability (Platt scaling) into the confidence stem ask, eval and serve report.\n" +

@@ -239,7 +239,7 @@ func llmPredictor(ctx context.Context, cfg Config, encoder func() (models.Encode
 		return nil, err
 	}
 	s := plan.DefaultSettings()
-	s.Planner, s.Beam, s.Chat, s.ExampleSettings = "llm", cfg.Beam, cfg.Chat, cfg.Examples
+	s.Planner, s.Beam, s.Chat, s.ExampleSettings = "llm", plan.BeamSize(cfg.Beam), cfg.Chat, cfg.Examples
 	a := plan.Assets{Graph: kg.Of(cfg.Graph), Encoder: enc}
 	if cfg.Examples.Examples != "" {
 		if a.Examples, err = LLMExamples(ctx, cfg.Examples); err != nil {
@@ -277,7 +277,7 @@ func patternPredictor(ctx context.Context, cfg Config, encoder func() (models.En
 			return nil, err
 		}
 		s := plan.DefaultSettings()
-		s.Planner, s.PlannerModel, s.Beam = "pattern", cfg.PlannerModel, cfg.Beam
+		s.Planner, s.PlannerModel, s.Beam = "pattern", cfg.PlannerModel, plan.BeamSize(cfg.Beam)
 		pl, closePl, err := plan.OpenPlanner(ctx, s, plan.Assets{Graph: kg.Of(cfg.Graph), Encoder: enc, Lexicon: lex})
 		*closers = append(*closers, closePl)
 		if err != nil {

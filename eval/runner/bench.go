@@ -190,7 +190,7 @@ func (b benchServer) start(ctx context.Context) (string, func() error, error) {
 	}
 	srv := serve.New(serve.Options{Loopback: true, Version: version})
 	start := time.Now()
-	cfg := assets.Config{KG: d.KG, Graph: b.graph, Demo: true, Beam: s.Beam, Open: kg.OpenOptions{Format: kg.FormatAuto, Settings: d.Backends}, Encoder: encS, Log: log}
+	cfg := assets.Config{KG: d.KG, Graph: b.graph, Demo: true, Beam: s.Beam.Value(), Open: kg.OpenOptions{Format: kg.FormatAuto, Settings: d.Backends}, Encoder: encS, Log: log}
 	closeAssets, err := assets.Load(ctx, srv, cfg, s)
 	if err != nil {
 		ln.Close()

@@ -623,6 +623,17 @@ func formatSteps(steps []schema.Step) string {
 	return s
 }
 
+// WithBeam returns a planner like p that keeps beam candidate paths (0:
+// projection.DefaultBeam); p is unchanged. They share the model.
+func (p *Planner) WithBeam(beam int) *Planner {
+	if beam <= 0 {
+		beam = projection.DefaultBeam
+	}
+	out := *p
+	out.cfg.Beam = beam
+	return &out
+}
+
 // FromExamples learns a planner in memory from training examples, as
 // `stem train planner` does without writing a model file (the demo learns
 // its planner this way from its embedded questions; train.PatternExamples
