@@ -144,20 +144,24 @@ func (m *Model) Cut(in Input, cands []Candidate, k int, answers []tracing.Answer
 	if kp == nil || k < 0 || k >= len(cands) {
 		return answers, nil
 	}
-	ac := newAnswerContext(in)
 	rs := make([]poolReading, len(cands))
 	lists := make([][]tracing.Answer, len(cands))
 	for j, c := range cands {
 		lists[j] = c.Answers
-		if j == k {
-			lists[j] = answers
-		}
-		rs[j] = poolReading{rows: keepFeatures(in, ac, c, lists[j]), choice: m.choiceScore(c)}
+		rs[j].choice = m.choiceScore(c)
+	}
+	lists[k] = answers
+	// Only the readings the pool weighs need their answers' features:
+	// at a selector's beam of 8, half of them.
+	order := poolOrder(rs, k, kp.Readings)
+	ac := newAnswerContext(in)
+	for _, j := range order {
+		rs[j].rows = keepFeatures(in, ac, cands[j], lists[j])
 		for _, a := range lists[j][:len(rs[j].rows)] {
 			rs[j].ents = append(rs[j].ents, a.Entity)
 		}
 	}
-	rows, from := pool(rs, k, kp.Readings)
+	rows, from := poolRows(rs, order)
 	if len(rows) < 2 {
 		return answers, nil
 	}
@@ -197,10 +201,34 @@ type poolReading struct {
 // says which reading and answer each row is. With limit above 0 only
 // the chosen reading and the limit-1 next by choice score are weighed.
 func pool(rs []poolReading, k, limit int) ([][]float64, [][2]int) {
+	return poolRows(rs, poolOrder(rs, k, limit))
+}
+
+// poolOrder returns the readings pool weighs, in its order: k, then the
+// others by choice score (stable), limit of them in all when above 0.
+func poolOrder(rs []poolReading, k, limit int) []int {
+	order := make([]int, 0, len(rs))
+	for j := range rs {
+		if j != k {
+			order = append(order, j)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(rs[b].choice, rs[a].choice) })
+	order = append([]int{k}, order...)
+	if limit > 0 && len(order) > limit {
+		order = order[:limit]
+	}
+	return order
+}
+
+// poolRows is pool over the readings of order (poolOrder), the chosen
+// one first.
+func poolRows(rs []poolReading, order []int) ([][]float64, [][2]int) {
 	var rows [][]float64
 	var from [][2]int
+	k := order[0]
 	seen := map[int32]bool{}
-	add := func(j int) {
+	for _, j := range order {
 		below := clip(rs[k].choice-rs[j].choice, 0, 5) / 5
 		for i, f := range rs[j].rows {
 			if i >= len(rs[j].ents) || seen[rs[j].ents[i]] {
@@ -214,20 +242,6 @@ func pool(rs []poolReading, k, limit int) ([][]float64, [][2]int) {
 			rows = append(rows, f)
 			from = append(from, [2]int{j, i})
 		}
-	}
-	add(k)
-	order := make([]int, 0, len(rs))
-	for j := range rs {
-		if j != k {
-			order = append(order, j)
-		}
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(rs[b].choice, rs[a].choice) })
-	if limit > 0 && len(order) > limit-1 {
-		order = order[:limit-1]
-	}
-	for _, j := range order {
-		add(j)
 	}
 	return rows, from
 }
